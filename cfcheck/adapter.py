@@ -1,0 +1,145 @@
+"""Loading the method under test from ``--method``.
+
+Three spellings are accepted, all resolved once at configure time so a typo is a
+``pytest.UsageError`` before anything is collected:
+
+- ``mymodule`` / ``pkg.mod``: an importable module, registered as a pytest plugin; it must
+  define a fixture named ``cf_method`` (which may request cfcheck's fixtures);
+- ``path/to/adapter.py``: the same, loaded from a file;
+- ``pkg.mod:attr``: an object (or a zero-argument factory) to use as the method directly.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from cfcheck.kinds import detect_kinds, expected_interface
+
+FIXTURE_NAME = "cf_method"
+PLUGIN_NAME = "cfcheck-method-under-test"
+
+ADAPTER_EXAMPLE = """\
+    import pytest
+
+    class MyMethod:
+        def explain(self, x, target, classifier):
+            ...
+            return x_cf
+
+    @pytest.fixture
+    def cf_method():
+        return MyMethod()"""
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """What ``--method`` named, resolved to a plugin module."""
+
+    spec: str  # as given on the command line
+    name: str  # short slug for reports and cache keys
+    module: ModuleType
+
+
+def load_method(spec: str, rootdir: Path) -> MethodSpec:
+    """Resolve ``spec`` to a module defining ``cf_method``; UsageError on any problem."""
+    spec = spec.strip()
+    if not spec:
+        raise pytest.UsageError("--method is empty; expected a module name, a .py path or pkg.mod:attr")
+    if ":" in spec and not _looks_like_path(spec.split(":", 1)[0]):
+        module_name, attr = spec.split(":", 1)
+        module = _import_module(module_name, spec)
+        return MethodSpec(spec, _slug(f"{module_name}-{attr}"), _object_adapter(module, attr, spec))
+    if _looks_like_path(spec):
+        path = Path(spec)
+        if not path.is_absolute():
+            path = (Path.cwd() / path) if (Path.cwd() / path).exists() else rootdir / path
+        module = _import_path(path, spec)
+        name = path.stem
+    else:
+        module = _import_module(spec, spec)
+        name = spec.rsplit(".", 1)[-1]
+    if not hasattr(module, FIXTURE_NAME):
+        raise pytest.UsageError(
+            f"--method={spec}: {module.__name__} defines no fixture named '{FIXTURE_NAME}'. "
+            f"An adapter module looks like:\n{ADAPTER_EXAMPLE}\n"
+            f"or name an object directly with --method=package.module:attribute"
+        )
+    return MethodSpec(spec, _slug(name), module)
+
+
+def check_method_object(method: Any, spec: str) -> None:
+    """Raise UsageError when the object returned by ``cf_method`` implements no known kind."""
+    __tracebackhide__ = True
+    try:
+        kinds = detect_kinds(method)
+    except ValueError as error:
+        raise pytest.UsageError(f"--method={spec}: {error}") from None
+    if not kinds:
+        raise pytest.UsageError(
+            f"--method={spec}: the '{FIXTURE_NAME}' fixture returned {type(method).__name__!s} "
+            f"({method!r:.80}), which implements no method kind; expected {expected_interface()}"
+        )
+
+
+def _looks_like_path(text: str) -> bool:
+    return text.endswith(".py") or "/" in text or "\\" in text
+
+
+def _import_module(module_name: str, spec: str) -> ModuleType:
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name and module_name.startswith(error.name):
+            raise pytest.UsageError(
+                f"--method={spec}: no module named {module_name!r} (is it installed, or on sys.path? "
+                f"a file can be given as --method=path/to/adapter.py)"
+            ) from None
+        raise
+
+
+def _import_path(path: Path, spec: str) -> ModuleType:
+    if not path.is_file():
+        raise pytest.UsageError(f"--method={spec}: file {path} does not exist")
+    module_name = f"cfcheck_method_{_slug(path.stem)}"
+    loader_spec = importlib.util.spec_from_file_location(module_name, path)
+    if loader_spec is None or loader_spec.loader is None:
+        raise pytest.UsageError(f"--method={spec}: cannot import {path} as a Python module")
+    module = importlib.util.module_from_spec(loader_spec)
+    sys.modules[module_name] = module
+    sys.path.insert(0, str(path.parent))  # so the adapter can import its neighbours
+    loader_spec.loader.exec_module(module)
+    return module
+
+
+def _object_adapter(module: ModuleType, attr: str, spec: str) -> ModuleType:
+    """A synthetic plugin module whose ``cf_method`` fixture returns ``module.attr``."""
+    try:
+        target = module
+        for part in attr.split("."):
+            target = getattr(target, part)
+    except AttributeError:
+        raise pytest.UsageError(f"--method={spec}: {module.__name__} has no attribute {attr!r}") from None
+    method = target
+    if isinstance(target, type) or (callable(target) and not detect_kinds(target)):
+        method = target()  # a class or a factory: build the method once
+
+    def cf_method() -> Any:
+        return method
+
+    adapter = ModuleType(f"cfcheck_object_adapter_{_slug(spec)}")
+    adapter.cf_method = pytest.fixture(name=FIXTURE_NAME)(cf_method)  # type: ignore[attr-defined]
+    check_method_object(method, spec)
+    return adapter
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "method"

@@ -1,0 +1,95 @@
+"""Method kinds: what a method under test implements decides which suites apply to it.
+
+A method is any object; its kind is read from the methods it defines (duck typing), so a
+researcher never subclasses anything from cfcheck. ``cfcheck_kind = "vce"`` (or a tuple) on the
+object overrides detection when two kinds share a method name (``explain``).
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+from typing import Any, Protocol, runtime_checkable
+
+import torch
+
+
+class MethodKind(str, enum.Enum):
+    VCE = "vce"
+    SCM = "scm"
+    LATENT = "latent"
+    ATTRIBUTION = "attribution"
+
+    @property
+    def description(self) -> str:
+        return _DESCRIPTIONS[self]
+
+
+_DESCRIPTIONS = {
+    MethodKind.VCE: "visual counterfactual explainer: explain(x, target, classifier) -> x_cf",
+    MethodKind.SCM: "SCM counterfactual generator: counterfactual(x, parents, intervention) -> x_cf",
+    MethodKind.LATENT: "latent explainer: explain(z, latent_classifier, generator) -> z_cf",
+    MethodKind.ATTRIBUTION: "feature attribution: attribute(x, model, target) -> saliency",
+}
+
+_LATENT_PARAMETERS = {"z", "latent_classifier"}
+
+
+@runtime_checkable
+class VisualCounterfactualExplainer(Protocol):
+    def explain(self, x: torch.Tensor, target: torch.Tensor, classifier: torch.nn.Module) -> Any: ...
+
+
+@runtime_checkable
+class SCMCounterfactualGenerator(Protocol):
+    def counterfactual(self, x: torch.Tensor, parents: Any, intervention: Any) -> Any: ...
+
+
+@runtime_checkable
+class FeatureAttribution(Protocol):
+    def attribute(self, x: torch.Tensor, model: torch.nn.Module, target: torch.Tensor) -> Any: ...
+
+
+def detect_kinds(method: object) -> frozenset[MethodKind]:
+    """All kinds ``method`` implements (possibly none)."""
+    declared = getattr(method, "cfcheck_kind", None)
+    if declared is not None:
+        values = (declared,) if isinstance(declared, (str, MethodKind)) else tuple(declared)
+        try:
+            return frozenset(MethodKind(v) for v in values)
+        except ValueError:
+            raise ValueError(
+                f"cfcheck_kind={declared!r} on {type(method).__name__}; expected any of "
+                f"{[k.value for k in MethodKind]}"
+            ) from None
+    kinds = set()
+    explain = getattr(method, "explain", None)
+    if callable(explain):
+        kinds.add(MethodKind.LATENT if _parameter_names(explain) & _LATENT_PARAMETERS else MethodKind.VCE)
+    if callable(getattr(method, "counterfactual", None)):
+        kinds.add(MethodKind.SCM)
+    if callable(getattr(method, "attribute", None)):
+        kinds.add(MethodKind.ATTRIBUTION)
+    return frozenset(kinds)
+
+
+def accepts_generator(function: Any) -> bool:
+    """Whether ``function`` takes a ``generator`` keyword (so cfcheck can seed it)."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "generator" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
+def expected_interface() -> str:
+    """The sentence every 'implements no kind' error ends with."""
+    lines = "\n".join(f"  - {kind.description}" for kind in MethodKind)
+    return f"a method object implementing one of:\n{lines}"
+
+
+def _parameter_names(function: Any) -> set[str]:
+    try:
+        return set(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        return set()

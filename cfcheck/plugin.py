@@ -1,0 +1,280 @@
+"""The cfcheck pytest plugin: options, the session object, fixtures and reporting hooks.
+
+Registered through the ``pytest11`` entry point, so ``pytest --method=mymodule`` works from any
+directory once cfcheck is installed. Without ``--method`` the plugin stays out of the way.
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from cfcheck.adapter import FIXTURE_NAME, PLUGIN_NAME, check_method_object, load_method
+from cfcheck.baseline import Baseline
+from cfcheck.generation import MethodOutputError, VCEResult
+from cfcheck.kinds import MethodKind, detect_kinds
+from cfcheck.profiles import PROFILE_NAMES, read_user_settings, resolve_profile
+from cfcheck.scoring import ScoreRecorder
+from cfcheck.session import CfcheckSession
+from cfcheck.tasks import RANDOM_CLASSIFIER, VCETask
+
+session_key = pytest.StashKey[CfcheckSession]()
+_usage_error_key = pytest.StashKey[str]()
+
+KIND_MARKER = "cfcheck_kind"
+TASKS_MARKER = "cfcheck_tasks"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("cfcheck", "counterfactual conformance (cfcheck)")
+    group.addoption(
+        "--method",
+        metavar="MODULE",
+        default=None,
+        help="method under test: an importable module or .py file defining a 'cf_method' "
+        "fixture, or package.module:attribute naming the method object (or a factory)",
+    )
+    group.addoption(
+        "--cfcheck-profile",
+        choices=PROFILE_NAMES,
+        default=None,
+        help="sample sizes and thresholds: quick (CI gating), standard (default), full (publication)",
+    )
+    group.addoption(
+        "--cfcheck-device",
+        default="cpu",
+        help="device for the method and the reference models: cpu, cuda, cuda:N or auto (default cpu)",
+    )
+    group.addoption("--cfcheck-seed", type=int, default=0, help="base seed of all tasks (default 0)")
+    group.addoption(
+        "--cfcheck-report-dir",
+        type=Path,
+        default=Path("reports"),
+        help="where scorecards are written (default reports/)",
+    )
+    group.addoption(
+        "--cfcheck-baseline",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="stored scorecard JSON; scores worse than it beyond tolerance fail as regressions",
+    )
+    group.addoption(
+        "--cfcheck-save-baseline",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="after a complete run without failures, store its scorecard JSON at PATH",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{KIND_MARKER}(kind): the method kind a cfcheck suite applies to")
+    config.addinivalue_line("markers", f"{TASKS_MARKER}(which): 'explained' or 'random' classifier tasks")
+    try:
+        settings = read_user_settings(config.rootpath)
+        profile_name = config.getoption("cfcheck_profile") or settings.get("profile", "standard")
+        profile = resolve_profile(profile_name, settings)
+    except ValueError as error:
+        raise pytest.UsageError(f"cfcheck: {error}") from None
+    spec = config.getoption("method")
+    method = load_method(spec, config.rootpath) if spec else None
+    if method is not None:
+        config.pluginmanager.register(method.module, PLUGIN_NAME)
+        if config.args_source is not pytest.Config.ArgsSource.ARGS:
+            import cfcheck.suites  # run the bundled suites unless the user named paths
+
+            config.args[:] = [str(Path(cfcheck.suites.__file__).parent)]
+    baseline_path = config.getoption("cfcheck_baseline")
+    try:
+        baseline = Baseline.load(baseline_path) if baseline_path else None
+    except (FileNotFoundError, ValueError) as error:
+        raise pytest.UsageError(f"--cfcheck-baseline: {error}") from None
+    report_dir = config.getoption("cfcheck_report_dir")
+    config.stash[session_key] = cf_session = CfcheckSession(
+        method=method,
+        profile=profile,
+        device=_resolve_device(config.getoption("cfcheck_device")),
+        seed=config.getoption("cfcheck_seed"),
+        report_dir=report_dir if report_dir.is_absolute() else config.invocation_params.dir / report_dir,
+        baseline=baseline,
+        save_baseline=config.getoption("cfcheck_save_baseline"),
+    )
+    config.pluginmanager.register(_OutcomeCounter(cf_session), "cfcheck-outcomes")
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    session = config.stash.get(session_key, None)
+    if session is None or session.method is None:
+        return None
+    baseline = f", baseline {session.baseline.source}" if session.baseline else ""
+    return (
+        f"cfcheck: method {session.method.spec}, profile {session.profile.name} "
+        f"(n={session.profile.n_per_source}/class, seeds {list(session.seeds)}), "
+        f"device {session.device}{baseline}"
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "cfcheck_task" not in metafunc.fixturenames:
+        return
+    session = metafunc.config.stash[session_key]
+    marker = metafunc.definition.get_closest_marker(TASKS_MARKER)
+    which = marker.args[0] if marker else "explained"
+    classifiers = (RANDOM_CLASSIFIER,) if which == "random" else session.profile.classifiers
+    tasks = session.tasks(tuple(classifiers))
+    metafunc.parametrize("cfcheck_task", tasks, ids=[t.id.replace("/", "-") for t in tasks], scope="function")
+
+
+class _OutcomeCounter:
+    """Counts test outcomes for the scorecard (on the xdist controller, which sees all reports)."""
+
+    def __init__(self, session: CfcheckSession) -> None:
+        self.outcomes = session.outcomes
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed and report.when != "call":
+            self.outcomes["error"] += 1
+        elif report.when == "call" or report.skipped:
+            self.outcomes[report.outcome] += 1
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    cf_session = session.config.stash.get(session_key, None)
+    if cf_session is None:
+        return
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: hand the records to the controller
+        workeroutput["cfcheck_records"] = cf_session.serialize_records()
+        return
+    interrupted = exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
+    cf_session.write_scorecard(complete=not interrupted and not session.shouldstop)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    records = getattr(node, "workeroutput", {}).get("cfcheck_records")
+    if records:
+        node.config.stash[session_key].merge_records(records)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    session = config.stash.get(session_key, None)
+    if session is None or session.method is None:
+        return
+    terminalreporter.section("cfcheck")
+    failed = sum(1 for r in session.records if r.passed is False or r.regressed)
+    terminalreporter.write_line(
+        f"{len(session.records)} scores recorded, {failed} below threshold or regressed"
+    )
+    if session.scorecard_path is not None:
+        terminalreporter.write_line(f"scorecard: {session.scorecard_path}")
+
+
+# -- fixtures ---------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def cfcheck_session(pytestconfig: pytest.Config) -> CfcheckSession:
+    """The run's cfcheck session (profile, cache, records)."""
+    return pytestconfig.stash[session_key]
+
+
+@pytest.fixture(scope="session")
+def cfcheck_device(cfcheck_session: CfcheckSession) -> torch.device:
+    return cfcheck_session.device
+
+
+@pytest.fixture(scope="session")
+def cfcheck_seed(cfcheck_session: CfcheckSession) -> int:
+    return cfcheck_session.seed
+
+
+@pytest.fixture(scope="session")
+def cfcheck_profile(cfcheck_session: CfcheckSession) -> Any:
+    return cfcheck_session.profile
+
+
+@pytest.fixture(scope="session")
+def cfcheck_domain(cfcheck_session: CfcheckSession) -> Any:
+    """The reference domain (morpho): ``.split(name, n)``, ``.true_counterfactual(...)``."""
+    return cfcheck_session.domain
+
+
+@pytest.fixture(scope="session")
+def cfcheck_models(cfcheck_session: CfcheckSession) -> Any:
+    """The domain's reference models, by name (``cfcheck_models["cnn"]``)."""
+    return cfcheck_session.zoo
+
+
+@pytest.fixture
+def cfcheck_method(request: pytest.FixtureRequest, cfcheck_session: CfcheckSession) -> Any:
+    """The method under test, skipped when it does not implement the suite's kind."""
+    __tracebackhide__ = True
+    if cfcheck_session.method is None:
+        pytest.skip("no method under test: run pytest --method=yourmodule")
+    previous = request.config.stash.get(_usage_error_key, None)
+    if previous is not None:
+        pytest.fail(previous, pytrace=False)
+    method = request.getfixturevalue(FIXTURE_NAME)
+    try:
+        check_method_object(method, cfcheck_session.method.spec)
+    except pytest.UsageError as error:
+        # Every cfcheck test would fail the same way: say it once and stop the session.
+        request.config.stash[_usage_error_key] = str(error)
+        request.session.shouldfail = f"cfcheck usage error: {error}"
+        raise
+    marker = request.node.get_closest_marker(KIND_MARKER)
+    if marker is not None:
+        required = MethodKind(marker.args[0])
+        kinds = detect_kinds(method)
+        if required not in kinds:
+            implemented = ", ".join(sorted(k.value for k in kinds))
+            pytest.skip(f"suite for {required.value} methods; {type(method).__name__} implements {implemented}")
+    return method
+
+
+@pytest.fixture
+def cfcheck_vce(
+    request: pytest.FixtureRequest, cfcheck_session: CfcheckSession, cfcheck_method: Any, cfcheck_task: VCETask
+) -> VCEResult:
+    """Counterfactuals of the method for this test's task (generated once per session)."""
+    __tracebackhide__ = True
+    try:
+        return cfcheck_session.counterfactuals(cfcheck_task, cfcheck_method, _progress_writer(request.config))
+    except MethodOutputError as error:
+        pytest.fail(str(error), pytrace=False)
+
+
+@pytest.fixture
+def cfcheck_score(request: pytest.FixtureRequest, cfcheck_session: CfcheckSession) -> ScoreRecorder:
+    """Record a score and assert its threshold: ``cfcheck_score("target_accuracy", hits)``."""
+    return ScoreRecorder(cfcheck_session, request)
+
+
+def _progress_writer(config: pytest.Config) -> Any:
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None:
+        return None
+
+    def write(text: str) -> None:
+        with capture.global_and_fixture_disabled() if capture else nullcontext():
+            reporter.write_line(f"cfcheck: {text}")
+
+    return write
+
+
+def _resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise pytest.UsageError(f"--cfcheck-device={name!r} is not a torch device (cpu, cuda, cuda:N, auto)") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise pytest.UsageError(f"--cfcheck-device={name}: CUDA is not available on this machine")
+    return device

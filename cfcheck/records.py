@@ -1,0 +1,62 @@
+"""Score records: one measured property of one task, the unit of every scorecard.
+
+A record is plain data (JSON-serialisable through :meth:`ScoreRecord.to_dict`) so records can
+cross pytest-xdist worker boundaries and be merged, compared with a baseline and rendered.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class ScoreRecord:
+    nodeid: str
+    suite: str  # property family: validity, closeness, realism, random_classifier, contract
+    metric: str  # metric card key
+    task: str  # e.g. "cnn/ideal/seed0"; with ``metric`` it identifies the score across runs
+    value: float
+    n: int
+    direction: str  # "higher", "lower" or "none"
+    ci_low: float = math.nan
+    ci_high: float = math.nan
+    threshold: str | None = None  # human readable, e.g. ">= 0.8"
+    passed: bool | None = None  # None when no threshold applies
+    baseline: float | None = None
+    regressed: bool | None = None  # None when no baseline was given
+    samples: list[float] = field(default_factory=list)
+    sample_labels: dict[str, list[Any]] = field(default_factory=dict)  # e.g. source, target
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.metric}[{self.task}]"
+
+    def to_dict(self, with_samples: bool = True) -> dict[str, Any]:
+        data = asdict(self)
+        if not with_samples:
+            data.pop("samples")
+            data.pop("sample_labels")
+        return {k: _json_safe(v) for k, v in data.items()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ScoreRecord:
+        known = {f for f in cls.__dataclass_fields__}
+        values = {k: v for k, v in data.items() if k in known}
+        for name in ("value", "ci_low", "ci_high"):
+            if values.get(name) is None:
+                values[name] = math.nan
+        return cls(**values)
+
+
+def _json_safe(value: Any) -> Any:
+    """NaN/inf are not JSON; store them as None so scorecards stay valid JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    return value
