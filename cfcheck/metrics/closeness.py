@@ -1,0 +1,162 @@
+"""Closeness metrics: how far is each counterfactual from its input?
+
+Pixel-space Minkowski distances and the elastic net (Väth §3.2, Hvilshøj §3.1), and the
+LPIPS construction on a domain feature network (Zhang et al. 2018, used by Väth §3.2).
+All are computed per image over all of its pixels and returned as float32 tensors of
+length N; averaging is left to the caller so that per-image values can be bootstrapped.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+
+import torch
+from torch import Tensor
+
+from cfcheck.metrics._optional import require
+from cfcheck.metrics._validation import check_float_tensor, check_image_pair, check_real, describe
+
+__all__ = [
+    "elastic_net_distance",
+    "lpips_distance",
+    "minkowski_distance",
+    "perceptual_distance",
+]
+
+UNIT_RANGE: tuple[float, float] = (0.0, 1.0)
+"""Images are float tensors in [0, 1]; distances are only comparable under one normalisation."""
+
+FeatureMaps = Callable[[Tensor], Sequence[Tensor]]
+
+_LPIPS_NETS = ("alex", "vgg", "squeeze")
+
+
+def minkowski_distance(
+    x: Tensor, c: Tensor, p: float, *, value_range: tuple[float, float] | None = UNIT_RANGE
+) -> Tensor:
+    """D_p per image: ‖x − c‖_p over all pixels of each image (p ≥ 1; ``math.inf`` = max-norm).
+
+    Args:
+        x, c: image batches N×… of the same shape, floating point, in ``value_range``.
+        p: order of the norm; p < 1 is not a norm (no triangle inequality) and is refused.
+        value_range: inclusive range the images must lie in; ``None`` skips the check.
+    """
+    order = check_real("p", p, minimum=1.0, allow_inf=True)
+    x_t, c_t = check_image_pair(x, c, value_range=value_range)
+    delta = (x_t.double() - c_t.double()).flatten(start_dim=1)
+    return torch.linalg.vector_norm(delta, ord=order, dim=1).to(torch.float32)
+
+
+def elastic_net_distance(
+    x: Tensor, c: Tensor, *, value_range: tuple[float, float] | None = UNIT_RANGE
+) -> Tensor:
+    """EN per image: ‖x − c‖₁ + ‖x − c‖₂ (Hvilshøj §3.1), the objective of gradient CF methods."""
+    x_t, c_t = check_image_pair(x, c, value_range=value_range)
+    delta = (x_t.double() - c_t.double()).flatten(start_dim=1)
+    l1 = torch.linalg.vector_norm(delta, ord=1, dim=1)
+    l2 = torch.linalg.vector_norm(delta, ord=2, dim=1)
+    return (l1 + l2).to(torch.float32)
+
+
+def _unit_normalise(features: Tensor, eps: float) -> Tensor:
+    """Scale each spatial position's channel vector to unit length (zero vectors stay zero)."""
+    norm = features.pow(2).sum(dim=1, keepdim=True).sqrt()
+    return features / (norm + eps)
+
+
+def _check_feature_maps(name: str, maps: object, batch: int) -> list[Tensor]:
+    if isinstance(maps, Tensor) or not isinstance(maps, Sequence) or len(maps) == 0:
+        raise TypeError(
+            f"`feature_maps({name})` must return a non-empty list of N×C×H×W tensors, got {describe(maps)}"
+        )
+    checked = []
+    for layer, fmap in enumerate(maps):
+        tensor = check_float_tensor(f"feature_maps({name})[{layer}]", fmap, ndim=4)
+        if tensor.shape[0] != batch:
+            raise ValueError(
+                f"`feature_maps({name})[{layer}]` must have batch size {batch}, got shape {tuple(tensor.shape)}"
+            )
+        checked.append(tensor)
+    return checked
+
+
+def perceptual_distance(
+    x: Tensor,
+    c: Tensor,
+    feature_maps: FeatureMaps,
+    *,
+    eps: float = 1e-10,
+    value_range: tuple[float, float] | None = UNIT_RANGE,
+) -> Tensor:
+    """LPIPS formula on a given feature network, with uniform layer weights.
+
+    d(x, c) = Σ_l mean_{h,w} Σ_ch (x̂_l − ĉ_l)², where x̂_l are layer-l activations
+    unit-normalised along channels at each position. LPIPS proper learns a non-negative
+    weight per channel ("lin" layers) from human similarity judgements; those do not exist
+    for the bundled domains, so every channel weighs 1 (Zhang et al.'s "baseline" variant).
+    Each layer contributes at most 4 (two unit vectors), so d ∈ [0, 4·L].
+
+    Args:
+        x, c: image batches N×C×H×W in ``value_range``.
+        feature_maps: callable mapping an image batch to a list of N×C_l×H_l×W_l tensors
+            (the caller picks the network, device and eval mode; gradients pass through).
+        eps: added to the channel norm so all-zero activations normalise to zero, not NaN.
+    """
+    if not callable(feature_maps):
+        raise TypeError(f"`feature_maps` must be callable, got {describe(feature_maps)}")
+    eps_value = check_real("eps", eps, minimum=0.0)
+    x_t, c_t = check_image_pair(x, c, value_range=value_range)
+    batch = x_t.shape[0]
+    maps_x = _check_feature_maps("x", feature_maps(x_t), batch)
+    maps_c = _check_feature_maps("c", feature_maps(c_t), batch)
+    if len(maps_x) != len(maps_c):
+        raise ValueError(
+            f"`feature_maps` returned {len(maps_x)} layers for x but {len(maps_c)} for c; it must be deterministic"
+        )
+    total = torch.zeros(batch, dtype=torch.float32, device=x_t.device)
+    for layer, (fx, fc) in enumerate(zip(maps_x, maps_c)):
+        if fx.shape != fc.shape:
+            raise ValueError(
+                f"layer {layer} feature maps differ in shape between x {tuple(fx.shape)} and c {tuple(fc.shape)}"
+            )
+        diff = _unit_normalise(fx, eps_value) - _unit_normalise(fc, eps_value)
+        total = total + diff.pow(2).sum(dim=1).mean(dim=(1, 2)).to(torch.float32)
+    return total
+
+
+@functools.lru_cache(maxsize=4)
+def _lpips_model(net: str) -> torch.nn.Module:
+    lpips = require(
+        "lpips",
+        extra="lpips",
+        purpose=f"lpips_distance(net={net!r})",
+        note=(
+            "It also needs torchvision, which must match the installed torch build "
+            f"(torch {torch.__version__}); use perceptual_distance() with a domain network otherwise."
+        ),
+    )
+    model = lpips.LPIPS(net=net, verbose=False)
+    return model.eval().requires_grad_(False)
+
+
+def lpips_distance(x: Tensor, c: Tensor, net: str = "alex") -> Tensor:
+    """Real LPIPS (learned weights, ImageNet backbone) via the optional ``lpips`` package.
+
+    Images in [0, 1] with 1 or 3 channels; grey images are repeated to 3 channels and
+    everything is mapped to [−1, 1], the input range LPIPS was trained on. Raises
+    :class:`~cfcheck.metrics._optional.OptionalDependencyError` when ``lpips`` or a
+    matching torchvision is not importable.
+    """
+    if net not in _LPIPS_NETS:
+        raise ValueError(f"`net` must be one of {_LPIPS_NETS}, got {net!r}")
+    x_t, c_t = check_image_pair(x, c, value_range=UNIT_RANGE)
+    if x_t.ndim != 4 or x_t.shape[1] not in (1, 3):
+        raise ValueError(f"`x` and `c` must be N×1×H×W or N×3×H×W images, got shape {tuple(x_t.shape)}")
+    model = _lpips_model(net).to(x_t.device)
+    if x_t.shape[1] == 1:
+        x_t, c_t = x_t.repeat(1, 3, 1, 1), c_t.repeat(1, 3, 1, 1)
+    with torch.no_grad():
+        distance = model(x_t.float() * 2 - 1, c_t.float() * 2 - 1, normalize=False)
+    return distance.reshape(-1).to(torch.float32)
+

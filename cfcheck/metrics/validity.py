@@ -1,0 +1,129 @@
+"""Validity metrics: does the counterfactual land in the target class, for whom?
+
+Per-sample indicators following Väth et al. 2023 §3.1 (TA, OA, OS, OTA) and Hvilshøj et
+al. 2021 §3 (TCV, LVS). Each function returns one float32 value per image so scores are
+averaged per image and can be bootstrapped; the caller runs the models and passes their
+predictions, which keeps the metrics pure and model-agnostic.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+from cfcheck.metrics._validation import (
+    check_num_classes,
+    check_predictions,
+    check_probabilities,
+    check_same_length,
+    check_same_shape,
+    stack_members,
+)
+
+__all__ = [
+    "class_changes",
+    "committee_vote",
+    "js_divergence",
+    "label_variation",
+    "oracle_agreement",
+    "oracle_target_hits",
+    "original_hits",
+    "target_hits",
+]
+
+
+def _indicator(
+    name_a: str, a: object, name_b: str, b: object, *, equal: bool, num_classes: int | None
+) -> Tensor:
+    classes = check_num_classes(num_classes)
+    a_t = check_predictions(name_a, a, num_classes=classes)
+    b_t = check_predictions(name_b, b, num_classes=classes)
+    check_same_length(**{name_a: a_t, name_b: b_t})
+    hits = a_t == b_t if equal else a_t != b_t
+    return hits.to(torch.float32)
+
+
+def target_hits(cf_pred: Tensor, target: Tensor, *, num_classes: int | None = None) -> Tensor:
+    """TA per image: 1[f(c) = y_t] (Väth §3.1)."""
+    return _indicator("cf_pred", cf_pred, "target", target, equal=True, num_classes=num_classes)
+
+
+def original_hits(cf_pred: Tensor, original_pred: Tensor, *, num_classes: int | None = None) -> Tensor:
+    """OA per image: 1[f(c) = y] with y = f(x); the change was too small to flip f (Väth §3.1)."""
+    return _indicator("cf_pred", cf_pred, "original_pred", original_pred, equal=True, num_classes=num_classes)
+
+
+def class_changes(cf_pred: Tensor, original_pred: Tensor, *, num_classes: int | None = None) -> Tensor:
+    """TCV per image: 1[f(c) ≠ f(x)] (Hvilshøj eq. 1); any flip counts, not only to y_t."""
+    return _indicator("cf_pred", cf_pred, "original_pred", original_pred, equal=False, num_classes=num_classes)
+
+
+def oracle_agreement(cf_pred: Tensor, oracle_cf_pred: Tensor, *, num_classes: int | None = None) -> Tensor:
+    """OS per image: 1[f(c) = f_o(c)]; an adversarial flip of f alone scores 0 (Hvilshøj eq. 6)."""
+    return _indicator("cf_pred", cf_pred, "oracle_cf_pred", oracle_cf_pred, equal=True, num_classes=num_classes)
+
+
+def oracle_target_hits(oracle_cf_pred: Tensor, target: Tensor, *, num_classes: int | None = None) -> Tensor:
+    """OTA per image: 1[f_o(c) = y_t]; the independent oracle sees the target class (Väth §3.1)."""
+    return _indicator("oracle_cf_pred", oracle_cf_pred, "target", target, equal=True, num_classes=num_classes)
+
+
+def committee_vote(probs: Sequence[Tensor] | Tensor) -> Tensor:
+    """Committee decision per image: argmax of the members' mean probability (soft vote).
+
+    Why soft rather than majority voting: with three members and ten classes a hard vote
+    ties often (1-1-1), and any tie-break rule would bias OTA; averaged continuous
+    probabilities tie only on a measure-zero set (if they ever do, the lowest class index
+    wins, deterministically). The mean also lets a confident member outweigh unsure ones,
+    which is the right weighting when the members are reasonably calibrated (an
+    over-confident member would dominate the vote; calibrate or temperature-scale first).
+
+    Args:
+        probs: M ≥ 1 tensors of shape N×K (rows are probability vectors), or one M×N×K tensor.
+
+    Returns:
+        int64 tensor of shape N with the committee's class per image.
+    """
+    members = stack_members("probs", probs)
+    checked = [check_probabilities(f"probs[{i}]", member) for i, member in enumerate(members)]
+    for i, member in enumerate(checked[1:], start=1):
+        check_same_shape("probs[0]", checked[0], f"probs[{i}]", member)
+    mean_probs = torch.stack([m.double() for m in checked]).mean(dim=0)
+    return mean_probs.argmax(dim=1).to(torch.int64)
+
+
+def js_divergence(p: Tensor, q: Tensor) -> Tensor:
+    """Jensen–Shannon divergence between matching rows of two N×K probability matrices.
+
+    JS(p‖q) = ½ KL(p‖m) + ½ KL(q‖m) with m = ½(p+q), in bits (log base 2) so it lies in
+    [0, 1]. Zero probabilities are handled with 0·log 0 = 0 (``xlogy``); m > 0 wherever p
+    or q is, so no term is infinite. Computed in float64, returned as float32.
+    """
+    p_t = check_probabilities("p", p)
+    q_t = check_probabilities("q", q)
+    check_same_shape("p", p_t, "q", q_t)
+    p64 = p_t.double()
+    q64 = q_t.double()
+    # Renormalise the tolerated rounding error so the [0, 1] bound is exact.
+    p64 = p64 / p64.sum(dim=1, keepdim=True).clamp_min(torch.finfo(torch.float64).tiny)
+    q64 = q64 / q64.sum(dim=1, keepdim=True).clamp_min(torch.finfo(torch.float64).tiny)
+    m64 = 0.5 * (p64 + q64)
+    kl_pm = (torch.xlogy(p64, p64) - torch.xlogy(p64, m64)).sum(dim=1)
+    kl_qm = (torch.xlogy(q64, q64) - torch.xlogy(q64, m64)).sum(dim=1)
+    js_bits = 0.5 * (kl_pm + kl_qm) / math.log(2.0)
+    return js_bits.clamp(0.0, 1.0).to(torch.float32)
+
+
+def label_variation(oracle_probs_x: Tensor, oracle_probs_cf: Tensor) -> Tensor:
+    """LVS_l per image: JS(o_l(x) ‖ o_l(c)) for one attribute oracle o_l (Hvilshøj eq. 5).
+
+    Low for attributes the counterfactual should leave alone, high for the one it should
+    change; the mean over images is LVS_l.
+    """
+    p_t = check_probabilities("oracle_probs_x", oracle_probs_x)
+    q_t = check_probabilities("oracle_probs_cf", oracle_probs_cf)
+    check_same_shape("oracle_probs_x", p_t, "oracle_probs_cf", q_t)
+    return js_divergence(p_t, q_t)
