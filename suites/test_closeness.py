@@ -1,0 +1,89 @@
+"""Closeness: how little the counterfactual changes its input (Väth et al. 2023 §3.2;
+Hvilshøj et al. 2021 §3.1-3.2).
+
+Distances are computed per image and then averaged, over the inputs the method did not
+abstain on. Pixel distances (D1, D1.5, D2, elastic net) are reported for comparability with
+the literature; the perceptual distance (the LPIPS formula on the domain embedding network)
+is the recommended one. Unrelated attributes (stroke thickness, intensity) must not change
+when the digit is the target: their Label Variation Score stays low.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cfcheck.metrics._optional import OptionalDependencyError
+from cfcheck.metrics.closeness import elastic_net_distance, lpips_distance, minkowski_distance, perceptual_distance
+from cfcheck.metrics.diversity import pairwise_diversity
+from cfcheck.metrics.validity import label_variation
+
+pytestmark = pytest.mark.cfcheck_kind("vce")
+
+MINKOWSKI = {"d1": 1.0, "d1_5": 1.5, "d2": 2.0}
+
+
+def _produced(result):
+    """Counterfactuals the method produced (abstentions excluded) and their inputs."""
+    keep = result.valid
+    return result.x[keep], result.x_cf[keep], {k: [v for v, m in zip(vs, keep) if m] for k, vs in result.sample_labels.items()}
+
+
+def _require_some(x):
+    if len(x) == 0:
+        pytest.fail("the method abstained on every input; nothing to measure", pytrace=False)
+
+
+@pytest.mark.parametrize("metric", sorted(MINKOWSKI))
+def test_minkowski_distance(cfcheck_vce, cfcheck_score, metric):
+    """D_p = ||x − c||_p per image, p ∈ {1, 1.5, 2}, pixels in [0, 1]."""
+    x, cf, labels = _produced(cfcheck_vce)
+    _require_some(x)
+    cfcheck_score(metric, minkowski_distance(x, cf, MINKOWSKI[metric]), labels=labels)
+
+
+def test_elastic_net_distance(cfcheck_vce, cfcheck_score):
+    """EN = ||x − c||₁ + ||x − c||₂ (Hvilshøj et al.)."""
+    x, cf, labels = _produced(cfcheck_vce)
+    _require_some(x)
+    cfcheck_score("elastic_net", elastic_net_distance(x, cf), labels=labels)
+
+
+def test_perceptual_distance(cfcheck_vce, cfcheck_score, cfcheck_models):
+    """LPIPS formula (unit-normalised activations, uniform weights) on the domain network."""
+    x, cf, labels = _produced(cfcheck_vce)
+    _require_some(x)
+    embedding = cfcheck_models.embedding
+    distances = perceptual_distance(x.to(cfcheck_models.device), cf.to(cfcheck_models.device), embedding.feature_maps)
+    cfcheck_score("perceptual_distance", distances.cpu(), labels=labels)
+
+
+def test_lpips(cfcheck_vce, cfcheck_score):
+    """Real LPIPS (AlexNet) through the optional ``lpips`` backend."""
+    x, cf, labels = _produced(cfcheck_vce)
+    _require_some(x)
+    try:
+        distances = lpips_distance(x, cf, net="alex")
+    except OptionalDependencyError as error:
+        pytest.skip(str(error))
+    cfcheck_score("lpips", distances, labels=labels)
+
+
+def test_label_variation_unrelated(cfcheck_vce, cfcheck_score, cfcheck_models, cfcheck_attribute):
+    """LVS of an attribute the counterfactual should leave alone (thickness, intensity)."""
+    keep = cfcheck_vce.valid
+    _require_some(cfcheck_vce.x[keep])
+    oracle = cfcheck_models.attribute_oracles[cfcheck_attribute]
+    lvs = label_variation(cfcheck_vce.probabilities(oracle, on="x"), cfcheck_vce.probabilities(oracle))
+    labels = {k: [v for v, m in zip(vs, keep) if m] for k, vs in cfcheck_vce.sample_labels.items()}
+    cfcheck_score(f"lvs:{cfcheck_attribute}", lvs[keep], labels=labels)
+
+
+def test_diversity(cfcheck_vce, cfcheck_score, cfcheck_models):
+    """Mean pairwise perceptual distance among several counterfactuals of one input."""
+    if cfcheck_vce.num_counterfactuals < 2:
+        pytest.skip("the method returns one counterfactual per input; diversity needs several")
+    keep = cfcheck_vce.valid
+    cfs = cfcheck_vce.output.cfs[keep].to(cfcheck_models.device)
+    feature_maps = cfcheck_models.embedding.feature_maps
+    diversity = pairwise_diversity(cfs, lambda a, b: perceptual_distance(a, b, feature_maps))
+    cfcheck_score("diversity", diversity.cpu())
