@@ -120,9 +120,14 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    session = metafunc.config.stash[session_key]
+    if "cfcheck_oracle" in metafunc.fixturenames:
+        metafunc.parametrize("cfcheck_oracle", session.zoo.oracles)
+    if "cfcheck_attribute" in metafunc.fixturenames:
+        unrelated = sorted(a for a in session.zoo.attribute_oracles if a != "digit")
+        metafunc.parametrize("cfcheck_attribute", unrelated)
     if "cfcheck_task" not in metafunc.fixturenames:
         return
-    session = metafunc.config.stash[session_key]
     marker = metafunc.definition.get_closest_marker(TASKS_MARKER)
     which = marker.args[0] if marker else "explained"
     classifiers = (RANDOM_CLASSIFIER,) if which == "random" else session.profile.classifiers

@@ -65,6 +65,9 @@ class ScoreRecorder:
         else:
             raise TypeError("cfcheck_score needs per-sample values, or value= and n= for set-level metrics")
         threshold = profile.threshold(metric.replace(":", "_")) or profile.threshold(card.key)
+        direction = card.direction
+        if direction == "none" and threshold is not None:  # e.g. LVS: wanted high for the target only
+            direction = "higher" if threshold.kind == "min" else "lower"
         record = ScoreRecord(
             nodeid=self.request.node.nodeid,
             suite=self.suite,
@@ -72,7 +75,7 @@ class ScoreRecorder:
             task=self.task_id,
             value=float(value),
             n=int(n),
-            direction=card.direction,
+            direction=direction,
             ci_low=float(ci_low),
             ci_high=float(ci_high),
             threshold=threshold.describe() if threshold else None,
@@ -92,7 +95,7 @@ class ScoreRecorder:
         if record.passed is False:
             pytest.fail(
                 f"{metric} = {record.value:.4g} [{record.ci_low:.4g}, {record.ci_high:.4g}] (n={record.n}) "
-                f"on {record.task}; required {record.threshold} ({card.name}, {card.direction} is better)",
+                f"on {record.task}; required {record.threshold} ({card.name})",
                 pytrace=False,
             )
         if regression is not None:

@@ -1,0 +1,90 @@
+"""The ``cfcheck`` command: retrain reference models, print metric cards, summarise scorecards.
+
+Conformance runs themselves go through pytest (``pytest --method=...``); this command covers
+what happens around them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="cfcheck", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    retrain = commands.add_parser("retrain", help="retrain the bundled reference models deterministically")
+    retrain.add_argument("--domain", default="morpho")
+    retrain.add_argument("--only", action="append", metavar="NAME", help="retrain only this model (repeatable)")
+    retrain.add_argument("--smoke", action="store_true", help="tiny configuration, for testing the recipes")
+    retrain.add_argument("--out", type=Path, default=None, help="output folder (default: the bundled weights)")
+    retrain.add_argument("--device", default="cpu")
+
+    cards = commands.add_parser("cards", help="print the metric cards")
+    cards.add_argument("keys", nargs="*", help="metric keys (default: all)")
+
+    models = commands.add_parser("models", help="list the bundled reference models and their measured quality")
+    models.add_argument("--domain", default="morpho")
+
+    summary = commands.add_parser("summary", help="summarise a scorecard (JSON file or its folder)")
+    summary.add_argument("path", type=Path)
+    summary.add_argument("--failures", action="store_true", help="only scores that failed or regressed")
+
+    args = parser.parse_args(argv)
+    try:
+        return _COMMANDS[args.command](args)
+    except (ValueError, KeyError, FileNotFoundError) as error:
+        print(f"cfcheck {args.command}: {error}", file=sys.stderr)
+        return 2
+
+
+def _retrain(args: argparse.Namespace) -> int:
+    from cfcheck.models.training import train_reference_models
+
+    train_reference_models(
+        domain=args.domain, names=args.only, out_dir=args.out, smoke=args.smoke, device=args.device, log=print
+    )
+    return 0
+
+
+def _cards(args: argparse.Namespace) -> int:
+    from cfcheck.metrics.cards import CARDS, format_card, get_card
+
+    keys = args.keys or list(CARDS)
+    print("\n\n".join(format_card(get_card(key)) for key in keys))
+    return 0
+
+
+def _models(args: argparse.Namespace) -> int:
+    from cfcheck.models.registry import available_models, model_entry
+
+    for name in available_models(args.domain):
+        entry = model_entry(name, domain=args.domain)
+        quality = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in entry["quality"].items())
+        print(f"{args.domain}/{name:16s} {entry['role']:17s} {entry['sha256'][:12]}  {quality}")
+    return 0
+
+
+def _summary(args: argparse.Namespace) -> int:
+    from cfcheck.scorecard import HEADER, load_scorecard, score_rows
+
+    scorecard = load_scorecard(args.path)
+    rows = score_rows(scorecard)
+    if args.failures:
+        rows = [row for row in rows if "FAIL" in row[-1] or "regressed" in row[-1]]
+    widths = [max(len(str(c)) for c in column) for column in zip(HEADER, *rows)]
+    print(f"{scorecard['method']} — {scorecard['status']}, profile {scorecard['profile']['name']}")
+    for row in [HEADER, *rows]:
+        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
+    failed = sum(1 for s in scorecard["scores"] if s.get("passed") is False or s.get("regressed"))
+    print(f"{len(scorecard['scores'])} scores, {failed} failed or regressed")
+    return 1 if failed else 0
+
+
+_COMMANDS = {"retrain": _retrain, "cards": _cards, "models": _models, "summary": _summary}
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
