@@ -11,13 +11,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from cfcheck.kinds import accepts_generator
 from cfcheck.tasks import TaskInputs, VCETask
-from cfcheck.zoo import ModelZoo
+
+if TYPE_CHECKING:
+    from cfcheck.zoo import ModelZoo
 
 RANGE_TOLERANCE = 1e-4
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import enum
 import inspect
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 
 class MethodKind(str, enum.Enum):

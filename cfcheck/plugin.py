@@ -8,21 +8,23 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-import torch
 
 from cfcheck.adapter import FIXTURE_NAME, PLUGIN_NAME, check_method_object, load_method
-from cfcheck.baseline import Baseline
-from cfcheck.generation import MethodOutputError, VCEResult
 from cfcheck.kinds import MethodKind, detect_kinds
 from cfcheck.profiles import PROFILE_NAMES, read_user_settings, resolve_profile
-from cfcheck.scoring import ScoreRecorder
-from cfcheck.session import CfcheckSession
-from cfcheck.tasks import RANDOM_CLASSIFIER, VCETask
 
-session_key = pytest.StashKey[CfcheckSession]()
+if TYPE_CHECKING:  # torch and the models load only when a method is under test
+    import torch
+
+    from cfcheck.generation import VCEResult
+    from cfcheck.scoring import ScoreRecorder
+    from cfcheck.session import CfcheckSession
+    from cfcheck.tasks import VCETask
+
+session_key = pytest.StashKey["CfcheckSession | None"]()
 _usage_error_key = pytest.StashKey[str]()
 
 KIND_MARKER = "cfcheck_kind"
@@ -82,13 +84,18 @@ def pytest_configure(config: pytest.Config) -> None:
     except ValueError as error:
         raise pytest.UsageError(f"cfcheck: {error}") from None
     spec = config.getoption("method")
-    method = load_method(spec, config.rootpath) if spec else None
-    if method is not None:
-        config.pluginmanager.register(method.module, PLUGIN_NAME)
-        if config.args_source is not pytest.Config.ArgsSource.ARGS:
-            import cfcheck.suites  # run the bundled suites unless the user named paths
+    if not spec:
+        config.stash[session_key] = None
+        return
+    method = load_method(spec, config.rootpath)
+    config.pluginmanager.register(method.module, PLUGIN_NAME)
+    if config.args_source is not pytest.Config.ArgsSource.ARGS:
+        import cfcheck.suites  # run the bundled suites unless the user named paths
 
-            config.args[:] = [str(Path(cfcheck.suites.__file__).parent)]
+        config.args[:] = [str(Path(cfcheck.suites.__file__).parent)]
+    from cfcheck.baseline import Baseline
+    from cfcheck.session import CfcheckSession
+
     baseline_path = config.getoption("cfcheck_baseline")
     try:
         baseline = Baseline.load(baseline_path) if baseline_path else None
@@ -109,7 +116,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> str | None:
     session = config.stash.get(session_key, None)
-    if session is None or session.method is None:
+    if session is None:
         return None
     baseline = f", baseline {session.baseline.source}" if session.baseline else ""
     return (
@@ -120,7 +127,14 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    session = metafunc.config.stash[session_key]
+    session = metafunc.config.stash.get(session_key, None)
+    if session is None:
+        for name in ("cfcheck_oracle", "cfcheck_attribute", "cfcheck_task"):
+            if name in metafunc.fixturenames:  # suites collected without --method: skip them
+                metafunc.parametrize(name, [])
+        return
+    from cfcheck.tasks import RANDOM_CLASSIFIER
+
     if "cfcheck_oracle" in metafunc.fixturenames:
         metafunc.parametrize("cfcheck_oracle", session.zoo.oracles)
     if "cfcheck_attribute" in metafunc.fixturenames:
@@ -170,7 +184,7 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     session = config.stash.get(session_key, None)
-    if session is None or session.method is None:
+    if session is None:
         return
     terminalreporter.section("cfcheck")
     failed = sum(1 for r in session.records if r.passed is False or r.regressed)
@@ -185,7 +199,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 @pytest.fixture(scope="session")
 def cfcheck_session(pytestconfig: pytest.Config) -> CfcheckSession:
     """The run's cfcheck session (profile, cache, records)."""
-    return pytestconfig.stash[session_key]
+    session = pytestconfig.stash.get(session_key, None)
+    if session is None:
+        pytest.skip("no method under test: run pytest --method=yourmodule")
+    return session
 
 
 @pytest.fixture(scope="session")
@@ -219,8 +236,6 @@ def cfcheck_models(cfcheck_session: CfcheckSession) -> Any:
 def cfcheck_method(request: pytest.FixtureRequest, cfcheck_session: CfcheckSession) -> Any:
     """The method under test, skipped when it does not implement the suite's kind."""
     __tracebackhide__ = True
-    if cfcheck_session.method is None:
-        pytest.skip("no method under test: run pytest --method=yourmodule")
     previous = request.config.stash.get(_usage_error_key, None)
     if previous is not None:
         pytest.fail(previous, pytrace=False)
@@ -248,6 +263,8 @@ def cfcheck_vce(
 ) -> VCEResult:
     """Counterfactuals of the method for this test's task (generated once per session)."""
     __tracebackhide__ = True
+    from cfcheck.generation import MethodOutputError
+
     try:
         return cfcheck_session.counterfactuals(cfcheck_task, cfcheck_method, _progress_writer(request.config))
     except MethodOutputError as error:
@@ -257,6 +274,8 @@ def cfcheck_vce(
 @pytest.fixture
 def cfcheck_score(request: pytest.FixtureRequest, cfcheck_session: CfcheckSession) -> ScoreRecorder:
     """Record a score and assert its threshold: ``cfcheck_score("target_accuracy", hits)``."""
+    from cfcheck.scoring import ScoreRecorder
+
     return ScoreRecorder(cfcheck_session, request)
 
 
@@ -274,6 +293,8 @@ def _progress_writer(config: pytest.Config) -> Any:
 
 
 def _resolve_device(name: str) -> torch.device:
+    import torch
+
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:

@@ -36,7 +36,7 @@ class CfcheckSession:
     def __init__(
         self,
         *,
-        method: MethodSpec | None,
+        method: MethodSpec,
         profile: Profile,
         device: torch.device,
         seed: int,
@@ -155,9 +155,7 @@ class CfcheckSession:
             else None,
         }
 
-    def write_scorecard(self, complete: bool) -> Path | None:
-        if self.method is None:
-            return None
+    def write_scorecard(self, complete: bool) -> Path:
         scorecard = build_scorecard(
             self.records,
             method=self.method.spec,

@@ -1,0 +1,123 @@
+"""The call contract every visual counterfactual explainer (VCE) here honours.
+
+``explain(x, target, classifier, *, generator=None) -> x_cf | (x_cf, valid)``
+
+The suites check this contract on the user's method; the reference methods check it on
+their own inputs too, so a misuse fails loudly at the call site with a message that says
+what was expected and what was received, instead of deep inside a forward pass.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+#: Seed used when a caller passes no generator: methods stay deterministic and never
+#: touch the global RNG, which the suites (and the user's own code) may rely on.
+DEFAULT_SEED = 0
+
+
+def validate_explain_inputs(x: object, target: object) -> None:
+    """Raise ``TypeError``/``ValueError`` unless ``x`` is N×C×H×W float in [0, 1] and
+    ``target`` is an int64 vector of length N on the same device."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"Expected `x` to be a torch.Tensor, but got {type(x).__name__}.")
+    if not isinstance(target, torch.Tensor):
+        raise TypeError(f"Expected `target` to be a torch.Tensor, but got {type(target).__name__}.")
+    if x.dim() != 4:
+        raise ValueError(f"Expected `x` to have shape N×C×H×W, but got shape {tuple(x.shape)}.")
+    if not x.is_floating_point():
+        raise TypeError(f"Expected `x` to be a floating-point tensor, but got dtype {x.dtype}.")
+    if target.dtype != torch.int64:
+        raise TypeError(f"Expected `target` to have dtype torch.int64, but got {target.dtype}.")
+    if target.dim() != 1 or target.shape[0] != x.shape[0]:
+        raise ValueError(
+            f"Expected `target` to have shape ({x.shape[0]},) to match `x`, "
+            f"but got shape {tuple(target.shape)}."
+        )
+    if target.device != x.device:
+        raise ValueError(
+            f"Expected `target` on the device of `x` ({x.device}), but got {target.device}."
+        )
+    if x.numel() > 0 and (bool(x.min() < 0) or bool(x.max() > 1)):
+        raise ValueError(
+            f"Expected `x` in [0, 1], but got values in [{x.min().item():.4g}, {x.max().item():.4g}]."
+        )
+
+
+def validate_target_range(target: torch.Tensor, num_classes: int) -> None:
+    """Raise ``ValueError`` when a target is not a class index of a ``num_classes``-way model."""
+    if target.numel() > 0 and (bool(target.min() < 0) or bool(target.max() >= num_classes)):
+        raise ValueError(
+            f"Expected every `target` in [0, {num_classes - 1}] for a classifier with "
+            f"{num_classes} logits, but got values in [{target.min().item()}, {target.max().item()}]."
+        )
+
+
+def validate_classifier(classifier: object) -> None:
+    """Raise ``TypeError`` unless ``classifier`` is an ``nn.Module``: gradient methods need
+    autograd through it and the nearest-neighbour cache keys on the module object."""
+    if not isinstance(classifier, nn.Module):
+        raise TypeError(
+            f"Expected `classifier` to be a torch.nn.Module, but got {type(classifier).__name__}."
+        )
+
+
+def resolve_generator(generator: torch.Generator | None) -> torch.Generator:
+    """Return ``generator``, or a fresh CPU generator seeded with ``DEFAULT_SEED``.
+
+    A fresh generator (rather than the global RNG) keeps a call without a generator
+    deterministic and free of side effects on the caller's random state.
+    """
+    if generator is None:
+        return torch.Generator().manual_seed(DEFAULT_SEED)
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(
+            f"Expected `generator` to be a torch.Generator or None, but got {type(generator).__name__}."
+        )
+    return generator
+
+
+def uniform_like(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """Uniform [0, 1) noise shaped like ``x`` on ``x.device``, drawn from ``generator``.
+
+    The noise is drawn on the generator's own device and then moved, so a CPU generator
+    drives a CUDA computation and the same seed gives the same numbers on every device.
+    """
+    noise = torch.rand(x.shape, generator=generator, device=generator.device, dtype=torch.float32)
+    return noise.to(device=x.device, dtype=x.dtype)
+
+
+def predict_logits(classifier: nn.Module, x: torch.Tensor, batch_size: int) -> torch.Tensor:
+    """Logits of ``classifier`` on ``x`` in chunks of ``batch_size``, without autograd."""
+    with torch.no_grad():
+        chunks = [classifier(x[i : i + batch_size]) for i in range(0, x.shape[0], batch_size)]
+    if not chunks:
+        raise ValueError("Expected at least one image to classify, but got an empty batch.")
+    return torch.cat(chunks)
+
+
+def input_gradient(
+    classifier: nn.Module, x: torch.Tensor, loss_fn, *, create_graph: bool = False
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Return ``(logits, d loss / d x)`` with autograd enabled even under ``no_grad``.
+
+    ``torch.autograd.grad`` with the input as the only input leaves the classifier's
+    parameter ``.grad`` untouched, so a classifier that was not frozen is not modified.
+    """
+    with torch.enable_grad():
+        x_var = x.detach().requires_grad_(True)
+        logits = classifier(x_var)
+        loss = loss_fn(logits)
+        (grad,) = torch.autograd.grad(loss, x_var, create_graph=create_graph)
+    return logits.detach(), grad
+
+
+def check_positive(name: str, value: float | int, *, integer: bool = False) -> None:
+    """Raise unless a hyperparameter is a positive number (an int when ``integer``)."""
+    expected = int if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, expected):
+        kind = "an int" if integer else "a number"
+        raise TypeError(f"Expected `{name}` to be {kind}, but got {type(value).__name__}.")
+    if not value > 0:
+        raise ValueError(f"Expected `{name}` > 0, but got {value}.")

@@ -1,0 +1,158 @@
+"""--method resolution and method-kind detection."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from cfcheck.kinds import MethodKind, accepts_generator, detect_kinds
+
+
+class Explainer:
+    def explain(self, x, target, classifier):
+        return x
+
+
+class LatentExplainer:
+    def explain(self, z, latent_classifier, generator):
+        return z
+
+
+class Attribution:
+    def attribute(self, x, model, target):
+        return x
+
+
+class SCMGenerator:
+    def counterfactual(self, x, parents, intervention):
+        return x
+
+
+@pytest.mark.parametrize(
+    ("method", "kinds"),
+    [
+        (Explainer(), {MethodKind.VCE}),
+        (LatentExplainer(), {MethodKind.LATENT}),
+        (Attribution(), {MethodKind.ATTRIBUTION}),
+        (SCMGenerator(), {MethodKind.SCM}),
+        (object(), set()),
+    ],
+)
+def test_kind_detection(method, kinds):
+    assert detect_kinds(method) == kinds
+
+
+def test_declared_kind_overrides_detection():
+    class Declared(LatentExplainer):
+        cfcheck_kind = "vce"
+
+    assert detect_kinds(Declared()) == {MethodKind.VCE}
+
+
+def test_declared_kind_must_be_known():
+    class Declared:
+        cfcheck_kind = "telepathy"
+
+    with pytest.raises(ValueError, match="telepathy"):
+        detect_kinds(Declared())
+
+
+def test_generator_keyword_detection():
+    assert not accepts_generator(Explainer().explain)
+    assert accepts_generator(lambda x, target, classifier, generator=None: x)
+    assert accepts_generator(lambda x, target, classifier, **kwargs: x)
+
+
+def test_unknown_module_is_a_usage_error(pytester):
+    result = pytester.runpytest("--method=no_such_module_anywhere")
+    result.stderr.fnmatch_lines(["*--method=no_such_module_anywhere: no module named*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_missing_file_is_a_usage_error(pytester):
+    result = pytester.runpytest("--method=missing/adapter.py")
+    result.stderr.fnmatch_lines(["*file*adapter.py does not exist*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_module_without_cf_method_is_a_usage_error(pytester):
+    pytester.makepyfile(empty_adapter="X = 1\n")
+    pytester.syspathinsert()
+    result = pytester.runpytest("--method=empty_adapter")
+    result.stderr.fnmatch_lines(["*defines no fixture named 'cf_method'*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_object_without_a_kind_is_a_usage_error(pytester):
+    pytester.makepyfile(thing="class Thing:\n    pass\n")
+    pytester.syspathinsert()
+    result = pytester.runpytest("--method=thing:Thing")
+    result.stderr.fnmatch_lines(["*implements no method kind*", "*explain(x, target, classifier)*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_unknown_attribute_is_a_usage_error(pytester):
+    pytester.makepyfile(thing="class Thing:\n    pass\n")
+    pytester.syspathinsert()
+    result = pytester.runpytest("--method=thing:Other")
+    result.stderr.fnmatch_lines(["*thing has no attribute 'Other'*"])
+
+
+def test_bad_profile_setting_is_a_usage_error(pytester):
+    pytester.makepyprojecttoml("[tool.cfcheck]\nn_per_sourse = 3\n")
+    result = pytester.runpytest()
+    result.stderr.fnmatch_lines(["*unknown [[]tool.cfcheck[]] setting 'n_per_sourse'*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_without_method_the_plugin_stays_out_of_the_way(pytester):
+    pytester.makepyfile("def test_plain():\n    assert True\n")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    assert not (pytester.path / "reports").exists()
+
+
+def test_fixture_returning_no_kind_fails_once_with_the_expected_interface(pytester):
+    pytester.makepyfile(
+        bad_adapter="""
+import pytest
+
+@pytest.fixture
+def cf_method():
+    return 42
+"""
+    )
+    pytester.syspathinsert()
+    result = pytester.runpytest("--method=bad_adapter", "-k", "test_output_contract or test_deterministic")
+    result.stdout.fnmatch_lines(["*implements no method kind*", "*explain(x, target, classifier)*"])
+    assert result.ret != pytest.ExitCode.OK
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("error", 0) + outcomes.get("failed", 0) >= 1
+
+
+def test_kind_mismatch_skips_with_reason(pytester):
+    pytester.makepyfile(
+        attribution_adapter="""
+import pytest
+
+class Saliency:
+    def attribute(self, x, model, target):
+        return x
+
+@pytest.fixture
+def cf_method():
+    return Saliency()
+"""
+    )
+    pytester.syspathinsert()
+    result = pytester.runpytest("--method=attribution_adapter", "-k", "test_output_contract", "-rs")
+    result.stdout.fnmatch_lines(["*suite for vce methods; Saliency implements attribution*"])
+    result.assert_outcomes(skipped=1)
+
+
+def test_mask_shapes_are_checked():
+    from cfcheck.generation import MethodOutputError, check_output
+
+    x = torch.rand(3, 1, 4, 4)
+    with pytest.raises(MethodOutputError, match="validity mask"):
+        check_output((x.clone(), torch.ones(2, dtype=torch.bool)), x)
