@@ -55,7 +55,7 @@ class SmallCNN(nn.Module):
     architecture across the four explained CNNs isolates the effect of training.
     """
 
-    def __init__(self, num_classes: int = 10, width: int = 32, hidden: int = 128) -> None:
+    def __init__(self, num_classes: int = 10, width: int = 16, hidden: int = 128) -> None:
         super().__init__()
         self.num_classes = num_classes
         self.standardise = _Standardise()
@@ -119,8 +119,9 @@ class SmallResNet(nn.Module):
         super().__init__()
         self.num_classes = num_classes
         self.standardise = _Standardise()
-        self.stem = nn.Sequential(
-            nn.Conv2d(1, width, 3, padding=1, bias=False), nn.BatchNorm2d(width), nn.ReLU()
+        self.stem = nn.Sequential(  # stride 2: 16×16 feature maps keep it CPU-cheap
+            nn.Conv2d(1, width, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(width),
+            nn.ReLU(),
         )
         self.stages = nn.Sequential(
             _BasicBlock(width, width, 1),
@@ -137,22 +138,28 @@ class SmallResNet(nn.Module):
 
 
 class WideCNN(nn.Module):
-    """Oracle committee member: wider and deeper plain CNN with 5×5 then 3×3 kernels, dropout."""
+    """Oracle committee member: deeper plain CNN, 5×5 first kernel, wide dense layer, dropout."""
 
-    def __init__(self, num_classes: int = 10, width: int = 48, dropout: float = 0.3) -> None:
+    def __init__(
+        self,
+        num_classes: int = 10,
+        channels: tuple[int, int, int, int] = (24, 32, 48, 48),
+        hidden: int = 256,
+        dropout: float = 0.3,
+    ) -> None:
         super().__init__()
         self.num_classes = num_classes
         self.standardise = _Standardise()
-        w = width
+        c1, c2, c3, c4 = channels
         self.features = nn.Sequential(
-            nn.Conv2d(1, w, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(w, 2 * w, 3, padding=1), nn.ReLU(),
-            nn.Conv2d(2 * w, 2 * w, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(2 * w, 3 * w, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(1, c1, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(c1, c2, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(c2, c3, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(c3, c4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
         )
         self.classifier = nn.Sequential(
-            nn.Flatten(), nn.Dropout(dropout), nn.Linear(3 * w * 4 * 4, 128), nn.ReLU(),
-            nn.Dropout(dropout), nn.Linear(128, num_classes),
+            nn.Flatten(), nn.Dropout(dropout), nn.Linear(c4 * 4 * 4, hidden), nn.ReLU(),
+            nn.Dropout(dropout), nn.Linear(hidden, num_classes),
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -193,7 +200,7 @@ class EmbeddingNet(nn.Module):
 
     num_features = 64
 
-    def __init__(self, head_classes: dict[str, int] | None = None, width: int = 32) -> None:
+    def __init__(self, head_classes: dict[str, int] | None = None, width: int = 16) -> None:
         super().__init__()
         if head_classes is None:
             head_classes = {"digit": 10}
@@ -203,11 +210,10 @@ class EmbeddingNet(nn.Module):
         self.standardise = _Standardise()
         w = width
         self.blocks = nn.ModuleList([
-            nn.Sequential(nn.Conv2d(1, w, 3, padding=1), nn.ReLU(),
-                          nn.Conv2d(w, w, 3, padding=1), nn.ReLU()),            # 32×32
-            nn.Sequential(nn.MaxPool2d(2), nn.Conv2d(w, 2 * w, 3, padding=1), nn.ReLU()),  # 16
-            nn.Sequential(nn.MaxPool2d(2), nn.Conv2d(2 * w, 4 * w, 3, padding=1), nn.ReLU()),  # 8
-            nn.Sequential(nn.MaxPool2d(2), nn.Conv2d(4 * w, 4 * w, 3, padding=1), nn.ReLU()),  # 4
+            nn.Sequential(nn.Conv2d(1, w, 3, padding=1), nn.ReLU()),                           # 32²
+            nn.Sequential(nn.MaxPool2d(2), nn.Conv2d(w, 2 * w, 3, padding=1), nn.ReLU()),      # 16²
+            nn.Sequential(nn.MaxPool2d(2), nn.Conv2d(2 * w, 4 * w, 3, padding=1), nn.ReLU()),  # 8²
+            nn.Sequential(nn.MaxPool2d(2), nn.Conv2d(4 * w, 4 * w, 3, padding=1), nn.ReLU()),  # 4²
         ])
         self.project = nn.Sequential(
             nn.Flatten(), nn.Linear(4 * w * 4 * 4, 128), nn.ReLU(),
@@ -256,7 +262,7 @@ def build_model(architecture: str, **kwargs: object) -> nn.Module:
         raise ValueError(
             f"unknown architecture {architecture!r}; expected one of {sorted(ARCHITECTURES)}"
         ) from None
-    if "channels" in kwargs and isinstance(kwargs["channels"], list):
+    if isinstance(kwargs.get("channels"), list):
         kwargs["channels"] = tuple(kwargs["channels"])  # JSON round-trip turns tuples to lists
     return factory(**kwargs)
 

@@ -1,0 +1,107 @@
+"""Model cards: one Markdown page per reference model, generated from its manifest entry.
+
+Generated rather than hand-written so a card can never disagree with the weights it
+describes; ``cfcheck retrain`` rewrites them together with the manifest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["model_card_markdown", "write_model_cards"]
+
+_REQUIRED = ("file", "sha256", "architecture", "arch_kwargs", "role", "training", "data",
+             "quality", "quality_bar")
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    if isinstance(value, (dict, list)):
+        return f"`{json.dumps(value, sort_keys=True)}`"
+    return str(value)
+
+
+def _bar_text(bounds: dict[str, float]) -> str:
+    parts = []
+    if "min" in bounds:
+        parts.append(f"≥ {bounds['min']}")
+    if "max" in bounds:
+        parts.append(f"≤ {bounds['max']}")
+    return " and ".join(parts)
+
+
+def model_card_markdown(entry: dict[str, Any]) -> str:
+    """The Markdown card of one manifest entry (purpose, architecture, data, recipe, quality)."""
+    missing = [key for key in _REQUIRED if key not in entry]
+    if missing:
+        raise ValueError(f"manifest entry lacks {missing}; expected the keys {list(_REQUIRED)}")
+    domain = entry.get("domain", "morpho")
+    name = entry.get("name", Path(entry["file"]).stem.split("_", 1)[-1])
+    data = entry["data"]
+    recipe = entry["training"]
+    lines = [
+        f"# {domain}/{name}",
+        "",
+        f"**Purpose.** {entry.get('purpose', '')} (role: `{entry['role']}`"
+        + (f", attribute: `{entry['attribute']}`" if entry.get("attribute") else "") + ").",
+        "",
+        "## Architecture",
+        "",
+        f"`{entry['architecture']}` with `{json.dumps(entry['arch_kwargs'], sort_keys=True)}`; "
+        f"{entry.get('parameters', '?'):,} parameters; outputs "
+        + ("64-d features (training heads kept in the module)" if entry["role"] == "embedding"
+           else f"{entry.get('num_classes', '?')} logits")
+        + ". Input: images in [0, 1], N×1×32×32 (normalisation inside the module).",
+        "",
+        "## Data",
+        "",
+        f"Split `{data['split']}` of the {domain} domain: {data['n']} images, split seed "
+        f"{data['seed']}; model selection on `{recipe.get('selection_split')}` "
+        f"({recipe.get('select_on')}); quality measured on `test`.",
+        "",
+        "## Training recipe",
+        "",
+        "| setting | value |",
+        "|---|---|",
+        *[f"| {key} | {_format_value(value)} |" for key, value in sorted(recipe.items())],
+        "",
+        f"Trained on {entry.get('trained_on', '?')} with torch {entry.get('torch_version', '?')}"
+        + (f" in {entry['train_seconds']:.0f} s" if "train_seconds" in entry else "") + ".",
+        "",
+        "## Measured quality (test split)",
+        "",
+        "| metric | value | bar |",
+        "|---|---|---|",
+        *[
+            f"| {key} | {_format_value(value)} | {_bar_text(entry['quality_bar'].get(key, {}))} |"
+            for key, value in sorted(entry["quality"].items())
+        ],
+        "",
+        "## Integrity and retraining",
+        "",
+        f"Weights: `{entry['file']}` (safetensors), sha256 `{entry['sha256']}`, verified on every "
+        "load. Retrain deterministically with",
+        "",
+        "```",
+        f"cfcheck retrain --domain {domain} --only {name}",
+        "```",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_model_cards(manifest: dict[str, Any], out_dir: str | os.PathLike[str]) -> list[Path]:
+    """Writes ``<domain>_<name>.md`` beside the weights for every manifest entry."""
+    out_dir = Path(out_dir)
+    written = []
+    for key, entry in sorted(manifest["models"].items()):
+        domain, name = key.split("/", 1)
+        entry = {"domain": domain, "name": name, **entry}
+        path = out_dir / f"{domain}_{name}.md"
+        path.write_text(model_card_markdown(entry), encoding="utf-8")
+        written.append(path)
+    return written

@@ -1,0 +1,280 @@
+"""Deterministic training of the reference models and the manifest that records them.
+
+Every source of randomness is seeded from the recipe: the initial weights and dropout
+(``torch.manual_seed`` inside a forked RNG, so the caller's global RNG is untouched), the data
+order and the augmentation noise (their own ``torch.Generator``). Two runs of a recipe on the
+same torch version and thread count therefore write byte-identical weight files.
+
+Run ``python -m cfcheck.models.training [--only NAME] [--smoke --out DIR]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import math
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from .adversarial import pgd_attack
+from .architectures import build_model, count_parameters
+from .cards import write_model_cards
+from .evaluation import bar_violations, head_logits, main_accuracy, measure_quality, task_targets
+from .recipes import ModelSpec, TrainingRecipe, model_specs, smoke_spec
+from .registry import MANIFEST_NAME, _atomic_write_bytes, file_sha256, load_manifest, weights_dir, write_manifest
+
+__all__ = ["fit", "save_weights", "train_model", "train_reference_models"]
+
+Log = Callable[[str], None]
+
+
+def _load_data(domain: str, split: str, n: int | None) -> Any:
+    if domain != "morpho":
+        raise ValueError(f"cannot train models for domain {domain!r}; expected 'morpho'")
+    from cfcheck.domains.morpho import load_split
+
+    return load_split(split, n)
+
+
+def _split_seed(domain: str, split: str) -> int | None:
+    from cfcheck.domains.morpho import splits
+
+    return getattr(splits, "SPLIT_SEEDS", {}).get(split)
+
+
+def _optimizer(recipe: TrainingRecipe, model: nn.Module) -> torch.optim.Optimizer:
+    if recipe.optimizer == "adamw":
+        return torch.optim.AdamW(model.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
+    if recipe.optimizer == "sgd":
+        return torch.optim.SGD(model.parameters(), lr=recipe.lr, momentum=0.9, nesterov=True,
+                               weight_decay=recipe.weight_decay)
+    raise ValueError(f"optimizer must be 'adamw' or 'sgd', got {recipe.optimizer!r}")
+
+
+def _lr_factor(schedule: str, total_steps: int) -> Callable[[int], float]:
+    """Linear warm-up over the first ~5% of steps, then cosine decay to zero (or constant)."""
+    if schedule not in ("cosine", "constant"):
+        raise ValueError(f"schedule must be 'cosine' or 'constant', got {schedule!r}")
+    warmup = max(1, min(200, total_steps // 20))
+
+    def factor(step: int) -> float:
+        ramp = min(1.0, (step + 1) / warmup)
+        if schedule == "constant":
+            return ramp
+        return ramp * 0.5 * (1.0 + math.cos(math.pi * min(step, total_steps) / total_steps))
+
+    return factor
+
+
+def _augment(
+    model: nn.Module,
+    x: torch.Tensor,
+    targets: dict[str, torch.Tensor],
+    augmentation: dict[str, Any],
+    progress: float,
+    generator: torch.Generator,
+) -> torch.Tensor:
+    """The recipe's input augmentation; ``progress`` counts epochs done (for eps warm-up)."""
+    kind = augmentation.get("kind")
+    if kind is None:
+        return x
+    if kind == "gaussian_noise":
+        sigma = torch.rand(x.shape[0], 1, 1, 1, generator=generator) * augmentation["sigma_max"]
+        noise = torch.randn(x.shape, generator=generator)
+        return (x + (sigma * noise).to(x.device)).clamp(0.0, 1.0)
+    if kind == "pgd":
+        warmup = float(augmentation.get("eps_warmup_epochs", 0))
+        eps = augmentation["eps"] * (min(1.0, progress / warmup) if warmup > 0 else 1.0)
+        model.eval()  # attack the network as it will be used, then resume training
+        x_adv = pgd_attack(model, x, targets["label"], eps=eps, steps=augmentation["steps"],
+                           norm=augmentation.get("norm", "l2"), random_start=True,
+                           generator=generator)
+        model.train()
+        return x_adv
+    raise ValueError(f"augmentation kind must be 'gaussian_noise' or 'pgd', got {kind!r}")
+
+
+def _loss(model: nn.Module, x: torch.Tensor, targets: dict[str, torch.Tensor]) -> torch.Tensor:
+    logits = head_logits(model, x)
+    return sum(F.cross_entropy(logits[name], y) for name, y in targets.items())
+
+
+def fit(
+    spec: ModelSpec,
+    train_data: Any,
+    val_data: Any | None,
+    device: str | torch.device = "cpu",
+    log: Log = print,
+) -> nn.Module:
+    """Trains ``spec``'s model on ``train_data`` following its recipe; returns it in eval mode."""
+    recipe = spec.recipe
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(recipe.seed)
+        model = build_model(spec.architecture, **spec.arch_kwargs).to(device)
+        if recipe.epochs == 0:
+            return model.eval()
+        order_rng = torch.Generator().manual_seed(recipe.seed)
+        augment_rng = torch.Generator().manual_seed(recipe.seed + 1)
+        images = train_data.images
+        targets = task_targets(spec.task, train_data)
+        n = images.shape[0]
+        steps_per_epoch = math.ceil(n / recipe.batch_size)
+        optimizer = _optimizer(recipe, model)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimizer, _lr_factor(recipe.schedule, recipe.epochs * steps_per_epoch)
+        )
+        if val_data is not None:
+            val_targets = task_targets(spec.task, val_data)
+        best_state, best_accuracy = None, -1.0
+        for epoch in range(recipe.epochs):
+            model.train()
+            started, total_loss = time.perf_counter(), 0.0
+            order = torch.randperm(n, generator=order_rng)
+            for step in range(steps_per_epoch):
+                index = order[step * recipe.batch_size:(step + 1) * recipe.batch_size]
+                x = images[index].to(device)
+                y = {name: t[index].to(device) for name, t in targets.items()}
+                x = _augment(model, x, y, recipe.augmentation, epoch + step / steps_per_epoch,
+                             augment_rng)
+                loss = _loss(model, x, y)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+                scheduler.step()
+                total_loss += loss.detach().item()
+            model.eval()
+            message = f"[{spec.name}] epoch {epoch + 1}/{recipe.epochs} loss {total_loss / steps_per_epoch:.4f}"
+            if val_data is not None:
+                accuracy = main_accuracy(model, val_data.images, val_targets)
+                message += f" val_acc {accuracy:.4f}"
+                if recipe.select_on == "val_accuracy" and accuracy > best_accuracy:
+                    best_accuracy = accuracy
+                    best_state = copy.deepcopy(model.state_dict())
+            log(f"{message} ({time.perf_counter() - started:.1f}s)")
+        if best_state is not None:
+            model.load_state_dict(best_state)
+        return model.eval()
+
+
+def save_weights(model: nn.Module, path: str | Path, metadata: dict[str, str] | None = None) -> str:
+    """Writes the state dict as safetensors (atomically) and returns the file's sha256."""
+    from safetensors.torch import save
+
+    state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    path = Path(path)
+    _atomic_write_bytes(path, save(state, metadata=metadata or {}))
+    return file_sha256(path)
+
+
+def _num_classes(spec: ModelSpec) -> int:
+    kwargs = spec.arch_kwargs
+    if "num_classes" in kwargs:
+        return int(kwargs["num_classes"])
+    return int(kwargs["head_classes"]["digit"])
+
+
+def train_model(
+    spec: ModelSpec,
+    out_dir: str | Path,
+    domain: str = "morpho",
+    device: str | torch.device = "cpu",
+    log: Log = print,
+) -> dict[str, Any]:
+    """Trains one model, writes ``<domain>_<name>.safetensors``; returns its manifest entry."""
+    recipe = spec.recipe
+    train_data = _load_data(domain, recipe.split, recipe.n)
+    val_data = None
+    if recipe.epochs > 0 and recipe.selection_split:
+        val_data = _load_data(domain, recipe.selection_split, recipe.selection_n)
+    started = time.perf_counter()  # training only: rendering the splits is the domain's cost
+    model = fit(spec, train_data, val_data, device=device, log=log)
+    train_seconds = time.perf_counter() - started
+    file_name = f"{domain}_{spec.name}.safetensors"
+    sha256 = save_weights(model, Path(out_dir) / file_name,
+                          {"domain": domain, "name": spec.name, "architecture": spec.architecture})
+    quality = measure_quality(model, spec, _load_data(domain, "test", spec.test_n))
+    entry: dict[str, Any] = {
+        "file": file_name,
+        "sha256": sha256,
+        "architecture": spec.architecture,
+        "arch_kwargs": spec.arch_kwargs,
+        "role": spec.role,
+        "task": spec.task,
+        "purpose": spec.purpose,
+        "num_classes": _num_classes(spec),
+        "parameters": count_parameters(model),
+        "training": recipe.to_dict(),
+        "data": {"split": recipe.split, "n": int(train_data.images.shape[0]),
+                 "seed": _split_seed(domain, recipe.split)},
+        "quality": quality,
+        "quality_bar": spec.quality_bar,
+        "torch_version": torch.__version__,
+        "trained_on": torch.device(device).type,
+        "train_seconds": round(train_seconds, 1),
+    }
+    if spec.attribute is not None:
+        entry["attribute"] = spec.attribute
+    problems = bar_violations(quality, spec.quality_bar)
+    status = "meets its quality bar" if not problems else "BELOW BAR: " + "; ".join(problems)
+    log(f"[{spec.name}] {train_seconds:.0f}s, quality {quality} — {status}")
+    return entry
+
+
+def train_reference_models(
+    domain: str = "morpho",
+    names: Iterable[str] | None = None,
+    out_dir: str | Path | None = None,
+    smoke: bool = False,
+    device: str | torch.device = "cpu",
+    log: Log = print,
+) -> dict[str, dict[str, Any]]:
+    """Trains all (or the named) reference models; updates ``manifest.json`` and model cards.
+
+    Returns the new manifest entries keyed ``"<domain>/<name>"``. ``smoke`` trains each recipe
+    on a tiny budget (for tests) and must write somewhere other than the bundled weights.
+    """
+    specs = model_specs(domain)
+    selected = list(specs) if names is None else list(names)
+    unknown = [name for name in selected if name not in specs]
+    if unknown:
+        raise ValueError(f"unknown reference model(s) {unknown}; expected names from {sorted(specs)}")
+    if out_dir is None:
+        if smoke:
+            raise ValueError("smoke training needs an explicit out_dir; it must not overwrite the bundled weights")
+        out_dir = weights_dir()
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    entries = {}
+    for name in selected:
+        spec = smoke_spec(specs[name]) if smoke else specs[name]
+        entries[f"{domain}/{name}"] = train_model(spec, out_dir, domain=domain, device=device, log=log)
+        # re-read and write after every model, so an interrupted run keeps what it finished
+        manifest = load_manifest(out_dir / MANIFEST_NAME)
+        manifest["models"].update({k: entries[k] for k in entries})
+        write_manifest(manifest, out_dir / MANIFEST_NAME)
+        write_model_cards({"models": {k: manifest["models"][k] for k in entries}}, out_dir)
+    return entries
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Retrain the cfcheck reference models.")
+    parser.add_argument("--domain", default="morpho")
+    parser.add_argument("--only", action="append", metavar="NAME", help="train only NAME (repeatable)")
+    parser.add_argument("--smoke", action="store_true", help="tiny configuration for testing")
+    parser.add_argument("--out", type=Path, default=None, help="output folder (default: bundled weights)")
+    parser.add_argument("--device", default="cpu")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    train_reference_models(args.domain, args.only, args.out, args.smoke, args.device)
+    print(f"done in {time.perf_counter() - started:.0f}s")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
