@@ -1,0 +1,169 @@
+"""The plugin end to end, driven through pytester on a tiny profile (bundled models, real suites)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+TINY = """
+[tool.cfcheck]
+n_per_source = 2
+classifiers = ["cnn"]
+pair_sets = ["ideal"]
+bootstrap_resamples = 50
+"""
+
+README_ADAPTER = """
+import pytest
+
+class MyMethod:
+    def explain(self, x, target, classifier):   # x: float32 N×1×32×32 in [0,1]; target: int64 N
+        return x.clone()                         # same shape, in [0,1]
+
+@pytest.fixture
+def cf_method():
+    return MyMethod()
+"""
+
+
+@pytest.fixture
+def tiny(pytester):
+    pytester.makepyprojecttoml(TINY)
+    pytester.syspathinsert()
+    return pytester
+
+
+def _scorecard(pytester, name):
+    return json.loads((pytester.path / "reports" / f"{name}-standard" / "scorecard.json").read_text())
+
+
+def _scores(scorecard, metric):
+    return [s for s in scorecard["scores"] if s["metric"] == metric]
+
+
+def test_readme_adapter_runs_and_writes_a_scorecard(tiny):
+    tiny.makepyfile(my_adapter=README_ADAPTER)
+    result = tiny.runpytest("--method=my_adapter", "-p", "no:randomly")
+    result.stdout.fnmatch_lines(["*scorecard: *my_adapter-standard*scorecard.json*"])
+    scorecard = _scorecard(tiny, "my_adapter")
+    assert scorecard["status"] == "complete"
+    (accuracy,) = _scores(scorecard, "target_accuracy")
+    assert accuracy["value"] == 0.0 and accuracy["passed"] is False and accuracy["n"] == 20
+    assert scorecard["provenance"]["reference_models"]["morpho/cnn"]
+    outcomes = result.parseoutcomes()
+    assert outcomes["failed"] >= 1 and outcomes["passed"] >= 1
+    for name in ("scorecard.md", "scorecard.html", "samples.csv"):
+        assert (tiny.path / "reports" / "my_adapter-standard" / name).is_file()
+
+
+def test_path_and_object_spellings_of_method(tiny):
+    tiny.makepyfile(my_adapter=README_ADAPTER)
+    by_path = tiny.runpytest(f"--method={tiny.path / 'my_adapter.py'}", "-k", "target_accuracy")
+    by_path.assert_outcomes(failed=1)
+    by_object = tiny.runpytest("--method=my_adapter:MyMethod", "-k", "target_accuracy")
+    by_object.assert_outcomes(failed=1)
+    assert _scorecard(tiny, "my_adapter-MyMethod")["method"] == "my_adapter:MyMethod"
+
+
+def test_a_crashing_method_fails_its_tests_not_the_session(tiny):
+    tiny.makepyfile(
+        crashing="""
+import pytest
+
+class Crashing:
+    def explain(self, x, target, classifier):
+        raise RuntimeError("gradient exploded")
+
+@pytest.fixture
+def cf_method():
+    return Crashing()
+"""
+    )
+    result = tiny.runpytest("--method=crashing", "-k", "validity")
+    result.stdout.fnmatch_lines(["*explain raised RuntimeError: gradient exploded*"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert _scorecard(tiny, "crashing")["status"] == "complete"
+
+
+def test_nan_outputs_are_reported_precisely(tiny):
+    tiny.makepyfile(
+        nan_method="""
+import pytest, torch
+
+class NaNs:
+    def explain(self, x, target, classifier):
+        return torch.full_like(x, float("nan"))
+
+@pytest.fixture
+def cf_method():
+    return NaNs()
+"""
+    )
+    result = tiny.runpytest("--method=nan_method", "-k", "target_accuracy or output_contract")
+    result.stdout.fnmatch_lines(["*NaN or Inf values for*"])
+    result.assert_outcomes(failed=2)
+
+
+def test_interrupted_run_writes_an_incomplete_scorecard(tiny):
+    tiny.makepyfile(
+        interrupting="""
+import pytest
+
+class Interrupting:
+    def explain(self, x, target, classifier):
+        raise KeyboardInterrupt
+
+@pytest.fixture
+def cf_method():
+    return Interrupting()
+"""
+    )
+    result = tiny.runpytest("--method=interrupting", "-k", "target_accuracy")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert _scorecard(tiny, "interrupting")["status"] == "incomplete"
+
+
+def test_baseline_regressions_fail_as_ordinary_tests(tiny):
+    tiny.makepyfile(my_adapter=README_ADAPTER)
+    tiny.runpytest("--method=my_adapter", "-k", "coverage", "--cfcheck-save-baseline=base.json")
+    baseline = json.loads((tiny.path / "base.json").read_text())
+    (coverage,) = _scores(baseline, "coverage")
+    assert coverage["value"] == 1.0
+    # a method that abstains everywhere regresses on coverage against that baseline
+    tiny.makepyfile(
+        abstaining="""
+import pytest, torch
+
+class Abstaining:
+    def explain(self, x, target, classifier):
+        return x.clone(), torch.zeros(len(x), dtype=torch.bool)
+
+@pytest.fixture
+def cf_method():
+    return Abstaining()
+"""
+    )
+    with_threshold_off = "[tool.cfcheck.thresholds]\ncoverage = 0.0\n"
+    tiny.makepyprojecttoml(TINY + with_threshold_off)
+    result = tiny.runpytest("--method=abstaining", "-k", "coverage", "--cfcheck-baseline=base.json")
+    result.stdout.fnmatch_lines(["*coverage*regressed: 0 is lower than the baseline 1 by more than the tolerance*"])
+    result.assert_outcomes(failed=1)
+
+
+def test_xdist_workers_merge_into_one_scorecard(tiny):
+    tiny.makepyfile(my_adapter=README_ADAPTER)
+    tiny.runpytest("--method=my_adapter", "-k", "validity")
+    serial = _scorecard(tiny, "my_adapter")
+    result = tiny.runpytest_subprocess("--method=my_adapter", "-k", "validity", "-n", "2")
+    parallel = _scorecard(tiny, "my_adapter")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    key = lambda s: (s["metric"], s["task"])  # noqa: E731
+    assert sorted(map(key, serial["scores"])) == sorted(map(key, parallel["scores"]))
+    assert {key(s): s["value"] for s in serial["scores"]} == {key(s): s["value"] for s in parallel["scores"]}
+
+
+def test_suites_collected_without_method_are_skipped(pytester):
+    result = pytester.runpytest("--pyargs", "cfcheck.suites", "-q", "-rs")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("skipped", 0) >= 1 and "failed" not in outcomes
