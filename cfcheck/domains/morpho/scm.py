@@ -100,8 +100,13 @@ class MorphoFactors:
 
 
 def intensity_mechanism(thickness: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
-    """i = 64 + 191·sigmoid(2·(t − 2.5) + 0.5·ε)."""
-    return INTENSITY_MIN + INTENSITY_RANGE * torch.sigmoid(2.0 * (thickness - 2.5) + 0.5 * eps)
+    """i = 64 + 191·sigmoid(2·(t − 2.5) + 0.5·ε), evaluated in float64 and returned as float32.
+
+    The float64 detour makes the float32 result (practically) independent of batch size and
+    SIMD path, so re-evaluating the mechanism on a sub-batch reproduces the stored intensities.
+    """
+    logit = 2.0 * (thickness.double() - 2.5) + 0.5 * eps.double()
+    return (INTENSITY_MIN + INTENSITY_RANGE * torch.sigmoid(logit)).float()
 
 
 def sample_factors(n: int, seed: int) -> MorphoFactors:

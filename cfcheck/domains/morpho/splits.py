@@ -66,8 +66,13 @@ def split_factors(name: str, n: int | None = None) -> MorphoFactors:
         n = size
     if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= size:
         raise ValueError(f"n must be an int in [0, {size}] for split {name!r}, got {n!r}")
-    # Factor streams are prefix-stable, so drawing n directly equals slicing the full split.
-    return sample_factors(n, SPLIT_SEEDS[name])
+    # Sampling the full split is cheap (milliseconds); slicing it makes prefixes exact by design.
+    return _all_split_factors(name)[:n]
+
+
+@functools.lru_cache(maxsize=len(SPLIT_SEEDS))
+def _all_split_factors(name: str) -> MorphoFactors:
+    return sample_factors(SPLIT_SIZES[name], SPLIT_SEEDS[name])
 
 
 @functools.lru_cache(maxsize=16)
