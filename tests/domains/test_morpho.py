@@ -32,7 +32,7 @@ from cfcheck.domains.morpho import (
     true_counterfactual,
 )
 from cfcheck.domains.morpho.fonts import FONT_DIR, is_usable_font
-from cfcheck.domains.morpho.render import render_coverage
+from cfcheck.domains.morpho.rendering import render_coverage
 from cfcheck.domains.morpho.splits import SPLIT_SIZES, split_factors
 
 STYLE_FIELDS = ("font", "rotation", "shear", "scale", "shift_x", "shift_y", "eps")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .domain import MorphoDomain, true_counterfactual
 from .fonts import FONTS
 from .measure import measure_intensity, measure_thickness
-from .render import IMAGE_SHAPE, render
+from .rendering import IMAGE_SHAPE, render
 from .scm import NUM_CLASSES, MorphoFactors, intervene, sample_factors
 from .splits import (
     INTENSITY_BIN_EDGES,

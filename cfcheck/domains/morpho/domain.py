@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from .render import IMAGE_SHAPE, render
+from .rendering import IMAGE_SHAPE, render
 from .scm import NUM_CLASSES, MorphoFactors, intervene
 from .splits import LabeledImages, load_split
 

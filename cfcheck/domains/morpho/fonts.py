@@ -2,7 +2,7 @@
 
 The morpho renderer never rasterises text per sample: each glyph is rasterised once at high
 resolution, turned into a signed distance field (SDF) and cached. Samples are then produced by
-warping and thresholding these fields (see ``render.py``), which is what makes stroke thickness an
+warping and thresholding these fields (see ``rendering.py``), which is what makes stroke thickness an
 exact, continuous parameter and generation fast.
 """
 

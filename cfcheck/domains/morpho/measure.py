@@ -12,7 +12,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .render import FOREGROUND_COVERAGE, IMAGE_SHAPE
+from .rendering import FOREGROUND_COVERAGE, IMAGE_SHAPE
 
 # Gradients on the 2×2 cells between pixel centres: for an anti-aliased edge of grey level L the
 # summed gradient magnitude across the edge is L per unit length, so Σ|∇x| = L·perimeter and

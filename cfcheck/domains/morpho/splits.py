@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .render import render
+from .rendering import render
 from .scm import MorphoFactors, sample_factors
 
 #: Each split is its own fixed seed, so the splits are disjoint draws of the SCM.
