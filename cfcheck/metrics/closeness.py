@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 from cfcheck.metrics._optional import require
-from cfcheck.metrics._validation import check_float_tensor, check_image_pair, check_real, describe
+from cfcheck.metrics._validation import check_image_pair, check_real, check_tensor, describe
 
 __all__ = [
     "elastic_net_distance",
@@ -72,7 +72,13 @@ def _check_feature_maps(name: str, maps: object, batch: int) -> list[Tensor]:
         )
     checked = []
     for layer, fmap in enumerate(maps):
-        tensor = check_float_tensor(f"feature_maps({name})[{layer}]", fmap, ndim=4)
+        # Finiteness is checked on the per-layer distances instead: a full isfinite pass
+        # over every activation costs as much as the distance itself.
+        tensor = check_tensor(f"feature_maps({name})[{layer}]", fmap)
+        if not tensor.is_floating_point():
+            raise TypeError(f"`feature_maps({name})[{layer}]` must be floating point, got {tensor.dtype}")
+        if tensor.ndim != 4:
+            raise ValueError(f"`feature_maps({name})[{layer}]` must be 4-D (N×C×H×W), got shape {tuple(tensor.shape)}")
         if tensor.shape[0] != batch:
             raise ValueError(
                 f"`feature_maps({name})[{layer}]` must have batch size {batch}, got shape {tuple(tensor.shape)}"
@@ -121,7 +127,10 @@ def perceptual_distance(
                 f"layer {layer} feature maps differ in shape between x {tuple(fx.shape)} and c {tuple(fc.shape)}"
             )
         diff = _unit_normalise(fx, eps_value) - _unit_normalise(fc, eps_value)
-        total = total + diff.pow(2).sum(dim=1).mean(dim=(1, 2)).to(torch.float32)
+        layer_distance = diff.pow(2).sum(dim=1).mean(dim=(1, 2)).to(torch.float32)
+        if not bool(torch.isfinite(layer_distance).all()):
+            raise ValueError(f"layer {layer} feature maps contain NaN or infinite activations")
+        total = total + layer_distance
     return total
 
 

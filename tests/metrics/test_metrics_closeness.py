@@ -186,6 +186,9 @@ def test_perceptual_zero_activations_are_finite() -> None:
         (lambda im: [], TypeError, "non-empty list"),
         (lambda im: [FEATURES(im)[0][:1]], ValueError, "batch size"),
         (lambda im: [FEATURES(im)[0].flatten(2)], ValueError, "4-D"),
+        (lambda im: [FEATURES(im)[0].long()], TypeError, "floating point"),
+        (lambda im: [FEATURES(im)[0] * float("inf")], ValueError, "NaN or infinite"),
+        (lambda im: [FEATURES(im)[0], torch.full((6, 2, 1, 1), float("nan"))], ValueError, "layer 1"),
     ],
 )
 def test_perceptual_validation(feature_maps, error, match) -> None:
