@@ -80,13 +80,13 @@ class ModelSpec:
 
 
 def _classifier_recipe(seed: int, **overrides: Any) -> TrainingRecipe:
-    base = dict(seed=seed, split="train", n=None, epochs=6, select_on="val_accuracy")
+    base = dict(seed=seed, split="train", n=None, epochs=3, select_on="val_accuracy")
     base.update(overrides)
     return TrainingRecipe(**base)
 
 
 def _oracle_recipe(seed: int, **overrides: Any) -> TrainingRecipe:
-    base = dict(seed=seed, split="oracle", n=None, epochs=6, select_on="val_accuracy")
+    base = dict(seed=seed, split="oracle", n=None, epochs=3, select_on="val_accuracy")
     base.update(overrides)
     return TrainingRecipe(**base)
 
@@ -112,7 +112,7 @@ def model_specs(domain: str = "morpho") -> dict[str, ModelSpec]:
                   _classifier_recipe(seed=11), acc97,
                   "standard CNN to be explained"),
         ModelSpec("robust_cnn", "classifier", "digit", "small_cnn", cnn,
-                  _classifier_recipe(seed=12, epochs=6, augmentation={
+                  _classifier_recipe(seed=12, epochs=3, augmentation={
                       "kind": "pgd", "norm": "l2", "eps": 1.5, "steps": 7,
                       "eps_warmup_epochs": 1}, select_on="last"),
                   {"test_accuracy": {"min": 0.93}, "robust_accuracy": {"min": 0.0}},
@@ -122,7 +122,7 @@ def model_specs(domain: str = "morpho") -> dict[str, ModelSpec]:
                   _classifier_recipe(seed=13, epochs=10), {"test_accuracy": {"min": 0.90}},
                   "low-capacity MLP to be explained"),
         ModelSpec("noise_cnn", "classifier", "digit", "small_cnn", cnn,
-                  _classifier_recipe(seed=14, augmentation={
+                  _classifier_recipe(seed=14, epochs=4, augmentation={
                       "kind": "gaussian_noise", "sigma_max": 0.5}), acc97,
                   "CNN trained on noised inputs x + σ·N(0,1), σ~U(0, 0.5)"),
         ModelSpec("random_net", "classifier", "digit", "small_cnn", cnn,
@@ -139,14 +139,14 @@ def model_specs(domain: str = "morpho") -> dict[str, ModelSpec]:
                   "oracle committee: deeper plain CNN, 5×5 first kernel, dropout"),
         ModelSpec("oracle_lenet", "oracle", "digit", "lenet",
                   {"num_classes": NUM_CLASSES, "channels": [16, 32]},
-                  _oracle_recipe(seed=23, epochs=8), acc97,
+                  _oracle_recipe(seed=23, epochs=4), acc97,
                   "oracle committee: LeNet-5 style, tanh and average pooling"),
         ModelSpec("attr_digit", "attribute_oracle", "digit", "small_cnn", cnn,
                   _oracle_recipe(seed=31), acc97, "attribute oracle for LVS: digit",
                   attribute="digit"),
         ModelSpec("attr_thickness", "attribute_oracle", "thickness_bin", "small_cnn",
                   {"num_classes": n_thickness},
-                  _oracle_recipe(seed=32), {"test_accuracy": {"min": 0.0}},
+                  _oracle_recipe(seed=32, epochs=4), {"test_accuracy": {"min": 0.0}},
                   "attribute oracle for LVS: stroke-thickness bin", attribute="thickness"),
         ModelSpec("attr_intensity", "attribute_oracle", "intensity_bin", "small_cnn",
                   {"num_classes": n_intensity},
@@ -156,7 +156,7 @@ def model_specs(domain: str = "morpho") -> dict[str, ModelSpec]:
                   {"head_classes": {"digit": NUM_CLASSES, "thickness": n_thickness,
                                     "intensity": n_intensity, "font": len(FONTS)},
                    "width": 16},
-                  _oracle_recipe(seed=41), acc97,
+                  _oracle_recipe(seed=41, epochs=4), acc97,
                   "domain embedding (64-d) for FID/KID and the LPIPS-style perceptual distance"),
     ]
     return {spec.name: spec for spec in specs}

@@ -233,11 +233,15 @@ def train_reference_models(
     smoke: bool = False,
     device: str | torch.device = "cpu",
     log: Log = print,
+    num_threads: int | None = 1,
 ) -> dict[str, dict[str, Any]]:
     """Trains all (or the named) reference models; updates ``manifest.json`` and model cards.
 
     Returns the new manifest entries keyed ``"<domain>/<name>"``. ``smoke`` trains each recipe
     on a tiny budget (for tests) and must write somewhere other than the bundled weights.
+    ``num_threads`` (default 1, recorded per entry) makes CPU results independent of the
+    machine's core count, and is faster than 2 threads on a shared, oversubscribed machine;
+    ``None`` keeps torch's current setting.
     """
     specs = model_specs(domain)
     selected = list(specs) if names is None else list(names)
@@ -250,15 +254,25 @@ def train_reference_models(
         out_dir = weights_dir()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    previous_threads = torch.get_num_threads()
+    if num_threads is not None:
+        if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
+            raise ValueError(f"num_threads must be a positive int or None, got {num_threads!r}")
+        torch.set_num_threads(num_threads)
     entries = {}
-    for name in selected:
-        spec = smoke_spec(specs[name]) if smoke else specs[name]
-        entries[f"{domain}/{name}"] = train_model(spec, out_dir, domain=domain, device=device, log=log)
-        # re-read and write after every model, so an interrupted run keeps what it finished
-        manifest = load_manifest(out_dir / MANIFEST_NAME)
-        manifest["models"].update({k: entries[k] for k in entries})
-        write_manifest(manifest, out_dir / MANIFEST_NAME)
-        write_model_cards({"models": {k: manifest["models"][k] for k in entries}}, out_dir)
+    try:
+        for name in selected:
+            spec = smoke_spec(specs[name]) if smoke else specs[name]
+            entry = train_model(spec, out_dir, domain=domain, device=device, log=log)
+            entry["num_threads"] = torch.get_num_threads()
+            entries[f"{domain}/{name}"] = entry
+            # re-read and write after every model, so an interrupted run keeps what it finished
+            manifest = load_manifest(out_dir / MANIFEST_NAME)
+            manifest["models"].update(entries)
+            write_manifest(manifest, out_dir / MANIFEST_NAME)
+            write_model_cards({"models": {k: manifest["models"][k] for k in entries}}, out_dir)
+    finally:
+        torch.set_num_threads(previous_threads)
     return entries
 
 
@@ -269,9 +283,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="tiny configuration for testing")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: bundled weights)")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    train_reference_models(args.domain, args.only, args.out, args.smoke, args.device)
+    train_reference_models(args.domain, args.only, args.out, args.smoke, args.device,
+                           num_threads=args.threads)
     print(f"done in {time.perf_counter() - started:.0f}s")
     return 0
 

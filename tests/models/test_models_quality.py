@@ -1,0 +1,87 @@
+"""Re-measure every shipped model on the test split against its manifest quality bar.
+
+Accuracies are recomputed here directly from logits and the domain's own labels, not through
+the training code, so a bug in ``evaluation.py`` cannot certify itself.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from cfcheck.domains.morpho import intensity_bin, load_split, thickness_bin
+from cfcheck.models.adversarial import robust_accuracy
+from cfcheck.models.registry import available_models, load_model, model_entry
+
+NAMES = available_models("morpho")
+
+
+@pytest.fixture(scope="module")
+def test_split():
+    return load_split("test")
+
+
+def _labels(entry: dict, data) -> torch.Tensor:
+    task = entry["task"]
+    if task == "thickness_bin":
+        return thickness_bin(data.factors.thickness)
+    if task == "intensity_bin":
+        return intensity_bin(data.factors.intensity)
+    return data.labels  # digit classifiers and the embedding's digit head
+
+
+def _check(value: float, bounds: dict) -> None:
+    if "min" in bounds:
+        assert value >= bounds["min"], f"{value:.4f} below the bar {bounds}"
+    if "max" in bounds:
+        assert value <= bounds["max"], f"{value:.4f} above the bar {bounds}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_test_accuracy_meets_the_bar(name, test_split):
+    entry = model_entry(name)
+    model = load_model(name)
+    with torch.no_grad():
+        if entry["role"] == "embedding":
+            logits = model.heads["digit"](model(test_split.images))
+        else:
+            logits = model(test_split.images)
+    accuracy = float((logits.argmax(1) == _labels(entry, test_split)).float().mean())
+    _check(accuracy, entry["quality_bar"]["test_accuracy"])
+    # and it is the number the manifest publishes (tolerance: BLAS thread-count rounding)
+    assert accuracy == pytest.approx(entry["quality"]["test_accuracy"], abs=2e-3)
+
+
+def test_embedding_heads_encode_the_nuisance_attributes(test_split):
+    entry = model_entry("embedding")
+    model = load_model("embedding")
+    with torch.no_grad():
+        heads = model.head_logits(test_split.images)
+    for head, labels in (("thickness", thickness_bin(test_split.factors.thickness)),
+                         ("intensity", intensity_bin(test_split.factors.intensity)),
+                         ("font", test_split.factors.font)):
+        accuracy = float((heads[head].argmax(1) == labels).float().mean())
+        assert accuracy == pytest.approx(entry["quality"][f"{head}_accuracy"], abs=2e-3)
+        assert accuracy > 1.5 / heads[head].shape[1], f"{head} head no better than chance"
+
+
+def test_robust_accuracy_meets_its_floor(test_split):
+    entry = model_entry("robust_cnn")
+    quality = entry["quality"]
+    n = quality["robust_n"]
+    model = load_model("robust_cnn")
+    value = robust_accuracy(model, test_split.images[:n], test_split.labels[:n],
+                            eps=quality["robust_eps"], steps=quality["robust_steps"],
+                            norm=quality["robust_norm"])
+    _check(value, entry["quality_bar"]["robust_accuracy"])
+    assert entry["quality_bar"]["robust_accuracy"]["min"] > 0.5, "floor must be meaningful"
+    assert value == pytest.approx(quality["robust_accuracy"], abs=0.01)
+
+
+def test_robust_training_actually_buys_robustness(test_split):
+    """Same architecture, same attack: the standard CNN must be far less robust."""
+    quality = model_entry("robust_cnn")["quality"]
+    x, y = test_split.images[:200], test_split.labels[:200]
+    standard = robust_accuracy(load_model("cnn"), x, y, eps=quality["robust_eps"], steps=10)
+    robust = robust_accuracy(load_model("robust_cnn"), x, y, eps=quality["robust_eps"], steps=10)
+    assert robust > standard + 0.2

@@ -1,0 +1,165 @@
+"""Registry: every shipped model loads verified; tampering, absence and unknown names fail loudly."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+
+import pytest
+import torch
+
+from cfcheck.models import registry
+from cfcheck.models.recipes import model_specs
+from cfcheck.models.registry import (
+    ReferenceModelError,
+    available_models,
+    file_sha256,
+    load_manifest,
+    load_model,
+    model_entry,
+    weights_dir,
+)
+
+MANIFEST = load_manifest()
+SHIPPED = sorted(key.split("/", 1)[1] for key in MANIFEST["models"] if key.startswith("morpho/"))
+
+
+def test_every_recipe_is_shipped():
+    assert SHIPPED == sorted(model_specs("morpho")), "retrain the missing models"
+
+
+def test_manifest_schema_and_file_sizes():
+    assert MANIFEST["format"] == 1
+    total = 0
+    for key, entry in MANIFEST["models"].items():
+        domain, name = key.split("/", 1)
+        assert entry["file"] == f"{domain}_{name}.safetensors"
+        assert entry["role"] in ("classifier", "oracle", "attribute_oracle", "embedding")
+        assert entry["trained_on"] == "cpu"
+        for field in ("sha256", "architecture", "arch_kwargs", "num_classes", "parameters",
+                      "training", "data", "quality", "quality_bar", "torch_version"):
+            assert field in entry, f"{key} lacks {field}"
+        assert set(entry["data"]) == {"split", "n", "seed"}
+        size = (weights_dir() / entry["file"]).stat().st_size
+        assert size < 5 * 2**20, f"{entry['file']} is {size} bytes (limit 5 MB)"
+        total += size
+    assert total < 20 * 2**20
+
+
+def test_manifest_is_sorted_indented_json():
+    text = (weights_dir() / registry.MANIFEST_NAME).read_text(encoding="utf-8")
+    assert text == json.dumps(MANIFEST, indent=2, sort_keys=True) + "\n"
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_manifest_hash_equals_file_hash(name):
+    entry = MANIFEST["models"][f"morpho/{name}"]
+    data = (weights_dir() / entry["file"]).read_bytes()
+    assert hashlib.sha256(data).hexdigest() == entry["sha256"]  # independent of file_sha256
+    # safetensors layout (not a pickle): u64 header length, JSON header, raw tensor bytes
+    header_len = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + header_len])
+    assert header["__metadata__"]["name"] == name
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_model_loads_frozen_in_eval_mode(name):
+    model = load_model(name)
+    entry = model_entry(name)
+    assert not model.training
+    assert all(not p.requires_grad for p in model.parameters())
+    assert sum(p.numel() for p in model.parameters()) == entry["parameters"]
+    with torch.no_grad():
+        out = model(torch.rand(2, 1, 32, 32))
+    width = 64 if entry["role"] == "embedding" else entry["num_classes"]
+    assert out.shape == (2, width) and torch.isfinite(out).all()
+
+
+def test_roles_and_attributes_match_what_the_suites_ask_for():
+    assert available_models(role="oracle") == ["oracle_lenet", "oracle_resnet", "oracle_wide_cnn"]
+    assert available_models(role="embedding") == ["embedding"]
+    attributes = {model_entry(n)["attribute"] for n in available_models(role="attribute_oracle")}
+    assert attributes == {"digit", "thickness", "intensity"}
+    assert set(available_models(role="classifier")) == {"cnn", "robust_cnn", "mlp", "noise_cnn", "random_net"}
+    assert available_models(domain="nonexistent") == []
+
+
+def test_model_entry_is_a_copy():
+    entry = model_entry("cnn")
+    entry["sha256"] = "0" * 64
+    assert model_entry("cnn")["sha256"] != "0" * 64
+
+
+def test_tampered_copy_is_rejected_naming_the_file(tmp_path):
+    entry = MANIFEST["models"]["morpho/cnn"]
+    copy = tmp_path / entry["file"]
+    shutil.copyfile(weights_dir() / entry["file"], copy)
+    assert isinstance(load_model("cnn", weights_dir=tmp_path), torch.nn.Module)  # intact: loads
+    data = bytearray(copy.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    copy.write_bytes(bytes(data))
+    with pytest.raises(ReferenceModelError) as info:
+        load_model("cnn", weights_dir=tmp_path)
+    message = str(info.value)
+    assert str(copy) in message and entry["sha256"] in message
+    assert hashlib.sha256(bytes(data)).hexdigest() in message
+    assert "cfcheck retrain --only cnn" in message
+    assert isinstance(info.value, RuntimeError)
+
+
+def test_missing_file_is_an_error_with_the_fix(tmp_path):
+    with pytest.raises(ReferenceModelError, match=r"morpho_mlp\.safetensors.*missing.*retrain --only mlp"):
+        load_model("mlp", weights_dir=tmp_path)
+
+
+def test_unknown_name_lists_the_known_models():
+    with pytest.raises(ReferenceModelError, match=r"unknown reference model 'morpho/vgg'.*'cnn'.*'robust_cnn'"):
+        load_model("vgg")
+
+
+def test_folder_with_its_own_manifest_uses_it(tmp_path):
+    entry = dict(MANIFEST["models"]["morpho/cnn"])
+    shutil.copyfile(weights_dir() / entry["file"], tmp_path / "renamed.safetensors")
+    entry["file"] = "renamed.safetensors"
+    registry.write_manifest({"format": 1, "models": {"morpho/cnn": entry}}, tmp_path / "manifest.json")
+    model = load_model("cnn", weights_dir=tmp_path)
+    reference = load_model("cnn")
+    x = torch.rand(3, 1, 32, 32)
+    torch.testing.assert_close(model(x), reference(x), rtol=0, atol=0)
+
+
+def test_verified_hash_is_memoised_per_path_mtime_and_size(tmp_path, monkeypatch):
+    entry = MANIFEST["models"]["morpho/mlp"]
+    copy = tmp_path / entry["file"]
+    shutil.copyfile(weights_dir() / entry["file"], copy)
+    calls = []
+    real = registry.file_sha256
+    monkeypatch.setattr(registry, "file_sha256", lambda p: calls.append(p) or real(p))
+    load_model("mlp", weights_dir=tmp_path)
+    load_model("mlp", weights_dir=tmp_path)
+    assert len(calls) == 1
+    os.utime(copy, ns=(copy.stat().st_atime_ns, copy.stat().st_mtime_ns + 10**9))
+    load_model("mlp", weights_dir=tmp_path)
+    assert len(calls) == 2  # same bytes, new mtime: hashed again
+
+
+def test_load_model_honours_device():
+    model = load_model("mlp", device=torch.device("cpu"))
+    assert all(p.device.type == "cpu" for p in model.parameters())
+
+
+def test_bad_manifest_format_is_rejected(tmp_path):
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps({"format": 99, "models": {}}))
+    with pytest.raises(ReferenceModelError, match="format 1"):
+        load_manifest(path)
+    assert load_manifest(tmp_path / "absent.json") == {"format": 1, "models": {}}
+
+
+def test_file_sha256_matches_hashlib(tmp_path):
+    path = tmp_path / "blob"
+    payload = bytes(range(256)) * 5000  # > one read chunk
+    path.write_bytes(payload)
+    assert file_sha256(path) == hashlib.sha256(payload).hexdigest()
