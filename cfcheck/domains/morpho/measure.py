@@ -14,12 +14,6 @@ import torch.nn.functional as F
 
 from .rendering import FOREGROUND_COVERAGE, IMAGE_SHAPE
 
-# Gradients on the 2×2 cells between pixel centres: for an anti-aliased edge of grey level L the
-# summed gradient magnitude across the edge is L per unit length, so Σ|∇x| = L·perimeter and
-# Σx = L·area. (Central differences would blur a 1-pixel line into half its perimeter.)
-_DX = torch.tensor([[[[-0.5, 0.5], [-0.5, 0.5]]]])
-_DY = _DX.transpose(-1, -2).contiguous()
-
 
 def _check_images(images: torch.Tensor) -> None:
     if not isinstance(images, torch.Tensor):
@@ -29,11 +23,18 @@ def _check_images(images: torch.Tensor) -> None:
 
 
 def _area_over_perimeter(x: torch.Tensor) -> torch.Tensor:
-    """Raw 2·Σx / Σ|∇x| per image (0 for blank images)."""
-    padded = F.pad(x, (1, 1, 1, 1))
-    gx = F.conv2d(padded, _DX)
-    gy = F.conv2d(padded, _DY)
-    perimeter = torch.sqrt(gx.square() + gy.square()).flatten(1).sum(1)
+    """Raw 2·Σx / Σ|∇x| per image (0 for blank images).
+
+    The gradient lives on the 2×2 cells between pixel centres. Across an anti-aliased edge of grey
+    level L the summed gradient magnitude is L per unit length, so Σ|∇x| = L·perimeter while
+    Σx = L·area. (Central differences would blur a 1-pixel line into half its perimeter.)
+    """
+    padded = F.pad(x[:, 0], (1, 1, 1, 1))
+    horizontal = padded[:, :, 1:] - padded[:, :, :-1]
+    vertical = padded[:, 1:, :] - padded[:, :-1, :]
+    gx = 0.5 * (horizontal[:, 1:, :] + horizontal[:, :-1, :])
+    gy = 0.5 * (vertical[:, :, 1:] + vertical[:, :, :-1])
+    perimeter = torch.hypot(gx, gy).flatten(1).sum(1)
     area = x.flatten(1).sum(1)
     return torch.where(perimeter > 0, 2.0 * area / perimeter.clamp_min(1e-12), torch.zeros_like(area))
 

@@ -75,8 +75,16 @@ def _all_split_factors(name: str) -> MorphoFactors:
     return sample_factors(SPLIT_SIZES[name], SPLIT_SEEDS[name])
 
 
-@functools.lru_cache(maxsize=16)
 def load_split(name: str, n: int | None = None) -> LabeledImages:
-    """A rendered split (memoised; treat the tensors as read-only). ``n`` takes a prefix."""
+    """A rendered split, or its first ``n`` images (memoised: treat the tensors as read-only).
+
+    ``n=None`` and ``n=<full size>`` share one cache entry, so the full split is rendered once.
+    """
+    factors = split_factors(name, n)  # validates name and n
+    return _rendered_split(name, len(factors))
+
+
+@functools.lru_cache(maxsize=8)
+def _rendered_split(name: str, n: int) -> LabeledImages:
     factors = split_factors(name, n)
     return LabeledImages(images=render(factors), labels=factors.digit.clone(), factors=factors)
