@@ -9,8 +9,9 @@ only: its numbers say nothing about validity). Targets are a seeded random other
 For each method it prints the median wall time over repeats for all inputs (in batches of
 ``--batch-size``, as the suites call methods), throughput, and what the outputs look like:
 coverage (non-abstained share), target accuracy of f, mean L1 / L2 / L∞ distance to the
-input, and the oracle committee's target accuracy (OTA; abstentions count as misses). The nearest-neighbour bank (10,000 train images) is built once, outside the timing;
-its one-off cost of classifying the bank is reported separately. Speed targets are read
+input, and the oracle committee's target accuracy (OTA; abstentions count as misses).
+The nearest-neighbour bank (10,000 train images) is built once, outside the timing; its
+one-off cost of classifying the bank is reported separately. Speed targets are read
 from here, never asserted.
 """
 
@@ -122,7 +123,8 @@ def main() -> None:
         "nearest": nearest,
         "wachter": WachterCounterfactual(),
     }
-    header = f"{'method':<12}{'median s':>10}{'img/s':>9}{'coverage':>10}{'TA(f)':>8}{'L1':>9}{'L2':>8}{'Linf':>7}{'OTA':>7}"
+    header = (f"{'method':<12}{'median s':>10}{'img/s':>9}{'coverage':>10}{'TA(f)':>8}"
+              f"{'L1':>9}{'L2':>8}{'Linf':>7}{'OTA':>7}")
     print(header)
     print("-" * len(header))
     for name, method in methods.items():

@@ -9,6 +9,8 @@ what was expected and what was received, instead of deep inside a forward pass.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import nn
 
@@ -98,7 +100,7 @@ def predict_logits(classifier: nn.Module, x: torch.Tensor, batch_size: int) -> t
 
 
 def input_gradient(
-    classifier: nn.Module, x: torch.Tensor, loss_fn, *, create_graph: bool = False
+    classifier: nn.Module, x: torch.Tensor, loss_fn: Callable[[torch.Tensor], torch.Tensor]
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Return ``(logits, d loss / d x)`` with autograd enabled even under ``no_grad``.
 
@@ -109,7 +111,7 @@ def input_gradient(
         x_var = x.detach().requires_grad_(True)
         logits = classifier(x_var)
         loss = loss_fn(logits)
-        (grad,) = torch.autograd.grad(loss, x_var, create_graph=create_graph)
+        (grad,) = torch.autograd.grad(loss, x_var)
     return logits.detach(), grad
 
 
