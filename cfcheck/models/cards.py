@@ -18,6 +18,8 @@ _REQUIRED = ("file", "sha256", "architecture", "arch_kwargs", "role", "training"
 
 
 def _format_value(value: Any) -> str:
+    if value is None:
+        return "— (all)"
     if isinstance(value, float):
         return f"{value:.4f}"
     if isinstance(value, (dict, list)):
@@ -69,7 +71,9 @@ def model_card_markdown(entry: dict[str, Any]) -> str:
         "|---|---|",
         *[f"| {key} | {_format_value(value)} |" for key, value in sorted(recipe.items())],
         "",
-        f"Trained on {entry.get('trained_on', '?')} with torch {entry.get('torch_version', '?')}"
+        f"Trained on {entry.get('trained_on', '?')}"
+        + (f" ({entry['num_threads']} thread(s))" if "num_threads" in entry else "")
+        + f" with torch {entry.get('torch_version', '?')}"
         + (f" in {entry['train_seconds']:.0f} s" if "train_seconds" in entry else "") + ".",
         "",
         "## Measured quality (test split)",

@@ -115,7 +115,8 @@ def model_specs(domain: str = "morpho") -> dict[str, ModelSpec]:
                   _classifier_recipe(seed=12, epochs=3, augmentation={
                       "kind": "pgd", "norm": "l2", "eps": 1.5, "steps": 7,
                       "eps_warmup_epochs": 1}, select_on="last"),
-                  {"test_accuracy": {"min": 0.93}, "robust_accuracy": {"min": 0.0}},
+                  # robust floor: measured 0.476 (PGD-20, eps 1.5, 500 test images) less 0.025
+                  {"test_accuracy": {"min": 0.93}, "robust_accuracy": {"min": 0.45}},
                   "L2-PGD adversarially trained CNN (perceptually aligned gradients)",
                   robust_eval=robust_eval),
         ModelSpec("mlp", "classifier", "digit", "mlp", {"num_classes": NUM_CLASSES, "hidden": 128},
@@ -146,17 +147,20 @@ def model_specs(domain: str = "morpho") -> dict[str, ModelSpec]:
                   attribute="digit"),
         ModelSpec("attr_thickness", "attribute_oracle", "thickness_bin", "small_cnn",
                   {"num_classes": n_thickness},
-                  _oracle_recipe(seed=32, epochs=4), {"test_accuracy": {"min": 0.0}},
+                  # tertile bins of a continuous factor: boundary cases are ambiguous;
+                  # floor = measured 0.916 less 0.025
+                  _oracle_recipe(seed=32, epochs=4), {"test_accuracy": {"min": 0.89}},
                   "attribute oracle for LVS: stroke-thickness bin", attribute="thickness"),
         ModelSpec("attr_intensity", "attribute_oracle", "intensity_bin", "small_cnn",
                   {"num_classes": n_intensity},
-                  _oracle_recipe(seed=33), {"test_accuracy": {"min": 0.0}},
+                  _oracle_recipe(seed=33), {"test_accuracy": {"min": 0.94}},  # measured 0.967
                   "attribute oracle for LVS: intensity bin", attribute="intensity"),
         ModelSpec("embedding", "embedding", "multitask", "embedding_net",
                   {"head_classes": {"digit": NUM_CLASSES, "thickness": n_thickness,
                                     "intensity": n_intensity, "font": len(FONTS)},
                    "width": 16},
-                  _oracle_recipe(seed=41, epochs=4), acc97,
+                  # all heads matter for the features, so keep the last epoch, not the best digit one
+                  _oracle_recipe(seed=41, epochs=5, select_on="last"), acc97,
                   "domain embedding (64-d) for FID/KID and the LPIPS-style perceptual distance"),
     ]
     return {spec.name: spec for spec in specs}
