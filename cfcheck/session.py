@@ -28,8 +28,8 @@ from cfcheck.tasks import PAIR_SETS, TaskInputs, VCETask, ideal_targets, select_
 from cfcheck.zoo import ModelZoo
 
 DOMAIN = "morpho"
-#: Images per class used to estimate the committee's confusions (ideal pairs).
-CONFUSION_IMAGES = 2000
+#: Real images that fix the standardisation of embedding features.
+FEATURE_REFERENCE_SPLIT = "val"
 
 
 class CfcheckSession:
@@ -74,6 +74,20 @@ class CfcheckSession:
         test = self.domain.split("test")
         probs = torch.stack([self.zoo.logits(o, test.images).softmax(1) for o in self.zoo.oracles]).mean(0)
         return ideal_targets(probs, test.labels, self.domain.num_classes)
+
+    @cached_property
+    def _feature_statistics(self) -> tuple[torch.Tensor, torch.Tensor]:
+        features = self.zoo.features(self.domain.split(FEATURE_REFERENCE_SPLIT).images)
+        return features.mean(0), features.std(0).clamp_min(1e-8)
+
+    def embed(self, images: torch.Tensor) -> torch.Tensor:
+        """Domain-embedding features standardised with fixed statistics of real data.
+
+        One fixed normalisation (Hvilshøj et al.) keeps FID/KID comparable across runs and
+        puts every dimension on the same scale, which KID's polynomial kernel needs.
+        """
+        mean, std = self._feature_statistics
+        return (self.zoo.features(images) - mean) / std
 
     @property
     def seeds(self) -> tuple[int, ...]:
@@ -163,7 +177,7 @@ class CfcheckSession:
             status="complete" if complete else "incomplete",
             seeds=self.seeds,
             device=str(self.device),
-            models=self.zoo.hashes() if "zoo" in self.__dict__ else {},
+            models=self.zoo.hashes(),
             outcomes=dict(self.outcomes),
             started=self.started,
         )

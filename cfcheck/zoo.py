@@ -38,15 +38,18 @@ class ModelZoo:
 
     @property
     def embedding(self) -> torch.nn.Module:
-        (name,) = registry.available_models(self.domain, role="embedding")
-        return self[name]
+        return self["embedding"]
 
     def hashes(self) -> dict[str, str]:
-        """sha256 of every model loaded so far (for the scorecard's provenance)."""
+        """sha256 of every reference model of the domain (for the scorecard's provenance)."""
         return {
             f"{self.domain}/{name}": registry.model_entry(name, domain=self.domain)["sha256"]
-            for name in sorted(self._models)
+            for name in registry.available_models(self.domain)
         }
+
+    def features(self, images: torch.Tensor, batch_size: int = 512) -> torch.Tensor:
+        """Raw domain-embedding features (float64), the input of FID and KID."""
+        return self.logits("embedding", images, batch_size).double()
 
     @torch.no_grad()
     def logits(self, name: str, images: torch.Tensor, batch_size: int = 512) -> torch.Tensor:
