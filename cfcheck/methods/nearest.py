@@ -5,6 +5,10 @@ which the classifier also assigns to the target. The output is a genuine data po
 validity and realism are as good as the data; but it is a *different* image, so closeness
 (and any minimality criterion) is poor. It is the "upper bound on realism" reference point
 for the scorecards and the control that shows closeness metrics are not fooled by realism.
+
+Each output is real, but the *set* of outputs is not a fair sample of the target class:
+L2-nearest selection prefers faint, thin glyphs (a small norm keeps them close to any
+input), so distribution-level realism (FID) sees the shift while per-image realism does not.
 """
 
 from __future__ import annotations
