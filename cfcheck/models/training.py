@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -163,12 +164,18 @@ def fit(
 
 
 def save_weights(model: nn.Module, path: str | Path, metadata: dict[str, str] | None = None) -> str:
-    """Writes the state dict as safetensors (atomically) and returns the file's sha256."""
+    """Writes the state dict as safetensors (atomically) and returns the file's sha256.
+
+    The metadata goes in as ONE key holding sorted JSON: safetensors serialises its metadata
+    map in hash order, which varies between calls, so several keys would make the bytes (and
+    the sha256) of identical weights differ from run to run.
+    """
     from safetensors.torch import save
 
     state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    header = {"cfcheck": json.dumps(metadata or {}, sort_keys=True)}
     path = Path(path)
-    _atomic_write_bytes(path, save(state, metadata=metadata or {}))
+    _atomic_write_bytes(path, save(state, metadata=header))
     return file_sha256(path)
 
 

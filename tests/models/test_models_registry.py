@@ -61,7 +61,7 @@ def test_manifest_hash_equals_file_hash(name):
     # safetensors layout (not a pickle): u64 header length, JSON header, raw tensor bytes
     header_len = int.from_bytes(data[:8], "little")
     header = json.loads(data[8:8 + header_len])
-    assert header["__metadata__"]["name"] == name
+    assert json.loads(header["__metadata__"]["cfcheck"])["name"] == name
 
 
 @pytest.mark.parametrize("name", SHIPPED)

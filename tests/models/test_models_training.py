@@ -57,6 +57,15 @@ def test_same_seed_gives_identical_weights(smoke_run, tmp_path):
         assert again[key]["quality"] == first[key]["quality"]
 
 
+def test_saved_bytes_do_not_depend_on_the_call(tmp_path):
+    """Identical weights + metadata must give identical files (the manifest pins the hash)."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 2)
+    metadata = {"domain": "morpho", "name": "x", "architecture": "y", "extra": "z"}
+    hashes = {training.save_weights(model, tmp_path / f"w{i}.safetensors", metadata) for i in range(8)}
+    assert len(hashes) == 1
+
+
 def test_a_different_seed_gives_different_weights(smoke_run):
     _, first, _ = smoke_run
     spec = smoke_spec(SPECS["cnn"])
