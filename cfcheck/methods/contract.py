@@ -19,31 +19,33 @@ from torch import nn
 DEFAULT_SEED = 0
 
 
-def validate_explain_inputs(x: object, target: object) -> None:
+def validate_explain_inputs(
+    x: object, target: object, *, x_name: str = "x", target_name: str = "target"
+) -> None:
     """Raise ``TypeError``/``ValueError`` unless ``x`` is N×C×H×W float in [0, 1] and
-    ``target`` is an int64 vector of length N on the same device."""
+    ``target`` is an int64 vector of length N on the same device (the names only change
+    the messages, so image banks and their labels are reported as such)."""
+    xn, tn = f"`{x_name}`", f"`{target_name}`"
     if not isinstance(x, torch.Tensor):
-        raise TypeError(f"Expected `x` to be a torch.Tensor, but got {type(x).__name__}.")
+        raise TypeError(f"Expected {xn} to be a torch.Tensor, but got {type(x).__name__}.")
     if not isinstance(target, torch.Tensor):
-        raise TypeError(f"Expected `target` to be a torch.Tensor, but got {type(target).__name__}.")
+        raise TypeError(f"Expected {tn} to be a torch.Tensor, but got {type(target).__name__}.")
     if x.dim() != 4:
-        raise ValueError(f"Expected `x` to have shape N×C×H×W, but got shape {tuple(x.shape)}.")
+        raise ValueError(f"Expected {xn} to have shape N×C×H×W, but got shape {tuple(x.shape)}.")
     if not x.is_floating_point():
-        raise TypeError(f"Expected `x` to be a floating-point tensor, but got dtype {x.dtype}.")
+        raise TypeError(f"Expected {xn} to be a floating-point tensor, but got dtype {x.dtype}.")
     if target.dtype != torch.int64:
-        raise TypeError(f"Expected `target` to have dtype torch.int64, but got {target.dtype}.")
+        raise TypeError(f"Expected {tn} to have dtype torch.int64, but got {target.dtype}.")
     if target.dim() != 1 or target.shape[0] != x.shape[0]:
         raise ValueError(
-            f"Expected `target` to have shape ({x.shape[0]},) to match `x`, "
+            f"Expected {tn} to have shape ({x.shape[0]},) to match {xn}, "
             f"but got shape {tuple(target.shape)}."
         )
     if target.device != x.device:
-        raise ValueError(
-            f"Expected `target` on the device of `x` ({x.device}), but got {target.device}."
-        )
+        raise ValueError(f"Expected {tn} on the device of {xn} ({x.device}), but got {target.device}.")
     if x.numel() > 0 and (bool(x.min() < 0) or bool(x.max() > 1)):
         raise ValueError(
-            f"Expected `x` in [0, 1], but got values in [{x.min().item():.4g}, {x.max().item():.4g}]."
+            f"Expected {xn} in [0, 1], but got values in [{x.min().item():.4g}, {x.max().item():.4g}]."
         )
 
 

@@ -52,7 +52,7 @@ class NearestTargetNeighbour:
     def __init__(
         self, bank_images: torch.Tensor, bank_labels: torch.Tensor, batch_size: int = 1024
     ) -> None:
-        validate_explain_inputs(bank_images, bank_labels)
+        validate_explain_inputs(bank_images, bank_labels, x_name="bank_images", target_name="bank_labels")
         if bank_images.shape[0] == 0:
             raise ValueError("Expected a non-empty bank of images, but got 0 images.")
         check_positive("batch_size", batch_size, integer=True)
