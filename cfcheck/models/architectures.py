@@ -91,7 +91,7 @@ class MLP(nn.Module):
 
 
 class _BasicBlock(nn.Module):
-    """Pre-activation-free ResNet basic block with a 1×1 projection when the shape changes."""
+    """ResNet basic block (post-activation) with a 1×1 projection when the shape changes."""
 
     def __init__(self, in_channels: int, out_channels: int, stride: int) -> None:
         super().__init__()

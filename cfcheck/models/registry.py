@@ -29,6 +29,7 @@ __all__ = [
     "load_manifest",
     "load_model",
     "model_entry",
+    "verify_file",
     "weights_dir",
     "write_manifest",
 ]

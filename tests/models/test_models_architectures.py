@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cfcheck.models.architectures import ARCHITECTURES, EmbeddingNet, build_model, count_parameters
@@ -94,6 +94,7 @@ def test_every_registered_architecture_builds():
         assert isinstance(build_model(name), torch.nn.Module)
 
 
+@settings(max_examples=12)  # three forward passes per example; a dozen batches suffice
 @given(st.integers(min_value=1, max_value=6), st.integers(min_value=0, max_value=2**16))
 def test_outputs_are_per_sample(models, n, seed):
     """Eval-mode outputs of a batch equal the outputs of each image alone (no batch leakage)."""
