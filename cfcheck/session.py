@@ -28,6 +28,8 @@ from cfcheck.tasks import PAIR_SETS, TaskInputs, VCETask, ideal_targets, select_
 from cfcheck.zoo import ModelZoo
 
 DOMAIN = "morpho"
+#: Test images whose committee confusions define the ideal pairs (about 200 per class).
+CONFUSION_IMAGES = 2000
 #: Real images that fix the standardisation of embedding features.
 FEATURE_REFERENCE_SPLIT = "val"
 
@@ -71,7 +73,7 @@ class CfcheckSession:
 
     @cached_property
     def ideal_targets(self) -> dict[int, int]:
-        test = self.domain.split("test")
+        test = self.domain.split("test", n=CONFUSION_IMAGES)
         probs = torch.stack([self.zoo.logits(o, test.images).softmax(1) for o in self.zoo.oracles]).mean(0)
         return ideal_targets(probs, test.labels, self.domain.num_classes)
 
