@@ -65,3 +65,15 @@ def test_nearest_neighbour_passes_validity_and_realism(scorecard_of):
     scorecard = scorecard_of("nearest")
     assert _suite_passes(scorecard, "validity")
     assert _suite_passes(scorecard, "realism")
+
+
+def test_wachter_is_adversarial_except_on_the_robust_classifier(scorecard_of):
+    """Väth et al. H1: gradient counterfactuals flip every classifier, but only a robust
+    classifier's gradients change what independent oracles see."""
+    scorecard = scorecard_of("wachter")
+    accuracy = _verdicts(scorecard, "target_accuracy")
+    assert all(accuracy.values())
+    committee = {s["task"]: s["value"] for s in scorecard["scores"] if s["metric"] == "committee_oracle_target_accuracy"}
+    for pair_set in ("ideal", "other"):
+        robust, standard = committee[f"robust_cnn/{pair_set}/seed0"], committee[f"cnn/{pair_set}/seed0"]
+        assert robust >= 0.5 and standard <= 0.3 and robust - standard >= 0.3, (robust, standard)
