@@ -50,11 +50,11 @@ def installed_python(tmp_path_factory):
 
 def test_conformance_run_from_an_installed_wheel(installed_python, tmp_path):
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.cfcheck]\nn_per_source = 2\nclassifiers = ["cnn"]\npair_sets = ["ideal"]\n'
+        '[tool.cfcheck]\nn_per_source = 2\nseeds = 1\nclassifiers = ["cnn"]\npair_sets = ["ideal"]\n'
     )
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
     result = subprocess.run(
-        [installed_python, "-m", "pytest", "--method=cfcheck.fixtures.identity", "-k", "target_accuracy", "-p", "no:cacheprovider"],
+        [installed_python, "-m", "pytest", "--method=cfcheck.fixtures.identity", "-k", "test_target_accuracy", "-p", "no:cacheprovider"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
     )
     where = subprocess.run(
