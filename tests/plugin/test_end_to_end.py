@@ -169,3 +169,26 @@ def test_suites_collected_without_method_are_skipped(pytester):
     result = pytester.runpytest("--pyargs", "cfcheck.suites", "-q", "-rs")
     outcomes = result.parseoutcomes()
     assert outcomes.get("skipped", 0) >= 1 and "failed" not in outcomes
+
+
+def test_several_counterfactuals_per_input_are_scored_for_diversity(tiny):
+    tiny.makepyfile(
+        several="""
+import pytest, torch
+
+class Several:
+    def explain(self, x, target, classifier, generator=None):
+        noise = torch.rand((len(x), 3, *x.shape[1:]), generator=generator) * 0.2
+        return (x.unsqueeze(1) + noise).clamp(0, 1)
+
+@pytest.fixture
+def cf_method():
+    return Several()
+"""
+    )
+    tiny.runpytest("--method=several", "-k", "test_diversity or test_perceptual_distance")
+    scorecard = _scorecard(tiny, "several")
+    (diversity,) = _scores(scorecard, "diversity")
+    (closeness,) = _scores(scorecard, "perceptual_distance")
+    assert diversity["value"] > 0 and diversity["n"] == 20
+    assert closeness["n"] == 20
