@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from cfcheck.scorecard import load_scorecard
 
@@ -55,7 +54,3 @@ class Baseline:
         if delta > tolerance:
             return Regression(key, value, stored, tolerance, direction)
         return None
-
-
-def describe_baseline(data: Any) -> str:
-    return f"{len(data.scores)} stored scores from {data.source}"

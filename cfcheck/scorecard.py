@@ -68,11 +68,11 @@ def write_scorecard(directory: Path, scorecard: dict[str, Any], records: Sequenc
     """Write scorecard.{json,md,html} and samples.csv into ``directory``; returns the JSON path."""
     directory.mkdir(parents=True, exist_ok=True)
     ordered = sorted(records, key=_order)
-    _atomic_write(directory / "samples.csv", _samples_csv(ordered))
-    _atomic_write(directory / "scorecard.md", render_markdown(scorecard))
-    _atomic_write(directory / "scorecard.html", render_html(scorecard))
+    atomic_write(directory / "samples.csv", _samples_csv(ordered))
+    atomic_write(directory / "scorecard.md", render_markdown(scorecard))
+    atomic_write(directory / "scorecard.html", render_html(scorecard))
     json_path = directory / "scorecard.json"
-    _atomic_write(json_path, json.dumps(scorecard, indent=2, sort_keys=True) + "\n")
+    atomic_write(json_path, json.dumps(scorecard, indent=2, sort_keys=True) + "\n")
     return json_path
 
 
@@ -180,7 +180,8 @@ def _samples_csv(records: Iterable[ScoreRecord]) -> str:
     return buffer.getvalue()
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file, so readers never see half of it."""
     handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:

@@ -23,7 +23,7 @@ from cfcheck.baseline import Baseline
 from cfcheck.generation import MethodOutputError, VCEResult, generate
 from cfcheck.profiles import Profile
 from cfcheck.records import ScoreRecord
-from cfcheck.scorecard import build_scorecard, write_scorecard
+from cfcheck.scorecard import atomic_write, build_scorecard, write_scorecard
 from cfcheck.tasks import PAIR_SETS, TaskInputs, VCETask, ideal_targets, select_inputs
 from cfcheck.zoo import ModelZoo
 
@@ -166,10 +166,15 @@ class CfcheckSession:
             "pair_sets": list(self.profile.pair_sets),
             "bootstrap_resamples": self.profile.bootstrap_resamples,
             "thresholds": {k: t.describe() for k, t in sorted(self.profile.thresholds.items())},
-            "ideal_targets": {str(k): v for k, v in sorted(self.ideal_targets.items())}
-            if "ideal_targets" in self.__dict__
-            else None,
+            "ideal_targets": self._ideal_targets_or_none(),
         }
+
+    def _ideal_targets_or_none(self) -> dict[str, int] | None:
+        """The ideal pairs for the scorecard; a broken model install must not stop the write."""
+        try:
+            return {str(k): v for k, v in sorted(self.ideal_targets.items())}
+        except Exception:  # reported by the tests that needed the models
+            return None
 
     def write_scorecard(self, complete: bool) -> Path:
         scorecard = build_scorecard(
@@ -187,5 +192,5 @@ class CfcheckSession:
         self.scorecard_path = write_scorecard(directory, scorecard, self.records)
         if self.save_baseline is not None and complete and self.outcomes.get("failed", 0) == 0:
             self.save_baseline.parent.mkdir(parents=True, exist_ok=True)
-            self.save_baseline.write_text(self.scorecard_path.read_text())
+            atomic_write(self.save_baseline, self.scorecard_path.read_text())
         return self.scorecard_path
