@@ -4,6 +4,13 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 source scripts/setup-env.sh
+status=0
 .venv/bin/python -m pytest --method=cfcheck.fixtures.wachter --cfcheck-profile=quick -q "$@" || status=$?
-.venv/bin/cfcheck summary reports/wachter-quick || true
-exit "${status:-0}"
+.venv/bin/cfcheck summary reports/wachter-quick --failures || true
+# Exit 1 means "the method missed some bars" -- the verdict, recorded in the scorecard (the
+# Wachter baseline is adversarial on non-robust classifiers). Anything else is a real error.
+if [ "$status" -le 1 ]; then
+    echo "scorecard written to reports/wachter-quick/ (scorecard.md, scorecard.html, scorecard.json, samples.csv)"
+    exit 0
+fi
+exit "$status"
