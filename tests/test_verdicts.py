@@ -47,7 +47,7 @@ def test_identity_fails_validity(scorecard_of):
 
 def test_noise_fails_closeness_and_realism(scorecard_of):
     scorecard = scorecard_of("noise")
-    for metric in ("perceptual_distance", "d2", "fid_target", "fid_domain", "kid_target"):
+    for metric in ("perceptual_distance", "d2", "fid_target", "fid_domain", "kid_target", "kid_domain"):
         assert not any(_verdicts(scorecard, metric).values()), metric
     assert not _suite_passes(scorecard, "closeness") and not _suite_passes(scorecard, "realism")
 

@@ -121,6 +121,11 @@ _CARD_LIST = [
                "Bińkowski et al. 2018 (Demystifying MMD GANs), as in torchmetrics' KernelInceptionDistance", False,
                "Unbiased, so slightly negative values occur when both sets share a distribution; "
                "less biased than FID at small n."),
+    MetricCard("kid_domain", "KID to the domain",
+               "KID as kid_target, against real images of any class", "lower",
+               (-math.inf, math.inf), "squared kernel-feature units", f"{_IMAGES}; {_EMBED}", _EXCLUDED,
+               "Bińkowski et al. 2018 (Demystifying MMD GANs), as in torchmetrics' KernelInceptionDistance", False,
+               "Pure realism, whatever the class; read it beside kid_target."),
     MetricCard("diversity", "Diversity (mean pairwise perceptual distance)",
                "div(x) = 2/(K(K−1)) Σ_{i<j} d(c_i(x), c_j(x)), d = perceptual_distance", "higher",
                (0.0, math.inf), "unitless (as perceptual_distance)",

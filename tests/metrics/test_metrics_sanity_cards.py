@@ -16,7 +16,7 @@ from cfcheck.metrics.sanity import ota_gain, randomisation_similarity
 REQUIRED_CARDS = {
     "target_accuracy", "original_accuracy", "tcv", "oracle_score", "oracle_target_accuracy",
     "committee_oracle_target_accuracy", "lvs", "d1", "d1_5", "d2", "elastic_net", "perceptual_distance",
-    "lpips", "fid_target", "fid_domain", "kid_target", "diversity", "coverage", "randomisation_similarity",
+    "lpips", "fid_target", "fid_domain", "kid_target", "kid_domain", "diversity", "coverage", "randomisation_similarity",
     "ota_gain",
 }
 
