@@ -54,7 +54,7 @@ def _set_score(result, score, session, metric):
         floor = statistic(reference, floor_set, KID_SUBSETS)
     else:
         statistic, value, floor = fid, fid(reference, fake), fid(reference, floor_set)
-    ci = bootstrap_set_ci(reference, fake, statistic, n_resamples=resamples, seed=result.task.seed)
+    ci = bootstrap_set_ci(reference, fake, statistic, n_resamples=resamples, seed=result.task.seed, point=value)
     score(metric, value=value, ci=ci, n=len(fake), extra={"real_floor": floor})
 
 

@@ -114,13 +114,15 @@ def bootstrap_set_ci(
     confidence: float = 0.95,
     n_resamples: int = 1000,
     seed: int = 0,
+    point: float | None = None,
 ) -> tuple[float, float]:
     """Percentile bootstrap CI of a two-sample set statistic such as ``fid(a, b)``.
 
     Rows of ``a`` and of ``b`` are resampled with replacement, independently, and the
     statistic is recomputed on each pair of resampled sets. Resampling duplicates rows,
-    which biases FID upward a little; the interval is for the sampling spread, the point
-    estimate should come from the full sets.
+    which biases FID upward, so the plain interval can miss the full-set value. Given the
+    full-set value as ``point``, the interval is shifted by the bootstrap bias
+    (median of the resampled statistics − ``point``) and so is centred on it.
     """
     if not callable(statistic):
         raise TypeError(f"`statistic` must be callable, got {describe(statistic)}")
@@ -133,7 +135,11 @@ def bootstrap_set_ci(
         a_sub = _take(a, rng.integers(0, n_a, size=n_a))
         b_sub = _take(b, rng.integers(0, n_b, size=n_b))
         stats[i] = float(statistic(a_sub, b_sub))
-    return _percentile_interval(stats, level)
+    low, high = _percentile_interval(stats, level)
+    if point is not None:
+        bias = float(np.median(stats)) - check_real("point", point)
+        low, high = low - bias, high - bias
+    return low, high
 
 
 @dataclass(frozen=True)

@@ -144,3 +144,18 @@ def test_summarize() -> None:
     assert summary.n == 150
     with pytest.raises(AttributeError):
         summary.n = 3  # frozen
+
+
+def test_bias_corrected_set_interval_is_centred_on_the_point_value():
+    from cfcheck.metrics.realism import fid
+    from cfcheck.metrics.stats import bootstrap_set_ci
+
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=(150, 4)), rng.normal(size=(120, 4))
+    point = fid(a, b)
+    plain = bootstrap_set_ci(a, b, fid, n_resamples=200, seed=1)
+    corrected = bootstrap_set_ci(a, b, fid, n_resamples=200, seed=1, point=point)
+    # q_2.5 <= median <= q_97.5, so the bias-shifted interval always contains the point value
+    assert corrected[0] <= point <= corrected[1]
+    assert corrected[0] - plain[0] == pytest.approx(corrected[1] - plain[1])
+    assert corrected[1] - corrected[0] == pytest.approx(plain[1] - plain[0])
