@@ -77,6 +77,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{KIND_MARKER}(kind): the method kind a cfcheck suite applies to")
     config.addinivalue_line("markers", f"{TASKS_MARKER}(which): 'explained' or 'random' classifier tasks")
+    if not config.pluginmanager.hasplugin("xdist"):  # the task marker must not warn without xdist
+        config.addinivalue_line("markers", "xdist_group(name): run together under --dist loadgroup")
     try:
         settings = read_user_settings(config.rootpath)
         profile_name = config.getoption("cfcheck_profile") or settings.get("profile", "standard")
@@ -145,8 +147,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     marker = metafunc.definition.get_closest_marker(TASKS_MARKER)
     which = marker.args[0] if marker else "explained"
     classifiers = (RANDOM_CLASSIFIER,) if which == "random" else session.profile.classifiers
-    tasks = session.tasks(tuple(classifiers))
-    metafunc.parametrize("cfcheck_task", tasks, ids=[t.id.replace("/", "-") for t in tasks], scope="function")
+    # With ``-n N --dist loadgroup`` all tests of a task share one worker, so its
+    # counterfactuals are generated once rather than once per worker.
+    tasks = [
+        pytest.param(task, id=task.id.replace("/", "-"), marks=pytest.mark.xdist_group(task.id))
+        for task in session.tasks(tuple(classifiers))
+    ]
+    metafunc.parametrize("cfcheck_task", tasks)
 
 
 class _OutcomeCounter:
