@@ -12,7 +12,7 @@ re-instantiated from its manifest entry alone.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import nn

@@ -13,7 +13,8 @@ cheap and consistent with large ones.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import Sequence, Union
+from typing import Union
+from collections.abc import Sequence
 
 import numpy as np
 import torch
