@@ -13,18 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from cfcheck.methods.contract import (
     check_positive,
-    input_gradient,
     resolve_generator,
-    uniform_like,
     validate_classifier,
     validate_explain_inputs,
     validate_target_range,
 )
+from cfcheck.models.adversarial import pgd_attack
 
 
 @dataclass(frozen=True)
@@ -68,23 +66,18 @@ class TargetedPGD:
         """Return ``x_adv`` with ``‖x_adv − x‖∞ ≤ eps``, values in [0, 1], pushed to ``target``."""
         validate_explain_inputs(x, target)
         validate_classifier(classifier)
-        x = x.detach()
-        lower = (x - self.eps).clamp(0.0, 1.0)
-        upper = (x + self.eps).clamp(0.0, 1.0)
-        if self.random_start:
-            noise = uniform_like(x, resolve_generator(generator)) * (2 * self.eps) - self.eps
-            x_adv = torch.minimum(torch.maximum(x + noise, lower), upper)
-        else:
-            x_adv = x.clone()
-
-        def loss_fn(logits: torch.Tensor) -> torch.Tensor:
-            validate_target_range(target, logits.shape[1])
-            # Summed, not averaged: each image's gradient is then independent of batch size.
-            return F.cross_entropy(logits, target, reduction="sum")
-
-        step = self.effective_step_size
-        for _ in range(self.steps):
-            _, grad = input_gradient(classifier, x_adv, loss_fn)
-            x_adv = x_adv - step * grad.sign()
-            x_adv = torch.minimum(torch.maximum(x_adv, lower), upper)
-        return x_adv.detach()
+        if len(x):
+            with torch.no_grad():
+                validate_target_range(target, classifier(x[:1]).shape[1])
+        return pgd_attack(
+            classifier,
+            x,
+            target,
+            eps=self.eps,
+            steps=self.steps,
+            norm="linf",
+            step_size=self.effective_step_size,
+            random_start=self.random_start,
+            generator=resolve_generator(generator),
+            targeted=True,
+        )

@@ -31,11 +31,13 @@ def _project(delta: torch.Tensor, eps: float, norm: str) -> torch.Tensor:
 def _random_start(
     x: torch.Tensor, eps: float, norm: str, generator: torch.Generator | None
 ) -> torch.Tensor:
+    # drawn on the generator's device, so a CPU generator gives the same start everywhere
+    device = generator.device if generator is not None else torch.device("cpu")
     if norm == "linf":
-        return (torch.rand(x.shape, generator=generator, dtype=x.dtype) * 2 - 1) * eps
+        return (torch.rand(x.shape, generator=generator, device=device, dtype=x.dtype) * 2 - 1) * eps
     # a Gaussian direction scaled to a uniform radius inside the L2 ball
-    noise = torch.randn(x.shape, generator=generator, dtype=x.dtype)
-    radius = torch.rand(x.shape[0], generator=generator, dtype=x.dtype).view(-1, 1, 1, 1)
+    noise = torch.randn(x.shape, generator=generator, device=device, dtype=x.dtype)
+    radius = torch.rand(x.shape[0], generator=generator, device=device, dtype=x.dtype).view(-1, 1, 1, 1)
     return noise / _per_sample_l2(noise) * eps * radius
 
 
@@ -50,8 +52,10 @@ def pgd_attack(
     step_size: float | None = None,
     random_start: bool = False,
     generator: torch.Generator | None = None,
+    targeted: bool = False,
 ) -> torch.Tensor:
-    """Untargeted PGD that maximises cross-entropy within the ``norm`` ball of radius ``eps``.
+    """PGD within the ``norm`` ball of radius ``eps``: untargeted (maximise cross-entropy to
+    ``labels``), or with ``targeted=True`` minimise it so ``labels`` are the targets.
 
     ``step_size`` defaults to 2.5·eps/steps (Madry et al.). The model's train/eval mode is
     left untouched so a caller can attack a model in either mode. Returns detached images.
@@ -78,14 +82,17 @@ def pgd_attack(
         p.requires_grad_(False)
     try:
         for _ in range(steps):
-            delta.requires_grad_(True)
-            loss = F.cross_entropy(model(x + delta), labels)
-            (grad,) = torch.autograd.grad(loss, delta)
+            with torch.enable_grad():  # callers may sit inside torch.no_grad()
+                delta.requires_grad_(True)
+                loss = F.cross_entropy(model(x + delta), labels)
+                (grad,) = torch.autograd.grad(loss, delta)
             with torch.no_grad():
                 if norm == "linf":
                     step = alpha * grad.sign()
                 else:
                     step = alpha * grad / _per_sample_l2(grad)
+                if targeted:
+                    step = -step
                 delta = _project(delta + step, eps, norm)
                 delta = (x + delta).clamp(0, 1) - x
     finally:
