@@ -6,6 +6,7 @@ directory once cfcheck is installed. Without ``--method`` the plugin stays out o
 
 from __future__ import annotations
 
+import os
 from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -103,6 +104,7 @@ def pytest_configure(config: pytest.Config) -> None:
         baseline = Baseline.load(baseline_path) if baseline_path else None
     except (FileNotFoundError, ValueError) as error:
         raise pytest.UsageError(f"--cfcheck-baseline: {error}") from None
+    _share_cpu_between_xdist_workers(config)
     report_dir = config.getoption("cfcheck_report_dir")
     config.stash[session_key] = cf_session = CfcheckSession(
         method=method,
@@ -297,6 +299,16 @@ def _progress_writer(config: pytest.Config) -> Any:
             reporter.write_line(f"cfcheck: {text}")
 
     return write
+
+
+def _share_cpu_between_xdist_workers(config: pytest.Config) -> None:
+    """Give each pytest-xdist worker its share of the cores: N workers each running torch's
+    default thread pool oversubscribe the CPU and run many times slower."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if workers > 1 and hasattr(config, "workerinput"):
+        import torch
+
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
 
 
 def _resolve_device(name: str) -> torch.device:

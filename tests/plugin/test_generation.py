@@ -75,3 +75,20 @@ def test_generator_is_passed_when_accepted():
     generator = torch.Generator().manual_seed(3)
     call_method(Seeded(), _x(), torch.zeros(4, dtype=torch.long), torch.nn.Identity(), generator)
     assert seen["generator"] is generator
+
+
+def test_xdist_workers_share_the_cores(monkeypatch):
+    from types import SimpleNamespace
+
+    from cfcheck.plugin import _share_cpu_between_xdist_workers
+
+    before = torch.get_num_threads()
+    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "4")
+    try:
+        _share_cpu_between_xdist_workers(SimpleNamespace())  # the controller keeps its threads
+        assert torch.get_num_threads() == before
+        _share_cpu_between_xdist_workers(SimpleNamespace(workerinput={}))
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
