@@ -24,7 +24,7 @@ from cfcheck.generation import MethodOutputError, VCEResult, generate
 from cfcheck.profiles import Profile
 from cfcheck.records import ScoreRecord
 from cfcheck.scorecard import atomic_write, build_scorecard, write_scorecard
-from cfcheck.tasks import PAIR_SETS, TaskInputs, VCETask, ideal_targets, select_inputs
+from cfcheck.tasks import TaskInputs, VCETask, ideal_targets, select_inputs
 from cfcheck.zoo import ModelZoo
 
 DOMAIN = "morpho"
@@ -100,7 +100,6 @@ class CfcheckSession:
             VCETask(classifier, pair_set, seed)
             for classifier in classifiers
             for pair_set in self.profile.pair_sets
-            if pair_set in PAIR_SETS
             for seed in self.seeds
         ]
 

@@ -22,9 +22,6 @@ class ModelZoo:
             self._models[name] = registry.load_model(name, domain=self.domain, device=self.device)
         return self._models[name]
 
-    def load(self, name: str) -> torch.nn.Module:
-        return self[name]
-
     @cached_property
     def oracles(self) -> tuple[str, ...]:
         """The oracle committee (never an explained classifier)."""
