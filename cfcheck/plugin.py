@@ -6,6 +6,7 @@ directory once cfcheck is installed. Without ``--method`` the plugin stays out o
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from contextlib import nullcontext
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 
 from cfcheck.adapter import FIXTURE_NAME, PLUGIN_NAME, check_method_object, load_method
 from cfcheck.kinds import MethodKind, detect_kinds
-from cfcheck.profiles import PROFILE_NAMES, read_user_settings, resolve_profile
+from cfcheck.profiles import INCONCLUSIVE_OUTCOMES, PROFILE_NAMES, read_user_settings, resolve_profile
 
 if TYPE_CHECKING:  # torch and the models load only when a method is under test
     import torch
@@ -52,6 +53,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="cpu",
         help="device for the method and the reference models: cpu, cuda, cuda:N or auto (default cpu)",
     )
+    group.addoption(
+        "--cfcheck-inconclusive",
+        choices=INCONCLUSIVE_OUTCOMES,
+        default=None,
+        help="pytest outcome when a score's 95%% interval straddles its bar: fail (default), xfail "
+        "(reported, does not fail the run) or pass; [tool.cfcheck] inconclusive sets the default",
+    )
     group.addoption("--cfcheck-seed", type=int, default=0, help="base seed of all tasks (default 0)")
     group.addoption(
         "--cfcheck-report-dir",
@@ -84,6 +92,8 @@ def pytest_configure(config: pytest.Config) -> None:
         settings = read_user_settings(config.rootpath)
         profile_name = config.getoption("cfcheck_profile") or settings.get("profile", "standard")
         profile = resolve_profile(profile_name, settings)
+        if config.getoption("cfcheck_inconclusive"):
+            profile = dataclasses.replace(profile, inconclusive=config.getoption("cfcheck_inconclusive"))
     except ValueError as error:
         raise pytest.UsageError(f"cfcheck: {error}") from None
     spec = config.getoption("method")

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cfcheck.metrics.cards import Bar
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised only on Python 3.10
@@ -26,77 +28,24 @@ PROFILE_NAMES = ("quick", "standard", "full")
 EXPLAINED_CLASSIFIERS = ("cnn", "robust_cnn", "mlp", "noise_cnn")
 
 
-@dataclass(frozen=True)
-class Threshold:
-    """A pass bar: ``value >= bound`` for ``min``, ``value <= bound`` for ``max``."""
+#: A pass bar; the bars themselves live on the metric cards (cfcheck.metrics.definitions).
+Threshold = Bar
 
-    bound: float
-    kind: str  # "min" or "max"
-
-    def __post_init__(self) -> None:
-        if self.kind not in ("min", "max"):
-            raise ValueError(f"threshold kind must be 'min' or 'max', got {self.kind!r}")
-
-    def passes(self, value: float) -> bool:
-        return value >= self.bound if self.kind == "min" else value <= self.bound
-
-    def describe(self) -> str:
-        return f"{'>=' if self.kind == 'min' else '<='} {self.bound:g}"
+#: How an inconclusive verdict (95% interval straddling the bar) ends its pytest test.
+INCONCLUSIVE_OUTCOMES = ("fail", "xfail", "pass")
 
 
-#: Default bars, calibrated on the bundled controls (see README, "verdict matrix").
-DEFAULT_THRESHOLDS: dict[str, Threshold] = {
-    "coverage": Threshold(0.5, "min"),
-    "target_accuracy": Threshold(0.8, "min"),
-    "tcv": Threshold(0.8, "min"),
-    "original_accuracy": Threshold(0.2, "max"),
-    "oracle_score": Threshold(0.5, "min"),
-    "oracle_target_accuracy": Threshold(0.5, "min"),
-    "committee_oracle_target_accuracy": Threshold(0.5, "min"),
-    "lvs_digit": Threshold(0.4, "min"),
-    "lvs_thickness": Threshold(0.35, "max"),
-    "lvs_intensity": Threshold(0.35, "max"),
-    "d1": Threshold(120.0, "max"),
-    "d1_5": Threshold(30.0, "max"),
-    "d2": Threshold(14.0, "max"),
-    "elastic_net": Threshold(130.0, "max"),
-    "perceptual_distance": Threshold(1.5, "max"),
-    "lpips": Threshold(0.5, "max"),
-    "fid_target": Threshold(20.0, "max"),
-    "fid_domain": Threshold(20.0, "max"),
-    "kid_target": Threshold(0.5, "max"),
-    "kid_domain": Threshold(0.5, "max"),
-    "diversity": Threshold(0.0, "min"),
-    "ota_gain": Threshold(0.2, "max"),
-    "randomisation_similarity": Threshold(0.9, "max"),
-}
+def default_thresholds(profile: str) -> dict[str, Bar]:
+    """Every metric card's bar for ``profile`` (metrics without a bar are left out)."""
+    from cfcheck.metrics.cards import CARDS
 
-#: Allowed regression against a stored baseline, in the metric's own units.
-DEFAULT_TOLERANCES: dict[str, float] = {
-    "coverage": 0.05,
-    "target_accuracy": 0.05,
-    "tcv": 0.05,
-    "original_accuracy": 0.05,
-    "oracle_score": 0.07,
-    "oracle_target_accuracy": 0.07,
-    "committee_oracle_target_accuracy": 0.07,
-    "lvs_digit": 0.05,
-    "lvs_thickness": 0.05,
-    "lvs_intensity": 0.05,
-    "d1": 5.0,
-    "d1_5": 1.5,
-    "d2": 0.7,
-    "elastic_net": 5.0,
-    "perceptual_distance": 0.1,
-    "lpips": 0.03,
-    "fid_target": 2.0,
-    "fid_domain": 2.0,
-    "kid_target": 0.05,
-    "kid_domain": 0.05,
-    "diversity": 0.05,
-    "ota_gain": 0.07,
-    "randomisation_similarity": 0.05,
-}
+    return {key: bar for key, card in CARDS.items() if (bar := card.bar_for(profile)) is not None}
+
+
+def default_tolerances() -> dict[str, float]:
+    from cfcheck.metrics.cards import CARDS
+
+    return {key: card.tolerance for key, card in CARDS.items()}
 
 
 @dataclass(frozen=True)
@@ -111,8 +60,17 @@ class Profile:
     batch_size: int = 128  # inputs per call of the method
     bootstrap_resamples: int = 1000
     determinism_batch: int = 4  # inputs used to check determinism and non-mutation
-    thresholds: Mapping[str, Threshold] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
-    tolerances: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
+    #: pytest outcome of an inconclusive verdict: "fail" (default: a gate needs evidence),
+    #: "xfail" (reported, does not fail the run) or "pass"
+    inconclusive: str = "fail"
+    thresholds: Mapping[str, Threshold] = field(default_factory=dict)
+    tolerances: Mapping[str, float] = field(default_factory=default_tolerances)
+
+    def __post_init__(self) -> None:
+        if not self.thresholds:
+            object.__setattr__(self, "thresholds", default_thresholds(self.name))
+        if self.inconclusive not in INCONCLUSIVE_OUTCOMES:
+            raise ValueError(f"inconclusive must be one of {INCONCLUSIVE_OUTCOMES}, got {self.inconclusive!r}")
 
     def threshold(self, metric: str) -> Threshold | None:
         return self.thresholds.get(metric)
@@ -180,6 +138,10 @@ def resolve_profile(name: str, settings: Mapping[str, Any] | None = None) -> Pro
 
 
 def _coerce(key: str, value: Any) -> Any:
+    if key == "inconclusive":
+        if value not in INCONCLUSIVE_OUTCOMES:
+            raise ValueError(f"[tool.cfcheck] inconclusive must be one of {INCONCLUSIVE_OUTCOMES}, got {value!r}")
+        return value
     if key in ("classifiers", "pair_sets"):
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
             raise ValueError(f"[tool.cfcheck] {key} must be a list of strings, got {value!r}")

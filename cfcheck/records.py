@@ -23,7 +23,11 @@ class ScoreRecord:
     ci_low: float = math.nan
     ci_high: float = math.nan
     threshold: str | None = None  # human readable, e.g. ">= 0.8"
-    passed: bool | None = None  # None when no threshold applies
+    #: "pass", "fail", "inconclusive" (the 95% CI straddles the bar), "error" (no score could be
+    #: computed; ``reason`` says why) or None (no bar: reported without a verdict)
+    verdict: str | None = None
+    passed: bool | None = None  # True for pass, False for fail and error, None otherwise
+    reason: str | None = None  # why a score could not be computed
     baseline: float | None = None
     regressed: bool | None = None  # None when no baseline was given
     samples: list[float] = field(default_factory=list)
@@ -48,6 +52,8 @@ class ScoreRecord:
         for name in ("value", "ci_low", "ci_high"):
             if values.get(name) is None:
                 values[name] = math.nan
+        if "verdict" not in data and values.get("passed") is not None:  # scorecards before verdicts
+            values["verdict"] = "pass" if values["passed"] else "fail"
         return cls(**values)
 
 

@@ -1,8 +1,11 @@
 """Recording a score and asserting its bar: the last step of every conformance test.
 
-``cfcheck_score(metric, per_sample_values)`` summarises the values (mean, bootstrap 95% CI,
-n), records them with the threshold and direction from the metric card and the profile,
-compares with the baseline, and fails the test with one readable line when the bar is missed.
+``cfcheck_score(metric, per_sample_values)`` summarises the values (mean, 95% CI, n), records
+them with the bar and direction from the metric's card (or the user's override), judges the
+verdict — pass, fail, or inconclusive when the interval straddles the bar — compares with the
+baseline, and ends the test with one readable line when the bar is missed.
+``cfcheck_score.unavailable(metric, reason)`` records a score that could not be computed, so a
+scorecard never silently lacks it.
 """
 
 from __future__ import annotations
@@ -14,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import torch
 
-from cfcheck.metrics.cards import get_card
-from cfcheck.metrics.stats import summarize
+from cfcheck.metrics.cards import Bar, MetricCard, get_card
+from cfcheck.metrics.stats import summarize, verdict
 from cfcheck.records import ScoreRecord
 
 if TYPE_CHECKING:
@@ -38,6 +41,12 @@ class ScoreRecorder:
         name = self.request.node.module.__name__.rsplit(".", 1)[-1]
         return name.removeprefix("test_")
 
+    def bar(self, metric: str) -> tuple[MetricCard, Bar | None]:
+        """The card of ``metric`` (``key`` or ``key:variant``) and the bar that applies to it."""
+        card = get_card(metric.split(":", 1)[0])
+        profile = self.session.profile
+        return card, profile.threshold(metric.replace(":", "_")) or profile.threshold(card.key)
+
     def __call__(
         self,
         metric: str,
@@ -46,16 +55,21 @@ class ScoreRecorder:
         value: float | None = None,
         ci: tuple[float, float] | None = None,
         n: int | None = None,
+        floor: float | None = None,
         labels: dict[str, list[Any]] | None = None,
         extra: dict[str, Any] | None = None,
     ) -> ScoreRecord:
         """Record ``metric`` from per-sample ``samples`` (or a set-level ``value`` with its ``ci``
-        and ``n``), then fail the test if it misses its threshold or regressed."""
+        and ``n``), then end the test by its verdict and the baseline comparison.
+
+        ``floor`` is the real-vs-real floor a floor-relative bar is measured against.
+        """
         __tracebackhide__ = True
-        card = get_card(metric.split(":", 1)[0])
         profile = self.session.profile
         if samples is not None:
             values = torch.as_tensor(samples, dtype=torch.float64).flatten()
+            if values.numel() == 0:
+                return self.unavailable(metric, "no samples to score")
             summary = summarize(values, n_resamples=profile.bootstrap_resamples, seed=self.session.seed)
             value, (ci_low, ci_high), n = summary.value, (summary.ci_low, summary.ci_high), summary.n
             sample_list = values.tolist()
@@ -64,25 +78,14 @@ class ScoreRecorder:
             sample_list = []
         else:
             raise TypeError("cfcheck_score needs per-sample values, or value= and n= for set-level metrics")
-        threshold = profile.threshold(metric.replace(":", "_")) or profile.threshold(card.key)
-        direction = card.direction
-        if direction == "none" and threshold is not None:  # e.g. LVS: wanted high for the target only
-            direction = "higher" if threshold.kind == "min" else "lower"
-        record = ScoreRecord(
-            nodeid=self.request.node.nodeid,
-            suite=self.suite,
-            metric=metric,
-            task=self.task_id,
-            value=float(value),
-            n=int(n),
-            direction=direction,
-            ci_low=float(ci_low),
-            ci_high=float(ci_high),
-            threshold=threshold.describe() if threshold else None,
-            passed=threshold.passes(float(value)) if threshold else None,
-            samples=sample_list,
-            sample_labels=labels or {},
-            extra=extra or {},
+        card, bar = self.bar(metric)
+        outcome = None
+        if bar is not None:
+            outcome = verdict(float(value), float(ci_low), float(ci_high), bar.resolve(floor), bar.kind)
+        record = self._record(
+            card, metric, value=float(value), n=int(n), ci=(float(ci_low), float(ci_high)),
+            threshold=bar.describe(floor) if bar else None, verdict=outcome, samples=sample_list,
+            labels=labels, extra=extra,
         )
         regression = None
         if self.session.baseline is not None:
@@ -90,14 +93,60 @@ class ScoreRecorder:
             regression = self.session.baseline.compare(record.key, record.value, record.direction, tolerance)
             record.baseline = self.session.baseline.get(record.key)
             record.regressed = regression is not None
-        self.session.add_record(record)
-        self.request.node.user_properties.append(("cfcheck", record.to_dict(with_samples=False)))
-        if record.passed is False:
-            pytest.fail(
-                f"{metric} = {record.value:.4g} [{record.ci_low:.4g}, {record.ci_high:.4g}] (n={record.n}) "
-                f"on {record.task}; required {record.threshold} ({card.name})",
-                pytrace=False,
+        self._publish(record)
+        summary_text = (
+            f"{metric} = {record.value:.4g} [{record.ci_low:.4g}, {record.ci_high:.4g}] (n={record.n}) "
+            f"on {record.task}; required {record.threshold}"
+        )
+        if outcome == "fail":
+            pytest.fail(f"{summary_text}: {card.failure_hint or card.name}", pytrace=False)
+        if outcome == "inconclusive" and profile.inconclusive != "pass":
+            message = (
+                f"inconclusive: {summary_text}; the 95% interval straddles the bar — run a larger profile "
+                "(--cfcheck-profile=standard or full) to decide"
             )
+            if profile.inconclusive == "xfail":
+                pytest.xfail(message)
+            pytest.fail(message, pytrace=False)
         if regression is not None:
             pytest.fail(regression.describe(), pytrace=False)
         return record
+
+    def unavailable(self, metric: str, reason: str) -> ScoreRecord:
+        """Record that ``metric`` could not be computed (verdict "error") and fail the test."""
+        __tracebackhide__ = True
+        card, bar = self.bar(metric)
+        record = self._record(
+            card, metric, value=math.nan, n=0, ci=(math.nan, math.nan),
+            threshold=bar.describe() if bar else None, verdict="error", reason=reason,
+        )
+        self._publish(record)
+        pytest.fail(f"{metric} on {record.task}: cannot be computed: {reason}", pytrace=False)
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _record(self, card: MetricCard, metric: str, *, value: float, n: int, ci: tuple[float, float],
+                threshold: str | None, verdict: str | None, reason: str | None = None,
+                samples: list[float] | None = None, labels: dict[str, list[Any]] | None = None,
+                extra: dict[str, Any] | None = None) -> ScoreRecord:
+        return ScoreRecord(
+            nodeid=self.request.node.nodeid,
+            suite=self.suite,
+            metric=metric,
+            task=self.task_id,
+            value=value,
+            n=n,
+            direction=card.direction,
+            ci_low=ci[0],
+            ci_high=ci[1],
+            threshold=threshold,
+            verdict=verdict,
+            passed={"pass": True, "fail": False, "error": False}.get(verdict or ""),
+            reason=reason,
+            samples=samples or [],
+            sample_labels=labels or {},
+            extra=extra or {},
+        )
+
+    def _publish(self, record: ScoreRecord) -> None:
+        self.session.add_record(record)
+        self.request.node.user_properties.append(("cfcheck", record.to_dict(with_samples=False)))

@@ -6,23 +6,45 @@ feature matrices. Callers run the models and pass predictions, probabilities or 
 
 from __future__ import annotations
 
-from cfcheck.metrics._optional import OptionalDependencyError
-from cfcheck.metrics.cards import CARDS, MetricCard, format_card, get_card
-from cfcheck.metrics.closeness import elastic_net_distance, lpips_distance, minkowski_distance, perceptual_distance
-from cfcheck.metrics.diversity import pairwise_diversity
-from cfcheck.metrics.realism import fid, fid_torchmetrics, frechet_distance, kid, kid_torchmetrics
-from cfcheck.metrics.sanity import ota_gain, randomisation_similarity
-from cfcheck.metrics.stats import Summary, bootstrap_ci, bootstrap_set_ci, summarize
-from cfcheck.metrics.validity import (
-    class_changes,
-    committee_vote,
-    js_divergence,
-    label_variation,
-    oracle_agreement,
-    oracle_target_hits,
-    original_hits,
-    target_hits,
-)
+import importlib
+from typing import Any
+
+#: name -> module; imported on first use, so reading the metric cards (which the pytest plugin
+#: does at start-up, for the profiles) does not import torch.
+_EXPORTS = {
+    "CARDS": "cfcheck.metrics.cards",
+    "MetricCard": "cfcheck.metrics.cards",
+    "OptionalDependencyError": "cfcheck.metrics._optional",
+    "Summary": "cfcheck.metrics.stats",
+    "bootstrap_ci": "cfcheck.metrics.stats",
+    "bootstrap_set_ci": "cfcheck.metrics.stats",
+    "class_changes": "cfcheck.metrics.validity",
+    "Bar": "cfcheck.metrics.cards",
+    "committee_target_hits": "cfcheck.metrics.validity",
+    "verdict": "cfcheck.metrics.stats",
+    "wilson_interval": "cfcheck.metrics.stats",
+    "elastic_net_distance": "cfcheck.metrics.closeness",
+    "fid": "cfcheck.metrics.realism",
+    "fid_torchmetrics": "cfcheck.metrics.realism",
+    "format_card": "cfcheck.metrics.cards",
+    "frechet_distance": "cfcheck.metrics.realism",
+    "get_card": "cfcheck.metrics.cards",
+    "js_divergence": "cfcheck.metrics.validity",
+    "kid": "cfcheck.metrics.realism",
+    "kid_torchmetrics": "cfcheck.metrics.realism",
+    "label_variation": "cfcheck.metrics.validity",
+    "lpips_distance": "cfcheck.metrics.closeness",
+    "minkowski_distance": "cfcheck.metrics.closeness",
+    "oracle_agreement": "cfcheck.metrics.validity",
+    "oracle_target_hits": "cfcheck.metrics.validity",
+    "original_hits": "cfcheck.metrics.validity",
+    "ota_gain": "cfcheck.metrics.sanity",
+    "pairwise_diversity": "cfcheck.metrics.diversity",
+    "perceptual_distance": "cfcheck.metrics.closeness",
+    "randomisation_similarity": "cfcheck.metrics.sanity",
+    "summarize": "cfcheck.metrics.stats",
+    "target_hits": "cfcheck.metrics.validity",
+}
 
 __all__ = [
     "CARDS",
@@ -32,7 +54,10 @@ __all__ = [
     "bootstrap_ci",
     "bootstrap_set_ci",
     "class_changes",
-    "committee_vote",
+    "Bar",
+    "committee_target_hits",
+    "verdict",
+    "wilson_interval",
     "elastic_net_distance",
     "fid",
     "fid_torchmetrics",
@@ -55,3 +80,10 @@ __all__ = [
     "summarize",
     "target_hits",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'cfcheck.metrics' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -13,25 +13,27 @@ import torch
 from scipy.stats import rankdata
 from torch import Tensor
 
-from cfcheck.metrics._validation import check_image_pair, check_same_shape
+from cfcheck.metrics._validation import check_image_pair, check_same_shape, check_tensor
 from cfcheck.metrics.closeness import UNIT_RANGE
-from cfcheck.metrics.validity import oracle_target_hits
 
 __all__ = ["ota_gain", "randomisation_similarity"]
 
 
-def ota_gain(
-    oracle_cf_pred: Tensor, oracle_x_pred: Tensor, target: Tensor, *, num_classes: int | None = None
-) -> Tensor:
-    """Per image 1[f_o(c) = y_t] − 1[f_o(x) = y_t] ∈ {−1, 0, 1}; its mean is the OTA gain.
+def ota_gain(cf_hits: Tensor, x_hits: Tensor) -> Tensor:
+    """Per image ``hit(c) − hit(x)`` ∈ {−1, 0, 1}, from oracle target-hit indicators (e.g.
+    :func:`~cfcheck.metrics.validity.committee_target_hits` on the counterfactuals and on the
+    unchanged inputs); its mean is the OTA gain.
 
     Per-image differences (rather than a difference of two means) keep the pairing, so
     the bootstrap CI of the gain accounts for the correlation between c and x.
     """
-    cf_hits = oracle_target_hits(oracle_cf_pred, target, num_classes=num_classes)
-    x_hits = oracle_target_hits(oracle_x_pred, target, num_classes=num_classes)
-    check_same_shape("oracle_cf_pred", cf_hits, "oracle_x_pred", x_hits)
-    return cf_hits - x_hits
+    cf_t = check_tensor("cf_hits", cf_hits)
+    x_t = check_tensor("x_hits", x_hits)
+    check_same_shape("cf_hits", cf_t, "x_hits", x_t)
+    for name, hits in (("cf_hits", cf_t), ("x_hits", x_t)):
+        if hits.ndim != 1 or not bool(((hits == 0) | (hits == 1)).all()):
+            raise ValueError(f"`{name}` must be a 1-D tensor of 0/1 indicators")
+    return cf_t.to(torch.float32) - x_t.to(torch.float32)
 
 
 def randomisation_similarity(x: Tensor, cf_trained: Tensor, cf_random: Tensor) -> Tensor:

@@ -1,8 +1,20 @@
-"""Uncertainty of scores: percentile bootstrap confidence intervals.
+"""Uncertainty of scores: what each interval estimates, and the three-valued verdict.
 
-Every score in a scorecard is reported with n and a 95% CI. Per-image metrics resample
-images; set-level metrics such as FID resample the rows of both sets (the counterfactuals
-and the reference images) independently, which is what :func:`bootstrap_set_ci` does.
+Every score in a scorecard is reported with n and a 95% CI. What the interval is about:
+
+- **Proportions** (TA, OTA, coverage, ... — per-input indicators in {0, 1}): the Wilson score
+  interval for the probability that the method succeeds on an input drawn like the task's
+  inputs. Unlike a percentile bootstrap it keeps its coverage near 0 and 1 (a bootstrap of
+  119 hits out of 120 prints the useless "[1, 1]"-like intervals; Wilson gives [0.954, 0.999]).
+- **Other per-input means** (distances, LVS, gains): the percentile bootstrap over inputs,
+  i.e. the sampling variability of the mean over the task's input distribution.
+- **Set-level scores** (FID, KID): :func:`bootstrap_set_ci` resamples the counterfactual set
+  and the reference set independently; it estimates the variability of the statistic from
+  both finite samples, shifted by the bootstrap bias so it is centred on the full-set value.
+  It does not include the finite-sample bias of FID itself — that is what the real-vs-real
+  floor at the same n and class mix is for.
+
+:func:`verdict` turns (interval, bar) into pass / fail / inconclusive.
 """
 
 from __future__ import annotations
@@ -16,7 +28,7 @@ from torch import Tensor
 
 from cfcheck.metrics._validation import check_positive_int, check_real, describe
 
-__all__ = ["Summary", "bootstrap_ci", "bootstrap_set_ci", "summarize"]
+__all__ = ["Summary", "VERDICTS", "bootstrap_ci", "bootstrap_set_ci", "summarize", "verdict", "wilson_interval"]
 
 Statistic = Callable[[np.ndarray], float]
 SetStatistic = Callable[..., float]
@@ -142,6 +154,69 @@ def bootstrap_set_ci(
     return low, high
 
 
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion (Wilson 1927).
+
+    Args:
+        successes: number of successes, ``0 <= successes <= n``.
+        n: number of trials, ``n >= 1``.
+        confidence: two-sided level in (0, 1).
+
+    Returns:
+        ``(low, high)`` with ``0 <= low <= successes/n <= high <= 1``.
+
+    Example:
+        >>> [round(v, 4) for v in wilson_interval(120, 120)]
+        [0.969, 1.0]
+    """
+    from scipy.stats import norm
+
+    level = _check_confidence(confidence)
+    trials = check_positive_int("n", n)
+    hits = check_positive_int("successes", successes, minimum=0)
+    if hits > trials:
+        raise ValueError(f"`successes` must be <= n, got {hits} successes in {trials} trials")
+    z = float(norm.ppf(0.5 + level / 2.0))
+    p = hits / trials
+    denominator = 1.0 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / denominator
+    half = z * np.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
+    # exact at the boundaries (the closed form loses the last ulp there)
+    low = 0.0 if hits == 0 else max(0.0, float(centre - half))
+    high = 1.0 if hits == trials else min(1.0, float(centre + half))
+    return low, high
+
+
+#: The three verdicts a bar can give, plus "error" when no score could be computed.
+VERDICTS = ("pass", "fail", "inconclusive", "error")
+
+
+def verdict(value: float, ci_low: float, ci_high: float, bound: float, kind: str) -> str:
+    """Pass / fail / inconclusive for a score against a bar ``value >= bound`` (kind "min")
+    or ``value <= bound`` (kind "max").
+
+    The whole 95% interval on the right side of the bar passes, the whole interval on the wrong
+    side fails, an interval that straddles it is inconclusive: more samples would be needed to
+    tell. Without an interval (NaN bounds) the point value decides. A NaN value is an error.
+    """
+    if kind not in ("min", "max"):
+        raise ValueError(f"`kind` must be 'min' or 'max', got {kind!r}")
+    if not np.isfinite(value):
+        return "error"
+    if not (np.isfinite(ci_low) and np.isfinite(ci_high)):
+        ci_low = ci_high = value
+    good_low, good_high = (ci_low >= bound, ci_high >= bound) if kind == "min" else (ci_high <= bound, ci_low <= bound)
+    if good_low and good_high:
+        return "pass"
+    if not good_low and not good_high:
+        return "fail"
+    return "inconclusive"
+
+
+def _is_binary(array: np.ndarray) -> bool:
+    return bool(np.all((array == 0.0) | (array == 1.0)))
+
+
 @dataclass(frozen=True)
 class Summary:
     """A score as the scorecard reports it: point value, CI bounds and sample size."""
@@ -160,8 +235,15 @@ def summarize(
     n_resamples: int = 1000,
     seed: int = 0,
 ) -> Summary:
-    """Point estimate ``statistic(values)`` with its percentile bootstrap CI and n."""
+    """Point estimate ``statistic(values)`` with its CI and n.
+
+    The mean of {0, 1} indicators gets the Wilson interval (see the module docstring); every
+    other statistic the percentile bootstrap over samples.
+    """
     array = _as_values(values)
+    if statistic is np.mean and _is_binary(array):
+        low, high = wilson_interval(int(array.sum()), array.size, confidence)
+        return Summary(value=float(array.mean()), ci_low=low, ci_high=high, n=int(array.size))
     low, high = bootstrap_ci(
         array, statistic=statistic, confidence=confidence, n_resamples=n_resamples, seed=seed
     )

@@ -20,12 +20,11 @@ from cfcheck.metrics._validation import (
     check_probabilities,
     check_same_length,
     check_same_shape,
-    stack_members,
 )
 
 __all__ = [
     "class_changes",
-    "committee_vote",
+    "committee_target_hits",
     "js_divergence",
     "label_variation",
     "oracle_agreement",
@@ -71,28 +70,40 @@ def oracle_target_hits(oracle_cf_pred: Tensor, target: Tensor, *, num_classes: i
     return _indicator("oracle_cf_pred", oracle_cf_pred, "target", target, equal=True, num_classes=num_classes)
 
 
-def committee_vote(probs: Sequence[Tensor] | Tensor) -> Tensor:
-    """Committee decision per image: argmax of the members' mean probability (soft vote).
+def committee_target_hits(member_preds: Sequence[Tensor] | Tensor, target: Tensor) -> Tensor:
+    """Committee OTA per image: 1 when a strict majority of the M members predicts ``target``.
 
-    Why soft rather than majority voting: with three members and ten classes a hard vote
-    ties often (1-1-1), and any tie-break rule would bias OTA; averaged continuous
-    probabilities tie only on a measure-zero set (if they ever do, the lowest class index
-    wins, deterministically). The mean also lets a confident member outweigh unsure ones,
-    which is the right weighting when the members are reasonably calibrated (an
-    over-confident member would dominate the vote; calibrate or temperature-scale first).
+    ``#{m : pred_m = y_t} > M/2``; a tie or a plurality short of a majority counts as a miss.
+    One fooled member can therefore never decide the vote (with M = 3, two must agree), which a
+    soft vote (mean probability) cannot promise: one over-confident fooled member outweighs two
+    unsure correct ones.
 
     Args:
-        probs: M ≥ 1 tensors of shape N×K (rows are probability vectors), or one M×N×K tensor.
+        member_preds: M ≥ 1 int64 tensors of shape N (each member's predicted class), or an
+            M×N tensor.
+        target: int64 tensor of shape N.
 
     Returns:
-        int64 tensor of shape N with the committee's class per image.
+        float32 tensor of shape N with values in {0, 1}.
+
+    Example:
+        >>> committee_target_hits([torch.tensor([1, 1]), torch.tensor([1, 2]), torch.tensor([0, 2])],
+        ...                       torch.tensor([1, 1])).tolist()
+        [1.0, 0.0]
     """
-    members = stack_members("probs", probs)
-    checked = [check_probabilities(f"probs[{i}]", member) for i, member in enumerate(members)]
-    for i, member in enumerate(checked[1:], start=1):
-        check_same_shape("probs[0]", checked[0], f"probs[{i}]", member)
-    mean_probs = torch.stack([m.double() for m in checked]).mean(dim=0)
-    return mean_probs.argmax(dim=1).to(torch.int64)
+    if isinstance(member_preds, Tensor):
+        if member_preds.ndim != 2:
+            raise ValueError(f"`member_preds` as one tensor must be M×N, got shape {tuple(member_preds.shape)}")
+        member_preds = list(member_preds.unbind(0))
+    if not isinstance(member_preds, Sequence) or len(member_preds) == 0:
+        raise ValueError("`member_preds` must hold at least one committee member's predictions")
+    target_t = check_predictions("target", target)
+    votes = torch.zeros(target_t.shape, dtype=torch.int64, device=target_t.device)
+    for i, preds in enumerate(member_preds):
+        preds_t = check_predictions(f"member_preds[{i}]", preds)
+        check_same_length(**{f"member_preds[{i}]": preds_t, "target": target_t})
+        votes += (preds_t == target_t).to(torch.int64)
+    return (2 * votes > len(member_preds)).to(torch.float32)
 
 
 def js_divergence(p: Tensor, q: Tensor) -> Tensor:

@@ -28,5 +28,9 @@ class MorphoDomain:
     def true_counterfactual(self, factors: MorphoFactors, **intervention: object) -> torch.Tensor:
         return true_counterfactual(factors, **intervention)
 
+    def class_counterfactual(self, factors: MorphoFactors, target: torch.Tensor) -> torch.Tensor:
+        """The true counterfactual under do(class = target): same style, thickness, intensity."""
+        return true_counterfactual(factors, digit=target)
+
     def __repr__(self) -> str:
         return "MorphoDomain()"

@@ -1,0 +1,113 @@
+"""Positive controls built on the domain's true counterfactual, and a random real target image.
+
+The true counterfactual keeps everything about an input except its class: the same style,
+stroke thickness and intensity, re-rendered after do(class = target). It is the answer an
+ideal explainer would give, and only a domain with a known generative process can compute it.
+cfcheck's suites must pass it on validity, closeness and realism; because it ignores the
+classifier, the random-classifier suite must fail it. :class:`TrueCounterfactual` with
+``reject=True`` adds Väth et al.'s rejection step (abstain where the explained classifier
+does not predict the target on the counterfactual), which makes it depend on the classifier
+and pass the random-classifier suite too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import torch
+from torch import nn
+
+from cfcheck.methods.contract import resolve_generator, validate_classifier, validate_explain_inputs
+
+
+def _image_key(image: torch.Tensor) -> bytes:
+    return hashlib.blake2b(image.detach().cpu().contiguous().numpy().tobytes(), digest_size=16).digest()
+
+
+class TrueCounterfactual:
+    """The domain's true counterfactual of every input, found by matching inputs to a split.
+
+    Args:
+        domain: a domain with the true-counterfactual capability (``split(name)`` returning
+            images with their ``factors``, and ``class_counterfactual(factors, target)``).
+        split: the split the inputs come from; each input must equal one of its images
+            exactly (cfcheck's inputs are test-split images).
+        reject: abstain where the explained classifier does not assign the target class to the
+            true counterfactual (then ``explain`` returns ``(x_cf, valid)``).
+
+    Example:
+        >>> truth = TrueCounterfactual(get_domain("morpho"), reject=True)       # doctest: +SKIP
+        >>> x_cf, valid = truth.explain(x, target, classifier)                   # doctest: +SKIP
+    """
+
+    def __init__(self, domain: Any, *, split: str = "test", reject: bool = False) -> None:
+        if not callable(getattr(domain, "class_counterfactual", None)):
+            raise TypeError(f"{domain!r} cannot compute true counterfactuals (no class_counterfactual)")
+        self._domain = domain
+        self._data = domain.split(split)
+        self._index = {_image_key(image): i for i, image in enumerate(self._data.images)}
+        self.split = split
+        self.reject = reject
+
+    def explain(
+        self,
+        x: torch.Tensor,
+        target: torch.Tensor,
+        classifier: nn.Module,
+        *,
+        generator: torch.Generator | None = None,
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """True counterfactuals of ``x`` towards ``target`` (and the rejection mask if asked)."""
+        validate_explain_inputs(x, target)
+        validate_classifier(classifier)
+        keys = [_image_key(image) for image in x]
+        missing = sum(key not in self._index for key in keys)
+        if missing:
+            raise ValueError(
+                f"{missing} of {len(x)} inputs are not {self.split}-split images; the true "
+                "counterfactual needs each input's exogenous noise"
+            )
+        indices = torch.tensor([self._index[key] for key in keys])
+        factors = self._data.factors[indices]
+        x_cf = self._domain.class_counterfactual(factors, target.cpu()).to(device=x.device, dtype=x.dtype)
+        if not self.reject:
+            return x_cf
+        with torch.no_grad():
+            valid = classifier(x_cf).argmax(dim=1) == target
+        return x_cf, valid
+
+
+class RandomTargetImage:
+    """A seeded random real image of the target class: valid and realistic, not minimal.
+
+    Args:
+        images: a bank of real images (N×C×H×W in [0, 1]).
+        labels: their classes (int64 N).
+    """
+
+    def __init__(self, images: torch.Tensor, labels: torch.Tensor) -> None:
+        validate_explain_inputs(images, labels, x_name="bank_images", target_name="bank_labels")
+        self._images = images
+        self._by_class = {int(c): torch.nonzero(labels == c).flatten() for c in labels.unique()}
+
+    def explain(
+        self,
+        x: torch.Tensor,
+        target: torch.Tensor,
+        classifier: nn.Module,
+        *,
+        generator: torch.Generator | None = None,
+    ) -> torch.Tensor:
+        """One bank image of each input's target class, drawn from ``generator``."""
+        validate_explain_inputs(x, target)
+        validate_classifier(classifier)
+        generator = resolve_generator(generator)
+        picks = []
+        for t in target.tolist():
+            pool = self._by_class.get(int(t))
+            if pool is None:
+                raise ValueError(f"the image bank has no image of target class {t}")
+            draw = torch.randint(len(pool), (1,), generator=generator, device=generator.device).cpu()
+            picks.append(pool[draw])
+        return self._images[torch.cat(picks)].to(device=x.device, dtype=x.dtype).clone()

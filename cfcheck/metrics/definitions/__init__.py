@@ -1,0 +1,16 @@
+"""The metric cards, one module per property family; :data:`ALL_CARDS` collects them.
+
+Every bar's rationale names the controls it sits between and their measured values, from
+``cfcheck calibrate`` (quick profile, seed 0 unless the text says otherwise).
+"""
+
+from __future__ import annotations
+
+from cfcheck.metrics.definitions.closeness import CLOSENESS_CARDS
+from cfcheck.metrics.definitions.realism import REALISM_CARDS
+from cfcheck.metrics.definitions.sanity import SANITY_CARDS
+from cfcheck.metrics.definitions.validity import VALIDITY_CARDS
+
+ALL_CARDS = (*VALIDITY_CARDS, *CLOSENESS_CARDS, *REALISM_CARDS, *SANITY_CARDS)
+
+__all__ = ["ALL_CARDS"]

@@ -1,0 +1,63 @@
+"""Realism: do counterfactuals look like real images of their target class? (Väth et al. 2023
+§3.3; FID on a domain network as in Hvilshøj et al. 2021 §3.1)
+
+Every realism score is judged against the **real-vs-real floor** measured in the same run: the
+same statistic between the same reference set and several sets of real images (from a split
+that is never scored) with the counterfactuals' n and class mix. FID is biased upward at small
+n and by a skewed class mix; the floor carries the same bias, so a floor-relative bar neither
+loosens as n grows nor punishes a perfect method for the task's class mix.
+"""
+
+from __future__ import annotations
+
+import math
+
+from cfcheck.metrics.cards import Bar, MetricCard
+from cfcheck.metrics.definitions._common import EMBED, EXCLUDED, HVILSHOJ, IMAGES
+
+_FEATURES = f"{IMAGES}; {EMBED}, standardised with fixed statistics of real validation images"
+_FID_CITE = f"Väth et al. 2023, §3.3; {HVILSHOJ}, §3.1 eq. (4)"
+_KID_CITE = "Bińkowski et al. 2018 (Demystifying MMD GANs), as in torchmetrics' KernelInceptionDistance"
+_FID = "FID(A, B) = ‖μ_A − μ_B‖² + tr(Σ_A + Σ_B − 2 (Σ_A^½ Σ_B Σ_A^½)^½)"
+_KID = "KID(A, B) = unbiased MMD² with k(a,b) = (aᵀb / D + 1)³"
+_PER_CLASS = ("Per target class k: the counterfactuals with target k against real images of class k; then "
+              "pooled as Σ_k (n_k / n) · score_k over classes with ≥ 2 counterfactuals (the others are "
+              "counted in extra.classes_skipped).")
+_SET_CI = ("Set-level; 95% CI by resampling the counterfactuals and the reference independently (bias-shifted). "
+           "extra.real_floor holds the floor draws.")
+
+REALISM_CARDS = (
+    MetricCard(
+        "fid_target", "Class-conditional FID to the target class",
+        f"Σ_k (n_k/n) FID(real_k, C_k), {_FID}", "lower", (0.0, math.inf), "squared embedding units",
+        _FEATURES, EXCLUDED, _FID_CITE, False, notes=f"{_PER_CLASS} {_SET_CI}",
+        bar=Bar(1.5, "max", "times_floor"), tolerance=2.0, rationale="CALIBRATE",
+        failure_hint="the counterfactuals do not look like real images of their target classes",
+    ),
+    MetricCard(
+        "fid_domain", "FID to the domain (class mix matched)",
+        f"{_FID}, A = real images drawn with the counterfactuals' target-class mix", "lower", (0.0, math.inf),
+        "squared embedding units", _FEATURES, EXCLUDED, _FID_CITE, False,
+        notes=f"Pure realism whatever the class; the reference has the counterfactuals' class mix, so a skewed "
+              f"mix of perfect counterfactuals is not penalised. {_SET_CI}",
+        bar=Bar(1.5, "max", "times_floor"), tolerance=2.0, rationale="CALIBRATE",
+        failure_hint="the counterfactuals do not look like real images of the domain",
+    ),
+    MetricCard(
+        "kid_target", "Class-conditional KID to the target class",
+        f"Σ_k (n_k/n) KID(real_k, C_k), {_KID}", "lower", (-math.inf, math.inf), "squared kernel-feature units",
+        _FEATURES, EXCLUDED, _KID_CITE, False,
+        notes=f"{_PER_CLASS} Unbiased, so slightly negative values occur when both sets share a distribution. "
+              f"{_SET_CI}",
+        bar=Bar(0.1, "max", "plus_floor"), tolerance=0.05, rationale="CALIBRATE",
+        failure_hint="the counterfactuals do not look like real images of their target classes",
+    ),
+    MetricCard(
+        "kid_domain", "KID to the domain (class mix matched)",
+        f"{_KID}, A = real images drawn with the counterfactuals' target-class mix", "lower",
+        (-math.inf, math.inf), "squared kernel-feature units", _FEATURES, EXCLUDED, _KID_CITE, False,
+        notes=f"Read beside kid_target. {_SET_CI}",
+        bar=Bar(0.1, "max", "plus_floor"), tolerance=0.05, rationale="CALIBRATE",
+        failure_hint="the counterfactuals do not look like real images of the domain",
+    ),
+)
