@@ -9,6 +9,14 @@ import torch
 from cfcheck.models import registry
 
 
+#: "cnn~features.6": the cnn with its layers from the output down to features.6 randomised.
+STAGE_SEPARATOR = "~"
+CASCADE_SEED = 0
+#: Unlabelled images for the stages' label-free logit standardisation.
+CASCADE_CALIBRATION_SPLIT = "train"
+CASCADE_CALIBRATION_IMAGES = 2000
+
+
 class ModelZoo:
     """Name → verified, frozen reference model; also the roles suites ask for."""
 
@@ -16,11 +24,35 @@ class ModelZoo:
         self.domain = domain
         self.device = device
         self._models: dict[str, torch.nn.Module] = {}
+        self._stage_names: dict[str, tuple[str, ...]] = {}
 
     def __getitem__(self, name: str) -> torch.nn.Module:
+        """A reference model, or ``"<model>~<layer>"``: a stage of the model's cascading
+        randomisation (its layers from the output down to ``<layer>`` re-initialised)."""
         if name not in self._models:
-            self._models[name] = registry.load_model(name, domain=self.domain, device=self.device)
+            if STAGE_SEPARATOR in name:
+                base, _ = name.split(STAGE_SEPARATOR, 1)
+                if name not in self.randomisation_stages(base):
+                    raise KeyError(f"{base} has no randomisation stage {name!r}; stages: {self.randomisation_stages(base)}")
+            else:
+                self._models[name] = registry.load_model(name, domain=self.domain, device=self.device)
         return self._models[name]
+
+    def randomisation_stages(self, name: str) -> tuple[str, ...]:
+        """Names of the cascading-randomisation stages of ``name``, top layer first."""
+        if name not in self._stage_names:
+            stages = self._cascade(name)
+            self._models.update(stages)
+            self._stage_names[name] = tuple(stages)
+        return self._stage_names[name]
+
+    def _cascade(self, name: str) -> dict[str, torch.nn.Module]:
+        from cfcheck.domains import get_domain
+        from cfcheck.models.randomisation import cascading_randomisation
+
+        calibration = get_domain(self.domain).split(CASCADE_CALIBRATION_SPLIT, n=CASCADE_CALIBRATION_IMAGES).images
+        stages = cascading_randomisation(self[name], seed=CASCADE_SEED, calibration_images=calibration.to(self.device))
+        return {f"{name}{STAGE_SEPARATOR}{layer}": model for layer, model in stages}
 
     @cached_property
     def oracles(self) -> tuple[str, ...]:

@@ -28,30 +28,30 @@ def _produced(result):
     return result.x[keep], result.x_cf[keep], {k: [v for v, m in zip(vs, keep) if m] for k, vs in result.sample_labels.items()}
 
 
-def _require_some(x):
+def _require_some(x, score, metric):
     if len(x) == 0:
-        pytest.fail("the method abstained on every input; nothing to measure", pytrace=False)
+        score.unavailable(metric, "the method abstained on every input; nothing to measure")
 
 
 @pytest.mark.parametrize("metric", sorted(MINKOWSKI))
 def test_minkowski_distance(cfcheck_vce, cfcheck_score, metric):
     """D_p = ||x − c||_p per image, p ∈ {1, 1.5, 2}, pixels in [0, 1]."""
     x, cf, labels = _produced(cfcheck_vce)
-    _require_some(x)
+    _require_some(x, cfcheck_score, metric)
     cfcheck_score(metric, minkowski_distance(x, cf, MINKOWSKI[metric]), labels=labels)
 
 
 def test_elastic_net_distance(cfcheck_vce, cfcheck_score):
     """EN = ||x − c||₁ + ||x − c||₂ (Hvilshøj et al.)."""
     x, cf, labels = _produced(cfcheck_vce)
-    _require_some(x)
+    _require_some(x, cfcheck_score, "elastic_net")
     cfcheck_score("elastic_net", elastic_net_distance(x, cf), labels=labels)
 
 
 def test_perceptual_distance(cfcheck_vce, cfcheck_score, cfcheck_models):
     """LPIPS formula (unit-normalised activations, uniform weights) on the domain network."""
     x, cf, labels = _produced(cfcheck_vce)
-    _require_some(x)
+    _require_some(x, cfcheck_score, "perceptual_distance")
     embedding = cfcheck_models.embedding
     distances = perceptual_distance(x.to(cfcheck_models.device), cf.to(cfcheck_models.device), embedding.feature_maps)
     cfcheck_score("perceptual_distance", distances.cpu(), labels=labels)
@@ -60,7 +60,7 @@ def test_perceptual_distance(cfcheck_vce, cfcheck_score, cfcheck_models):
 def test_lpips(cfcheck_vce, cfcheck_score):
     """Real LPIPS (AlexNet) through the optional ``lpips`` backend."""
     x, cf, labels = _produced(cfcheck_vce)
-    _require_some(x)
+    _require_some(x, cfcheck_score, "lpips")
     try:
         distances = lpips_distance(x, cf, net="alex")
     except OptionalDependencyError as error:
@@ -71,11 +71,11 @@ def test_lpips(cfcheck_vce, cfcheck_score):
 def test_label_variation_unrelated(cfcheck_vce, cfcheck_score, cfcheck_models, cfcheck_attribute):
     """LVS of an attribute the counterfactual should leave alone (thickness, intensity)."""
     keep = cfcheck_vce.valid
-    _require_some(cfcheck_vce.x[keep])
+    _require_some(cfcheck_vce.x[keep], cfcheck_score, f"lvs_unrelated:{cfcheck_attribute}")
     oracle = cfcheck_models.attribute_oracles[cfcheck_attribute]
     lvs = label_variation(cfcheck_vce.probabilities(oracle, on="x"), cfcheck_vce.probabilities(oracle))
     labels = {k: [v for v, m in zip(vs, keep) if m] for k, vs in cfcheck_vce.sample_labels.items()}
-    cfcheck_score(f"lvs:{cfcheck_attribute}", lvs[keep], labels=labels)
+    cfcheck_score(f"lvs_unrelated:{cfcheck_attribute}", lvs[keep], labels=labels)
 
 
 def test_diversity(cfcheck_vce, cfcheck_score, cfcheck_models):
@@ -83,6 +83,8 @@ def test_diversity(cfcheck_vce, cfcheck_score, cfcheck_models):
     if cfcheck_vce.num_counterfactuals < 2:
         pytest.skip("the method returns one counterfactual per input; diversity needs several")
     keep = cfcheck_vce.valid
+    if int(keep.sum()) == 0:
+        cfcheck_score.unavailable("diversity", "the method abstained on every input; nothing to measure")
     cfs = cfcheck_vce.output.cfs[keep].to(cfcheck_models.device)
     feature_maps = cfcheck_models.embedding.feature_maps
     diversity = pairwise_diversity(cfs, lambda a, b: perceptual_distance(a, b, feature_maps))

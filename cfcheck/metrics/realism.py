@@ -27,7 +27,7 @@ from cfcheck.metrics._validation import (
     describe,
 )
 
-__all__ = ["fid", "fid_torchmetrics", "frechet_distance", "kid", "kid_torchmetrics"]
+__all__ = ["fid", "fid_torchmetrics", "frechet_distance", "kid", "kid_all_pairs", "kid_torchmetrics"]
 
 ArrayLike = Tensor | np.ndarray
 
@@ -282,3 +282,24 @@ def kid_torchmetrics(
             torch.manual_seed(rng_seed)
             mean, std = metric.compute()
     return float(mean), float(std)
+
+
+def kid_all_pairs(real_features: ArrayLike, fake_features: ArrayLike, degree: int = 3,
+                  gamma: float | None = None, coef: float = 1.0) -> float:
+    """KID on all rows at once: the unbiased MMD² estimate with k(a, b) = (γ aᵀb + coef)^degree.
+
+    Unlike :func:`kid` it needs no subsets and accepts sets of different sizes (N, M ≥ 2):
+    ``Σ_{i≠j} k(r_i, r_j)/(N(N−1)) + Σ_{i≠j} k(f_i, f_j)/(M(M−1)) − 2 Σ_{i,j} k(r_i, f_j)/(NM)``.
+    Meant for small per-class sets, where subsets would waste samples; γ defaults to 1/D.
+    """
+    real, fake = _check_feature_pair(real_features, fake_features)
+    deg = check_positive_int("degree", degree)
+    gam = 1.0 / real.shape[1] if gamma is None else check_real("gamma", gamma)
+    cf = check_real("coef", coef)
+    n, m = real.shape[0], fake.shape[0]
+    k_rr = (real @ real.T * gam + cf) ** deg
+    k_ff = (fake @ fake.T * gam + cf) ** deg
+    k_rf = (real @ fake.T * gam + cf) ** deg
+    within_r = (k_rr.sum() - k_rr.diagonal().sum()) / (n * (n - 1))
+    within_f = (k_ff.sum() - k_ff.diagonal().sum()) / (m * (m - 1))
+    return float(within_r + within_f - 2 * k_rf.sum() / (n * m))

@@ -19,7 +19,7 @@ Every score in a scorecard is reported with n and a 95% CI. What the interval is
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,36 +118,58 @@ def _take(data: Tensor | np.ndarray, index: np.ndarray) -> Tensor | np.ndarray:
     return data[index]
 
 
+def _strata(name: str, data: object) -> tuple[Tensor | np.ndarray, ...]:
+    parts = tuple(data) if isinstance(data, (tuple, list)) else (data,)
+    if not parts:
+        raise ValueError(f"`{name}` must hold at least one stratum")
+    for i, part in enumerate(parts):
+        _rows(f"{name}[{i}]" if len(parts) > 1 else name, part)
+    return parts
+
+
 def bootstrap_set_ci(
-    a: Tensor | np.ndarray,
-    b: Tensor | np.ndarray,
+    a: Tensor | np.ndarray | Sequence[Tensor | np.ndarray],
+    b: Tensor | np.ndarray | Sequence[Tensor | np.ndarray],
     statistic: SetStatistic,
     *,
     confidence: float = 0.95,
     n_resamples: int = 1000,
     seed: int = 0,
     point: float | None = None,
+    method: str = "bootstrap",
 ) -> tuple[float, float]:
     """Percentile bootstrap CI of a two-sample set statistic such as ``fid(a, b)``.
 
     Rows of ``a`` and of ``b`` are resampled with replacement, independently, and the
-    statistic is recomputed on each pair of resampled sets. Resampling duplicates rows,
-    which biases FID upward, so the plain interval can miss the full-set value. Given the
-    full-set value as ``point``, the interval is shifted by the bootstrap bias
-    (median of the resampled statistics − ``point``) and so is centred on it.
+    statistic is recomputed on each pair of resampled sets. ``a`` and ``b`` may also be
+    tuples of strata (e.g. one block per class): each block is resampled within itself, so
+    the class counts stay fixed, and ``statistic`` receives the tuples. Resampling duplicates
+    rows, which biases FID upward, so the plain interval can miss the full-set value. Given
+    the full-set value as ``point``, the interval is shifted by the bootstrap bias (median of
+    the resampled statistics − ``point``) and so is centred on it.
     """
     if not callable(statistic):
         raise TypeError(f"`statistic` must be callable, got {describe(statistic)}")
-    n_a, n_b = _rows("a", a), _rows("b", b)
+    stratified = isinstance(a, (tuple, list))
+    parts_a, parts_b = _strata("a", a), _strata("b", b)
     level = _check_confidence(confidence)
     resamples = check_positive_int("n_resamples", n_resamples)
     rng = np.random.default_rng(check_positive_int("seed", seed, minimum=0))
     stats = np.empty(resamples, dtype=np.float64)
+
+    def resample(parts: tuple[Tensor | np.ndarray, ...]) -> tuple[Tensor | np.ndarray, ...]:
+        if method == "half_sampling":
+            return tuple(_take(p, rng.permutation(len(p))[: max(2, len(p) // 2)]) for p in parts)
+        return tuple(_take(p, rng.integers(0, len(p), size=len(p))) for p in parts)
+
     for i in range(resamples):
-        a_sub = _take(a, rng.integers(0, n_a, size=n_a))
-        b_sub = _take(b, rng.integers(0, n_b, size=n_b))
-        stats[i] = float(statistic(a_sub, b_sub))
+        a_sub, b_sub = resample(parts_a), resample(parts_b)
+        stats[i] = float(statistic(a_sub, b_sub) if stratified else statistic(a_sub[0], b_sub[0]))
     low, high = _percentile_interval(stats, level)
+    if method == "half_sampling":
+        centre = check_real("point", point)
+        scale = np.sqrt(0.5)
+        return centre - scale * (high - centre), centre - scale * (low - centre)
     if point is not None:
         bias = float(np.median(stats)) - check_real("point", point)
         low, high = low - bias, high - bias

@@ -10,9 +10,12 @@ import torch
 from .rendering import render
 from .scm import MorphoFactors, sample_factors
 
-#: Each split is its own fixed seed, so the splits are disjoint draws of the SCM.
-SPLIT_SEEDS = {"train": 1_000, "val": 2_000, "test": 3_000, "oracle": 4_000}
-SPLIT_SIZES = {"train": 30_000, "val": 3_000, "test": 5_000, "oracle": 30_000}
+#: Each split is its own fixed seed, so the splits are disjoint draws of the SCM. Roles: train
+#: (explained classifiers), oracle (oracles, attribute oracles, embedding), val (model selection,
+#: feature standardisation, the ideal pairs), test (the inputs that are scored), reference (real
+#: images for realism references and real-vs-real floors; never trained on, never scored).
+SPLIT_SEEDS = {"train": 1_000, "val": 2_000, "test": 3_000, "oracle": 4_000, "reference": 5_000}
+SPLIT_SIZES = {"train": 30_000, "val": 3_000, "test": 5_000, "oracle": 30_000, "reference": 20_000}
 
 #: Inner edges of 3 equal-mass bins of the SCM marginals (tertiles). Thickness from the Gamma
 #: quantile function; intensity from 4·10⁶ Monte-Carlo draws (re-checked in the tests).

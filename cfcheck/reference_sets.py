@@ -1,0 +1,161 @@
+"""Real reference sets and real-vs-real floors for the realism scores.
+
+FID and KID depend on n and on the class mix, so a realism score means something only beside
+the same statistic for *real* images at the same n and class mix: the floor no method can go
+below. This module draws, from a split that is never scored (the domain's ``reference``
+split), per class:
+
+- a reference set of ``reference_per_sample`` × n_k real images of class k (capped by what
+  the pool can spare), and
+- ``floor_draws`` floor sets of exactly n_k real images of class k,
+
+all without replacement and disjoint from one another, and scores a counterfactual set and
+every floor set against the same reference, either class-conditionally (per target class,
+pooled with weights n_k / n) or over the whole class-matched set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from cfcheck.metrics.stats import bootstrap_set_ci
+
+SetStatistic = Callable[[Tensor, Tensor], float]
+
+#: Real reference images per counterfactual (per class), before the pool's cap.
+REFERENCE_PER_SAMPLE = 8
+#: Independent real-vs-real floor draws; their spread is the floor's own uncertainty.
+FLOOR_DRAWS = 5
+#: Classes with fewer counterfactuals than this cannot have a covariance (FID) or an unbiased
+#: within-set kernel mean (KID); they are left out of the class-conditional score.
+MIN_PER_CLASS = 2
+
+
+@dataclass(frozen=True)
+class ReferenceDraw:
+    """Indices into the reference pool, per class: one reference set and several floor sets."""
+
+    reference: dict[int, Tensor]
+    floors: list[dict[int, Tensor]]
+
+
+def draw_reference(
+    pool_labels: Tensor,
+    counts: dict[int, int],
+    *,
+    generator: torch.Generator,
+    reference_per_sample: int = REFERENCE_PER_SAMPLE,
+    floor_draws: int = FLOOR_DRAWS,
+) -> ReferenceDraw:
+    """Class-matched, disjoint draws without replacement from a labelled pool.
+
+    Args:
+        pool_labels: int64 labels of the pool (N).
+        counts: class → number of counterfactuals of that target class (n_k ≥ 1).
+        generator: seeded CPU generator (the draws are a function of it).
+        reference_per_sample: reference images per counterfactual; capped so the floors fit.
+        floor_draws: number of floor sets (each of exactly n_k images of class k).
+
+    Returns:
+        A :class:`ReferenceDraw`; per class, the reference has
+        ``min(reference_per_sample·n_k, pool_k − floor_draws·n_k)`` images.
+
+    Raises:
+        ValueError: when a class's pool cannot hold the floors plus a reference of 2·n_k.
+    """
+    reference: dict[int, Tensor] = {}
+    floors: list[dict[int, Tensor]] = [{} for _ in range(floor_draws)]
+    for cls, n_k in sorted(counts.items()):
+        if n_k < 1:
+            raise ValueError(f"class {cls}: counts must be >= 1, got {n_k}")
+        pool = torch.nonzero(pool_labels == cls).flatten()
+        size = min(reference_per_sample * n_k, len(pool) - floor_draws * n_k)
+        if size < 2 * n_k:
+            raise ValueError(
+                f"the reference pool has {len(pool)} images of class {cls}; {n_k} counterfactuals of that class "
+                f"need at least {(floor_draws + 2) * n_k} (a reference of 2 per counterfactual and "
+                f"{floor_draws} floor sets)"
+            )
+        order = pool[torch.randperm(len(pool), generator=generator)]
+        reference[cls] = order[:size]
+        for j in range(floor_draws):
+            floors[j][cls] = order[size + j * n_k : size + (j + 1) * n_k]
+    return ReferenceDraw(reference, floors)
+
+
+@dataclass(frozen=True)
+class RealismScore:
+    value: float
+    ci: tuple[float, float]
+    n: int
+    floors: list[float]
+    classes_skipped: list[int]
+
+    @property
+    def floor_max(self) -> float:
+        return max(self.floors)
+
+
+def score_realism(
+    statistic: SetStatistic,
+    pool_features: Tensor,
+    pool_labels: Tensor,
+    fake_features: Tensor,
+    fake_classes: Tensor,
+    *,
+    conditional: bool,
+    generator: torch.Generator,
+    n_resamples: int,
+    seed: int,
+    ci_method: str = "bootstrap",
+) -> RealismScore:
+    """Score a counterfactual set against real images of its target classes, with floors.
+
+    Args:
+        statistic: a two-set statistic such as ``fid`` or ``kid_all_pairs`` (real, fake).
+        pool_features, pool_labels: features and classes of the reference pool.
+        fake_features, fake_classes: the counterfactuals' features and target classes.
+        conditional: ``True``: per target class k, ``statistic(reference_k, fakes_k)``, pooled
+            with weights n_k / n over classes with at least :data:`MIN_PER_CLASS`
+            counterfactuals. ``False``: one statistic against the union of the per-class
+            reference draws, i.e. real images with the counterfactuals' class mix.
+        generator: seeds the reference and floor draws.
+        n_resamples, seed, ci_method: the CI resamples counterfactuals and reference within
+            each class: ``"bootstrap"`` (bias-shifted to centre on the value; FID) or
+            ``"half_sampling"`` (kernel statistics such as KID); see
+            :func:`~cfcheck.metrics.stats.bootstrap_set_ci`.
+
+    Returns:
+        A :class:`RealismScore` with the value, CI, n, the floor of every draw and the classes
+        left out for having too few counterfactuals.
+    """
+    classes, counts = fake_classes.unique(return_counts=True)
+    all_counts = {int(c): int(k) for c, k in zip(classes, counts)}
+    if conditional:
+        kept = {c: k for c, k in all_counts.items() if k >= MIN_PER_CLASS}
+    else:
+        kept = all_counts
+    skipped = sorted(set(all_counts) - set(kept))
+    if sum(kept.values()) < 2:
+        raise ValueError("fewer than two counterfactuals in classes that can be scored; realism needs a set")
+    draw = draw_reference(pool_labels, kept, generator=generator)
+    order = sorted(kept)
+    fakes = [fake_features[fake_classes == c] for c in order]
+    reference = [pool_features[draw.reference[c]] for c in order]
+    weights = np.array([kept[c] for c in order], dtype=np.float64) / sum(kept.values())
+
+    def pooled(real_parts: tuple[Tensor, ...], fake_parts: tuple[Tensor, ...]) -> float:
+        if conditional:
+            return float(sum(w * statistic(r, f) for w, r, f in zip(weights, real_parts, fake_parts)))
+        return statistic(torch.cat(real_parts), torch.cat(fake_parts))
+
+    value = pooled(tuple(reference), tuple(fakes))
+    floors = [pooled(tuple(reference), tuple(pool_features[floor[c]] for c in order)) for floor in draw.floors]
+    ci = bootstrap_set_ci(tuple(reference), tuple(fakes), pooled, n_resamples=n_resamples, seed=seed, point=value,
+                          method=ci_method)
+    return RealismScore(value, ci, sum(kept.values()), floors, skipped)
