@@ -33,6 +33,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary.add_argument("path", type=Path)
     summary.add_argument("--failures", action="store_true", help="only scores that failed or regressed")
 
+    commands.add_parser(
+        "calibrate", add_help=False,
+        help="run every bundled control through the suites; print the verdict matrix and calibration table",
+    )
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv and argv[0] == "calibrate":  # its own options (cfcheck calibrate --help)
+        from cfcheck.calibration import main as calibrate
+
+        return calibrate(argv[1:])
     args = parser.parse_args(argv)
     try:
         return _COMMANDS[args.command](args)

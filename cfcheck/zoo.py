@@ -51,8 +51,8 @@ class ModelZoo:
         from cfcheck.models.randomisation import cascading_randomisation
 
         calibration = get_domain(self.domain).split(CASCADE_CALIBRATION_SPLIT, n=CASCADE_CALIBRATION_IMAGES).images
-        stages = cascading_randomisation(self[name], seed=CASCADE_SEED, calibration_images=calibration.to(self.device))
-        return {f"{name}{STAGE_SEPARATOR}{layer}": model for layer, model in stages}
+        stages = cascading_randomisation(self[name], calibration.to(self.device), seed=CASCADE_SEED)
+        return {f"{name}{STAGE_SEPARATOR}{stage.layer}": stage.model for stage in stages}
 
     @cached_property
     def oracles(self) -> tuple[str, ...]:

@@ -147,7 +147,17 @@ def bootstrap_set_ci(
     rows, which biases FID upward, so the plain interval can miss the full-set value. Given
     the full-set value as ``point``, the interval is shifted by the bootstrap bias (median of
     the resampled statistics − ``point``) and so is centred on it.
+
+    ``method="half_sampling"`` (needs ``point``) is for kernel statistics such as KID, whose
+    unbiased estimator counts a duplicated row as a perfect match, so bootstrap resamples are
+    biased and wildly spread: each resample takes half of every block without replacement,
+    and the interval is ``point − √½ · q`` for the quantiles q of (resampled − point)
+    (subsampling, Politis & Romano 1994; √(m/n) scaling for a √n-consistent statistic).
     """
+    if method not in ("bootstrap", "half_sampling"):
+        raise ValueError(f"`method` must be 'bootstrap' or 'half_sampling', got {method!r}")
+    if method == "half_sampling" and point is None:
+        raise ValueError("half_sampling needs the full-set value as `point`")
     if not callable(statistic):
         raise TypeError(f"`statistic` must be callable, got {describe(statistic)}")
     stratified = isinstance(a, (tuple, list))

@@ -11,7 +11,10 @@ import torch
 from cfcheck.metrics.closeness import minkowski_distance
 from cfcheck.metrics.diversity import pairwise_diversity
 from cfcheck.metrics.realism import fid
-from cfcheck.metrics.stats import Summary, bootstrap_ci, bootstrap_set_ci, summarize
+from cfcheck.metrics.stats import Summary, bootstrap_ci, bootstrap_set_ci, summarize, verdict, wilson_interval
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import binomtest
 
 L2 = functools.partial(minkowski_distance, p=2)
 
@@ -135,27 +138,95 @@ def test_set_bootstrap_validation() -> None:
         bootstrap_set_ci(np.zeros((3, 1)), np.zeros((3, 1)), lambda a, b: float("nan"), n_resamples=5)
 
 
-def test_summarize() -> None:
-    values = np.random.default_rng(7).uniform(size=150)
-    summary = summarize(values, seed=1)
-    assert isinstance(summary, Summary)
-    assert summary.value == pytest.approx(values.mean())
-    assert (summary.ci_low, summary.ci_high) == bootstrap_ci(values, seed=1)
-    assert summary.n == 150
-    with pytest.raises(AttributeError):
-        summary.n = 3  # frozen
+def test_summarize_gives_proportions_a_wilson_interval_and_other_means_a_bootstrap() -> None:
+    hits = np.array([1.0] * 119 + [0.0])
+    summary = summarize(hits)
+    assert isinstance(summary, Summary) and summary.n == 120 and summary.value == pytest.approx(119 / 120)
+    low, high = binomtest(119, 120).proportion_ci(0.95, method="wilson")
+    assert (summary.ci_low, summary.ci_high) == pytest.approx((low, high), abs=1e-9)
+    distances = np.random.default_rng(7).uniform(size=150)
+    spread = summarize(distances, seed=1)
+    # a bootstrap of the mean of uniforms: half-width ≈ 1.96·sqrt(1/12/150) ≈ 0.046
+    assert spread.ci_high - spread.ci_low == pytest.approx(2 * 1.96 * np.sqrt(1 / 12 / 150), rel=0.25)
 
 
-def test_bias_corrected_set_interval_is_centred_on_the_point_value():
-    from cfcheck.metrics.realism import fid
-    from cfcheck.metrics.stats import bootstrap_set_ci
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 400), st.data())
+def test_wilson_matches_scipy(n, data) -> None:
+    k = data.draw(st.integers(0, n))
+    low, high = wilson_interval(k, n)
+    expected = binomtest(k, n).proportion_ci(0.95, method="wilson")
+    assert (low, high) == pytest.approx((expected.low, expected.high), abs=1e-9)
+    assert 0.0 <= low <= k / n <= high <= 1.0
 
-    rng = np.random.default_rng(3)
-    a, b = rng.normal(size=(150, 4)), rng.normal(size=(120, 4))
-    point = fid(a, b)
-    plain = bootstrap_set_ci(a, b, fid, n_resamples=200, seed=1)
-    corrected = bootstrap_set_ci(a, b, fid, n_resamples=200, seed=1, point=point)
-    # q_2.5 <= median <= q_97.5, so the bias-shifted interval always contains the point value
-    assert corrected[0] <= point <= corrected[1]
-    assert corrected[0] - plain[0] == pytest.approx(corrected[1] - plain[1])
-    assert corrected[1] - corrected[0] == pytest.approx(plain[1] - plain[0])
+
+def test_wilson_keeps_its_coverage_near_one_where_the_percentile_bootstrap_does_not() -> None:
+    rng = np.random.default_rng(0)
+    p, n, trials = 0.995, 120, 400
+    wilson = bootstrap = 0
+    for _ in range(trials):
+        sample = (rng.uniform(size=n) < p).astype(float)
+        low, high = wilson_interval(int(sample.sum()), n)
+        wilson += low <= p <= high
+        low, high = bootstrap_ci(sample, n_resamples=200, seed=int(rng.integers(1 << 30)))
+        bootstrap += low <= p <= high
+    assert wilson / trials >= 0.9
+    assert bootstrap / trials < 0.7  # all-hit samples give the zero-width interval [1, 1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.floats(-5, 5), st.floats(0, 3), st.floats(0, 3), st.floats(-5, 5), st.sampled_from(["min", "max"])
+)
+def test_verdict_against_its_definition(value, below, above, bound, kind) -> None:
+    low, high = value - below, value + above
+    result = verdict(value, low, high, bound, kind)
+    good = (lambda v: v >= bound) if kind == "min" else (lambda v: v <= bound)
+    if good(low) and good(high):
+        assert result == "pass"
+    elif not good(low) and not good(high):
+        assert result == "fail"
+    else:
+        assert result == "inconclusive"
+
+
+def test_verdict_special_cases() -> None:
+    assert verdict(float("nan"), 0.0, 1.0, 0.5, "min") == "error"
+    assert verdict(0.7, float("nan"), float("nan"), 0.5, "min") == "pass"  # no interval: the value decides
+    with pytest.raises(ValueError, match="kind"):
+        verdict(0.7, 0.6, 0.8, 0.5, "above")
+
+
+def test_stratified_bootstrap_keeps_strata_sizes() -> None:
+    rng = np.random.default_rng(4)
+    a = (rng.normal(size=(30, 2)), rng.normal(size=(5, 2)))
+    b = (rng.normal(size=(12, 2)), rng.normal(size=(3, 2)))
+    seen = []
+
+    def statistic(real, fake):
+        seen.append(tuple(len(p) for p in (*real, *fake)))
+        return float(sum(p.mean() for p in fake))
+
+    bootstrap_set_ci(a, b, statistic, n_resamples=20)
+    assert set(seen) == {(30, 5, 12, 3)}
+
+
+def test_half_sampling_interval_covers_kid_of_identical_distributions() -> None:
+    from cfcheck.metrics.realism import kid_all_pairs
+
+    rng = np.random.default_rng(5)
+    covered = 0
+    for trial in range(40):
+        real, fake = rng.normal(size=(200, 4)), rng.normal(size=(60, 4))
+        point = kid_all_pairs(real, fake)
+        low, high = bootstrap_set_ci(real, fake, kid_all_pairs, n_resamples=100, seed=trial, point=point,
+                                     method="half_sampling")
+        covered += low <= 0.0 <= high  # the true MMD² of identical distributions is 0
+    assert covered >= 34  # nominal 95%: at least 85% of 40
+
+
+def test_set_bootstrap_method_validation() -> None:
+    with pytest.raises(ValueError, match="needs the full-set value"):
+        bootstrap_set_ci(np.zeros((3, 1)), np.zeros((3, 1)), fid, method="half_sampling")
+    with pytest.raises(ValueError, match="method"):
+        bootstrap_set_ci(np.zeros((3, 1)), np.zeros((3, 1)), fid, method="jackknife")

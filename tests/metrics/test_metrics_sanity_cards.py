@@ -10,27 +10,28 @@ import pytest
 import torch
 from scipy.stats import spearmanr
 
-from cfcheck.metrics.cards import CARDS, MetricCard, format_card, get_card
+from cfcheck.metrics.cards import CARDS, Bar, MetricCard, format_card, get_card
 from cfcheck.metrics.sanity import ota_gain, randomisation_similarity
 
 REQUIRED_CARDS = {
     "target_accuracy", "original_accuracy", "tcv", "oracle_score", "oracle_target_accuracy",
-    "committee_oracle_target_accuracy", "lvs", "d1", "d1_5", "d2", "elastic_net", "perceptual_distance",
+    "committee_oracle_target_accuracy", "lvs_target", "lvs_unrelated", "d1", "d1_5", "d2", "elastic_net", "perceptual_distance",
     "lpips", "fid_target", "fid_domain", "kid_target", "kid_domain", "diversity", "coverage", "randomisation_similarity",
-    "ota_gain",
+    "ota_gain", "cascading_randomisation_similarity",
 }
 
 
 def test_ota_gain_matches_loop() -> None:
-    oracle_cf = torch.tensor([1, 2, 2, 0, 3])
-    oracle_x = torch.tensor([1, 0, 2, 1, 1])
-    target = torch.tensor([1, 2, 0, 1, 3])
-    expected = [float(c == t) - float(x == t) for c, x, t in zip(oracle_cf.tolist(), oracle_x.tolist(), target.tolist())]
-    result = ota_gain(oracle_cf, oracle_x, target)
+    cf_hits = torch.tensor([1.0, 1.0, 0.0, 0.0, 1.0])
+    x_hits = torch.tensor([1.0, 0.0, 0.0, 1.0, 0.0])
+    expected = [c - x for c, x in zip(cf_hits.tolist(), x_hits.tolist())]
+    result = ota_gain(cf_hits, x_hits)
     assert result.dtype == torch.float32
     assert result.tolist() == expected == [0.0, 1.0, 0.0, -1.0, 1.0]
-    with pytest.raises(ValueError, match="same length"):
-        ota_gain(oracle_cf, oracle_x[:3], target)
+    with pytest.raises(ValueError, match="same shape"):
+        ota_gain(cf_hits, x_hits[:3])
+    with pytest.raises(ValueError, match="0/1 indicators"):
+        ota_gain(cf_hits * 2, x_hits)
 
 
 def test_randomisation_similarity_matches_scipy_spearman() -> None:
@@ -65,11 +66,32 @@ def test_cards_cover_the_required_metrics_and_are_consistent() -> None:
         assert card.direction in ("higher", "lower", "none")
         assert card.range[0] <= card.range[1]
         assert card.formula and card.citation and card.normalisation and card.abstentions and card.units
-    assert get_card("fid_target").per_sample is False
-    assert get_card("target_accuracy").abstentions == "counted as failures (0)"
-    assert get_card("d2").abstentions == "excluded; coverage reported"
-    assert get_card("d1").range == (0.0, math.inf)
-    assert "lin" in get_card("perceptual_distance").notes
+
+
+@pytest.mark.parametrize("key", sorted(k for k, c in CARDS.items() if c.bar is not None or c.profile_bars))
+def test_every_bar_points_the_metric_direction_and_has_a_measured_rationale(key) -> None:
+    card = get_card(key)
+    for bar in (card.bar, *card.profile_bars.values()):
+        if bar is None:
+            continue
+        assert (bar.kind, card.direction) in (("min", "higher"), ("max", "lower")), (key, bar, card.direction)
+        if bar.relative == "absolute":
+            assert card.range[0] <= bar.bound <= card.range[1]
+    # a rationale names the controls the bar sits between, with the values they reached
+    assert "CALIBRATE" not in card.rationale
+    assert any(ch.isdigit() for ch in card.rationale), card.rationale
+
+
+def test_bar_resolution_and_text() -> None:
+    assert Bar(0.8, "min").passes(0.8) and not Bar(0.8, "min").passes(0.79)
+    relative = Bar(1.5, "max", "times_floor")
+    assert relative.resolve(4.0) == 6.0 and relative.passes(5.9, floor=4.0) and not relative.passes(6.1, floor=4.0)
+    assert Bar(0.1, "max", "plus_floor").resolve(-0.05) == pytest.approx(0.05)
+    assert relative.describe(4.0) == "<= 1.5 × floor = 6"
+    with pytest.raises(ValueError, match="needs a finite floor"):
+        relative.resolve(None)
+    with pytest.raises(ValueError, match="kind"):
+        Bar(1.0, "between")
 
 
 def test_get_card_lists_keys_on_error() -> None:
@@ -77,11 +99,13 @@ def test_get_card_lists_keys_on_error() -> None:
         get_card("accuracy")
 
 
-def test_format_card() -> None:
-    text = format_card(get_card("kid_target"))
-    assert text.splitlines()[0] == "KID to the target class [kid_target]"
-    assert "lower is better" in text and "(−∞, ∞)" in text and "Bińkowski" in text
-    assert "[0, 1]" in format_card(get_card("tcv"))
+def test_format_card_shows_bar_and_rationale() -> None:
+    card = get_card("committee_oracle_target_accuracy")
+    text = format_card(card)
+    assert text.splitlines()[0] == f"{card.name} [committee_oracle_target_accuracy]"
+    assert f"bar (all profiles): {card.bar.describe()}" in text
+    assert f"rationale:     {card.rationale}" in text
+    assert "none (reported without a verdict)" in format_card(get_card("lpips"))
 
 
 def test_card_is_frozen_and_validated() -> None:
@@ -92,3 +116,5 @@ def test_card_is_frozen_and_validated() -> None:
         dataclasses.replace(card, direction="up")
     with pytest.raises(ValueError, match="range"):
         MetricCard("k", "n", "f", "higher", (1.0, 0.0), "u", "n", "a", "c", True)
+    with pytest.raises(ValueError, match="rationale"):
+        MetricCard("k", "n", "f", "higher", (0.0, 1.0), "u", "n", "a", "c", True, bar=Bar(0.5, "min"))

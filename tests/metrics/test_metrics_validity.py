@@ -11,7 +11,7 @@ from scipy.spatial.distance import jensenshannon
 
 from cfcheck.metrics.validity import (
     class_changes,
-    committee_vote,
+    committee_target_hits,
     js_divergence,
     label_variation,
     oracle_agreement,
@@ -80,49 +80,45 @@ def test_prediction_validation(a, b, kwargs, error, match) -> None:
         target_hits(a, b, **kwargs)
 
 
-def test_committee_soft_vote_differs_from_majority_vote() -> None:
-    confident = torch.tensor([[0.90, 0.05, 0.05]])
-    unsure = torch.tensor([[0.30, 0.40, 0.30]])
-    # Hard majority would pick class 1 (two votes); the mean probability favours class 0.
-    assert committee_vote([confident, unsure, unsure]).tolist() == [0]
+def test_one_fooled_member_cannot_decide_the_committee() -> None:
+    target = torch.tensor([3, 3, 3, 3])
+    members = [torch.tensor([3, 3, 3, 1]), torch.tensor([1, 3, 2, 1]), torch.tensor([1, 1, 3, 3])]
+    # votes for the target: 1, 2, 2, 1 of 3 -> only a strict majority (2 of 3) counts
+    assert committee_target_hits(members, target).tolist() == [0.0, 1.0, 1.0, 0.0]
 
 
-def test_committee_resolves_a_three_way_hard_tie() -> None:
-    members = [
-        torch.tensor([[0.50, 0.30, 0.20]]),
-        torch.tensor([[0.10, 0.60, 0.30]]),
-        torch.tensor([[0.05, 0.25, 0.70]]),
-    ]
-    # Each member votes differently (1-1-1); means are 0.217, 0.383, 0.4 → class 2.
-    assert committee_vote(members).tolist() == [2]
+def test_committee_ties_are_misses() -> None:
+    target = torch.tensor([0, 0])
+    members = [torch.tensor([0, 0]), torch.tensor([0, 0]), torch.tensor([1, 0]), torch.tensor([2, 1])]
+    # 2 of 4 is a tie (miss); 3 of 4 is a majority
+    assert committee_target_hits(members, target).tolist() == [0.0, 1.0]
 
 
-def test_committee_matches_numpy_mean_argmax_and_accepts_stacked_tensor() -> None:
-    rng = np.random.default_rng(0)
-    members = [_dirichlet(rng, 50, 10) for _ in range(4)]
-    expected = np.stack([m.numpy() for m in members]).astype(np.float64).mean(axis=0).argmax(axis=1)
-    result = committee_vote(members)
-    assert result.dtype == torch.int64
-    assert result.tolist() == expected.tolist()
-    assert committee_vote(torch.stack(members)).tolist() == expected.tolist()
-    assert committee_vote(members[:1]).tolist() == members[0].argmax(dim=1).tolist()
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 30), st.integers(0, 2**31 - 1))
+def test_committee_matches_a_counting_loop(m, n, seed) -> None:
+    rng = np.random.default_rng(seed)
+    preds = rng.integers(0, 4, size=(m, n))
+    target = rng.integers(0, 4, size=n)
+    expected = [1.0 if sum(preds[j, i] == target[i] for j in range(m)) * 2 > m else 0.0 for i in range(n)]
+    result = committee_target_hits([torch.from_numpy(p) for p in preds], torch.from_numpy(target))
+    assert result.tolist() == expected
+    assert committee_target_hits(torch.from_numpy(preds), torch.from_numpy(target)).tolist() == expected
 
 
 @pytest.mark.parametrize(
     ("members", "error", "match"),
     [
         ([], ValueError, "at least one"),
-        ([torch.tensor([[2.0, -1.0]])], ValueError, "non-negative"),
-        ([torch.tensor([[2.0, 1.0]])], ValueError, "sum to 1"),
-        ([torch.ones(2, 2) / 2, torch.ones(3, 2) / 2], ValueError, "same shape"),
-        ([torch.ones(2) / 2], ValueError, "2-D"),
-        (torch.ones(2, 2) / 2, ValueError, "M×N×K"),
-        ("probs", TypeError, "sequence"),
+        ([torch.tensor([0, -1])], ValueError, "non-negative"),
+        ([torch.tensor([0, 1]), torch.tensor([0])], ValueError, "length"),
+        (torch.zeros(2, 2, 2, dtype=torch.int64), ValueError, "M×N"),
+        ([torch.tensor([0.0, 1.0])], TypeError, "int64"),
     ],
 )
 def test_committee_validation(members, error, match) -> None:
     with pytest.raises(error, match=match):
-        committee_vote(members)
+        committee_target_hits(members, torch.tensor([0, 1]))
 
 
 def test_js_matches_scipy_including_zeros() -> None:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from cfcheck.profiles import BUILTIN_PROFILES, Threshold, read_user_settings, resolve_profile
 
@@ -62,8 +60,19 @@ def test_unknown_profile():
         resolve_profile("enormous")
 
 
-@given(st.floats(-10, 10, allow_nan=False), st.floats(-10, 10, allow_nan=False))
-def test_threshold_directions_are_complementary(bound, value):
-    low, high = Threshold(bound, "min"), Threshold(bound, "max")
-    assert low.passes(value) or high.passes(value)
-    assert low.passes(value) and high.passes(value) if value == bound else True
+def test_inconclusive_outcome_is_configurable(tmp_path):
+    assert resolve_profile("quick").inconclusive == "fail"
+    (tmp_path / "pyproject.toml").write_text('[tool.cfcheck]\ninconclusive = "xfail"\n')
+    assert resolve_profile("quick", read_user_settings(tmp_path)).inconclusive == "xfail"
+    (tmp_path / "pyproject.toml").write_text('[tool.cfcheck]\ninconclusive = "maybe"\n')
+    with pytest.raises(ValueError, match="inconclusive must be one of"):
+        resolve_profile("quick", read_user_settings(tmp_path))
+
+
+def test_default_bars_come_from_the_metric_cards():
+    from cfcheck.metrics.cards import CARDS
+
+    for name, profile in BUILTIN_PROFILES.items():
+        expected = {k: c.bar_for(name) for k, c in CARDS.items() if c.bar_for(name) is not None}
+        assert dict(profile.thresholds) == expected
+        assert profile.tolerances == {k: c.tolerance for k, c in CARDS.items()}
