@@ -1,0 +1,136 @@
+"""Task construction (ideal pairs, input selection) and realism references, by construction."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cfcheck.metrics.realism import fid
+from cfcheck.reference_sets import draw_reference, score_realism
+from cfcheck.tasks import ideal_targets, select_inputs
+
+
+def test_ideal_targets_pick_the_most_confused_other_class():
+    labels = torch.tensor([0, 0, 1, 1, 2, 2])
+    probs = torch.tensor([
+        [0.7, 0.1, 0.2], [0.6, 0.1, 0.3],  # class 0 confused with 2
+        [0.1, 0.5, 0.4], [0.3, 0.6, 0.1],  # class 1: means 0.2 / 0.25 -> 2
+        [0.5, 0.1, 0.4], [0.1, 0.1, 0.8],  # class 2: means 0.3 / 0.1 -> 0
+    ])
+    assert ideal_targets(probs, labels, 3) == {0: 2, 1: 2, 2: 0}
+    with pytest.raises(ValueError, match="no images of class 2"):
+        ideal_targets(probs[:4], labels[:4], 3)
+    with pytest.raises(ValueError, match="N×4"):
+        ideal_targets(probs, labels, 4)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 50), st.integers(1, 5), st.sampled_from(["ideal", "other"]))
+def test_select_inputs_by_construction(seed, n_per_source, pair_set):
+    gen = torch.Generator().manual_seed(123)
+    labels = torch.randint(4, (80,), generator=gen)
+    labels[:20] = torch.arange(4).repeat(5)  # every class has at least 5 images
+    images = torch.rand(80, 1, 4, 4, generator=gen)
+    ideal = {0: 1, 1: 0, 2: 3, 3: 2}
+    inputs = select_inputs(images, labels, pair_set=pair_set, seed=seed, n_per_source=n_per_source,
+                           ideal=ideal, num_classes=4)
+    assert len(inputs) == 4 * n_per_source
+    assert torch.equal(inputs.x, images[inputs.index])
+    assert torch.equal(inputs.source, labels[inputs.index])
+    assert len(set(inputs.index.tolist())) == len(inputs)  # no image twice
+    assert torch.bincount(inputs.source, minlength=4).tolist() == [n_per_source] * 4
+    for source, target in zip(inputs.source.tolist(), inputs.target.tolist()):
+        if pair_set == "ideal":
+            assert target == ideal[source]
+        else:
+            assert target not in (source, ideal[source])
+    again = select_inputs(images, labels, pair_set=pair_set, seed=seed, n_per_source=n_per_source,
+                          ideal=ideal, num_classes=4)
+    assert torch.equal(again.index, inputs.index) and torch.equal(again.target, inputs.target)
+
+
+def test_select_inputs_errors():
+    labels = torch.tensor([0, 0, 1])
+    with pytest.raises(ValueError, match="only 1 images of class 1"):
+        select_inputs(torch.rand(3, 1, 2, 2), labels, pair_set="ideal", seed=0, n_per_source=2,
+                      ideal={0: 1, 1: 0}, num_classes=2)
+
+
+def test_reference_draws_are_class_matched_disjoint_and_without_replacement():
+    labels = torch.arange(3).repeat_interleave(100)
+    counts = {0: 5, 2: 10}
+    draw = draw_reference(labels, counts, generator=torch.Generator().manual_seed(0),
+                          reference_per_sample=8, floor_draws=4)
+    assert set(draw.reference) == {0, 2}
+    for cls, n_k in counts.items():
+        sets = [draw.reference[cls], *(floor[cls] for floor in draw.floors)]
+        assert len(draw.reference[cls]) == min(8 * n_k, 100 - 4 * n_k)
+        assert all(len(f[cls]) == n_k for f in draw.floors)
+        everything = torch.cat(sets)
+        assert len(set(everything.tolist())) == len(everything)  # disjoint, no repeats
+        assert bool((labels[everything] == cls).all())
+    # 17 counterfactuals need 4 floors of 17 plus a reference of 34: 102 > the 100 images of class 1
+    with pytest.raises(ValueError, match="100 images of class 1; 17 counterfactuals .* at least 102"):
+        draw_reference(labels, {1: 17}, generator=torch.Generator(), floor_draws=4, reference_per_sample=8)
+
+
+def _gaussian_pool(per_class: int, classes: int, dim: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    gen = torch.Generator().manual_seed(seed)
+    labels = torch.arange(classes).repeat_interleave(per_class)
+    means = torch.eye(classes, dim) * 4.0  # well separated classes
+    return means[labels] + torch.randn(len(labels), dim, generator=gen, dtype=torch.float64), labels
+
+
+def test_class_conditional_score_sees_wrong_classes_the_class_matched_one_does_not():
+    pool, pool_labels = _gaussian_pool(600, 4, 6, seed=0)
+    fakes, fake_labels = _gaussian_pool(30, 4, 6, seed=1)
+    shuffled = (fake_labels + 1) % 4  # right images, labelled with the wrong target class
+    kwargs = dict(n_resamples=20, seed=0)
+
+    def score(labels, conditional):
+        return score_realism(fid, pool, pool_labels, fakes, labels, conditional=conditional,
+                             generator=torch.Generator().manual_seed(3), **kwargs)
+
+    right, wrong = score(fake_labels, True), score(shuffled, True)
+    assert right.value <= 1.5 * right.floor_max  # real images of the right classes sit at the floor
+    assert wrong.value > 5 * wrong.floor_max  # each class compared with another class's images
+    # the class mix is the same (uniform), so the class-matched domain score cannot tell
+    domain = score(shuffled, False)
+    assert domain.value <= 1.5 * domain.floor_max
+    assert len(right.floors) == 5 and right.n == 120 and right.classes_skipped == []
+
+
+def test_class_conditional_score_skips_singleton_classes():
+    pool, pool_labels = _gaussian_pool(200, 3, 4, seed=2)
+    fakes = pool[:5]
+    labels = torch.tensor([0, 0, 0, 1, 2])
+    result = score_realism(fid, pool, pool_labels, fakes, labels, conditional=True,
+                           generator=torch.Generator().manual_seed(0), n_resamples=10, seed=0)
+    assert result.classes_skipped == [1, 2] and result.n == 3
+
+
+def test_embedding_features_are_standardised_with_validation_statistics():
+    pytest.importorskip("safetensors")
+    from cfcheck.domains import get_domain
+    from cfcheck.zoo import ModelZoo
+
+    zoo = ModelZoo("morpho", torch.device("cpu"))
+    domain = get_domain("morpho")
+    val = zoo.features(domain.split("val").images).numpy()
+    test_images = domain.split("test", n=64).images
+    raw = zoo.features(test_images).numpy()
+    expected = (raw - val.mean(axis=0)) / val.std(axis=0, ddof=1)
+
+    class _Session:  # the real method, without the pytest machinery
+        from cfcheck.session import CfcheckSession as _S
+
+        _feature_statistics = _S._feature_statistics
+        embed = _S.embed
+
+        def __init__(self):
+            self.zoo, self.domain = zoo, domain
+
+    got = _Session().embed(test_images).numpy()
+    assert abs(got - expected).max() < 1e-6
