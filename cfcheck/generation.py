@@ -1,13 +1,18 @@
 """Running a visual counterfactual explainer on a task, checking every output it returns.
 
 A method's bad output (wrong shape, NaN, out of range, mutated input, exception) becomes a
-:class:`MethodOutputError` stored for that task: every test that scores the task fails with
-the same precise message, and the rest of the session goes on.
+:class:`MethodOutputError` stored for that task: the first test that scores the task fails with
+the full report (for an exception: its type, message and where the method raised it), every
+later test of the task with a one-line pointer to that report, and the rest of the session
+goes on.
 """
 
 from __future__ import annotations
 
+import os
+import sysconfig
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -25,7 +30,45 @@ RANGE_TOLERANCE = 1e-4
 
 
 class MethodOutputError(Exception):
-    """The method under test returned something cfcheck cannot score."""
+    """The method under test returned something cfcheck cannot score, or raised.
+
+    ``message`` names the fault; ``where`` holds ``file:line in function`` lines locating an
+    exception in the method's code. ``str()`` is the full report, :attr:`summary` one line.
+    A task's cached error also remembers which test got the full report (:meth:`for_task`).
+    """
+
+    def __init__(self, message: str, *, where: tuple[str, ...] = (), summary: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.where = tuple(where)
+        self._summary = summary
+        self.reported = False
+        self.reported_in: str | None = None
+
+    def __str__(self) -> str:
+        return "\n".join([self.message, *(f"    {line}" for line in self.where)])
+
+    @property
+    def summary(self) -> str:
+        """The fault in one line, with the innermost place the method raised it."""
+        if self._summary is not None:
+            return self._summary
+        lines = self.message.splitlines() or [""]
+        text = lines[0] + (" …" if len(lines) > 1 else "")
+        return f"{text} ({self.where[0]})" if self.where else text
+
+    def for_task(self, task_id: str, requester: str | None = None) -> MethodOutputError:
+        """The error a test of ``task_id`` fails with: the full report for the first test that
+        asks (``requester``, a pytest node id), a one-line pointer to it for every later one."""
+        reason = f"no counterfactuals: {self.summary}"
+        if not self.reported:
+            self.reported, self.reported_in = True, requester
+            return MethodOutputError(f"{task_id}: no counterfactuals: {self.message}", where=self.where, summary=reason)
+        first_line = (self.message.splitlines() or [""])[0]
+        pointer = self.reported_in or "the first failing test of this task"
+        return MethodOutputError(
+            f"{task_id}: no counterfactuals: {first_line} (full report in {pointer})", summary=reason
+        )
 
 
 @dataclass(frozen=True)
@@ -90,10 +133,60 @@ def call_method(
     except MethodOutputError:
         raise
     except Exception as error:  # the method's own failure: report it, keep the session alive
-        raise MethodOutputError(f"explain raised {type(error).__name__}: {error}") from error
+        # ``from None``: the report names the exception and where it was raised, without
+        # pytest's "During handling of the above exception" chain
+        where = _raise_site(error)
+        raise MethodOutputError(f"explain raised {type(error).__name__}: {error}", where=where) from None
     if not torch.equal(x, before):
         raise MethodOutputError("explain modified its input x in place; it must leave x unchanged")
     return check_output(raw, x)
+
+
+def _raise_site(error: BaseException) -> tuple[str, ...]:
+    """``file:line in function`` of the innermost frame of ``error``'s traceback and, when that
+    frame is library code (the standard library, site-packages, cfcheck's reference models),
+    also of the innermost frame outside it: the method's own code. This module's frames are
+    left out."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if os.path.abspath(f.filename) != _THIS_FILE]
+    if not frames:
+        return ()
+    innermost = frames[-1]
+    site = [f"at {_describe_frame(innermost)}"]
+    if _is_library(innermost.filename):
+        own = next((f for f in reversed(frames) if not _is_library(f.filename)), None)
+        if own is not None:
+            site.append(f"called from {_describe_frame(own)}")
+    return tuple(site)
+
+
+_THIS_FILE = os.path.abspath(__file__)
+_CFCHECK_DIR = os.path.dirname(_THIS_FILE) + os.sep
+_LIBRARY_DIRS = tuple(
+    os.path.abspath(p) + os.sep
+    for p in {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    | {os.path.dirname(torch.__file__), _CFCHECK_DIR}
+    if p
+)
+#: cfcheck's bundled methods are a method's own code, like a user's
+_BUNDLED_METHODS_DIR = os.path.join(_CFCHECK_DIR, "methods") + os.sep
+
+
+def _is_library(filename: str) -> bool:
+    path = os.path.abspath(filename)
+    if filename.startswith("<"):
+        return True
+    return path.startswith(_LIBRARY_DIRS) and not path.startswith(_BUNDLED_METHODS_DIR)
+
+
+def _describe_frame(frame: traceback.FrameSummary) -> str:
+    path = frame.filename
+    try:
+        relative = os.path.relpath(path)
+        if not relative.startswith(".."):
+            path = relative
+    except ValueError:  # another drive on Windows
+        pass
+    return f"{path}:{frame.lineno} in {frame.name}"
 
 
 def generate(

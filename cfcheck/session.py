@@ -120,9 +120,19 @@ class CfcheckSession:
 
     # -- counterfactuals, generated once per task ------------------------------------------
     def counterfactuals(
-        self, task: VCETask, method: Any, progress: Callable[[str], None] | None = None
+        self,
+        task: VCETask,
+        method: Any,
+        progress: Callable[[str], None] | None = None,
+        *,
+        requester: str | None = None,
     ) -> VCEResult:
-        """The method's counterfactuals for ``task``; generated on first use, then cached."""
+        """The method's counterfactuals for ``task``; generated on first use, then cached.
+
+        A method fault is cached too and raised as :class:`MethodOutputError`: in full for the
+        first test that asks (``requester``, its node id), as a one-line pointer to that test's
+        report for every later one.
+        """
         __tracebackhide__ = True
         if task not in self._results:
             inputs = self.inputs(task.pair_set, task.seed)
@@ -142,7 +152,7 @@ class CfcheckSession:
                 self._results[task] = error
         result = self._results[task]
         if isinstance(result, MethodOutputError):
-            raise MethodOutputError(f"{task.id}: {result}")
+            raise result.for_task(task.id, requester)
         return result
 
     # -- records and the scorecard ---------------------------------------------------------

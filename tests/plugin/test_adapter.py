@@ -98,9 +98,9 @@ def test_unknown_attribute_is_a_usage_error(pytester):
     result.stderr.fnmatch_lines(["*thing has no attribute 'Other'*"])
 
 
-def test_bad_profile_setting_is_a_usage_error(pytester):
+def test_bad_profile_setting_is_a_usage_error_with_method(pytester):
     pytester.makepyprojecttoml("[tool.cfcheck]\nn_per_sourse = 3\n")
-    result = pytester.runpytest()
+    result = pytester.runpytest("--method=checked_before_the_method_loads")
     result.stderr.fnmatch_lines(["*unknown [[]tool.cfcheck[]] setting 'n_per_sourse'*"])
     assert result.ret == pytest.ExitCode.USAGE_ERROR
 

@@ -60,8 +60,30 @@ def test_in_place_mutation_is_detected():
 
 
 def test_exceptions_become_method_errors():
-    with pytest.raises(MethodOutputError, match="RuntimeError: out of ideas"):
+    with pytest.raises(MethodOutputError, match="RuntimeError: out of ideas") as caught:
         call_method(Raising(), _x(), torch.zeros(4, dtype=torch.long), torch.nn.Identity(), torch.Generator())
+    line = Raising.explain.__code__.co_firstlineno + 1
+    assert caught.value.where == (f"at {_here()}:{line} in explain",)
+    assert str(caught.value) == f"explain raised RuntimeError: out of ideas\n    at {_here()}:{line} in explain"
+    assert caught.value.summary == f"explain raised RuntimeError: out of ideas (at {_here()}:{line} in explain)"
+    assert caught.value.__suppress_context__  # no "During handling of the above exception"
+
+
+def _here():
+    import os
+
+    return os.path.relpath(__file__) if not os.path.relpath(__file__).startswith("..") else __file__
+
+
+def test_a_task_fault_is_reported_in_full_once_then_pointed_to():
+    fault = MethodOutputError("explain raised ValueError: no\nsecond line", where=("at m.py:3 in f",))
+    first = fault.for_task("cnn/ideal/seed0", "test_a.py::test_x")
+    assert str(first) == "cnn/ideal/seed0: no counterfactuals: explain raised ValueError: no\nsecond line\n    at m.py:3 in f"
+    later = fault.for_task("cnn/ideal/seed0", "test_a.py::test_y")
+    assert str(later) == (
+        "cnn/ideal/seed0: no counterfactuals: explain raised ValueError: no (full report in test_a.py::test_x)"
+    )
+    assert first.summary == later.summary == "no counterfactuals: explain raised ValueError: no … (at m.py:3 in f)"
 
 
 def test_generator_is_passed_when_accepted():
