@@ -36,6 +36,24 @@ def _bar_text(bounds: dict[str, float]) -> str:
     return " and ".join(parts)
 
 
+def _calibration_lines(calibration: dict[str, Any] | None) -> list[str]:
+    if not calibration:
+        return []
+    balanced = " and class-balanced (per-class bias)" if calibration.get("balance") else ""
+    return [
+        f"Logits standardised per class{balanced} on the first {calibration['n']} images of "
+        f"split `{calibration.get('split', '?')}`, labels unused (buffers "
+        "`logit_standardisation.mean/std/bias` in the weights file).",
+        "",
+    ]
+
+
+def _notes_lines(notes: list[str] | None) -> list[str]:
+    if not notes:
+        return []
+    return ["## Notes", "", *[f"- {note}" for note in notes], ""]
+
+
 def model_card_markdown(entry: dict[str, Any]) -> str:
     """The Markdown card of one manifest entry (purpose, architecture, data, recipe, quality)."""
     missing = [key for key in _REQUIRED if key not in entry]
@@ -59,6 +77,7 @@ def model_card_markdown(entry: dict[str, Any]) -> str:
            else f"{entry.get('num_classes', '?')} logits")
         + ". Input: images in [0, 1], N×1×32×32 (normalisation inside the module).",
         "",
+        *_calibration_lines(entry.get("logit_calibration")),
         "## Data",
         "",
         f"Split `{data['split']}` of the {domain} domain: {data['n']} images, split seed "
@@ -85,6 +104,7 @@ def model_card_markdown(entry: dict[str, Any]) -> str:
             for key, value in sorted(entry["quality"].items())
         ],
         "",
+        *_notes_lines(entry.get("notes")),
         "## Integrity and retraining",
         "",
         f"Weights: `{entry['file']}` (safetensors), sha256 `{entry['sha256']}`, verified on every "

@@ -20,8 +20,12 @@ __all__ = [
     "main_accuracy",
     "measure_quality",
     "predict",
+    "prediction_distribution",
     "task_targets",
 ]
+
+#: quality keys of the predicted-class distribution (measured when a bar or calibration asks)
+DISTRIBUTION_KEYS = ("class_shares", "max_class_share", "prediction_entropy_bits")
 
 _MULTITASK_HEADS = ("digit", "thickness", "intensity", "font")
 
@@ -79,11 +83,32 @@ def main_accuracy(model: nn.Module, images: torch.Tensor, targets: dict[str, tor
     return accuracies["label"] if "label" in accuracies else accuracies["digit"]
 
 
+def prediction_distribution(predictions: torch.Tensor, num_classes: int) -> dict[str, Any]:
+    """How predicted classes spread: share per class, largest share, entropy in bits.
+
+    A classifier that predicts one class for every input has max share 1 and entropy 0; a
+    uniform spread over K classes has 1/K and log2 K.
+    """
+    if predictions.numel() == 0:
+        raise ValueError("no predictions")
+    counts = torch.bincount(predictions.long().flatten(), minlength=num_classes).double()
+    shares = counts / counts.sum()
+    nonzero = shares[shares > 0]
+    return {
+        "class_shares": [round(float(v), 4) for v in shares],
+        "max_class_share": int(counts.max()) / int(counts.sum()),
+        "prediction_entropy_bits": round(float(-(nonzero * nonzero.log2()).sum()), 4),
+    }
+
+
 def measure_quality(model: nn.Module, spec: ModelSpec, test_data: Any) -> dict[str, Any]:
     """The manifest's ``quality`` block: test accuracy per head, robust accuracy if asked.
 
     ``test_accuracy`` is always the main head (digit for the embedding); attribute bins also
-    report the majority-class rate so noisy bins can be judged against chance.
+    report the majority-class rate so noisy bins can be judged against chance. Models with a
+    logit calibration (or a bar on the distribution) report how their predictions spread
+    (:func:`prediction_distribution`); models with a ``transfer_eval`` report the targeted-PGD
+    transfer rate from the (bundled) explained classifier it names.
     """
     was_training = model.training
     model.eval()
@@ -109,6 +134,24 @@ def measure_quality(model: nn.Module, spec: ModelSpec, test_data: Any) -> dict[s
                 eps=float(cfg["eps"]), steps=int(cfg["steps"]), norm=str(cfg["norm"]),
             )
             quality.update({f"robust_{k}": v for k, v in cfg.items()})
+        if spec.logit_calibration is not None or set(DISTRIBUTION_KEYS) & set(spec.quality_bar):
+            labels = predict(model, test_data.images)
+            main = labels["label"] if "label" in labels else labels["digit"]
+            num_classes = int(spec.arch_kwargs.get("num_classes", 0)) or int(main.max()) + 1
+            quality.update(prediction_distribution(main, num_classes))
+        if spec.transfer_eval is not None:
+            from .transfer import adversarial_transfer
+
+            cfg = dict(spec.transfer_eval)
+            rates = adversarial_transfer(
+                int(cfg["n"]), eps=float(cfg["eps"]), steps=int(cfg["steps"]),
+                seed=int(cfg["seed"]), source=str(cfg["source"]), evaluated=[spec.name],
+                models={spec.name: model},
+            )
+            quality["transfer_target_rate"] = rates[spec.name]
+            quality["transfer_source_rate"] = rates[str(cfg["source"])]
+            quality["transfer_committee_majority_rate"] = rates["committee_majority"]
+            quality.update({f"transfer_{k}": v for k, v in cfg.items()})
         return quality
     finally:
         model.train(was_training)

@@ -69,6 +69,16 @@ class ModelSpec:
     #: robust accuracy evaluation (PGD on the test split), for adversarially trained models
     robust_eval: dict[str, Any] | None = None
     test_n: int | None = None
+    #: label-free logit standardisation fitted after training (or, untrained, after init):
+    #: {"n": N, "balance": bool} — statistics of the first N images of the recipe's split,
+    #: see :func:`cfcheck.models.architectures.calibrate_logits`; needs an architecture with a
+    #: ``logit_standardisation`` (``small_cnn`` with ``standardise_logits=True``)
+    logit_calibration: dict[str, Any] | None = None
+    #: targeted-PGD transfer from an explained classifier, measured into ``quality`` (keys of
+    #: :func:`cfcheck.models.transfer.adversarial_transfer`: source, n, eps, steps, seed)
+    transfer_eval: dict[str, Any] | None = None
+    #: free text for the manifest and the model card (measured facts, with their command)
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -107,6 +117,8 @@ def model_specs(domain: str = "morpho") -> dict[str, ModelSpec]:
     cnn = {"num_classes": NUM_CLASSES}
     acc97 = {"test_accuracy": {"min": 0.97}}
     robust_eval = {"norm": "l2", "eps": 1.5, "steps": 20, "n": 500}
+    # targeted L∞ PGD on cnn (TargetedPGD, eps 0.15, 40 steps), 300 test images
+    transfer_eval = {"source": "cnn", "n": 300, "eps": 0.15, "steps": 40, "seed": 0}
     specs = [
         ModelSpec("cnn", "classifier", "digit", "small_cnn", cnn,
                   _classifier_recipe(seed=11), acc97,
@@ -126,10 +138,23 @@ def model_specs(domain: str = "morpho") -> dict[str, ModelSpec]:
                   _classifier_recipe(seed=14, epochs=4, augmentation={
                       "kind": "gaussian_noise", "sigma_max": 0.5}), acc97,
                   "CNN trained on noised inputs x + σ·N(0,1), σ~U(0, 0.5)"),
-        ModelSpec("random_net", "classifier", "digit", "small_cnn", cnn,
+        ModelSpec("random_net", "classifier", "digit", "small_cnn",
+                  {**cnn, "standardise_logits": True},
                   _classifier_recipe(seed=15, epochs=0, select_on="last"),
-                  {"test_accuracy": {"max": 0.2}},
-                  "randomly initialised, never trained (model-randomisation sanity check)"),
+                  # predictions spread over the classes (raw, it predicts one class for all)
+                  {"test_accuracy": {"max": 0.2}, "max_class_share": {"max": 0.2},
+                   "prediction_entropy_bits": {"min": 3.0}},
+                  "randomly initialised, never trained (model-randomisation sanity check); "
+                  "its logits are standardised and class-balanced without labels",
+                  logit_calibration={"n": 2000, "balance": True}, notes=(
+                      "Raw (without the logit standardisation; the previous random_net, sha256 "
+                      "c86ab9ae…) it predicts class 4 for all 5000 test images (max class share "
+                      "1.0, entropy 0 bits).",
+                      "Per-class z-scoring alone (no balancing bias) leaves a max class share of "
+                      "0.212 for this seed and 0.149–0.264 over init seeds 0, 1, 15–20; with the "
+                      "class-balancing bias it is 0.114 here and 0.107–0.117 over those seeds "
+                      "(5000 test images; calibration on the first 2000 train images).",
+                  )),
         ModelSpec("oracle_resnet", "oracle", "digit", "small_resnet",
                   {"num_classes": NUM_CLASSES, "width": 16},
                   _oracle_recipe(seed=21), acc97, "oracle committee: small residual network"),
@@ -142,9 +167,28 @@ def model_specs(domain: str = "morpho") -> dict[str, ModelSpec]:
                   {"num_classes": NUM_CLASSES, "channels": [16, 32]},
                   _oracle_recipe(seed=23, epochs=4), acc97,
                   "oracle committee: LeNet-5 style, tanh and average pooling"),
-        ModelSpec("attr_digit", "attribute_oracle", "digit", "small_cnn", cnn,
-                  _oracle_recipe(seed=31), acc97, "attribute oracle for LVS: digit",
-                  attribute="digit"),
+        ModelSpec("attr_digit", "attribute_oracle", "digit", "allconv",
+                  {"num_classes": NUM_CLASSES, "channels": [32, 64, 96], "groups": 8},
+                  _oracle_recipe(seed=31), {**acc97, "transfer_target_rate": {"max": 0.15}},
+                  "attribute oracle for LVS: digit; a strided all-convolutional net (GroupNorm, "
+                  "SiLU, global average pooling), an architecture that no explained classifier "
+                  "(small_cnn ×4: cnn, robust_cnn, noise_cnn, random_net; mlp) and no committee "
+                  "oracle (small_resnet, wide_cnn, lenet) uses, so that adversarial examples on "
+                  "the explained classifiers rarely transfer to it",
+                  attribute="digit", transfer_eval=transfer_eval, notes=(
+                      "Transfer of targeted L∞ PGD on cnn (TargetedPGD eps 0.15, 40 steps; 300 "
+                      "test images, each sent to a random other class; seed 0; `python -m "
+                      "cfcheck.models.transfer`): cnn predicts the target on 0.903 of them, this "
+                      "model on 0.083, the committee members on 0.110 (oracle_resnet), 0.133 "
+                      "(oracle_wide_cnn) and 0.197 (oracle_lenet), their majority vote on 0.107. "
+                      "The previous attr_digit, a small_cnn like the explained CNNs (sha256 "
+                      "deff0083…, in git history), predicted it on 0.460.",
+                      "The same attack on the other explained classifiers (`--source noise_cnn`, "
+                      "`--source mlp`): 0.240 of noise_cnn's and 0.157 of mlp's adversarial "
+                      "examples transfer to this model (committee majority 0.383 and 0.250).",
+                      "An MLP-Mixer trained with the same recipe transferred as little from cnn "
+                      "(0.087) but 0.493 from mlp, so it was not used.",
+                  )),
         ModelSpec("attr_thickness", "attribute_oracle", "thickness_bin", "small_cnn",
                   {"num_classes": n_thickness},
                   # tertile bins of a continuous factor: boundary cases are ambiguous;
@@ -174,4 +218,8 @@ def smoke_spec(spec: ModelSpec) -> ModelSpec:
     robust_eval = None
     if spec.robust_eval is not None:
         robust_eval = {**spec.robust_eval, "steps": 2, "n": 32}
-    return dataclasses.replace(spec, recipe=recipe, robust_eval=robust_eval, test_n=128)
+    transfer_eval = None
+    if spec.transfer_eval is not None:
+        transfer_eval = {**spec.transfer_eval, "steps": 2, "n": 16}
+    return dataclasses.replace(spec, recipe=recipe, robust_eval=robust_eval,
+                               transfer_eval=transfer_eval, test_n=128)

@@ -24,7 +24,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from .adversarial import pgd_attack
-from .architectures import build_model, count_parameters
+from .architectures import build_model, calibrate_logits, count_parameters
 from .cards import write_model_cards
 from .evaluation import bar_violations, head_logits, main_accuracy, measure_quality, task_targets
 from .recipes import ModelSpec, TrainingRecipe, model_specs, smoke_spec
@@ -113,7 +113,27 @@ def fit(
     device: str | torch.device = "cpu",
     log: Log = print,
 ) -> nn.Module:
-    """Trains ``spec``'s model on ``train_data`` following its recipe; returns it in eval mode."""
+    """Trains ``spec``'s model on ``train_data`` following its recipe; returns it in eval mode.
+
+    A spec with ``logit_calibration`` then has its logits standardised on the first ``n``
+    images of ``train_data`` (their labels unused).
+    """
+    model = _fit(spec, train_data, val_data, device, log)
+    if spec.logit_calibration is not None:
+        n = int(spec.logit_calibration["n"])
+        calibrate_logits(model, train_data.images[:n],
+                         balance=bool(spec.logit_calibration.get("balance", False)))
+        log(f"[{spec.name}] logits standardised on {min(n, len(train_data))} unlabelled images")
+    return model.eval()
+
+
+def _fit(
+    spec: ModelSpec,
+    train_data: Any,
+    val_data: Any | None,
+    device: str | torch.device,
+    log: Log,
+) -> nn.Module:
     recipe = spec.recipe
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(recipe.seed)
@@ -227,6 +247,14 @@ def train_model(
     }
     if spec.attribute is not None:
         entry["attribute"] = spec.attribute
+    if spec.logit_calibration is not None:
+        entry["logit_calibration"] = {
+            **spec.logit_calibration, "split": recipe.split,
+            "n": min(int(spec.logit_calibration["n"]), int(train_data.images.shape[0])),
+            "labels_used": False,
+        }
+    if spec.notes:
+        entry["notes"] = list(spec.notes)
     problems = bar_violations(quality, spec.quality_bar)
     status = "meets its quality bar" if not problems else "BELOW BAR: " + "; ".join(problems)
     log(f"[{spec.name}] {train_seconds:.0f}s, quality {quality} — {status}")

@@ -7,7 +7,14 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cfcheck.models.architectures import ARCHITECTURES, EmbeddingNet, build_model, count_parameters
+from cfcheck.models.architectures import (
+    ARCHITECTURES,
+    EmbeddingNet,
+    StandardisedLogits,
+    build_model,
+    calibrate_logits,
+    count_parameters,
+)
 from cfcheck.models.recipes import model_specs
 
 SPECS = model_specs("morpho")
@@ -45,7 +52,63 @@ def test_oracle_committee_architectures_differ():
 
 def test_random_net_shares_the_cnn_architecture():
     assert SPECS["random_net"].architecture == SPECS["cnn"].architecture
-    assert SPECS["random_net"].arch_kwargs == SPECS["cnn"].arch_kwargs
+    # the same network plus the label-free logit standardisation (buffers, no parameters)
+    assert SPECS["random_net"].arch_kwargs == {**SPECS["cnn"].arch_kwargs, "standardise_logits": True}
+
+
+def test_digit_attribute_oracle_architecture_is_used_by_no_classifier_or_oracle():
+    others = {s.architecture for s in SPECS.values() if s.role in ("classifier", "oracle")}
+    assert SPECS["attr_digit"].architecture not in others
+
+
+def test_standardise_logits_adds_buffers_only_and_keeps_the_weights():
+    torch.manual_seed(3)
+    plain = build_model("small_cnn", num_classes=10)
+    torch.manual_seed(3)
+    standardised = build_model("small_cnn", num_classes=10, standardise_logits=True)
+    extra = set(standardised.state_dict()) - set(plain.state_dict())
+    assert extra == {f"logit_standardisation.{b}" for b in ("mean", "std", "bias")}
+    assert count_parameters(plain) == count_parameters(standardised)
+    for key, value in plain.state_dict().items():
+        assert torch.equal(value, standardised.state_dict()[key])  # same RNG draws
+    x = torch.rand(4, 1, 32, 32)
+    torch.testing.assert_close(standardised(x), plain(x))  # identity until calibrated
+
+
+def test_calibrated_logits_are_standardised_and_balanced():
+    torch.manual_seed(15)
+    model = build_model("small_cnn", num_classes=10, standardise_logits=True).eval()
+    x = torch.rand(400, 1, 32, 32, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        raw = model(x)
+    calibrate_logits(model, x)  # no balance: plain z-scores of each logit
+    with torch.no_grad():
+        z = model(x)
+    torch.testing.assert_close(z.mean(0), torch.zeros(10), atol=1e-3, rtol=0)
+    torch.testing.assert_close(z.std(0, unbiased=False), torch.ones(10), atol=1e-3, rtol=0)
+    calibrate_logits(model, x, balance=True)
+    with torch.no_grad():
+        balanced = model(x)
+    shares = torch.bincount(balanced.argmax(1), minlength=10) / 400
+    assert shares.max() <= 0.11 and shares.min() >= 0.09
+    # recalibrating starts from the raw logits, not from the previous affine
+    affine = model.logit_standardisation
+    torch.testing.assert_close((raw - affine.mean) / affine.std + affine.bias, balanced)
+    with pytest.raises(ValueError, match="no logit_standardisation"):
+        calibrate_logits(build_model("mlp"), x)
+
+
+def test_standardised_logits_wrapper():
+    torch.manual_seed(0)
+    net = build_model("lenet", num_classes=10).eval()
+    wrapped = StandardisedLogits(net, 10)
+    x = torch.rand(50, 1, 32, 32)
+    with torch.no_grad():
+        torch.testing.assert_close(wrapped(x), net(x))
+        calibrate_logits(wrapped, x)
+        torch.testing.assert_close(wrapped(x).mean(0), torch.zeros(10), atol=1e-4, rtol=0)
+    assert set(wrapped.state_dict()) - {"network." + k for k in net.state_dict()} == {
+        "logit_standardisation.mean", "logit_standardisation.std", "logit_standardisation.bias"}
 
 
 def test_embedding_feature_maps_and_heads():
@@ -99,7 +162,7 @@ def test_every_registered_architecture_builds():
 def test_outputs_are_per_sample(models, n, seed):
     """Eval-mode outputs of a batch equal the outputs of each image alone (no batch leakage)."""
     x = torch.rand(n, 1, 32, 32, generator=torch.Generator().manual_seed(seed))
-    for name in ("cnn", "oracle_resnet", "embedding"):
+    for name in ("cnn", "oracle_resnet", "embedding", "attr_digit"):
         model = models[name]
         with torch.no_grad():
             batched = model(x)

@@ -86,3 +86,50 @@ def test_robust_training_actually_buys_robustness(test_split):
     standard = robust_accuracy(load_model("cnn"), x, y, eps=quality["robust_eps"], steps=7)
     robust = robust_accuracy(load_model("robust_cnn"), x, y, eps=quality["robust_eps"], steps=7)
     assert robust > standard + 0.2
+
+
+DISTRIBUTION_BARS = ("max_class_share", "prediction_entropy_bits")
+SPREAD = [n for n in NAMES if set(DISTRIBUTION_BARS) & set(model_entry(n)["quality_bar"])]
+TRANSFER = [n for n in NAMES if "transfer_target_rate" in model_entry(n)["quality_bar"]]
+
+
+def test_random_net_has_a_bar_on_how_its_predictions_spread():
+    assert "random_net" in SPREAD
+    bar = model_entry("random_net")["quality_bar"]
+    assert bar["max_class_share"]["max"] <= 0.2 and bar["test_accuracy"]["max"] <= 0.2
+    calibration = model_entry("random_net")["logit_calibration"]
+    assert calibration["labels_used"] is False and calibration["split"] == "train"
+
+
+@pytest.mark.parametrize("name", SPREAD)
+def test_predicted_classes_spread_as_the_bar_requires(name, test_split):
+    entry = model_entry(name)
+    with torch.no_grad():
+        predictions = load_model(name)(test_split.images).argmax(1)
+    counts = torch.bincount(predictions, minlength=entry["num_classes"]).double()
+    shares = counts / counts.sum()
+    measured = {
+        "max_class_share": float(shares.max()),
+        "prediction_entropy_bits": float(-(shares[shares > 0] * shares[shares > 0].log2()).sum()),
+    }
+    for metric, value in measured.items():
+        if metric in entry["quality_bar"]:
+            _check(value, entry["quality_bar"][metric])
+        assert value == pytest.approx(entry["quality"][metric], abs=2e-3)
+    assert shares.tolist() == pytest.approx(entry["quality"]["class_shares"], abs=2e-3)
+
+
+@pytest.mark.parametrize("name", TRANSFER)
+def test_adversarial_transfer_meets_its_bar(name):
+    """Targeted PGD on the explained classifier: the oracle must rarely predict the target."""
+    from cfcheck.models.transfer import adversarial_transfer
+
+    quality = model_entry(name)["quality"]
+    rates = adversarial_transfer(
+        quality["transfer_n"], eps=quality["transfer_eps"], steps=quality["transfer_steps"],
+        seed=quality["transfer_seed"], source=quality["transfer_source"], evaluated=[name],
+    )
+    _check(rates[name], model_entry(name)["quality_bar"]["transfer_target_rate"])
+    assert rates[name] == pytest.approx(quality["transfer_target_rate"], abs=0.01)
+    assert rates[quality["transfer_source"]] >= 0.8, "the attack must fool its source"
+    assert rates[name] < rates[quality["transfer_source"]] / 4
