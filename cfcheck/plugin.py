@@ -93,7 +93,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{KIND_MARKER}(kind): the method kind a cfcheck suite applies to")
-    config.addinivalue_line("markers", f"{TASKS_MARKER}(which): 'explained' or 'random' classifier tasks")
+    config.addinivalue_line(
+        "markers", f"{TASKS_MARKER}(which): 'explained', 'random' or 'cascade' (randomised-layer) classifier tasks"
+    )
     if not config.pluginmanager.hasplugin("xdist"):  # the task marker must not warn without xdist
         config.addinivalue_line("markers", "xdist_group(name): run together under --dist loadgroup")
     try:
@@ -188,7 +190,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             if name in metafunc.fixturenames:  # suites collected without --method: skip them
                 metafunc.parametrize(name, [])
         return
-    from cfcheck.tasks import RANDOM_CLASSIFIER
+    from cfcheck.tasks import RANDOM_CLASSIFIER, TRAINED_COUNTERPART
 
     if "cfcheck_oracle" in metafunc.fixturenames:
         metafunc.parametrize("cfcheck_oracle", session.zoo.oracles)
@@ -199,7 +201,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     marker = metafunc.definition.get_closest_marker(TASKS_MARKER)
     which = marker.args[0] if marker else "explained"
-    classifiers = (RANDOM_CLASSIFIER,) if which == "random" else session.profile.classifiers
+    if which == "random":
+        classifiers: tuple[str, ...] = (RANDOM_CLASSIFIER,)
+    elif which == "cascade":
+        classifiers = session.zoo.randomisation_stages(TRAINED_COUNTERPART)
+    else:
+        classifiers = session.profile.classifiers
     # With ``-n N --dist loadgroup`` all tests of a task share one worker, so its
     # counterfactuals are generated once rather than once per worker.
     tasks = [

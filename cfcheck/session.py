@@ -28,10 +28,13 @@ from cfcheck.tasks import TaskInputs, VCETask, ideal_targets, select_inputs
 from cfcheck.zoo import ModelZoo
 
 DOMAIN = "morpho"
-#: Test images whose committee confusions define the ideal pairs (about 200 per class).
-CONFUSION_IMAGES = 2000
+#: The split whose committee confusions define the ideal pairs: never scored, so the pairs do
+#: not depend on the images they are scored on.
+CONFUSION_SPLIT = "val"
 #: Real images that fix the standardisation of embedding features.
 FEATURE_REFERENCE_SPLIT = "val"
+#: Real images for realism references and real-vs-real floors (never trained on, never scored).
+REALISM_REFERENCE_SPLIT = "reference"
 
 
 class CfcheckSession:
@@ -73,14 +76,20 @@ class CfcheckSession:
 
     @cached_property
     def ideal_targets(self) -> dict[int, int]:
-        test = self.domain.split("test", n=CONFUSION_IMAGES)
-        probs = torch.stack([self.zoo.logits(o, test.images).softmax(1) for o in self.zoo.oracles]).mean(0)
-        return ideal_targets(probs, test.labels, self.domain.num_classes)
+        data = self.domain.split(CONFUSION_SPLIT)
+        probs = torch.stack([self.zoo.logits(o, data.images).softmax(1) for o in self.zoo.oracles]).mean(0)
+        return ideal_targets(probs, data.labels, self.domain.num_classes)
 
     @cached_property
     def _feature_statistics(self) -> tuple[torch.Tensor, torch.Tensor]:
         features = self.zoo.features(self.domain.split(FEATURE_REFERENCE_SPLIT).images)
         return features.mean(0), features.std(0).clamp_min(1e-8)
+
+    @cached_property
+    def realism_pool(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Standardised embedding features and classes of the realism reference split."""
+        data = self.domain.split(REALISM_REFERENCE_SPLIT)
+        return self.embed(data.images), data.labels
 
     def embed(self, images: torch.Tensor) -> torch.Tensor:
         """Domain-embedding features standardised with fixed statistics of real data.

@@ -102,7 +102,7 @@ VALIDITY_CARDS = (
         "lvs_target", "Label variation of the targeted attribute (LVS)",
         "LVS_l = 1/|X| Σ_x JS_2(o_l(x) ‖ o_l(c(x))), o_l = the attribute oracle of the class attribute",
         "higher", (0.0, 1.0), "bits (JS divergence, log base 2)",
-        f"softmax probabilities of the attribute oracle o_l (architecture gap_cnn, which no explained "
+        f"softmax probabilities of the attribute oracle o_l (architecture allconv, which no explained "
         f"classifier uses: {EXPLAINED_ARCHITECTURES}); {IMAGES}",
         FAILURE0, f"{HVILSHOJ}, §3.2 eq. (5)", True,
         notes="Recorded as lvs_target:<attribute>. The oracle's architecture differs from every explained "
@@ -110,8 +110,9 @@ VALIDITY_CARDS = (
               "committee.",
         bar=Bar(0.4, "min"), tolerance=0.05,
         rationale=("Positive controls 0.993–0.999 bits (the digit oracle is sure the digit changed); identity 0; targeted "
-                  "PGD 0.089–0.097 on the standard cnn and ≤ 0.29 everywhere (quick profile, seed 0, `cfcheck calibrate`): the gap_cnn digit oracle is not "
-                  "fooled the way the old small_cnn one was (0.60 of PGD examples read as the target). 0.4 sits "
+                  "PGD 0.089–0.097 on the standard cnn and ≤ 0.29 everywhere (quick profile, seed 0, `cfcheck calibrate`): the allconv digit oracle is not "
+                  "fooled the way the old small_cnn one was (PGD examples read as the target: 0.083 vs 0.46; "
+                  "`python -m cfcheck.models.transfer`). 0.4 sits "
                   "between."),
         failure_hint="an independent attribute oracle does not see the targeted attribute change",
     ),
