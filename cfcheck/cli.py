@@ -84,13 +84,16 @@ def _summary(args: argparse.Namespace) -> int:
     scorecard = load_scorecard(args.path)
     rows = score_rows(scorecard)
     if args.failures:
-        rows = [row for row in rows if "FAIL" in row[-1] or "regressed" in row[-1]]
+        rows = [row for row in rows if row[-1].startswith(("FAIL", "ERROR", "inconclusive")) or "regressed" in row[-1]]
     widths = [max(len(str(c)) for c in column) for column in zip(HEADER, *rows)]
     print(f"{scorecard['method']} — {scorecard['status']}, profile {scorecard['profile']['name']}")
     for row in [HEADER, *rows]:
         print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
-    failed = sum(1 for s in scorecard["scores"] if s.get("passed") is False or s.get("regressed"))
-    print(f"{len(scorecard['scores'])} scores, {failed} failed or regressed")
+    verdicts = {v: sum(1 for s in scorecard["scores"] if s.get("verdict") == v) for v in ("fail", "error", "inconclusive")}
+    regressed = sum(1 for s in scorecard["scores"] if s.get("regressed"))
+    failed = verdicts["fail"] + verdicts["error"] + regressed
+    print(f"{len(scorecard['scores'])} scores: {verdicts['fail']} failed, {verdicts['error']} could not be computed, "
+          f"{verdicts['inconclusive']} inconclusive, {regressed} regressed")
     return 1 if failed else 0
 
 

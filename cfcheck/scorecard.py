@@ -24,7 +24,10 @@ from typing import Any
 from cfcheck import __version__
 from cfcheck.records import ScoreRecord
 
-SCORECARD_FORMAT = 1
+SCORECARD_FORMAT = 2  # 2: records carry a three-valued verdict and a reason
+
+#: How each verdict reads in a table; "FAIL" and "ERROR" are what `cfcheck summary --failures` keeps.
+VERDICT_LABELS = {"pass": "pass", "fail": "FAIL", "inconclusive": "inconclusive", "error": "ERROR"}
 
 
 def build_scorecard(
@@ -96,7 +99,9 @@ def score_rows(scorecard: dict[str, Any]) -> list[list[str]]:
     """Table rows shared by the Markdown, HTML and CLI summaries."""
     rows = []
     for score in scorecard["scores"]:
-        verdict = {True: "pass", False: "FAIL", None: "-"}[score.get("passed")]
+        verdict = VERDICT_LABELS.get(score.get("verdict"), "-")
+        if score.get("reason"):
+            verdict += f": {score['reason']}"
         if score.get("regressed"):
             verdict += " (regressed)"
         rows.append(
@@ -140,7 +145,7 @@ def render_html(scorecard: dict[str, Any]) -> str:
     cells = "".join(f"<th>{html.escape(h)}</th>" for h in HEADER)
     body = "\n".join(
         "<tr class='{}'>{}</tr>".format(
-            "fail" if "FAIL" in row[-1] else "",
+            "fail" if row[-1].startswith(("FAIL", "ERROR")) else "inconclusive" if row[-1].startswith("inconcl") else "",
             "".join(f"<td>{html.escape(c)}</td>" for c in row),
         )
         for row in score_rows(scorecard)
@@ -150,7 +155,7 @@ def render_html(scorecard: dict[str, Any]) -> str:
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title>"
         "<style>body{font-family:sans-serif}td,th{padding:2px 8px;border-bottom:1px solid #ddd}"
-        ".fail{background:#fdd}</style></head><body>"
+        ".fail{background:#fdd}.inconclusive{background:#ffd}</style></head><body>"
         f"<h1>{title}</h1><p>status: <b>{html.escape(scorecard['status'])}</b>, profile "
         f"{html.escape(scorecard['profile']['name'])}, outcomes "
         f"{html.escape(_format_outcomes(scorecard['outcomes']))}</p>"

@@ -31,10 +31,10 @@ def test_models_lists_hashes_and_quality(capsys):
     assert "morpho/cnn" in out and "test_accuracy=" in out and "oracle" in out
 
 
-def _scorecard(tmp_path, passed):
+def _scorecard(tmp_path, verdict):
     record = ScoreRecord(
         nodeid="x", suite="validity", metric="target_accuracy", task="cnn/ideal/seed0", value=0.5, n=10,
-        direction="higher", threshold=">= 0.8", passed=passed,
+        direction="higher", threshold=">= 0.8", verdict=verdict, passed={"pass": True, "fail": False}.get(verdict),
     )
     card = build_scorecard(
         [record], method="demo", profile={"name": "quick"}, status="complete", seeds=[0], device="cpu",
@@ -43,12 +43,15 @@ def _scorecard(tmp_path, passed):
     return write_scorecard(tmp_path, card, [record])
 
 
-@pytest.mark.parametrize(("passed", "code"), [(True, 0), (False, 1)])
-def test_summary_exit_code_reflects_failures(tmp_path, capsys, passed, code):
-    path = _scorecard(tmp_path, passed)
+@pytest.mark.parametrize(("verdict", "code", "label"), [("pass", 0, "pass"), ("fail", 1, "FAIL"),
+                                                         ("inconclusive", 0, "inconclusive")])
+def test_summary_exit_code_reflects_failures(tmp_path, capsys, verdict, code, label):
+    path = _scorecard(tmp_path, verdict)
     assert main(["summary", str(path.parent)]) == code
     out = capsys.readouterr().out
-    assert "target_accuracy" in out and ("FAIL" in out) == (not passed)
+    assert "target_accuracy" in out and f" {label}" in out
+    assert main(["summary", "--failures", str(path.parent)]) == code
+    assert ("target_accuracy" in capsys.readouterr().out) == (verdict != "pass")
 
 
 def test_summary_of_a_missing_scorecard(tmp_path, capsys):
