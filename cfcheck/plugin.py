@@ -7,7 +7,6 @@ directory once cfcheck is installed. Without ``--method`` the plugin stays out o
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import signal
 import threading
@@ -298,7 +297,7 @@ def _record_fault_raised_by_test(item: pytest.Item, session: CfcheckSession, cau
     task = callspec.params.get("cfcheck_task") if callspec is not None else None
     if isinstance(cause, MethodOutputError) and task is not None and _fault_key not in item.stash:
         item.stash[_fault_key] = str(cause)
-        _record_fault(item, session, task, cause.summary)
+        _record_fault(item, session, cause.summary)
 
 
 # -- fixtures ---------------------------------------------------------------------------------
@@ -379,7 +378,7 @@ def cfcheck_vce(
         fault = error
     # The test fails in its call phase (pytest_pyfunc_call), so it counts as a failure; the
     # scorecard records it, so a suite never silently goes missing.
-    _record_fault(request.node, cfcheck_session, cfcheck_task, fault.summary)
+    _record_fault(request.node, cfcheck_session, fault.summary)
     request.node.stash[_fault_key] = str(fault)
     return _NoCounterfactuals(str(fault))  # type: ignore[return-value]
 
@@ -403,13 +402,11 @@ class _NoCounterfactuals:
         pytest.fail(self._fault, pytrace=False)
 
 
-def _record_fault(node: Any, session: CfcheckSession, task: VCETask, reason: str) -> None:
+def _record_fault(node: Any, session: CfcheckSession, reason: str) -> None:
     """A score record with verdict "error" for a test that got no counterfactuals: suite from
-    the module, metric from the test's name (plus its other parameters)."""
-    from cfcheck.metrics.cards import CARDS
-    from cfcheck.records import ScoreRecord
+    the module, metric from the test's name plus its other parameters (``oracle_score:oracle_resnet``)."""
+    from cfcheck.scoring import ScoreRecorder
 
-    suite = node.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")
     metric = getattr(node, "originalname", node.name).removeprefix("test_")
     callspec = getattr(node, "callspec", None)
     variants = [
@@ -417,22 +414,7 @@ def _record_fault(node: Any, session: CfcheckSession, task: VCETask, reason: str
         for name, value in (callspec.params.items() if callspec else ())
         if name != "cfcheck_task" and isinstance(value, (str, int, float))
     ]
-    metric = ":".join([metric, *variants])
-    card = CARDS.get(metric.split(":", 1)[0])
-    record = ScoreRecord(
-        nodeid=node.nodeid,
-        suite=suite,
-        metric=metric,
-        task=task.id,
-        value=math.nan,
-        n=0,
-        direction=card.direction if card is not None else "none",
-        verdict="error",
-        passed=False,
-        reason=reason,
-    )
-    session.add_record(record)
-    node.user_properties.append(("cfcheck", record.to_dict(with_samples=False)))
+    ScoreRecorder(session, node).error(":".join([metric, *variants]), reason)
 
 
 @pytest.fixture
@@ -440,7 +422,7 @@ def cfcheck_score(request: pytest.FixtureRequest, cfcheck_session: CfcheckSessio
     """Record a score and assert its threshold: ``cfcheck_score("target_accuracy", hits)``."""
     from cfcheck.scoring import ScoreRecorder
 
-    return ScoreRecorder(cfcheck_session, request)
+    return ScoreRecorder(cfcheck_session, request.node)
 
 
 def _progress_writer(config: pytest.Config) -> Any:

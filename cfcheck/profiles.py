@@ -162,6 +162,11 @@ def _parse_threshold(metric: str, bound: Any, default: Threshold | None) -> Thre
             return Threshold(float(value), str(kind))
     if isinstance(bound, (int, float)) and not isinstance(bound, bool):
         if default is None:
-            raise ValueError(f"threshold for new metric {metric!r} needs a direction: {{min = x}} or {{max = x}}")
+            from cfcheck.metrics.cards import CARDS
+
+            direction = CARDS[metric].direction if metric in CARDS else "none"
+            if direction == "none":
+                raise ValueError(f"threshold for {metric!r} needs a direction: {{min = x}} or {{max = x}}")
+            return Threshold(float(bound), "min" if direction == "higher" else "max")
         return Threshold(float(bound), default.kind)
     raise ValueError(f"threshold for {metric!r} must be a number or {{min = x}} / {{max = x}}, got {bound!r}")

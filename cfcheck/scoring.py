@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import torch
 
-from cfcheck.metrics.cards import Bar, MetricCard, get_card
+from cfcheck.metrics.cards import CARDS, Bar, MetricCard, get_card
 from cfcheck.metrics.stats import summarize, verdict
 from cfcheck.records import ScoreRecord
 
@@ -26,19 +26,19 @@ if TYPE_CHECKING:
 
 
 class ScoreRecorder:
-    def __init__(self, session: CfcheckSession, request: pytest.FixtureRequest) -> None:
+    def __init__(self, session: CfcheckSession, node: pytest.Item) -> None:
         self.session = session
-        self.request = request
+        self.node = node
 
     @property
     def task_id(self) -> str:
-        callspec = getattr(self.request.node, "callspec", None)
+        callspec = getattr(self.node, "callspec", None)
         task = callspec.params.get("cfcheck_task") if callspec else None
         return task.id if task is not None else "-"
 
     @property
     def suite(self) -> str:
-        name = self.request.node.module.__name__.rsplit(".", 1)[-1]
+        name = self.node.module.__name__.rsplit(".", 1)[-1]
         return name.removeprefix("test_")
 
     def bar(self, metric: str) -> tuple[MetricCard, Bar | None]:
@@ -115,27 +115,34 @@ class ScoreRecorder:
     def unavailable(self, metric: str, reason: str) -> ScoreRecord:
         """Record that ``metric`` could not be computed (verdict "error") and fail the test."""
         __tracebackhide__ = True
-        card, bar = self.bar(metric)
+        record = self.error(metric, reason)
+        pytest.fail(f"{metric} on {record.task}: cannot be computed: {reason}", pytrace=False)
+
+    def error(self, metric: str, reason: str) -> ScoreRecord:
+        """Record that ``metric`` could not be computed (verdict "error"), without failing; a
+        metric without a card (e.g. a test named after its check) is recorded with no direction."""
+        card = CARDS.get(metric.split(":", 1)[0])
+        bar = self.bar(metric)[1] if card is not None else None
         record = self._record(
             card, metric, value=math.nan, n=0, ci=(math.nan, math.nan),
             threshold=bar.describe() if bar else None, verdict="error", reason=reason,
         )
         self._publish(record)
-        pytest.fail(f"{metric} on {record.task}: cannot be computed: {reason}", pytrace=False)
+        return record
 
     # -- helpers ------------------------------------------------------------------------------
-    def _record(self, card: MetricCard, metric: str, *, value: float, n: int, ci: tuple[float, float],
+    def _record(self, card: MetricCard | None, metric: str, *, value: float, n: int, ci: tuple[float, float],
                 threshold: str | None, verdict: str | None, reason: str | None = None,
                 samples: list[float] | None = None, labels: dict[str, list[Any]] | None = None,
                 extra: dict[str, Any] | None = None) -> ScoreRecord:
         return ScoreRecord(
-            nodeid=self.request.node.nodeid,
+            nodeid=self.node.nodeid,
             suite=self.suite,
             metric=metric,
             task=self.task_id,
             value=value,
             n=n,
-            direction=card.direction,
+            direction=card.direction if card is not None else "none",
             ci_low=ci[0],
             ci_high=ci[1],
             threshold=threshold,
@@ -149,4 +156,4 @@ class ScoreRecorder:
 
     def _publish(self, record: ScoreRecord) -> None:
         self.session.add_record(record)
-        self.request.node.user_properties.append(("cfcheck", record.to_dict(with_samples=False)))
+        self.node.user_properties.append(("cfcheck", record.to_dict(with_samples=False)))

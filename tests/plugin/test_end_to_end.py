@@ -146,8 +146,6 @@ def cf_method():
     return Abstaining()
 """
     )
-    with_threshold_off = "[tool.cfcheck.thresholds]\ncoverage = 0.0\n"
-    tiny.makepyprojecttoml(TINY + with_threshold_off)
     result = tiny.runpytest("--method=abstaining", "-k", "coverage", "--cfcheck-baseline=base.json")
     result.stdout.fnmatch_lines(["*coverage*regressed: 0 is lower than the baseline 1 by more than the tolerance*"])
     result.assert_outcomes(failed=1)

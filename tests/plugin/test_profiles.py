@@ -45,12 +45,16 @@ target_accuracy = 0.01
         ("n_per_source = 0", "positive integer"),
         ('classifiers = ["resnet152"]', "unknown entries"),
         ("[tool.cfcheck.thresholds]\nbrand_new = 0.3", "needs a direction"),
+        ("[tool.cfcheck.thresholds]\nlpips = 0.3", None),
         ('[tool.cfcheck.thresholds]\nd2 = "small"', "must be a number"),
         ("[tool.cfcheck.tolerances]\nd2 = -1", ">= 0"),
     ],
 )
 def test_bad_overrides_name_the_problem(tmp_path, toml, message):
     (tmp_path / "pyproject.toml").write_text("[tool.cfcheck]\n" + toml + "\n")
+    if message is None:  # a metric without a default bar takes its card's direction
+        assert resolve_profile("quick", read_user_settings(tmp_path)).threshold("lpips") == Threshold(0.3, "max")
+        return
     with pytest.raises(ValueError, match=message):
         resolve_profile("quick", read_user_settings(tmp_path))
 
