@@ -6,14 +6,6 @@ import json
 
 import pytest
 
-TINY = """
-[tool.cfcheck]
-n_per_source = 2
-classifiers = ["cnn"]
-pair_sets = ["ideal"]
-bootstrap_resamples = 50
-seeds = 1
-"""
 
 README_ADAPTER = """
 import pytest
@@ -28,26 +20,19 @@ def cf_method():
 """
 
 
-@pytest.fixture
-def tiny(pytester):
-    pytester.makepyprojecttoml(TINY)
-    pytester.syspathinsert()
-    return pytester
 
 
-def _scorecard(pytester, name):
-    return json.loads((pytester.path / "reports" / f"{name}-standard" / "scorecard.json").read_text())
 
 
 def _scores(scorecard, metric):
     return [s for s in scorecard["scores"] if s["metric"] == metric]
 
 
-def test_readme_adapter_runs_and_writes_a_scorecard(tiny):
+def test_readme_adapter_runs_and_writes_a_scorecard(tiny, scorecard_of):
     tiny.makepyfile(my_adapter=README_ADAPTER)
     result = tiny.runpytest("--method=my_adapter", "-p", "no:randomly")
     result.stdout.fnmatch_lines(["*scorecard: *my_adapter-standard*scorecard.json*"])
-    scorecard = _scorecard(tiny, "my_adapter")
+    scorecard = scorecard_of("my_adapter")
     assert scorecard["status"] == "complete"
     (accuracy,) = _scores(scorecard, "target_accuracy")
     assert accuracy["value"] == 0.0 and accuracy["passed"] is False and accuracy["n"] == 20
@@ -58,16 +43,16 @@ def test_readme_adapter_runs_and_writes_a_scorecard(tiny):
         assert (tiny.path / "reports" / "my_adapter-standard" / name).is_file()
 
 
-def test_path_and_object_spellings_of_method(tiny):
+def test_path_and_object_spellings_of_method(tiny, scorecard_of):
     tiny.makepyfile(my_adapter=README_ADAPTER)
     by_path = tiny.runpytest(f"--method={tiny.path / 'my_adapter.py'}", "-k", "test_target_accuracy")
     by_path.assert_outcomes(failed=1)
     by_object = tiny.runpytest("--method=my_adapter:MyMethod", "-k", "test_target_accuracy")
     by_object.assert_outcomes(failed=1)
-    assert _scorecard(tiny, "my_adapter-MyMethod")["method"] == "my_adapter:MyMethod"
+    assert scorecard_of("my_adapter-MyMethod")["method"] == "my_adapter:MyMethod"
 
 
-def test_a_crashing_method_fails_its_tests_not_the_session(tiny):
+def test_a_crashing_method_fails_its_tests_not_the_session(tiny, scorecard_of):
     tiny.makepyfile(
         crashing="""
 import pytest
@@ -84,7 +69,7 @@ def cf_method():
     result = tiny.runpytest("--method=crashing", "-k", "test_validity")
     result.stdout.fnmatch_lines(["*explain raised RuntimeError: gradient exploded*"])
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    assert _scorecard(tiny, "crashing")["status"] == "complete"
+    assert scorecard_of("crashing")["status"] == "complete"
 
 
 def test_nan_outputs_are_reported_precisely(tiny):
@@ -107,7 +92,7 @@ def cf_method():
     result.assert_outcomes(failed=2)
 
 
-def test_interrupted_run_writes_an_incomplete_scorecard(tiny):
+def test_interrupted_run_writes_an_incomplete_scorecard(tiny, scorecard_of):
     tiny.makepyfile(
         interrupting="""
 import pytest
@@ -123,7 +108,7 @@ def cf_method():
     )
     result = tiny.runpytest_subprocess("--method=interrupting", "-k", "test_target_accuracy")
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    assert _scorecard(tiny, "interrupting")["status"] == "incomplete"
+    assert scorecard_of("interrupting")["status"] == "incomplete"
 
 
 def test_baseline_regressions_fail_as_ordinary_tests(tiny):
@@ -151,12 +136,12 @@ def cf_method():
     result.assert_outcomes(failed=1)
 
 
-def test_xdist_workers_merge_into_one_scorecard(tiny):
+def test_xdist_workers_merge_into_one_scorecard(tiny, scorecard_of):
     tiny.makepyfile(my_adapter=README_ADAPTER)
     tiny.runpytest("--method=my_adapter", "-k", "validity")
-    serial = _scorecard(tiny, "my_adapter")
+    serial = scorecard_of("my_adapter")
     result = tiny.runpytest_subprocess("--method=my_adapter", "-k", "validity", "-n", "2")
-    parallel = _scorecard(tiny, "my_adapter")
+    parallel = scorecard_of("my_adapter")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     key = lambda s: (s["metric"], s["task"])  # noqa: E731
     assert sorted(map(key, serial["scores"])) == sorted(map(key, parallel["scores"]))
@@ -169,7 +154,7 @@ def test_suites_collected_without_method_are_skipped(pytester):
     assert outcomes.get("skipped", 0) >= 1 and "failed" not in outcomes
 
 
-def test_several_counterfactuals_per_input_are_scored_for_diversity(tiny):
+def test_several_counterfactuals_per_input_are_scored_for_diversity(tiny, scorecard_of):
     tiny.makepyfile(
         several="""
 import pytest, torch
@@ -185,7 +170,7 @@ def cf_method():
 """
     )
     tiny.runpytest("--method=several", "-k", "test_diversity or test_perceptual_distance")
-    scorecard = _scorecard(tiny, "several")
+    scorecard = scorecard_of("several")
     (diversity,) = _scores(scorecard, "diversity")
     (closeness,) = _scores(scorecard, "perceptual_distance")
     assert diversity["value"] > 0 and diversity["n"] == 20

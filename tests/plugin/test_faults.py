@@ -8,7 +8,6 @@ scorecard records each of them with verdict "error" and the reason.
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
@@ -16,14 +15,6 @@ import time
 
 import pytest
 
-TINY = """
-[tool.cfcheck]
-n_per_source = 2
-classifiers = ["cnn"]
-pair_sets = ["ideal"]
-bootstrap_resamples = 50
-seeds = 1
-"""
 
 #: the suites these tests need (collecting only them keeps each run to seconds)
 SUITES = ("--pyargs", "cfcheck.suites.test_validity", "cfcheck.suites.test_closeness", "-p", "no:randomly")
@@ -46,15 +37,8 @@ def cf_method():
 """
 
 
-@pytest.fixture
-def tiny(pytester):
-    pytester.makepyprojecttoml(TINY)
-    pytester.syspathinsert()
-    return pytester
 
 
-def _scorecard(pytester, name):
-    return json.loads((pytester.path / "reports" / f"{name}-standard" / "scorecard.json").read_text())
 
 
 def _failure_texts(result):
@@ -75,7 +59,7 @@ def _named(nodeid):
     return f"test_validity.py{nodeid}" if nodeid.startswith("::") else nodeid
 
 
-def test_a_raising_method_is_reported_once_per_task_then_pointed_to(tiny):
+def test_a_raising_method_is_reported_once_per_task_then_pointed_to(tiny, scorecard_of):
     tiny.makepyfile(raising=RAISING)
     before = signal.getsignal(signal.SIGTERM)
     result = tiny.runpytest("--method=raising", *TASK_TESTS)
@@ -95,7 +79,7 @@ def test_a_raising_method_is_reported_once_per_task_then_pointed_to(tiny):
         assert message == "cnn/ideal/seed0: no counterfactuals: explain raised ValueError: step size must be positive, got -0.1"
         assert where == _named(first_id)
     assert output.count("at raising.py:4 in _step") == 1
-    records = _scorecard(tiny, "raising")["scores"]
+    records = scorecard_of("raising")["scores"]
     assert {(r["suite"], r["metric"]) for r in records} == {
         ("validity", "coverage"), ("validity", "target_accuracy"), ("closeness", "elastic_net_distance")
     }
@@ -136,7 +120,7 @@ def cf_method():
     assert contract_text.startswith("explain raised ValueError: expected images")
 
 
-def test_a_test_asking_the_session_itself_is_recorded_too(tiny):
+def test_a_test_asking_the_session_itself_is_recorded_too(tiny, scorecard_of):
     """Not every task test goes through cfcheck_vce (the randomisation test asks for a second
     task's counterfactuals): its method fault reads as cleanly and reaches the scorecard."""
     tiny.makepyfile(raising=RAISING)
@@ -157,7 +141,7 @@ def test_own_score(cfcheck_session, cfcheck_method, cfcheck_task):
     assert "During handling of the above exception" not in result.stdout.str()
     (_, text), = _failure_texts(result)
     assert text.endswith("explain raised ValueError: step size must be positive, got -0.1\n    at raising.py:4 in _step")
-    (record,) = _scorecard(tiny, "raising")["scores"]
+    (record,) = scorecard_of("raising")["scores"]
     assert (record["suite"], record["metric"], record["verdict"]) == ("own", "own_score", "error")
     assert record["reason"].startswith("no counterfactuals: explain raised ValueError")
 
@@ -195,14 +179,14 @@ EXPECTED = {  # N: the number of inputs of a task
 }
 
 
-def test_each_bad_output_fails_its_task_with_a_precise_reason(tiny):
-    tiny.makepyprojecttoml(TINY.replace("seeds = 1", "seeds = 6"))
+def test_each_bad_output_fails_its_task_with_a_precise_reason(tiny, tiny_settings, scorecard_of):
+    tiny.makepyprojecttoml(tiny_settings.replace("seeds = 1", "seeds = 6"))
     tiny.makepyfile(bad_outputs=BAD_OUTPUTS)
     result = tiny.runpytest("--method=bad_outputs", *SUITES, "-k", "test_coverage or test_target_accuracy")
     result.assert_outcomes(failed=12)
     failures = _failure_texts(result)
     n = str(_task_size(tiny))
-    records = _scorecard(tiny, "bad_outputs")["scores"]
+    records = scorecard_of("bad_outputs")["scores"]
     assert len(records) == 12 and {r["verdict"] for r in records} == {"error"}
     reasons = {(r["task"], r["metric"]): r["reason"] for r in records}
     for seed, fault in EXPECTED.items():
@@ -219,7 +203,7 @@ def _task_size(pytester):
     return resolve_profile("standard", read_user_settings(pytester.path)).n_per_source * 10
 
 
-def test_sigterm_writes_an_incomplete_scorecard(tiny):
+def test_sigterm_writes_an_incomplete_scorecard(tiny, scorecard_of):
     tiny.makepyfile(
         slow="""
 import pathlib, time, pytest
@@ -255,7 +239,7 @@ def cf_method():
             process.wait()
     assert process.returncode == pytest.ExitCode.INTERRUPTED, output
     assert "(incomplete: SIGTERM)" in output
-    assert _scorecard(tiny, "slow")["status"] == "incomplete"
+    assert scorecard_of("slow")["status"] == "incomplete"
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,38 @@
+"""A tiny conformance run for the plugin tests: one classifier, one pair set, two inputs per digit."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+TINY_SETTINGS = """
+[tool.cfcheck]
+n_per_source = 2
+classifiers = ["cnn"]
+pair_sets = ["ideal"]
+bootstrap_resamples = 50
+seeds = 1
+"""
+
+
+@pytest.fixture
+def tiny_settings() -> str:
+    return TINY_SETTINGS
+
+
+@pytest.fixture
+def tiny(pytester):
+    pytester.makepyprojecttoml(TINY_SETTINGS)
+    pytester.syspathinsert()
+    return pytester
+
+
+@pytest.fixture
+def scorecard_of(tiny):
+    """The JSON scorecard a tiny run of method ``name`` wrote (standard profile)."""
+
+    def read(name: str) -> dict:
+        return json.loads((tiny.path / "reports" / f"{name}-standard" / "scorecard.json").read_text())
+
+    return read
