@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import signal
-import threading
 from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from cfcheck import faults
 from cfcheck.adapter import FIXTURE_NAME, PLUGIN_NAME, check_method_object, load_method
 from cfcheck.kinds import MethodKind, detect_kinds
 from cfcheck.profiles import INCONCLUSIVE_OUTCOMES, PROFILE_NAMES, read_user_settings, resolve_profile
@@ -30,11 +29,6 @@ if TYPE_CHECKING:  # torch and the models load only when a method is under test
 
 session_key = pytest.StashKey["CfcheckSession | None"]()
 _usage_error_key = pytest.StashKey[str]()
-#: on a test item: why its task has no counterfactuals (the test fails with it, body not run)
-_fault_key = pytest.StashKey[str]()
-#: the SIGTERM handler cfcheck installed and the one it replaced
-_sigterm_key = pytest.StashKey[tuple[Any, Any]]()
-_sigterm_received_key = pytest.StashKey[bool]()
 
 KIND_MARKER = "cfcheck_kind"
 TASKS_MARKER = "cfcheck_tasks"
@@ -143,31 +137,11 @@ def pytest_configure(config: pytest.Config) -> None:
         save_baseline=config.getoption("cfcheck_save_baseline"),
     )
     config.pluginmanager.register(_OutcomeCounter(cf_session), "cfcheck-outcomes")
-    _stop_on_sigterm(config)
+    faults.stop_on_sigterm(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    installed = config.stash.get(_sigterm_key, None)
-    if installed is not None and signal.getsignal(signal.SIGTERM) is installed[0]:
-        signal.signal(signal.SIGTERM, installed[1])
-
-
-def _stop_on_sigterm(config: pytest.Config) -> None:
-    """Turn SIGTERM (what CI runners send on a timeout) into KeyboardInterrupt, as Ctrl-C is,
-    so an interrupted run still writes its scorecard, marked incomplete. A second SIGTERM gets
-    the previous handler (by default: the process ends at once)."""
-    if hasattr(config, "workerinput") or threading.current_thread() is not threading.main_thread():
-        return  # xdist workers: the controller writes the scorecard
-    previous = signal.getsignal(signal.SIGTERM)
-    previous = signal.SIG_DFL if previous is None else previous
-
-    def interrupt(signum: int, frame: Any) -> None:
-        signal.signal(signal.SIGTERM, previous)
-        config.stash[_sigterm_received_key] = True
-        raise KeyboardInterrupt("SIGTERM received")
-
-    signal.signal(signal.SIGTERM, interrupt)
-    config.stash[_sigterm_key] = (interrupt, previous)
+    faults.restore_sigterm(config)
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -260,7 +234,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if session.scorecard_path is not None:
         incomplete = ""
         if exitstatus == pytest.ExitCode.INTERRUPTED:
-            cause = "SIGTERM" if config.stash.get(_sigterm_received_key, False) else "interrupted"
+            cause = "SIGTERM" if config.stash.get(faults.sigterm_received_key, False) else "interrupted"
             incomplete = f" (incomplete: {cause})"
         terminalreporter.write_line(f"scorecard: {session.scorecard_path}{incomplete}")
 
@@ -269,7 +243,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> None:
     """A test whose task has no counterfactuals fails (a failure, not a setup error) with the
     fault, without running its body."""
-    fault = pyfuncitem.stash.get(_fault_key, None)
+    fault = pyfuncitem.stash.get(faults.fault_key, None)
     if fault is not None:  # (no __tracebackhide__: with every frame hidden pytest adds a hint line)
         pytest.fail(fault, pytrace=False)
 
@@ -284,20 +258,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         error = call.excinfo.value
         if isinstance(error, pytest.fail.Exception) and not error.pytrace:
             error.__suppress_context__ = True
-            _record_fault_raised_by_test(item, cf_session, error.__context__)
+            faults.record_fault_raised_by_test(item, cf_session, error.__context__)
     yield
-
-
-def _record_fault_raised_by_test(item: pytest.Item, session: CfcheckSession, cause: BaseException | None) -> None:
-    """A task test that asked the session for counterfactuals itself (not through cfcheck_vce,
-    which records its own faults) and failed on a method fault: record it too."""
-    from cfcheck.generation import MethodOutputError
-
-    callspec = getattr(item, "callspec", None)
-    task = callspec.params.get("cfcheck_task") if callspec is not None else None
-    if isinstance(cause, MethodOutputError) and task is not None and _fault_key not in item.stash:
-        item.stash[_fault_key] = str(cause)
-        _record_fault(item, session, cause.summary)
 
 
 # -- fixtures ---------------------------------------------------------------------------------
@@ -372,49 +334,15 @@ def cfcheck_vce(
 
     try:
         return cfcheck_session.counterfactuals(
-            cfcheck_task, cfcheck_method, _progress_writer(request.config), requester=_test_name(request.node)
+            cfcheck_task, cfcheck_method, _progress_writer(request.config), requester=faults.node_label(request.node)
         )
     except MethodOutputError as error:
         fault = error
     # The test fails in its call phase (pytest_pyfunc_call), so it counts as a failure; the
     # scorecard records it, so a suite never silently goes missing.
-    _record_fault(request.node, cfcheck_session, fault.summary)
-    request.node.stash[_fault_key] = str(fault)
-    return _NoCounterfactuals(str(fault))  # type: ignore[return-value]
-
-
-def _test_name(node: Any) -> str:
-    """The test's node id; with its file name where pytest's id has no path (as for the bundled
-    suites, which lie outside the user's rootdir)."""
-    return f"{node.path.name}{node.nodeid}" if node.nodeid.startswith("::") else node.nodeid
-
-
-class _NoCounterfactuals:
-    """Stands in for the result of a task without counterfactuals: the test itself never runs
-    (see pytest_pyfunc_call); a fixture built on it fails with the fault."""
-
-    def __init__(self, fault: str) -> None:
-        self._fault = fault
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        pytest.fail(self._fault, pytrace=False)
-
-
-def _record_fault(node: Any, session: CfcheckSession, reason: str) -> None:
-    """A score record with verdict "error" for a test that got no counterfactuals: suite from
-    the module, metric from the test's name plus its other parameters (``oracle_score:oracle_resnet``)."""
-    from cfcheck.scoring import ScoreRecorder
-
-    metric = getattr(node, "originalname", node.name).removeprefix("test_")
-    callspec = getattr(node, "callspec", None)
-    variants = [
-        str(value)
-        for name, value in (callspec.params.items() if callspec else ())
-        if name != "cfcheck_task" and isinstance(value, (str, int, float))
-    ]
-    ScoreRecorder(session, node).error(":".join([metric, *variants]), reason)
+    faults.record_fault(request.node, cfcheck_session, fault.summary)
+    request.node.stash[faults.fault_key] = str(fault)
+    return faults.NoCounterfactuals(str(fault))  # type: ignore[return-value]
 
 
 @pytest.fixture
