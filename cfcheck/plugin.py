@@ -227,9 +227,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if session is None:
         return
     terminalreporter.section("cfcheck")
-    failed = sum(1 for r in session.records if r.passed is False or r.regressed)
+    counts = {v: sum(1 for r in session.records if r.verdict == v) for v in ("pass", "fail", "inconclusive", "error")}
+    regressed = sum(1 for r in session.records if r.regressed)
     terminalreporter.write_line(
-        f"{len(session.records)} scores recorded, {failed} below threshold or regressed"
+        f"{len(session.records)} scores recorded: {counts['pass']} passed, {counts['fail']} failed, "
+        f"{counts['inconclusive']} inconclusive, {counts['error']} could not be computed, "
+        f"{len(session.records) - sum(counts.values())} without a bar; {regressed} regressed"
     )
     if session.scorecard_path is not None:
         incomplete = ""
