@@ -8,7 +8,6 @@ instead of broadcasting silently into a meaningless score.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -163,16 +162,3 @@ def as_float64_matrix(name: str, value: object, *, min_rows: int = 1) -> Tensor:
     if not bool(torch.isfinite(tensor).all()):
         raise ValueError(f"`{name}` contains NaN or infinite values")
     return tensor
-
-
-def stack_members(name: str, members: object) -> Sequence[Tensor]:
-    """A non-empty sequence of tensors (or a stacked M×N×K tensor, unbound along dim 0)."""
-    if isinstance(members, Tensor):
-        if members.ndim != 3:
-            raise ValueError(f"`{name}` as a single tensor must be M×N×K, got shape {tuple(members.shape)}")
-        return list(members.unbind(0))
-    if not isinstance(members, Sequence) or isinstance(members, (str, bytes)):
-        raise TypeError(f"`{name}` must be a sequence of N×K probability tensors, got {describe(members)}")
-    if len(members) == 0:
-        raise ValueError(f"`{name}` must contain at least one committee member, got an empty sequence")
-    return list(members)

@@ -23,13 +23,6 @@ __all__ = ["CARDS", "Bar", "MetricCard", "format_card", "get_card"]
 
 Direction = Literal["higher", "lower", "none"]
 
-_IMAGES = "images float32 in [0,1], N×1×32×32 (morpho)"
-_EXCLUDED = "excluded; coverage reported"
-_FAILURE0 = "counted as failures (0)"
-_VAETH_31 = "Väth et al. 2023, Diffusion-based VCE evaluation, §3.1"
-_EMBED = "embeddings from the bundled domain embedding network (Hvilshøj §3.1: FID on a domain network)"
-
-
 FloorRule = Literal["absolute", "times_floor", "plus_floor"]
 
 
