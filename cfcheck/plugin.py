@@ -298,7 +298,16 @@ def cfcheck_domain(cfcheck_session: CfcheckSession) -> Any:
 
 @pytest.fixture(scope="session")
 def cfcheck_models(cfcheck_session: CfcheckSession) -> Any:
-    """The domain's reference models, by name (``cfcheck_models["cnn"]``)."""
+    """The explained classifiers a method may load (``cfcheck_models["robust_cnn"]``); the
+    evaluation models (oracles, attribute oracles, embedding) are refused with a KeyError."""
+    from cfcheck.zoo import MethodModels
+
+    return MethodModels(cfcheck_session.zoo)
+
+
+@pytest.fixture(scope="session")
+def cfcheck_evaluation_models(cfcheck_session: CfcheckSession) -> Any:
+    """Every reference model of the domain, for the suites that score a method."""
     return cfcheck_session.zoo
 
 

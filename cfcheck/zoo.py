@@ -17,6 +17,38 @@ CASCADE_CALIBRATION_SPLIT = "train"
 CASCADE_CALIBRATION_IMAGES = 2000
 
 
+class MethodModels:
+    """What a method under test may load: the domain's explained classifiers, not the models
+    that score it (oracles, attribute oracles, the embedding network). A method guided by an
+    evaluation model would be graded by its own guide; the scores would stop being independent.
+    """
+
+    #: registry roles a method may use
+    ALLOWED_ROLES = ("classifier",)
+
+    def __init__(self, zoo: ModelZoo) -> None:
+        self._zoo = zoo
+
+    @property
+    def device(self) -> torch.device:
+        return self._zoo.device
+
+    def names(self) -> list[str]:
+        return [n for n in registry.available_models(self._zoo.domain) if self._role(n) in self.ALLOWED_ROLES]
+
+    def __getitem__(self, name: str) -> torch.nn.Module:
+        role = self._role(name)
+        if role not in self.ALLOWED_ROLES:
+            raise KeyError(
+                f"{name!r} is an evaluation model ({role}) that scores the method; methods may load only "
+                f"{', '.join(self.names())}"
+            )
+        return self._zoo[name]
+
+    def _role(self, name: str) -> str:
+        return registry.model_entry(name, domain=self._zoo.domain)["role"]
+
+
 class ModelZoo:
     """Name → verified, frozen reference model; also the roles suites ask for."""
 

@@ -48,12 +48,12 @@ def test_elastic_net_distance(cfcheck_vce, cfcheck_score):
     cfcheck_score("elastic_net", elastic_net_distance(x, cf), labels=labels)
 
 
-def test_perceptual_distance(cfcheck_vce, cfcheck_score, cfcheck_models):
+def test_perceptual_distance(cfcheck_vce, cfcheck_score, cfcheck_evaluation_models):
     """LPIPS formula (unit-normalised activations, uniform weights) on the domain network."""
     x, cf, labels = _produced(cfcheck_vce)
     _require_some(x, cfcheck_score, "perceptual_distance")
-    embedding = cfcheck_models.embedding
-    distances = perceptual_distance(x.to(cfcheck_models.device), cf.to(cfcheck_models.device), embedding.feature_maps)
+    embedding = cfcheck_evaluation_models.embedding
+    distances = perceptual_distance(x.to(cfcheck_evaluation_models.device), cf.to(cfcheck_evaluation_models.device), embedding.feature_maps)
     cfcheck_score("perceptual_distance", distances.cpu(), labels=labels)
 
 
@@ -68,24 +68,24 @@ def test_lpips(cfcheck_vce, cfcheck_score):
     cfcheck_score("lpips", distances, labels=labels)
 
 
-def test_label_variation_unrelated(cfcheck_vce, cfcheck_score, cfcheck_models, cfcheck_attribute):
+def test_label_variation_unrelated(cfcheck_vce, cfcheck_score, cfcheck_evaluation_models, cfcheck_attribute):
     """LVS of an attribute the counterfactual should leave alone (thickness, intensity)."""
     keep = cfcheck_vce.valid
     _require_some(cfcheck_vce.x[keep], cfcheck_score, f"lvs_unrelated:{cfcheck_attribute}")
-    oracle = cfcheck_models.attribute_oracles[cfcheck_attribute]
+    oracle = cfcheck_evaluation_models.attribute_oracles[cfcheck_attribute]
     lvs = label_variation(cfcheck_vce.probabilities(oracle, on="x"), cfcheck_vce.probabilities(oracle))
     labels = {k: [v for v, m in zip(vs, keep) if m] for k, vs in cfcheck_vce.sample_labels.items()}
     cfcheck_score(f"lvs_unrelated:{cfcheck_attribute}", lvs[keep], labels=labels)
 
 
-def test_diversity(cfcheck_vce, cfcheck_score, cfcheck_models):
+def test_diversity(cfcheck_vce, cfcheck_score, cfcheck_evaluation_models):
     """Mean pairwise perceptual distance among several counterfactuals of one input."""
     if cfcheck_vce.num_counterfactuals < 2:
         pytest.skip("the method returns one counterfactual per input; diversity needs several")
     keep = cfcheck_vce.valid
     if int(keep.sum()) == 0:
         cfcheck_score.unavailable("diversity", "the method abstained on every input; nothing to measure")
-    cfs = cfcheck_vce.output.cfs[keep].to(cfcheck_models.device)
-    feature_maps = cfcheck_models.embedding.feature_maps
+    cfs = cfcheck_vce.output.cfs[keep].to(cfcheck_evaluation_models.device)
+    feature_maps = cfcheck_evaluation_models.embedding.feature_maps
     diversity = pairwise_diversity(cfs, lambda a, b: perceptual_distance(a, b, feature_maps))
     cfcheck_score("diversity", diversity.cpu())

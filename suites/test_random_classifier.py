@@ -23,9 +23,9 @@ pytestmark = pytest.mark.cfcheck_kind("vce")
 
 
 @pytest.mark.cfcheck_tasks("random")
-def test_ota_gain(cfcheck_vce, cfcheck_score, cfcheck_models):
+def test_ota_gain(cfcheck_vce, cfcheck_score, cfcheck_evaluation_models):
     """Committee OTA of RandomNet's counterfactuals minus that of the originals (per image)."""
-    oracles = cfcheck_models.oracles
+    oracles = cfcheck_evaluation_models.oracles
     target = cfcheck_vce.target
     cf_hits = committee_target_hits([cfcheck_vce.predictions(o) for o in oracles], target)
     x_hits = committee_target_hits([cfcheck_vce.predictions(o, on="x") for o in oracles], target)

@@ -73,16 +73,16 @@ def test_oracle_target_accuracy(cfcheck_vce, cfcheck_score, cfcheck_oracle):
     )
 
 
-def test_committee_oracle_target_accuracy(cfcheck_vce, cfcheck_score, cfcheck_models):
+def test_committee_oracle_target_accuracy(cfcheck_vce, cfcheck_score, cfcheck_evaluation_models):
     """OTA of the oracle committee (strict majority): the test that tells counterfactuals from
     adversarial examples."""
-    hits = committee_target_hits([cfcheck_vce.predictions(o) for o in cfcheck_models.oracles], cfcheck_vce.target)
+    hits = committee_target_hits([cfcheck_vce.predictions(o) for o in cfcheck_evaluation_models.oracles], cfcheck_vce.target)
     cfcheck_score("committee_oracle_target_accuracy", _valid(cfcheck_vce, hits), labels=cfcheck_vce.sample_labels)
 
 
-def test_label_variation_target(cfcheck_vce, cfcheck_score, cfcheck_models):
+def test_label_variation_target(cfcheck_vce, cfcheck_score, cfcheck_evaluation_models):
     """LVS of the class attribute oracle: the targeted attribute must visibly change (Hvilshøj eq. 5)."""
-    oracle = cfcheck_models.attribute_oracles["digit"]
+    oracle = cfcheck_evaluation_models.attribute_oracles["digit"]
     lvs = label_variation(cfcheck_vce.probabilities(oracle, on="x"), cfcheck_vce.probabilities(oracle))
     cfcheck_score("lvs_target:digit", _valid(cfcheck_vce, lvs), labels=cfcheck_vce.sample_labels)
 

@@ -175,3 +175,39 @@ def cf_method():
     (closeness,) = _scores(scorecard, "perceptual_distance")
     assert diversity["value"] > 0 and diversity["n"] == 20
     assert closeness["n"] == 20
+
+
+GUIDED = """
+import pytest
+
+class Guided:
+    def __init__(self, guide):
+        self.guide = guide
+
+    def explain(self, x, target, classifier):
+        return x.clone()
+
+@pytest.fixture
+def cf_method(cfcheck_models):
+    return Guided(cfcheck_models[{name!r}])
+"""
+
+
+def test_methods_may_load_explained_classifiers_but_not_evaluation_models(tiny):
+    tiny.makepyfile(guided_ok=GUIDED.format(name="robust_cnn"), guided_oracle=GUIDED.format(name="oracle_resnet"))
+    tiny.runpytest("--method=guided_ok", "-k", "coverage").assert_outcomes(passed=1)
+    result = tiny.runpytest("--method=guided_oracle", "-k", "coverage")
+    result.stdout.fnmatch_lines(["*'oracle_resnet' is an evaluation model (oracle) that scores the method*"])
+    assert result.ret != 0
+
+
+def test_method_model_view_lists_the_explained_classifiers():
+    import torch
+
+    from cfcheck.zoo import MethodModels, ModelZoo
+
+    view = MethodModels(ModelZoo("morpho", torch.device("cpu")))
+    assert set(view.names()) == {"cnn", "robust_cnn", "mlp", "noise_cnn", "random_net"}
+    for name in ("oracle_lenet", "attr_digit", "embedding"):
+        with pytest.raises(KeyError, match="evaluation model"):
+            view[name]
