@@ -26,7 +26,6 @@ class ScoreRecord:
     #: "pass", "fail", "inconclusive" (the 95% CI straddles the bar), "error" (no score could be
     #: computed; ``reason`` says why) or None (no bar: reported without a verdict)
     verdict: str | None = None
-    passed: bool | None = None  # True for pass, False for fail and error, None otherwise
     reason: str | None = None  # why a score could not be computed
     baseline: float | None = None
     regressed: bool | None = None  # None when no baseline was given
@@ -35,11 +34,17 @@ class ScoreRecord:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def passed(self) -> bool | None:
+        """True for pass, False for fail and error, None for inconclusive or no bar."""
+        return {"pass": True, "fail": False, "error": False}.get(self.verdict or "")
+
+    @property
     def key(self) -> str:
         return f"{self.metric}[{self.task}]"
 
     def to_dict(self, with_samples: bool = True) -> dict[str, Any]:
         data = asdict(self)
+        data["passed"] = self.passed  # derived; kept in the JSON for readers of older scorecards
         if not with_samples:
             data.pop("samples")
             data.pop("sample_labels")
@@ -52,8 +57,8 @@ class ScoreRecord:
         for name in ("value", "ci_low", "ci_high"):
             if values.get(name) is None:
                 values[name] = math.nan
-        if "verdict" not in data and values.get("passed") is not None:  # scorecards before verdicts
-            values["verdict"] = "pass" if values["passed"] else "fail"
+        if "verdict" not in data and data.get("passed") is not None:  # scorecards before verdicts
+            values["verdict"] = "pass" if data["passed"] else "fail"
         return cls(**values)
 
 

@@ -147,7 +147,6 @@ class ScoreRecorder:
             ci_high=ci[1],
             threshold=threshold,
             verdict=verdict,
-            passed={"pass": True, "fail": False, "error": False}.get(verdict or ""),
             reason=reason,
             samples=samples or [],
             sample_labels=labels or {},

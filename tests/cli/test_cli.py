@@ -34,7 +34,7 @@ def test_models_lists_hashes_and_quality(capsys):
 def _scorecard(tmp_path, verdict):
     record = ScoreRecord(
         nodeid="x", suite="validity", metric="target_accuracy", task="cnn/ideal/seed0", value=0.5, n=10,
-        direction="higher", threshold=">= 0.8", verdict=verdict, passed={"pass": True, "fail": False}.get(verdict),
+        direction="higher", threshold=">= 0.8", verdict=verdict,
     )
     card = build_scorecard(
         [record], method="demo", profile={"name": "quick"}, status="complete", seeds=[0], device="cpu",

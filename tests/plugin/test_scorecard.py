@@ -18,7 +18,7 @@ from cfcheck.scorecard import build_scorecard, load_scorecard, write_scorecard
 def _record(metric="target_accuracy", value=0.9, task="cnn/ideal/seed0", **kwargs):
     return ScoreRecord(
         nodeid="suites/test_validity.py::x", suite="validity", metric=metric, task=task, value=value,
-        n=3, direction="higher", ci_low=0.8, ci_high=1.0, threshold=">= 0.8", passed=True,
+        n=3, direction="higher", ci_low=0.8, ci_high=1.0, threshold=">= 0.8", verdict="pass",
         samples=[1.0, 1.0, 0.7], sample_labels={"source": [1, 2, 3], "target": [7, 3, 5]}, **kwargs,
     )
 
