@@ -185,16 +185,7 @@ def _samples_csv(records: Iterable[ScoreRecord]) -> str:
     return buffer.getvalue()
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file, so readers never see half of it."""
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-            stream.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+from cfcheck.io import atomic_write_text as atomic_write  # noqa: E402  (re-export: one atomic write)
 
 
 def _format_value(score: dict[str, Any]) -> str:

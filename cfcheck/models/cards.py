@@ -11,6 +11,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from cfcheck.io import atomic_write_text
+
 __all__ = ["model_card_markdown", "write_model_cards"]
 
 _REQUIRED = ("file", "sha256", "architecture", "arch_kwargs", "role", "training", "data",
@@ -126,6 +128,6 @@ def write_model_cards(manifest: dict[str, Any], out_dir: str | os.PathLike[str])
         domain, name = key.split("/", 1)
         entry = {"domain": domain, "name": name, **entry}
         path = out_dir / f"{domain}_{name}.md"
-        path.write_text(model_card_markdown(entry), encoding="utf-8")
+        atomic_write_text(path, model_card_markdown(entry))
         written.append(path)
     return written

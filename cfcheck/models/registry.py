@@ -12,12 +12,13 @@ import hashlib
 import importlib.resources
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
+
+from cfcheck.io import atomic_write_text
 
 from .architectures import build_model
 
@@ -71,20 +72,7 @@ def write_manifest(manifest: dict[str, Any], path: str | os.PathLike[str]) -> No
     """Writes ``manifest`` as sorted, indented JSON, atomically (no half-written manifest)."""
     path = Path(path)
     text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
-    _atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; weights and manifest are meant to be read
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, text)
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:

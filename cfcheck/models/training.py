@@ -28,7 +28,9 @@ from .architectures import build_model, calibrate_logits, count_parameters
 from .cards import write_model_cards
 from .evaluation import bar_violations, head_logits, main_accuracy, measure_quality, task_targets
 from .recipes import ModelSpec, TrainingRecipe, model_specs, smoke_spec
-from .registry import MANIFEST_NAME, _atomic_write_bytes, file_sha256, load_manifest, weights_dir, write_manifest
+from cfcheck.io import atomic_write_bytes
+
+from .registry import MANIFEST_NAME, file_sha256, load_manifest, weights_dir, write_manifest
 
 __all__ = ["fit", "save_weights", "train_model", "train_reference_models"]
 
@@ -195,7 +197,7 @@ def save_weights(model: nn.Module, path: str | Path, metadata: dict[str, str] | 
     state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     header = {"cfcheck": json.dumps(metadata or {}, sort_keys=True)}
     path = Path(path)
-    _atomic_write_bytes(path, save(state, metadata=header))
+    atomic_write_bytes(path, save(state, metadata=header))
     return file_sha256(path)
 
 
