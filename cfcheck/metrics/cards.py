@@ -19,52 +19,11 @@ from collections.abc import Mapping
 from dataclasses import field
 from typing import Literal
 
+from cfcheck.thresholds import Bar, FloorRule  # noqa: F401  (re-exported: Bar lives in cfcheck.thresholds)
+
 __all__ = ["CARDS", "Bar", "MetricCard", "format_card", "get_card"]
 
 Direction = Literal["higher", "lower", "none"]
-
-FloorRule = Literal["absolute", "times_floor", "plus_floor"]
-
-
-@dataclass(frozen=True)
-class Bar:
-    """A pass bar: ``value >= bound`` for ``min``, ``value <= bound`` for ``max``.
-
-    ``relative`` makes the bar relative to the real-vs-real floor of a set metric (measured
-    in the same run, at the same n and class mix): ``times_floor`` means ``bound × floor``,
-    ``plus_floor`` means ``floor + bound``; ``absolute`` uses ``bound`` as it is.
-    """
-
-    bound: float
-    kind: str  # "min" or "max"
-    relative: FloorRule = "absolute"
-
-    def __post_init__(self) -> None:
-        if self.kind not in ("min", "max"):
-            raise ValueError(f"bar kind must be 'min' or 'max', got {self.kind!r}")
-        if self.relative not in ("absolute", "times_floor", "plus_floor"):
-            raise ValueError(f"bar relative must be 'absolute', 'times_floor' or 'plus_floor', got {self.relative!r}")
-
-    def resolve(self, floor: float | None = None) -> float:
-        """The effective bound; a floor-relative bar needs the run's ``floor``."""
-        if self.relative == "absolute":
-            return self.bound
-        if floor is None or not math.isfinite(floor):
-            raise ValueError(f"a bar relative to the real-vs-real floor ({self.describe()}) needs a finite floor")
-        return self.bound * floor if self.relative == "times_floor" else floor + self.bound
-
-    def passes(self, value: float, floor: float | None = None) -> bool:
-        bound = self.resolve(floor)
-        return value >= bound if self.kind == "min" else value <= bound
-
-    def describe(self, floor: float | None = None) -> str:
-        sign = ">=" if self.kind == "min" else "<="
-        if self.relative == "absolute":
-            return f"{sign} {self.bound:g}"
-        rule = f"{self.bound:g} × floor" if self.relative == "times_floor" else f"floor + {self.bound:g}"
-        if floor is not None and math.isfinite(floor):
-            return f"{sign} {rule} = {self.resolve(floor):.4g}"
-        return f"{sign} {rule}"
 
 
 @dataclass(frozen=True)
