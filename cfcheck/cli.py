@@ -20,7 +20,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     retrain.add_argument("--domain", default="morpho")
     retrain.add_argument("--only", action="append", metavar="NAME", help="retrain only this model (repeatable)")
     retrain.add_argument("--smoke", action="store_true", help="tiny configuration, for testing the recipes")
-    retrain.add_argument("--out", type=Path, default=None, help="output folder (default: the bundled weights)")
+    retrain.add_argument("--out", type=Path, default=None,
+                         help="output domain folder (default: the bundled reference_models/<domain>/)")
     retrain.add_argument("--device", default="cpu")
 
     cards = commands.add_parser("cards", help="print the metric cards")
@@ -52,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _retrain(args: argparse.Namespace) -> int:
-    from cfcheck.models.training import train_reference_models
+    from cfcheck.models.classifiers.training import train_reference_models
 
     train_reference_models(
         domain=args.domain, names=args.only, out_dir=args.out, smoke=args.smoke, device=args.device, log=print

@@ -80,7 +80,7 @@ class ModelZoo:
 
     def _cascade(self, name: str) -> dict[str, torch.nn.Module]:
         from cfcheck.domains import get_domain
-        from cfcheck.models.randomisation import cascading_randomisation
+        from cfcheck.models.classifiers.randomisation import cascading_randomisation
 
         calibration = get_domain(self.domain).split(CASCADE_CALIBRATION_SPLIT, n=CASCADE_CALIBRATION_IMAGES).images
         stages = cascading_randomisation(self[name], calibration.to(self.device), seed=CASCADE_SEED)
@@ -114,9 +114,8 @@ class ModelZoo:
 
     @torch.no_grad()
     def logits(self, name: str, images: torch.Tensor, batch_size: int = 512) -> torch.Tensor:
-        model = self[name]
-        outputs = [
-            model(images[i : i + batch_size].to(self.device)).float().cpu()
-            for i in range(0, len(images), batch_size)
-        ]
-        return torch.cat(outputs) if outputs else torch.empty(0)
+        from cfcheck.models.inference import batched_logits
+
+        if len(images) == 0:
+            return torch.empty(0)  # no inputs (e.g. every one abstained): no outputs
+        return batched_logits(self[name], images, batch_size=batch_size, device=self.device)

@@ -22,7 +22,7 @@ from cfcheck.methods.contract import (
     validate_explain_inputs,
     validate_target_range,
 )
-from cfcheck.models.adversarial import pgd_attack
+from cfcheck.models.classifiers.adversarial import pgd_attack
 
 
 @dataclass(frozen=True)

@@ -93,12 +93,12 @@ def uniform_like(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
 
 
 def predict_logits(classifier: nn.Module, x: torch.Tensor, batch_size: int) -> torch.Tensor:
-    """Logits of ``classifier`` on ``x`` in chunks of ``batch_size``, without autograd."""
-    with torch.no_grad():
-        chunks = [classifier(x[i : i + batch_size]) for i in range(0, x.shape[0], batch_size)]
-    if not chunks:
+    """Logits of ``classifier`` on ``x`` in chunks of ``batch_size``, without autograd, on ``x``'s device."""
+    from cfcheck.models.inference import batched_logits
+
+    if x.shape[0] == 0:
         raise ValueError("Expected at least one image to classify, but got an empty batch.")
-    return torch.cat(chunks)
+    return batched_logits(classifier, x, batch_size=batch_size).to(x.device)
 
 
 def input_gradient(

@@ -1,13 +1,23 @@
-"""Reference models: architectures, deterministic training recipes, checksummed registry.
+"""Reference models, by role, over one checksummed registry of per-domain manifests.
 
-Import the submodules directly (``cfcheck.models.registry``, ``cfcheck.models.training``);
-the most used names are re-exported here.
+- :mod:`cfcheck.models.registry`: loading with sha256 verification; one
+  ``reference_models/<domain>/manifest.json`` per domain.
+- :mod:`cfcheck.models.builders`: the architectures the registry can build, of every family.
+- :mod:`cfcheck.models.classifiers`: the 32×32 classifiers, oracles, attribute oracles and
+  the embedding network, with their deterministic recipes, training and evaluation.
+- :mod:`cfcheck.models.generative`: how diffusion, flow, VAE and GAN models plug in
+  (architecture registration, the recipe protocol).
+- :mod:`cfcheck.models.inference`: batched, gradient-free inference.
+- :mod:`cfcheck.models.cards`: model cards generated from the manifest.
+
+Import the submodules directly; the most used names are re-exported here.
 """
 
 from __future__ import annotations
 
-from .architectures import ARCHITECTURES, build_model, count_parameters
+from .builders import build_model, register_architecture
 from .cards import model_card_markdown
+from .classifiers.architectures import ARCHITECTURES, count_parameters
 from .registry import (
     ReferenceModelError,
     available_models,
@@ -27,5 +37,6 @@ __all__ = [
     "load_model",
     "model_card_markdown",
     "model_entry",
+    "register_architecture",
     "weights_dir",
 ]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from cfcheck.io import atomic_write_text
+from cfcheck.thresholds import Bars
 
 __all__ = ["model_card_markdown", "write_model_cards"]
 
@@ -30,12 +31,7 @@ def _format_value(value: Any) -> str:
 
 
 def _bar_text(bounds: dict[str, float]) -> str:
-    parts = []
-    if "min" in bounds:
-        parts.append(f"≥ {bounds['min']}")
-    if "max" in bounds:
-        parts.append(f"≤ {bounds['max']}")
-    return " and ".join(parts)
+    return Bars.from_dict(bounds).describe() if bounds else ""
 
 
 def _calibration_lines(calibration: dict[str, Any] | None) -> list[str]:

@@ -1,4 +1,9 @@
-"""Checksummed loading of the bundled reference models.
+"""Checksummed loading of the bundled reference models, one manifest per domain folder.
+
+The weights live in ``reference_models/<domain>/`` beside that domain's ``manifest.json``
+(keys ``"<domain>/<name>"``) and model cards. Any family of network can be loaded: an entry's
+``architecture`` is built through :mod:`cfcheck.models.builders`, where classifiers and
+generative models register their builders; nothing here assumes an input shape.
 
 Scores are only comparable across papers if everyone evaluates with the same models, so a
 weight file is used only after its sha256 matches the manifest; a mismatch is an error with
@@ -18,18 +23,23 @@ from typing import Any
 import torch
 from torch import nn
 
-from cfcheck.io import atomic_write_text
+from cfcheck.io import atomic_write_bytes, atomic_write_text
 
-from .architectures import build_model
+from .builders import build_model
 
 __all__ = [
     "MANIFEST_NAME",
     "ReferenceModelError",
+    "available_domains",
     "available_models",
+    "domain_dir",
     "file_sha256",
     "load_manifest",
     "load_model",
     "model_entry",
+    "save_state_dict",
+    "save_weights",
+    "update_manifest",
     "verify_file",
     "weights_dir",
     "write_manifest",
@@ -46,17 +56,32 @@ class ReferenceModelError(RuntimeError):
 
 
 def weights_dir() -> Path:
-    """The folder of the bundled weights, manifest and model cards."""
+    """The root folder of the bundled weights: one sub-folder per domain (see :func:`domain_dir`)."""
     return Path(str(importlib.resources.files("cfcheck.reference_models")))
+
+
+def domain_dir(domain: str = "morpho") -> Path:
+    """The bundled folder of ``domain``: its ``manifest.json``, weight files and model cards."""
+    if not isinstance(domain, str) or not domain or "/" in domain or domain.startswith("."):
+        raise ValueError(f"domain must be a plain folder name such as 'morpho', got {domain!r}")
+    return weights_dir() / domain
+
+
+def available_domains() -> list[str]:
+    """Domains with a bundled manifest, sorted."""
+    return sorted(p.parent.name for p in weights_dir().glob(f"*/{MANIFEST_NAME}"))
 
 
 def empty_manifest() -> dict[str, Any]:
     return {"format": MANIFEST_FORMAT, "models": {}}
 
 
-def load_manifest(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    """The manifest at ``path`` (default: the bundled one); a missing file is an empty manifest."""
-    path = Path(path) if path is not None else weights_dir() / MANIFEST_NAME
+def load_manifest(path: str | os.PathLike[str] | None = None, *, domain: str = "morpho") -> dict[str, Any]:
+    """The manifest at ``path`` (default: the bundled one of ``domain``).
+
+    A missing file is an empty manifest, so a domain without bundled models has none.
+    """
+    path = Path(path) if path is not None else domain_dir(domain) / MANIFEST_NAME
     if not path.exists():
         return empty_manifest()
     manifest = json.loads(path.read_text(encoding="utf-8"))
@@ -84,11 +109,11 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
-def _resolve(weights: str | os.PathLike[str] | None) -> tuple[Path, dict[str, Any]]:
+def _resolve(weights: str | os.PathLike[str] | None, domain: str) -> tuple[Path, dict[str, Any]]:
     """The weights folder and its manifest; a folder without one uses the bundled manifest."""
-    folder = Path(weights) if weights is not None else weights_dir()
+    folder = Path(weights) if weights is not None else domain_dir(domain)
     own = folder / MANIFEST_NAME
-    manifest = load_manifest(own if own.exists() else None)
+    manifest = load_manifest(own) if own.exists() else load_manifest(domain=domain)
     return folder, manifest
 
 
@@ -97,7 +122,7 @@ def available_models(domain: str = "morpho", role: str | None = None) -> list[st
     prefix = f"{domain}/"
     return sorted(
         key[len(prefix):]
-        for key, entry in load_manifest()["models"].items()
+        for key, entry in load_manifest(domain=domain)["models"].items()
         if key.startswith(prefix) and (role is None or entry.get("role") == role)
     )
 
@@ -115,7 +140,7 @@ def _entry(manifest: dict[str, Any], name: str, domain: str) -> dict[str, Any]:
 
 def model_entry(name: str, domain: str = "morpho") -> dict[str, Any]:
     """The manifest entry of a bundled model (a copy: edits do not leak into the registry)."""
-    return json.loads(json.dumps(_entry(load_manifest(), name, domain)))
+    return json.loads(json.dumps(_entry(load_manifest(domain=domain), name, domain)))
 
 
 def _verified_sha256(path: Path) -> str:
@@ -151,16 +176,21 @@ def load_model(
     """A verified, frozen reference model in eval mode on ``device``.
 
     The file's sha256 is checked against the manifest *before* it is parsed. ``weights_dir``
-    points at another folder of weights; its own ``manifest.json`` is used when it has one,
-    otherwise the bundled manifest (so a copied weight file is checked against the release).
+    points at another folder of weights of ``domain``; its own ``manifest.json`` is used when
+    it has one, otherwise the domain's bundled manifest (so a copied weight file is checked
+    against the release). The network is built by :func:`cfcheck.models.builders.build_model`,
+    so any registered family loads, whatever its input shape.
     """
     from safetensors.torch import load_file
 
-    folder, manifest = _resolve(weights_dir)
+    folder, manifest = _resolve(weights_dir, domain)
     entry = _entry(manifest, name, domain)
     path = folder / entry["file"]
     verify_file(path, entry["sha256"], name)
-    model = build_model(entry["architecture"], **entry["arch_kwargs"])
+    try:
+        model = build_model(entry["architecture"], **entry["arch_kwargs"])
+    except ValueError as error:
+        raise ReferenceModelError(f"reference model {domain}/{name}: {error}") from error
     state = load_file(str(path), device="cpu")
     try:
         model.load_state_dict(state, strict=True)
@@ -173,3 +203,45 @@ def load_model(
     for parameter in model.parameters():
         parameter.requires_grad_(False)
     return model
+
+
+def save_state_dict(state: dict[str, torch.Tensor], path: str | os.PathLike[str],
+                    metadata: dict[str, str] | None = None) -> str:
+    """Writes ``state`` as safetensors (atomically) and returns the file's sha256.
+
+    The metadata goes in as ONE key holding sorted JSON: safetensors serialises its metadata
+    map in hash order, which varies between calls, so several keys would make the bytes (and
+    the sha256) of identical weights differ from run to run.
+
+    Args:
+        state: parameter and buffer tensors by name (moved to the CPU, made contiguous).
+        path: destination ``.safetensors`` file.
+        metadata: provenance strings stored in the header (domain, name, architecture).
+
+    Returns:
+        The hex sha256 the manifest records.
+    """
+    from safetensors.torch import save
+
+    tensors = {k: v.detach().cpu().contiguous() for k, v in state.items()}
+    header = {"cfcheck": json.dumps(metadata or {}, sort_keys=True)}
+    atomic_write_bytes(path, save(tensors, metadata=header))
+    return file_sha256(path)
+
+
+def save_weights(model: nn.Module, path: str | os.PathLike[str], metadata: dict[str, str] | None = None) -> str:
+    """:func:`save_state_dict` of ``model.state_dict()``; returns the file's sha256."""
+    return save_state_dict(model.state_dict(), path, metadata)
+
+
+def update_manifest(folder: str | os.PathLike[str], entries: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Adds or replaces ``entries`` (keys ``"<domain>/<name>"``) in ``folder``'s manifest.
+
+    Re-reads the manifest first, so entries written by an earlier call survive; returns the
+    manifest as written.
+    """
+    path = Path(folder) / MANIFEST_NAME
+    manifest = load_manifest(path)
+    manifest["models"].update(entries)
+    write_manifest(manifest, path)
+    return manifest

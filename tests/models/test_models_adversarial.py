@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from torch import nn
 
-from cfcheck.models.adversarial import pgd_attack, robust_accuracy
+from cfcheck.models.classifiers.adversarial import pgd_attack, robust_accuracy
 
 
 class _LinearPair(nn.Module):

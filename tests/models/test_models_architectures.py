@@ -7,7 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cfcheck.models.architectures import (
+from cfcheck.models.classifiers.architectures import (
     ARCHITECTURES,
     EmbeddingNet,
     StandardisedLogits,
@@ -15,7 +15,7 @@ from cfcheck.models.architectures import (
     calibrate_logits,
     count_parameters,
 )
-from cfcheck.models.recipes import model_specs
+from cfcheck.models.classifiers.recipes import model_specs
 
 SPECS = model_specs("morpho")
 

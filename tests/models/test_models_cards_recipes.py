@@ -7,9 +7,9 @@ import dataclasses
 import pytest
 
 from cfcheck.models.cards import model_card_markdown
-from cfcheck.models.evaluation import bar_violations
-from cfcheck.models.recipes import ModelSpec, model_specs, smoke_spec
-from cfcheck.models.registry import load_manifest, weights_dir
+from cfcheck.models.classifiers.evaluation import bar_violations
+from cfcheck.models.classifiers.recipes import ModelSpec, model_specs, smoke_spec
+from cfcheck.models.registry import domain_dir, load_manifest
 
 SPECS = model_specs("morpho")
 
@@ -18,7 +18,7 @@ def test_shipped_cards_are_generated_from_the_manifest():
     manifest = load_manifest()
     for key, entry in manifest["models"].items():
         domain, name = key.split("/", 1)
-        card = (weights_dir() / f"{domain}_{name}.md").read_text(encoding="utf-8")
+        card = (domain_dir("morpho") / f"{domain}_{name}.md").read_text(encoding="utf-8")
         assert card == model_card_markdown({"domain": domain, "name": name, **entry})
 
 
@@ -28,7 +28,7 @@ def test_card_mentions_purpose_hash_quality_bar_and_retrain_command():
     assert card.startswith("# morpho/robust_cnn\n")
     assert entry["sha256"] in card and entry["purpose"] in card
     assert "cfcheck retrain --domain morpho --only robust_cnn" in card
-    assert f"| robust_accuracy | {entry['quality']['robust_accuracy']:.4f} | ≥ " in card
+    assert f"| robust_accuracy | {entry['quality']['robust_accuracy']:.4f} | >= " in card
     assert "| eps" not in card  # the recipe's augmentation is one JSON cell, not split up
     assert '"eps": 1.5' in card
 
@@ -78,5 +78,5 @@ def test_spec_validation():
 def test_bar_violations():
     bar = {"test_accuracy": {"min": 0.9}, "chance": {"max": 0.2}, "robust_accuracy": {"min": 0.5}}
     quality = {"test_accuracy": 0.95, "chance": 0.25}
-    assert bar_violations(quality, bar) == ["chance=0.2500 > max 0.2", "robust_accuracy: not measured"]
+    assert bar_violations(quality, bar) == ["chance=0.2500, bar <= 0.2", "robust_accuracy: not measured"]
     assert bar_violations({"test_accuracy": 0.9}, {"test_accuracy": {"min": 0.9, "max": 0.9}}) == []

@@ -10,8 +10,9 @@ import pytest
 import torch
 
 from cfcheck.domains.morpho import intensity_bin, load_split, thickness_bin
-from cfcheck.models.adversarial import robust_accuracy
+from cfcheck.models.classifiers.adversarial import robust_accuracy
 from cfcheck.models.registry import available_models, load_model, model_entry
+from cfcheck.thresholds import Bars
 
 NAMES = available_models("morpho")
 
@@ -31,10 +32,8 @@ def _labels(entry: dict, data) -> torch.Tensor:
 
 
 def _check(value: float, bounds: dict) -> None:
-    if "min" in bounds:
-        assert value >= bounds["min"], f"{value:.4f} below the bar {bounds}"
-    if "max" in bounds:
-        assert value <= bounds["max"], f"{value:.4f} above the bar {bounds}"
+    bars = Bars.from_dict(bounds)
+    assert bars.passes(value), f"{value:.4f} misses the bar {bars.describe()}"
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -122,7 +121,7 @@ def test_predicted_classes_spread_as_the_bar_requires(name, test_split):
 @pytest.mark.parametrize("name", TRANSFER)
 def test_adversarial_transfer_meets_its_bar(name):
     """Targeted PGD on the explained classifier: the oracle must rarely predict the target."""
-    from cfcheck.models.transfer import adversarial_transfer
+    from cfcheck.models.classifiers.transfer import adversarial_transfer
 
     quality = model_entry(name)["quality"]
     rates = adversarial_transfer(

@@ -7,8 +7,8 @@ import torch
 from torch import nn
 
 from cfcheck.domains.morpho import load_split
-from cfcheck.models.architectures import StandardisedLogits, build_model
-from cfcheck.models.randomisation import cascading_randomisation, parametrised_layers
+from cfcheck.models.classifiers.architectures import StandardisedLogits, build_model
+from cfcheck.models.classifiers.randomisation import cascading_randomisation, parametrised_layers
 from cfcheck.models.registry import load_model
 
 CNN_LAYERS_TOP_DOWN = ["classifier.3", "classifier.1", "features.6", "features.3", "features.0"]

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from cfcheck.models import registry
-from cfcheck.models.recipes import model_specs
+from cfcheck.models.classifiers.recipes import model_specs
 from cfcheck.models.registry import (
     ReferenceModelError,
     available_models,
@@ -19,6 +19,7 @@ from cfcheck.models.registry import (
     load_manifest,
     load_model,
     model_entry,
+    domain_dir,
     weights_dir,
 )
 
@@ -42,21 +43,35 @@ def test_manifest_schema_and_file_sizes():
                       "training", "data", "quality", "quality_bar", "torch_version"):
             assert field in entry, f"{key} lacks {field}"
         assert set(entry["data"]) == {"split", "n", "seed"}
-        size = (weights_dir() / entry["file"]).stat().st_size
+        size = (domain_dir("morpho") / entry["file"]).stat().st_size
         assert size < 5 * 2**20, f"{entry['file']} is {size} bytes (limit 5 MB)"
         total += size
     assert total < 20 * 2**20
 
 
+def test_one_manifest_per_domain_folder():
+    assert registry.available_domains() == ["morpho"]
+    assert domain_dir("morpho") == weights_dir() / "morpho"
+    assert (domain_dir("morpho") / registry.MANIFEST_NAME).is_file()
+    assert not (weights_dir() / registry.MANIFEST_NAME).exists()  # no global manifest any more
+    assert all(key.startswith("morpho/") for key in MANIFEST["models"])
+    for entry in MANIFEST["models"].values():
+        assert (domain_dir("morpho") / entry["file"]).is_file()
+        assert (domain_dir("morpho") / entry["file"].replace(".safetensors", ".md")).is_file()
+    assert available_models("glyphs") == []  # a domain without a folder has no models
+    with pytest.raises(ValueError, match="plain folder name"):
+        domain_dir("../morpho")
+
+
 def test_manifest_is_sorted_indented_json():
-    text = (weights_dir() / registry.MANIFEST_NAME).read_text(encoding="utf-8")
+    text = (domain_dir("morpho") / registry.MANIFEST_NAME).read_text(encoding="utf-8")
     assert text == json.dumps(MANIFEST, indent=2, sort_keys=True) + "\n"
 
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_manifest_hash_equals_file_hash(name):
     entry = MANIFEST["models"][f"morpho/{name}"]
-    data = (weights_dir() / entry["file"]).read_bytes()
+    data = (domain_dir("morpho") / entry["file"]).read_bytes()
     assert hashlib.sha256(data).hexdigest() == entry["sha256"]  # independent of file_sha256
     # safetensors layout (not a pickle): u64 header length, JSON header, raw tensor bytes
     header_len = int.from_bytes(data[:8], "little")
@@ -95,7 +110,7 @@ def test_model_entry_is_a_copy():
 def test_tampered_copy_is_rejected_naming_the_file(tmp_path):
     entry = MANIFEST["models"]["morpho/cnn"]
     copy = tmp_path / entry["file"]
-    shutil.copyfile(weights_dir() / entry["file"], copy)
+    shutil.copyfile(domain_dir("morpho") / entry["file"], copy)
     assert isinstance(load_model("cnn", weights_dir=tmp_path), torch.nn.Module)  # intact: loads
     data = bytearray(copy.read_bytes())
     data[len(data) // 2] ^= 0x01
@@ -121,7 +136,7 @@ def test_unknown_name_lists_the_known_models():
 
 def test_folder_with_its_own_manifest_uses_it(tmp_path):
     entry = dict(MANIFEST["models"]["morpho/cnn"])
-    shutil.copyfile(weights_dir() / entry["file"], tmp_path / "renamed.safetensors")
+    shutil.copyfile(domain_dir("morpho") / entry["file"], tmp_path / "renamed.safetensors")
     entry["file"] = "renamed.safetensors"
     registry.write_manifest({"format": 1, "models": {"morpho/cnn": entry}}, tmp_path / "manifest.json")
     model = load_model("cnn", weights_dir=tmp_path)
@@ -133,7 +148,7 @@ def test_folder_with_its_own_manifest_uses_it(tmp_path):
 def test_verified_hash_is_memoised_per_path_mtime_and_size(tmp_path, monkeypatch):
     entry = MANIFEST["models"]["morpho/mlp"]
     copy = tmp_path / entry["file"]
-    shutil.copyfile(weights_dir() / entry["file"], copy)
+    shutil.copyfile(domain_dir("morpho") / entry["file"], copy)
     calls = []
     real = registry.file_sha256
     monkeypatch.setattr(registry, "file_sha256", lambda p: calls.append(p) or real(p))

@@ -7,10 +7,10 @@ import dataclasses
 import pytest
 import torch
 
-from cfcheck.models import training
-from cfcheck.models.recipes import model_specs, smoke_spec
+from cfcheck.models.classifiers import training
+from cfcheck.models.classifiers.recipes import model_specs, smoke_spec
 from cfcheck.models.registry import file_sha256, load_manifest, load_model
-from cfcheck.models.training import fit, train_reference_models
+from cfcheck.models.classifiers.training import fit, train_reference_models
 
 SPECS = model_specs("morpho")
 # one of each kind of training: plain, PGD, noise, multi-head, untrained, BatchNorm

@@ -8,8 +8,8 @@ import pytest
 import torch
 from torch import nn
 
-from cfcheck.models import transfer
-from cfcheck.models.transfer import COMMITTEE, adversarial_transfer
+from cfcheck.models.classifiers import transfer
+from cfcheck.models.classifiers.transfer import COMMITTEE, adversarial_transfer
 
 
 class _Constant(nn.Module):

@@ -12,7 +12,7 @@ PyTorch's own default initialisation (``reset_parameters``) under a seed derived
 same random weights in all later stages (stage k+1 = stage k with one more layer
 randomised). Like ``random_net``, every stage's logits are then standardised and
 class-balanced on unlabelled calibration images
-(:class:`cfcheck.models.architectures.LogitStandardisation`): a randomised top layer on
+(:class:`cfcheck.models.classifiers.architectures.LogitStandardisation`): a randomised top layer on
 trained features otherwise tends to predict a single class for every input, which makes
 "the explanation changed" trivially true or false. The stages come back frozen and in eval
 mode, like the models of :func:`cfcheck.models.registry.load_model`.
@@ -43,7 +43,7 @@ class RandomisationStage:
             randomised one so far, e.g. ``"features.6"``.
         randomised: names of all layers randomised at this stage, output layer first.
         model: the classifier of this stage, frozen and in eval mode; with standardisation
-            a :class:`~cfcheck.models.architectures.StandardisedLogits` whose ``.network`` is
+            a :class:`~cfcheck.models.classifiers.architectures.StandardisedLogits` whose ``.network`` is
             the randomised copy (same parameter names as the input model).
     """
 

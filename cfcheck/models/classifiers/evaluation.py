@@ -11,11 +11,14 @@ from typing import Any
 import torch
 from torch import nn
 
+from cfcheck.thresholds import bar_violations
+
+from ..inference import batched_apply, model_device
 from .adversarial import robust_accuracy
 from .recipes import ModelSpec
 
 __all__ = [
-    "bar_violations",
+    "bar_violations",  # re-exported from cfcheck.thresholds: the one notion of a bar
     "head_logits",
     "main_accuracy",
     "measure_quality",
@@ -59,16 +62,11 @@ def head_logits(model: nn.Module, x: torch.Tensor) -> dict[str, torch.Tensor]:
     return {"label": model(x)}
 
 
-@torch.no_grad()
 def predict(model: nn.Module, images: torch.Tensor, batch_size: int = 1000) -> dict[str, torch.Tensor]:
     """Predicted class per head for ``images`` (model left in whatever mode it is in)."""
-    parts: dict[str, list[torch.Tensor]] = {}
-    device = next(model.parameters()).device
-    for start in range(0, images.shape[0], batch_size):
-        logits = head_logits(model, images[start:start + batch_size].to(device))
-        for name, value in logits.items():
-            parts.setdefault(name, []).append(value.argmax(dim=1).cpu())
-    return {name: torch.cat(values) for name, values in parts.items()}
+    logits = batched_apply(lambda x: head_logits(model, x), images, batch_size=batch_size,
+                           device=model_device(model))
+    return {name: value.argmax(dim=1) for name, value in logits.items()}
 
 
 def _accuracies(model: nn.Module, images: torch.Tensor, targets: dict[str, torch.Tensor]) -> dict[str, float]:
@@ -155,18 +153,3 @@ def measure_quality(model: nn.Module, spec: ModelSpec, test_data: Any) -> dict[s
         return quality
     finally:
         model.train(was_training)
-
-
-def bar_violations(quality: dict[str, Any], bar: dict[str, dict[str, float]]) -> list[str]:
-    """Human-readable list of every quality-bar bound that ``quality`` misses (empty: passes)."""
-    problems = []
-    for metric, bounds in bar.items():
-        if metric not in quality:
-            problems.append(f"{metric}: not measured")
-            continue
-        value = float(quality[metric])
-        if "min" in bounds and value < bounds["min"]:
-            problems.append(f"{metric}={value:.4f} < min {bounds['min']}")
-        if "max" in bounds and value > bounds["max"]:
-            problems.append(f"{metric}={value:.4f} > max {bounds['max']}")
-    return problems

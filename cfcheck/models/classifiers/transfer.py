@@ -6,7 +6,7 @@ sees, so an oracle that predicts the adversarial target shares the classifier's 
 features (typically because it shares its architecture) and would certify adversarial
 examples as valid counterfactuals. This module measures that rate.
 
-Run ``python -m cfcheck.models.transfer [--n 300] [--seed 0]`` to print the figures quoted in
+Run ``python -m cfcheck.models.classifiers.transfer [--n 300] [--seed 0]`` to print the figures quoted in
 the model cards (one thread, deterministic for a seed).
 """
 
@@ -19,15 +19,12 @@ from collections.abc import Mapping, Sequence
 import torch
 from torch import nn
 
+from ..inference import batched_logits
+
 __all__ = ["COMMITTEE", "adversarial_transfer", "main"]
 
 #: the oracle committee of the validity suite
 COMMITTEE = ("oracle_resnet", "oracle_wide_cnn", "oracle_lenet")
-
-
-@torch.no_grad()
-def _predict(model: nn.Module, x: torch.Tensor, batch_size: int = 500) -> torch.Tensor:
-    return torch.cat([model(x[i:i + batch_size]).argmax(1) for i in range(0, len(x), batch_size)])
 
 
 def adversarial_transfer(
@@ -73,7 +70,7 @@ def adversarial_transfer(
     from cfcheck.domains import get_domain
     from cfcheck.methods.adversarial import TargetedPGD
 
-    from .registry import load_model
+    from ..registry import load_model
 
     if n < 1:
         raise ValueError(f"n must be positive, got {n}")
@@ -93,7 +90,8 @@ def adversarial_transfer(
     x_adv = TargetedPGD(eps=eps, steps=steps).explain(
         x, target, loaded[source], generator=torch.Generator().manual_seed(seed)
     )
-    hits = {name: _predict(model, x_adv) == target for name, model in loaded.items()}
+    hits = {name: batched_logits(model, x_adv, batch_size=500).argmax(1) == target
+            for name, model in loaded.items()}
     # exact count / n: the manifest holds the decimal a reader recomputes
     rates = {name: int(hit.sum()) / n for name, hit in hits.items()}
     if committee:

@@ -71,11 +71,11 @@ class ModelSpec:
     test_n: int | None = None
     #: label-free logit standardisation fitted after training (or, untrained, after init):
     #: {"n": N, "balance": bool} — statistics of the first N images of the recipe's split,
-    #: see :func:`cfcheck.models.architectures.calibrate_logits`; needs an architecture with a
+    #: see :func:`cfcheck.models.classifiers.architectures.calibrate_logits`; needs an architecture with a
     #: ``logit_standardisation`` (``small_cnn`` with ``standardise_logits=True``)
     logit_calibration: dict[str, Any] | None = None
     #: targeted-PGD transfer from an explained classifier, measured into ``quality`` (keys of
-    #: :func:`cfcheck.models.transfer.adversarial_transfer`: source, n, eps, steps, seed)
+    #: :func:`cfcheck.models.classifiers.transfer.adversarial_transfer`: source, n, eps, steps, seed)
     transfer_eval: dict[str, Any] | None = None
     #: free text for the manifest and the model card (measured facts, with their command)
     notes: tuple[str, ...] = ()
@@ -178,7 +178,7 @@ def model_specs(domain: str = "morpho") -> dict[str, ModelSpec]:
                   attribute="digit", transfer_eval=transfer_eval, notes=(
                       "Transfer of targeted L∞ PGD on cnn (TargetedPGD eps 0.15, 40 steps; 300 "
                       "test images, each sent to a random other class; seed 0; `python -m "
-                      "cfcheck.models.transfer`): cnn predicts the target on 0.903 of them, this "
+                      "cfcheck.models.classifiers.transfer`): cnn predicts the target on 0.903 of them, this "
                       "model on 0.083, the committee members on 0.110 (oracle_resnet), 0.133 "
                       "(oracle_wide_cnn) and 0.197 (oracle_lenet), their majority vote on 0.107. "
                       "The previous attr_digit, a small_cnn like the explained CNNs (sha256 "

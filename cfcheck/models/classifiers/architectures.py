@@ -17,8 +17,12 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
+from ..builders import register_architecture
+from ..inference import batched_logits
+
 __all__ = [
     "ARCHITECTURES",
+    "IMAGE_SHAPE",
     "AllConvNet",
     "EmbeddingNet",
     "LogitStandardisation",
@@ -338,8 +342,7 @@ def calibrate_logits(
     model.eval()
     try:
         device = affine.mean.device
-        raw = torch.cat([model(images[i:i + batch_size].to(device)).cpu()
-                         for i in range(0, images.shape[0], batch_size)])
+        raw = batched_logits(model, images, batch_size=batch_size, device=device)
     finally:
         model.train(was_training)
     affine.set_statistics(raw, balance=balance)
@@ -410,8 +413,17 @@ ARCHITECTURES: dict[str, Callable[..., nn.Module]] = {
 }
 
 
+for _name, _factory in ARCHITECTURES.items():
+    # the registry builds them through cfcheck.models.builders, which knows every family
+    register_architecture(_name, _factory, family="classifier", input_shape=IMAGE_SHAPE)
+
+
 def build_model(architecture: str, **kwargs: object) -> nn.Module:
-    """Instantiates a registered architecture; unknown names list the known ones."""
+    """Instantiates a classifier architecture; unknown names list the known ones.
+
+    Only the networks of this module (32×32 grey images); the registry builds every family
+    through :func:`cfcheck.models.builders.build_model`.
+    """
     if not isinstance(architecture, str):
         raise TypeError(f"architecture must be a str, got {type(architecture).__name__}")
     try:

@@ -5,14 +5,15 @@ Every source of randomness is seeded from the recipe: the initial weights and dr
 order and the augmentation noise (their own ``torch.Generator``). Two runs of a recipe on the
 same torch version and thread count therefore write byte-identical weight files.
 
-Run ``python -m cfcheck.models.training [--only NAME] [--smoke --out DIR]``.
+Run ``python -m cfcheck.models.classifiers.training [--only NAME] [--smoke --out DIR]``
+(or ``cfcheck retrain``); ``--out`` is a domain folder, by default the bundled
+``reference_models/<domain>/``.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
-import json
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -23,14 +24,12 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from ..cards import write_model_cards
+from ..registry import domain_dir, save_weights, update_manifest
 from .adversarial import pgd_attack
 from .architectures import build_model, calibrate_logits, count_parameters
-from .cards import write_model_cards
 from .evaluation import bar_violations, head_logits, main_accuracy, measure_quality, task_targets
 from .recipes import ModelSpec, TrainingRecipe, model_specs, smoke_spec
-from cfcheck.io import atomic_write_bytes
-
-from .registry import MANIFEST_NAME, file_sha256, load_manifest, weights_dir, write_manifest
 
 __all__ = ["fit", "save_weights", "train_model", "train_reference_models"]
 
@@ -185,22 +184,6 @@ def _fit(
         return model.eval()
 
 
-def save_weights(model: nn.Module, path: str | Path, metadata: dict[str, str] | None = None) -> str:
-    """Writes the state dict as safetensors (atomically) and returns the file's sha256.
-
-    The metadata goes in as ONE key holding sorted JSON: safetensors serialises its metadata
-    map in hash order, which varies between calls, so several keys would make the bytes (and
-    the sha256) of identical weights differ from run to run.
-    """
-    from safetensors.torch import save
-
-    state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
-    header = {"cfcheck": json.dumps(metadata or {}, sort_keys=True)}
-    path = Path(path)
-    atomic_write_bytes(path, save(state, metadata=header))
-    return file_sha256(path)
-
-
 def _num_classes(spec: ModelSpec) -> int:
     kwargs = spec.arch_kwargs
     if "num_classes" in kwargs:
@@ -272,7 +255,10 @@ def train_reference_models(
     log: Log = print,
     num_threads: int | None = 1,
 ) -> dict[str, dict[str, Any]]:
-    """Trains all (or the named) reference models; updates ``manifest.json`` and model cards.
+    """Trains all (or the named) reference models; updates the domain's manifest and model cards.
+
+    ``out_dir`` is a domain folder (weights, ``manifest.json``, cards side by side); the
+    default is the bundled one, ``reference_models/<domain>/``.
 
     Returns the new manifest entries keyed ``"<domain>/<name>"``. ``smoke`` trains each recipe
     on a tiny budget (for tests) and must write somewhere other than the bundled weights.
@@ -288,7 +274,7 @@ def train_reference_models(
     if out_dir is None:
         if smoke:
             raise ValueError("smoke training needs an explicit out_dir; it must not overwrite the bundled weights")
-        out_dir = weights_dir()
+        out_dir = domain_dir(domain)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     previous_threads = torch.get_num_threads()
@@ -304,9 +290,7 @@ def train_reference_models(
             entry["num_threads"] = torch.get_num_threads()
             entries[f"{domain}/{name}"] = entry
             # re-read and write after every model, so an interrupted run keeps what it finished
-            manifest = load_manifest(out_dir / MANIFEST_NAME)
-            manifest["models"].update(entries)
-            write_manifest(manifest, out_dir / MANIFEST_NAME)
+            manifest = update_manifest(out_dir, entries)
             write_model_cards({"models": {k: manifest["models"][k] for k in entries}}, out_dir)
     finally:
         torch.set_num_threads(previous_threads)
@@ -318,7 +302,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--domain", default="morpho")
     parser.add_argument("--only", action="append", metavar="NAME", help="train only NAME (repeatable)")
     parser.add_argument("--smoke", action="store_true", help="tiny configuration for testing")
-    parser.add_argument("--out", type=Path, default=None, help="output folder (default: bundled weights)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="output domain folder (default: the bundled reference_models/<domain>/)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     args = parser.parse_args(argv)
