@@ -15,6 +15,7 @@ import importlib
 import importlib.util
 import re
 import sys
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -22,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from cfcheck.kinds import detect_kinds, expected_interface
+from cfcheck.kinds.protocols import MethodKind, detect_kinds, expected_interface
 
 FIXTURE_NAME = "cf_method"
 PLUGIN_NAME = "cfcheck-method-under-test"
@@ -47,6 +48,8 @@ class MethodSpec:
     spec: str  # as given on the command line
     name: str  # short slug for reports and cache keys
     module: ModuleType
+    #: the kinds the method implements where known before any fixture runs, else None
+    kinds: frozenset[MethodKind] | None = None
 
 
 def load_method(spec: str, rootdir: Path) -> MethodSpec:
@@ -57,7 +60,8 @@ def load_method(spec: str, rootdir: Path) -> MethodSpec:
     if ":" in spec and not _looks_like_path(spec.split(":", 1)[0]):
         module_name, attr = spec.split(":", 1)
         module = _import_module(module_name, spec)
-        return MethodSpec(spec, _slug(f"{module_name}-{attr}"), _object_adapter(module, attr, spec))
+        adapter, method = _object_adapter(module, attr, spec)
+        return MethodSpec(spec, _slug(f"{module_name}-{attr}"), adapter, detect_kinds(method))
     if _looks_like_path(spec):
         path = Path(spec)
         if not path.is_absolute():
@@ -73,7 +77,30 @@ def load_method(spec: str, rootdir: Path) -> MethodSpec:
             f"An adapter module looks like:\n{ADAPTER_EXAMPLE}\n"
             f"or name an object directly with --method=package.module:attribute"
         )
-    return MethodSpec(spec, _slug(name), module)
+    try:
+        kinds = declared_kinds(module)
+    except ValueError as error:
+        raise pytest.UsageError(f"--method={spec}: {error}") from None
+    return MethodSpec(spec, _slug(name), module, kinds)
+
+
+def declared_kinds(module: ModuleType) -> frozenset[MethodKind] | None:
+    """The kinds an adapter module's method implements, where they can be known without
+    running its fixture: a module-level ``cfcheck_kind = "scm"`` (or a tuple), else the class
+    named by the ``cf_method`` fixture's return annotation. None when neither says."""
+    declared = getattr(module, "cfcheck_kind", None)
+    if declared is not None:
+        holder = type("Declared", (), {"cfcheck_kind": declared})
+        return detect_kinds(holder)
+    fixture = getattr(module, FIXTURE_NAME, None)
+    function = getattr(fixture, "_get_wrapped_function", lambda: getattr(fixture, "__wrapped__", fixture))()
+    try:
+        annotation = typing.get_type_hints(function).get("return")
+    except Exception:  # an annotation that does not resolve says nothing
+        return None
+    if isinstance(annotation, type) and annotation is not object:
+        return detect_kinds(annotation) or None
+    return None
 
 
 def check_method_object(method: Any, spec: str) -> None:
@@ -120,8 +147,9 @@ def _import_path(path: Path, spec: str) -> ModuleType:
     return module
 
 
-def _object_adapter(module: ModuleType, attr: str, spec: str) -> ModuleType:
-    """A synthetic plugin module whose ``cf_method`` fixture returns ``module.attr``."""
+def _object_adapter(module: ModuleType, attr: str, spec: str) -> tuple[ModuleType, Any]:
+    """A synthetic plugin module whose ``cf_method`` fixture returns ``module.attr``, and the
+    method object."""
     try:
         target = module
         for part in attr.split("."):
@@ -138,7 +166,7 @@ def _object_adapter(module: ModuleType, attr: str, spec: str) -> ModuleType:
     adapter = ModuleType(f"cfcheck_object_adapter_{_slug(spec)}")
     adapter.cf_method = pytest.fixture(name=FIXTURE_NAME)(cf_method)  # type: ignore[attr-defined]
     check_method_object(method, spec)
-    return adapter
+    return adapter, method
 
 
 def _slug(text: str) -> str:

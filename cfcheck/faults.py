@@ -44,9 +44,9 @@ def stop_on_sigterm(config: pytest.Config) -> None:
 
 
 def record_fault_raised_by_test(item: pytest.Item, session: CfcheckSession, cause: BaseException | None) -> None:
-    """A task test that asked the session for counterfactuals itself (not through cfcheck_vce,
+    """A task test that asked the session for counterfactuals itself (not through cfcheck_result,
     which records its own faults) and failed on a method fault: record it too."""
-    from cfcheck.generation import MethodOutputError
+    from cfcheck.kinds.calling import MethodOutputError
 
     callspec = getattr(item, "callspec", None)
     task = callspec.params.get("cfcheck_task") if callspec is not None else None

@@ -22,10 +22,9 @@ from cfcheck.profiles import INCONCLUSIVE_OUTCOMES, PROFILE_NAMES, read_user_set
 if TYPE_CHECKING:  # torch and the models load only when a method is under test
     import torch
 
-    from cfcheck.generation import VCEResult
+    from cfcheck.kinds.base import Task
     from cfcheck.scoring import ScoreRecorder
     from cfcheck.session import CfcheckSession
-    from cfcheck.tasks import VCETask
 
 session_key = pytest.StashKey["CfcheckSession | None"]()
 _usage_error_key = pytest.StashKey[str]()
@@ -69,6 +68,35 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="where scorecards are written (default reports/)",
     )
     group.addoption(
+        "--cfcheck-domain",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="run the suites on this bundled domain only (repeatable; default: every domain that has "
+        "suites for the method's kind)",
+    )
+    group.addoption(
+        "--cfcheck-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="per-call limit on the method: a call that takes longer fails its task (default: the "
+        "profile's; 0 disables)",
+    )
+    group.addoption(
+        "--cfcheck-cache-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="persistent generation cache (default: $CFCHECK_CACHE_DIR, else ~/.cache/cfcheck/generation)",
+    )
+    group.addoption(
+        "--cfcheck-no-cache",
+        action="store_true",
+        default=False,
+        help="neither read nor write the persistent generation cache",
+    )
+    group.addoption(
         "--cfcheck-baseline",
         type=Path,
         default=None,
@@ -97,6 +125,11 @@ def pytest_configure(config: pytest.Config) -> None:
         profile = resolve_profile(profile_name, settings)
         if config.getoption("cfcheck_inconclusive"):
             profile = dataclasses.replace(profile, inconclusive=config.getoption("cfcheck_inconclusive"))
+        if config.getoption("cfcheck_timeout") is not None:
+            timeout = config.getoption("cfcheck_timeout")
+            if timeout < 0:
+                raise ValueError(f"--cfcheck-timeout must be >= 0 seconds, got {timeout:g}")
+            profile = dataclasses.replace(profile, timeout=timeout)
     except ValueError as error:
         if not config.getoption("method"):
             # without --method cfcheck is inert: a bad [tool.cfcheck] must not break ordinary runs
@@ -118,8 +151,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
         config.args[:] = [str(Path(cfcheck.suites.__file__).parent)]
     from cfcheck.baseline import Baseline
+    from cfcheck.cache import GenerationCache, default_cache_dir
+    from cfcheck.domains import available_domains
     from cfcheck.session import CfcheckSession
 
+    domains = _split_list(config.getoption("cfcheck_domain"))
+    unknown = [d for d in domains if d not in available_domains()]
+    if unknown:
+        raise pytest.UsageError(
+            f"--cfcheck-domain: unknown domain {', '.join(map(repr, unknown))}; bundled: {', '.join(available_domains())}"
+        )
     baseline_path = config.getoption("cfcheck_baseline")
     try:
         baseline = Baseline.load(baseline_path) if baseline_path else None
@@ -127,6 +168,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--cfcheck-baseline: {error}") from None
     _share_cpu_between_xdist_workers(config)
     report_dir = config.getoption("cfcheck_report_dir")
+    cache_dir = None if config.getoption("cfcheck_no_cache") else (config.getoption("cfcheck_cache_dir") or default_cache_dir())
     config.stash[session_key] = cf_session = CfcheckSession(
         method=method,
         profile=profile,
@@ -135,7 +177,13 @@ def pytest_configure(config: pytest.Config) -> None:
         report_dir=report_dir if report_dir.is_absolute() else config.invocation_params.dir / report_dir,
         baseline=baseline,
         save_baseline=config.getoption("cfcheck_save_baseline"),
+        domains=tuple(domains) or None,
+        cache=GenerationCache(cache_dir),
     )
+    try:
+        cf_session.check_profile()
+    except ValueError as error:
+        raise pytest.UsageError(f"cfcheck: {error}") from None
     config.pluginmanager.register(_OutcomeCounter(cf_session), "cfcheck-outcomes")
     faults.stop_on_sigterm(config)
 
@@ -149,44 +197,60 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     if session is None:
         return None
     baseline = f", baseline {session.baseline.source}" if session.baseline else ""
+    domains = ", ".join(session.requested_domains) if session.requested_domains else "all with suites"
+    cache = "off" if session.cache.directory is None else str(session.cache.directory)
     return (
         f"cfcheck: method {session.method.spec}, profile {session.profile.name} "
-        f"(n={session.profile.n_per_source}/class, seeds {list(session.seeds)}), "
-        f"device {session.device}{baseline}"
+        f"(seeds {list(session.seeds)}, timeout {session.profile.timeout:g} s/call), domains {domains}, "
+        f"device {session.device}, cache {cache}{baseline}"
     )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrise a suite through its kind's specification (the kind marker)."""
     session = metafunc.config.stash.get(session_key, None)
     if session is None:
         for name in ("cfcheck_oracle", "cfcheck_attribute", "cfcheck_task"):
             if name in metafunc.fixturenames:  # suites collected without --method: skip them
                 metafunc.parametrize(name, [])
         return
-    from cfcheck.tasks import RANDOM_CLASSIFIER, TRAINED_COUNTERPART
-
-    if "cfcheck_oracle" in metafunc.fixturenames:
-        metafunc.parametrize("cfcheck_oracle", session.zoo.oracles)
-    if "cfcheck_attribute" in metafunc.fixturenames:
-        unrelated = sorted(a for a in session.zoo.attribute_oracles if a != "digit")
-        metafunc.parametrize("cfcheck_attribute", unrelated)
+    marker = metafunc.definition.get_closest_marker(KIND_MARKER)
     if "cfcheck_task" not in metafunc.fixturenames:
         return
-    marker = metafunc.definition.get_closest_marker(TASKS_MARKER)
-    which = marker.args[0] if marker else "explained"
-    if which == "random":
-        classifiers: tuple[str, ...] = (RANDOM_CLASSIFIER,)
-    elif which == "cascade":
-        classifiers = session.zoo.randomisation_stages(TRAINED_COUNTERPART)
-    else:
-        classifiers = session.profile.classifiers
-    # With ``-n N --dist loadgroup`` all tests of a task share one worker, so its
-    # counterfactuals are generated once rather than once per worker.
-    tasks = [
-        pytest.param(task, id=task.id.replace("/", "-"), marks=pytest.mark.xdist_group(task.id))
-        for task in session.tasks(tuple(classifiers))
-    ]
-    metafunc.parametrize("cfcheck_task", tasks)
+    if marker is None:
+        raise ValueError(
+            f"{metafunc.definition.nodeid} uses cfcheck_task but has no kind: mark it (or its module) with "
+            "@pytest.mark.cfcheck_kind('vce'), 'scm', 'attribution' or 'latent'"
+        )
+    from cfcheck.kinds import kind_spec
+
+    domains, reason = session.domains_for(marker.args[0])
+    if not domains:
+        metafunc.parametrize("cfcheck_task", [pytest.param(None, id="no-domain", marks=pytest.mark.skip(reason=reason))])
+        return
+    kind_spec(marker.args[0]).parametrize(metafunc, session, domains)
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the suites of kinds the method does not implement, where its kinds are known
+    before any fixture runs (see :func:`cfcheck.adapter.declared_kinds`); otherwise those
+    suites skip at setup with the same reason."""
+    cf_session = config.stash.get(session_key, None)
+    if cf_session is None or cf_session.method.kinds is None:
+        return
+    kinds = {k.value for k in cf_session.method.kinds}
+    keep, dropped = [], []
+    for item in items:
+        marker = item.get_closest_marker(KIND_MARKER)
+        (dropped if marker is not None and marker.args[0] not in kinds else keep).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+        other = sorted({item.get_closest_marker(KIND_MARKER).args[0] for item in dropped})
+        cf_session.deselected = (
+            f"{len(dropped)} tests of the {', '.join(other)} suites deselected: "
+            f"the method implements {', '.join(sorted(kinds))}"
+        )
 
 
 class _OutcomeCounter:
@@ -227,6 +291,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if session is None:
         return
     terminalreporter.section("cfcheck")
+    if getattr(session, "deselected", None):
+        terminalreporter.write_line(session.deselected)
     counts = {v: sum(1 for r in session.records if r.verdict == v) for v in ("pass", "fail", "inconclusive", "error")}
     regressed = sum(1 for r in session.records if r.regressed)
     terminalreporter.write_line(
@@ -292,8 +358,9 @@ def cfcheck_profile(cfcheck_session: CfcheckSession) -> Any:
 
 @pytest.fixture(scope="session")
 def cfcheck_domain(cfcheck_session: CfcheckSession) -> Any:
-    """The reference domain (morpho): ``.split(name, n)``, ``.true_counterfactual(...)``."""
-    return cfcheck_session.domain
+    """The run's reference domain (the first selected one; see ``--cfcheck-domain``):
+    ``.split(name, n)``, ``.class_counterfactual(...)``, ``.capabilities``."""
+    return cfcheck_session.domain(_first_domain(cfcheck_session))
 
 
 @pytest.fixture(scope="session")
@@ -302,13 +369,21 @@ def cfcheck_models(cfcheck_session: CfcheckSession) -> Any:
     evaluation models (oracles, attribute oracles, embedding) are refused with a KeyError."""
     from cfcheck.zoo import MethodModels
 
-    return MethodModels(cfcheck_session.zoo)
+    return MethodModels(cfcheck_session.zoo(_first_domain(cfcheck_session)))
 
 
-@pytest.fixture(scope="session")
-def cfcheck_evaluation_models(cfcheck_session: CfcheckSession) -> Any:
-    """Every reference model of the domain, for the suites that score a method."""
-    return cfcheck_session.zoo
+@pytest.fixture
+def cfcheck_evaluation_models(request: pytest.FixtureRequest, cfcheck_session: CfcheckSession) -> Any:
+    """Every reference model of the test's domain, for the suites that score a method."""
+    callspec = getattr(request.node, "callspec", None)
+    task = callspec.params.get("cfcheck_task") if callspec is not None else None
+    return cfcheck_session.zoo(task.domain if task is not None else _first_domain(cfcheck_session))
+
+
+def _first_domain(session: CfcheckSession) -> str:
+    from cfcheck.domains import available_domains
+
+    return (session.requested_domains or available_domains())[0]
 
 
 @pytest.fixture
@@ -337,15 +412,16 @@ def cfcheck_method(request: pytest.FixtureRequest, cfcheck_session: CfcheckSessi
 
 
 @pytest.fixture
-def cfcheck_vce(
-    request: pytest.FixtureRequest, cfcheck_session: CfcheckSession, cfcheck_method: Any, cfcheck_task: VCETask
-) -> VCEResult:
-    """Counterfactuals of the method for this test's task (generated once per session)."""
+def cfcheck_result(
+    request: pytest.FixtureRequest, cfcheck_session: CfcheckSession, cfcheck_method: Any, cfcheck_task: Task
+) -> Any:
+    """The method's outputs for this test's task, as its kind's result object (generated once
+    per session, or read from the persistent cache)."""
     __tracebackhide__ = True
-    from cfcheck.generation import MethodOutputError
+    from cfcheck.kinds.calling import MethodOutputError
 
     try:
-        return cfcheck_session.counterfactuals(
+        return cfcheck_session.outputs(
             cfcheck_task, cfcheck_method, _progress_writer(request.config), requester=faults.node_label(request.node)
         )
     except MethodOutputError as error:
@@ -363,6 +439,11 @@ def cfcheck_score(request: pytest.FixtureRequest, cfcheck_session: CfcheckSessio
     from cfcheck.scoring import ScoreRecorder
 
     return ScoreRecorder(cfcheck_session, request.node)
+
+
+def _split_list(values: list[str] | None) -> list[str]:
+    """``--opt a --opt b,c`` → ["a", "b", "c"]."""
+    return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
 
 
 def _progress_writer(config: pytest.Config) -> Any:

@@ -1,9 +1,11 @@
-"""Run profiles: how many samples, which classifiers and seeds, and the thresholds asserted.
+"""Run profiles: how many samples and seeds, the per-call timeout, and the thresholds asserted.
 
 A profile trades time for statistical power: ``quick`` gates a method's CI in minutes on a CPU,
-``standard`` is the default for development, ``full`` is for publication. Every field can be
-overridden from ``[tool.cfcheck]`` (all profiles) or ``[tool.cfcheck.<profile>]`` (one profile)
-in the user's ``pyproject.toml``; thresholds under ``[tool.cfcheck.thresholds]``.
+``standard`` is the default for development, ``full`` is for publication. Each method kind adds
+its own section (``profile.section("vce").n_per_source``), defined in the kind's folder. Every
+field can be overridden from ``[tool.cfcheck]`` (all profiles) or ``[tool.cfcheck.<profile>]``
+(one profile) in the user's ``pyproject.toml`` — a section's field by its name where that name
+is unique, or in a ``[tool.cfcheck.<kind>]`` table; thresholds under ``[tool.cfcheck.thresholds]``.
 """
 
 from __future__ import annotations
@@ -23,9 +25,8 @@ else:  # pragma: no cover - exercised only on Python 3.10
     import tomli as tomllib
 
 PROFILE_NAMES = ("quick", "standard", "full")
-
-#: Explained classifiers of the morpho domain; RandomNet is only used by the sanity suite.
-EXPLAINED_CLASSIFIERS = ("cnn", "robust_cnn", "mlp", "noise_cnn")
+#: kinds with a profile section (their folders under cfcheck/kinds define the section)
+SECTION_KINDS = ("vce", "scm", "attribution", "latent")
 
 
 #: A pass bar; the bars themselves live on the metric cards (cfcheck.metrics.definitions).
@@ -53,11 +54,10 @@ class Profile:
     """Everything a run needs to know about its size and its bars."""
 
     name: str
-    n_per_source: int  # source images per digit and task
     seeds: int  # independent repetitions (task seeds base, base+1, ...)
-    classifiers: tuple[str, ...] = EXPLAINED_CLASSIFIERS
-    pair_sets: tuple[str, ...] = ("ideal", "other")
     batch_size: int = 128  # inputs per call of the method
+    #: seconds one call of the method may take before its task fails (0: no limit)
+    timeout: int = 1800
     bootstrap_resamples: int = 1000
     determinism_batch: int = 4  # inputs used to check determinism and non-mutation
     #: pytest outcome of an inconclusive verdict: "fail" (default: a gate needs evidence),
@@ -65,12 +65,52 @@ class Profile:
     inconclusive: str = "fail"
     thresholds: Mapping[str, Threshold] = field(default_factory=dict)
     tolerances: Mapping[str, float] = field(default_factory=default_tolerances)
+    #: the user's overrides of kind sections: kind → field → value (checked by :meth:`section`)
+    section_settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.thresholds:
             object.__setattr__(self, "thresholds", default_thresholds(self.name))
         if self.inconclusive not in INCONCLUSIVE_OUTCOMES:
             raise ValueError(f"inconclusive must be one of {INCONCLUSIVE_OUTCOMES}, got {self.inconclusive!r}")
+        object.__setattr__(self, "_sections", {})
+
+    def section(self, kind: str) -> Any:
+        """The profile section of ``kind`` (its defaults for this profile plus the user's
+        overrides), validated; ValueError names a bad setting."""
+        cache = self._sections  # type: ignore[attr-defined]
+        if kind not in cache:
+            from cfcheck.kinds import section_defaults
+
+            default = section_defaults(kind)[self.name]
+            overrides = dict(self.section_settings.get(kind, {}))
+            known = {f.name: f for f in dataclasses.fields(default)}
+            for key, value in overrides.items():
+                if key not in known:
+                    raise ValueError(
+                        f"unknown [tool.cfcheck] setting {key!r} for {kind} methods; expected one of {sorted(known)}"
+                    )
+                overrides[key] = _coerce(key, value)
+            section = dataclasses.replace(default, **overrides)
+            section.validate()
+            cache[kind] = section
+        return cache[kind]
+
+    def check_sections(self) -> None:
+        """Resolve every kind's section now, so a bad setting is a usage error at startup;
+        also rejects settings no section knows."""
+        for kind in self.section_settings:
+            if kind not in SECTION_KINDS:
+                raise ValueError(
+                    f"unknown [tool.cfcheck] setting(s) {sorted(self.section_settings[kind])}; expected one of "
+                    f"{sorted(_SCALAR_FIELDS)}, a kind section field ({_section_fields()}), "
+                    "'thresholds', 'tolerances' or a profile table"
+                )
+        for kind in SECTION_KINDS:
+            self.section(kind)
+
+    def describe_sections(self) -> dict[str, dict[str, Any]]:
+        return {kind: dataclasses.asdict(section) for kind, section in self._sections.items()}  # type: ignore[attr-defined]
 
     def threshold(self, metric: str) -> Threshold | None:
         return self.thresholds.get(metric)
@@ -80,16 +120,28 @@ class Profile:
 
 
 BUILTIN_PROFILES: dict[str, Profile] = {
-    "quick": Profile("quick", n_per_source=12, seeds=1, bootstrap_resamples=500),
-    "standard": Profile("standard", n_per_source=40, seeds=2),
-    "full": Profile("full", n_per_source=100, seeds=3, bootstrap_resamples=2000),
+    "quick": Profile("quick", seeds=1, bootstrap_resamples=500, timeout=600),
+    "standard": Profile("standard", seeds=2),
+    "full": Profile("full", seeds=3, bootstrap_resamples=2000, timeout=3600),
 }
 
 _SCALAR_FIELDS = {
     f.name: f.type
     for f in dataclasses.fields(Profile)
-    if f.name not in ("name", "thresholds", "tolerances")
+    if f.name not in ("name", "thresholds", "tolerances", "section_settings")
 }
+#: unknown top-level keys are kept here until the kinds' sections claim them
+_UNCLAIMED = "unclaimed"
+
+
+def _section_fields() -> str:
+    return ", ".join(sorted({name for kind in SECTION_KINDS for name in _fields_of(kind)}))
+
+
+def _fields_of(kind: str) -> set[str]:
+    from cfcheck.kinds import section_defaults
+
+    return {f.name for f in dataclasses.fields(section_defaults(kind)["quick"])}
 
 
 def read_user_settings(rootdir: Path) -> dict[str, Any]:
@@ -115,16 +167,19 @@ def resolve_profile(name: str, settings: Mapping[str, Any] | None = None) -> Pro
     settings = dict(settings or {})
     profile = BUILTIN_PROFILES[name]
     overrides: dict[str, Any] = {}
+    sections: dict[str, dict[str, Any]] = {}
     for scope in (settings, settings.get(name, {})):
         for key, value in scope.items():
             if key in PROFILE_NAMES or key in ("profile", "thresholds", "tolerances"):
                 continue
-            if key not in _SCALAR_FIELDS:
-                raise ValueError(
-                    f"unknown [tool.cfcheck] setting {key!r}; expected one of "
-                    f"{sorted(_SCALAR_FIELDS)}, 'thresholds', 'tolerances' or a profile table"
-                )
-            overrides[key] = _coerce(key, value)
+            if key in SECTION_KINDS:
+                if not isinstance(value, Mapping):
+                    raise ValueError(f"[tool.cfcheck] {key} must be a table of {key} settings")
+                sections.setdefault(key, {}).update(value)
+            elif key in _SCALAR_FIELDS:
+                overrides[key] = _coerce(key, value)
+            else:  # a kind section's field, claimed by the kind that defines it (see _claim)
+                sections.setdefault(_UNCLAIMED, {})[key] = value
     thresholds = dict(profile.thresholds)
     tolerances = dict(profile.tolerances)
     for scope in (settings, settings.get(name, {})):
@@ -134,7 +189,34 @@ def resolve_profile(name: str, settings: Mapping[str, Any] | None = None) -> Pro
             if not isinstance(tolerance, (int, float)) or tolerance < 0:
                 raise ValueError(f"tolerance for {metric!r} must be a number >= 0, got {tolerance!r}")
             tolerances[metric] = float(tolerance)
-    return dataclasses.replace(profile, thresholds=thresholds, tolerances=tolerances, **overrides)
+    resolved = dataclasses.replace(
+        profile, thresholds=thresholds, tolerances=tolerances, section_settings=sections, **overrides
+    )
+    return claim_section_settings(resolved)
+
+
+def claim_section_settings(profile: Profile) -> Profile:
+    """Route top-level settings (``n_per_source = 3``) to the kind section that defines that
+    field; a field several kinds define must be set in a ``[tool.cfcheck.<kind>]`` table.
+    Then resolve every section, so a bad value is reported now (ValueError)."""
+    sections = {k: dict(v) for k, v in profile.section_settings.items()}
+    unclaimed = sections.pop(_UNCLAIMED, {})
+    for key, value in unclaimed.items():
+        owners = [kind for kind in SECTION_KINDS if key in _fields_of(kind)]
+        if not owners:
+            raise ValueError(
+                f"unknown [tool.cfcheck] setting {key!r}; expected one of {sorted(_SCALAR_FIELDS)}, a kind "
+                f"section field ({_section_fields()}), 'thresholds', 'tolerances' or a profile table"
+            )
+        if len(owners) > 1:
+            raise ValueError(
+                f"[tool.cfcheck] setting {key!r} is ambiguous ({', '.join(owners)} define it): set it in a "
+                "[tool.cfcheck.<kind>] table"
+            )
+        sections.setdefault(owners[0], {}).setdefault(key, value)
+    claimed = dataclasses.replace(profile, section_settings=sections)
+    claimed.check_sections()
+    return claimed
 
 
 def _coerce(key: str, value: Any) -> Any:
@@ -142,13 +224,12 @@ def _coerce(key: str, value: Any) -> Any:
         if value not in INCONCLUSIVE_OUTCOMES:
             raise ValueError(f"[tool.cfcheck] inconclusive must be one of {INCONCLUSIVE_OUTCOMES}, got {value!r}")
         return value
-    if key in ("classifiers", "pair_sets"):
-        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+    if isinstance(value, (list, tuple)):
+        if not all(isinstance(v, str) for v in value):
             raise ValueError(f"[tool.cfcheck] {key} must be a list of strings, got {value!r}")
-        unknown = set(value) - set(EXPLAINED_CLASSIFIERS if key == "classifiers" else ("ideal", "other"))
-        if unknown:
-            raise ValueError(f"[tool.cfcheck] {key} has unknown entries {sorted(unknown)}")
         return tuple(value)
+    if key == "timeout" and isinstance(value, int) and not isinstance(value, bool) and value == 0:
+        return 0
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ValueError(f"[tool.cfcheck] {key} must be a positive integer, got {value!r}")
     return value

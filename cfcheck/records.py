@@ -16,7 +16,7 @@ class ScoreRecord:
     nodeid: str
     suite: str  # property family: validity, closeness, realism, random_classifier, contract
     metric: str  # metric card key
-    task: str  # e.g. "cnn/ideal/seed0"; with ``metric`` it identifies the score across runs
+    task: str  # e.g. "cnn/ideal/seed0", unique within its kind and domain
     value: float
     n: int
     direction: str  # "higher", "lower" or "none"
@@ -32,6 +32,8 @@ class ScoreRecord:
     samples: list[float] = field(default_factory=list)
     sample_labels: dict[str, list[Any]] = field(default_factory=dict)  # e.g. source, target
     extra: dict[str, Any] = field(default_factory=dict)
+    kind: str = "-"  # the method kind whose suite measured it ("vce", "scm", ...)
+    domain: str = "-"  # the domain its task was drawn from
 
     @property
     def passed(self) -> bool | None:
@@ -40,6 +42,12 @@ class ScoreRecord:
 
     @property
     def key(self) -> str:
+        """The record's identity across runs: kind, domain, suite, metric and task."""
+        return identity_key(self.kind, self.domain, self.suite, self.metric, self.task)
+
+    @property
+    def legacy_key(self) -> str:
+        """The identity scorecards of format 2 used (no kind or domain)."""
         return f"{self.metric}[{self.task}]"
 
     def to_dict(self, with_samples: bool = True) -> dict[str, Any]:
@@ -60,6 +68,10 @@ class ScoreRecord:
         if "verdict" not in data and data.get("passed") is not None:  # scorecards before verdicts
             values["verdict"] = "pass" if data["passed"] else "fail"
         return cls(**values)
+
+
+def identity_key(kind: str, domain: str, suite: str, metric: str, task: str) -> str:
+    return f"{kind}/{domain}/{suite}/{metric}[{task}]"
 
 
 def _json_safe(value: Any) -> Any:

@@ -24,7 +24,8 @@ from typing import Any
 from cfcheck import __version__
 from cfcheck.records import ScoreRecord
 
-SCORECARD_FORMAT = 2  # 2: records carry a three-valued verdict and a reason
+#: 2: records carry a three-valued verdict and a reason; 3: records carry their kind and domain
+SCORECARD_FORMAT = 3
 
 #: How each verdict reads in a table; "FAIL" and "ERROR" are what `cfcheck summary --failures` keeps.
 VERDICT_LABELS = {"pass": "pass", "fail": "FAIL", "inconclusive": "inconclusive", "error": "ERROR"}
@@ -41,6 +42,7 @@ def build_scorecard(
     models: dict[str, str],
     outcomes: dict[str, int],
     started: datetime,
+    cache: str = "off",
 ) -> dict[str, Any]:
     """The scorecard as a JSON-ready dict (records without per-sample values)."""
     import torch
@@ -60,6 +62,7 @@ def build_scorecard(
             "device": device,
             "seeds": list(seeds),
             "reference_models": models,
+            "generation_cache": cache,
             "started": started.isoformat(timespec="seconds"),
             "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         },
@@ -106,6 +109,8 @@ def score_rows(scorecard: dict[str, Any]) -> list[list[str]]:
             verdict += " (regressed)"
         rows.append(
             [
+                score.get("kind", "-"),
+                score.get("domain", "-"),
                 score["suite"],
                 score["metric"],
                 score["task"],
@@ -118,7 +123,7 @@ def score_rows(scorecard: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-HEADER = ["suite", "metric", "task", "value [95% CI]", "n", "threshold", "verdict"]
+HEADER = ["kind", "domain", "suite", "metric", "task", "value [95% CI]", "n", "threshold", "verdict"]
 
 
 def render_markdown(scorecard: dict[str, Any]) -> str:
@@ -163,23 +168,28 @@ def render_html(scorecard: dict[str, Any]) -> str:
     )
 
 
-def _samples_csv(records: Iterable[ScoreRecord]) -> str:
+def _samples_csv(records: Sequence[ScoreRecord]) -> str:
+    """One row per sample; the label columns are the tasks' own (VCE: source, target; SCM:
+    the intervened parent's old and new value; …), in order of first appearance."""
+    label_columns: list[str] = []
+    for record in records:
+        label_columns += [name for name in record.sample_labels if name not in label_columns]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["suite", "metric", "task", "sample", "value", "source", "target"])
+    writer.writerow(["kind", "domain", "suite", "metric", "task", "sample", "value", *label_columns])
     for record in records:
-        sources = record.sample_labels.get("source", [])
-        targets = record.sample_labels.get("target", [])
         for i, value in enumerate(record.samples):
+            labels = [record.sample_labels.get(name, []) for name in label_columns]
             writer.writerow(
                 [
+                    record.kind,
+                    record.domain,
                     record.suite,
                     record.metric,
                     record.task,
                     i,
                     "" if value is None or (isinstance(value, float) and math.isnan(value)) else repr(value),
-                    sources[i] if i < len(sources) else "",
-                    targets[i] if i < len(targets) else "",
+                    *(column[i] if i < len(column) else "" for column in labels),
                 ]
             )
     return buffer.getvalue()
@@ -203,10 +213,11 @@ def _format_outcomes(outcomes: dict[str, int]) -> str:
     return ", ".join(f"{count} {name}" for name, count in sorted(outcomes.items())) or "none"
 
 
-def _order(record: Any) -> tuple[str, str, str]:
+def _order(record: Any) -> tuple[str, ...]:
+    fields = ("kind", "domain", "suite", "task", "metric")
     if isinstance(record, dict):
-        return (record["suite"], record["task"], record["metric"])
-    return (record.suite, record.task, record.metric)
+        return tuple(str(record.get(f, "-")) for f in fields)
+    return tuple(str(getattr(record, f)) for f in fields)
 
 
 def _git_commit() -> str | None:

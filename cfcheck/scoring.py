@@ -31,14 +31,29 @@ class ScoreRecorder:
         self.node = node
 
     @property
-    def task_id(self) -> str:
+    def _task(self) -> Any:
         callspec = getattr(self.node, "callspec", None)
-        task = callspec.params.get("cfcheck_task") if callspec else None
+        return callspec.params.get("cfcheck_task") if callspec else None
+
+    @property
+    def task_id(self) -> str:
+        task = self._task
         return task.id if task is not None else "-"
 
     @property
+    def kind(self) -> str:
+        marker = self.node.get_closest_marker("cfcheck_kind")
+        return str(marker.args[0]) if marker else "-"
+
+    @property
+    def domain(self) -> str:
+        task = self._task
+        return task.domain if task is not None else "-"
+
+    @property
     def suite(self) -> str:
-        name = self.node.module.__name__.rsplit(".", 1)[-1]
+        module = getattr(self.node, "module", None)
+        name = module.__name__.rsplit(".", 1)[-1] if module is not None else self.node.path.stem
         return name.removeprefix("test_")
 
     def bar(self, metric: str) -> tuple[MetricCard, Bar | None]:
@@ -90,8 +105,9 @@ class ScoreRecorder:
         regression = None
         if self.session.baseline is not None:
             tolerance = profile.tolerances.get(metric.replace(":", "_"), profile.tolerances.get(card.key, 0.0))
-            regression = self.session.baseline.compare(record.key, record.value, record.direction, tolerance)
-            record.baseline = self.session.baseline.get(record.key)
+            keys = (record.key, record.legacy_key)
+            regression = self.session.baseline.compare(keys, record.value, record.direction, tolerance)
+            record.baseline = self.session.baseline.get(*keys)
             record.regressed = regression is not None
         self._publish(record)
         summary_text = (
@@ -151,6 +167,8 @@ class ScoreRecorder:
             samples=samples or [],
             sample_labels=labels or {},
             extra=extra or {},
+            kind=self.kind,
+            domain=self.domain,
         )
 
     def _publish(self, record: ScoreRecord) -> None:

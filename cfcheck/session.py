@@ -1,8 +1,10 @@
 """The one cfcheck session object of a pytest run (kept in ``config.stash``).
 
 It owns everything that outlives a single test: the resolved options and profile, the method
-under test, the reference models, the cache of generated counterfactuals, the score records
-and the baseline; and it writes the scorecard at the end.
+under test, the selected domains and their reference models, the outputs generated per task
+(in memory and in the persistent cache), the score records and the baseline; and it writes the
+scorecard at the end. It knows no kind and no domain: those answer through
+:class:`cfcheck.kinds.base.KindSpec` and :class:`cfcheck.domains.base.Domain`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timezone
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -20,21 +21,16 @@ import torch
 
 from cfcheck.adapter import MethodSpec
 from cfcheck.baseline import Baseline
-from cfcheck.generation import MethodOutputError, VCEResult, generate
+from cfcheck.cache import GenerationCache, method_fingerprint, tensor_digest
+from cfcheck.domains import Domain, available_domains, get_domain
+from cfcheck.io import atomic_write_text
+from cfcheck.kinds import MethodKind, kind_spec
+from cfcheck.kinds.base import Task
+from cfcheck.kinds.calling import MethodOutput, MethodOutputError
 from cfcheck.profiles import Profile
 from cfcheck.records import ScoreRecord
-from cfcheck.scorecard import atomic_write, build_scorecard, write_scorecard
-from cfcheck.tasks import TaskInputs, VCETask, ideal_targets, select_inputs
+from cfcheck.scorecard import build_scorecard, write_scorecard
 from cfcheck.zoo import ModelZoo
-
-DOMAIN = "morpho"
-#: The split whose committee confusions define the ideal pairs: never scored, so the pairs do
-#: not depend on the images they are scored on.
-CONFUSION_SPLIT = "val"
-#: Real images that fix the standardisation of embedding features.
-FEATURE_REFERENCE_SPLIT = "val"
-#: Real images for realism references and real-vs-real floors (never trained on, never scored).
-REALISM_REFERENCE_SPLIT = "reference"
 
 
 class CfcheckSession:
@@ -48,6 +44,8 @@ class CfcheckSession:
         report_dir: Path,
         baseline: Baseline | None,
         save_baseline: Path | None,
+        domains: tuple[str, ...] | None = None,
+        cache: GenerationCache | None = None,
     ) -> None:
         self.method = method
         self.profile = profile
@@ -56,113 +54,108 @@ class CfcheckSession:
         self.report_dir = report_dir
         self.baseline = baseline
         self.save_baseline = save_baseline
+        self.requested_domains = domains
+        self.cache = cache if cache is not None else GenerationCache(None)
         self.records: list[ScoreRecord] = []
         self.outcomes: Counter[str] = Counter()
         self.started = datetime.now(timezone.utc)
         self.scorecard_path: Path | None = None
-        self._results: dict[VCETask, VCEResult | MethodOutputError] = {}
-        self._inputs: dict[tuple[str, int], TaskInputs] = {}
+        #: the method's calls per task kind (cache hits call it zero times)
+        self.method_calls: Counter[str] = Counter()
+        self._results: dict[Task, Any] = {}
+        self._zoos: dict[str, ModelZoo] = {}
+        self._memo: dict[tuple[Any, ...], Any] = {}
+        self.deselected: str | None = None  # why suites of other kinds were deselected
 
-    # -- reference data and models ---------------------------------------------------------
-    @cached_property
-    def domain(self) -> Any:
-        from cfcheck.domains import get_domain
+    # -- domains, models and per-run memos (the kinds' view of the run: cfcheck.kinds.base.Run) --
+    def domain(self, name: str) -> Domain:
+        return get_domain(name)
 
-        return get_domain(DOMAIN)
+    def domains_for(self, kind: MethodKind | str) -> tuple[list[str], str | None]:
+        """The selected domains that have suites for ``kind``, and why there are none if so."""
+        spec = kind_spec(kind)
+        names = self.requested_domains or available_domains()
+        chosen, reasons = [], []
+        for name in names:
+            reason = spec.supports(self.domain(name))
+            if reason is None:
+                chosen.append(name)
+            else:
+                reasons.append(reason)
+        return chosen, ("; ".join(reasons) or None) if not chosen else None
 
-    @cached_property
-    def zoo(self) -> ModelZoo:
-        return ModelZoo(DOMAIN, self.device)
+    def check_profile(self) -> None:
+        """ValueError when the profile asks a selected domain for something it lacks."""
+        for kind in MethodKind:
+            for domain in self.domains_for(kind)[0]:
+                kind_spec(kind).check(self, domain)
 
-    @cached_property
-    def ideal_targets(self) -> dict[int, int]:
-        data = self.domain.split(CONFUSION_SPLIT)
-        probs = torch.stack([self.zoo.logits(o, data.images).softmax(1) for o in self.zoo.oracles]).mean(0)
-        return ideal_targets(probs, data.labels, self.domain.num_classes)
+    def zoo(self, domain: str) -> ModelZoo:
+        if domain not in self._zoos:
+            self._zoos[domain] = ModelZoo(domain, self.device)
+        return self._zoos[domain]
 
-    @cached_property
-    def _feature_statistics(self) -> tuple[torch.Tensor, torch.Tensor]:
-        features = self.zoo.features(self.domain.split(FEATURE_REFERENCE_SPLIT).images)
-        return features.mean(0), features.std(0).clamp_min(1e-8)
-
-    @cached_property
-    def realism_pool(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """Standardised embedding features and classes of the realism reference split."""
-        data = self.domain.split(REALISM_REFERENCE_SPLIT)
-        return self.embed(data.images), data.labels
-
-    def embed(self, images: torch.Tensor) -> torch.Tensor:
-        """Domain-embedding features standardised with fixed statistics of real data.
-
-        One fixed normalisation (Hvilshøj et al.) keeps FID/KID comparable across runs and
-        puts every dimension on the same scale, which KID's polynomial kernel needs.
-        """
-        mean, std = self._feature_statistics
-        return (self.zoo.features(images) - mean) / std
+    def memo(self, key: tuple[Any, ...], factory: Callable[[], Any]) -> Any:
+        if key not in self._memo:
+            self._memo[key] = factory()
+        return self._memo[key]
 
     @property
     def seeds(self) -> tuple[int, ...]:
         return self.profile.task_seeds(self.seed)
 
-    def tasks(self, classifiers: tuple[str, ...]) -> list[VCETask]:
-        return [
-            VCETask(classifier, pair_set, seed)
-            for classifier in classifiers
-            for pair_set in self.profile.pair_sets
-            for seed in self.seeds
-        ]
-
-    def inputs(self, pair_set: str, seed: int) -> TaskInputs:
-        key = (pair_set, seed)
-        if key not in self._inputs:
-            test = self.domain.split("test")
-            self._inputs[key] = select_inputs(
-                test.images,
-                test.labels,
-                pair_set=pair_set,
-                seed=seed,
-                n_per_source=self.profile.n_per_source,
-                ideal=self.ideal_targets,
-                num_classes=self.domain.num_classes,
-            )
-        return self._inputs[key]
-
-    # -- counterfactuals, generated once per task ------------------------------------------
-    def counterfactuals(
+    # -- outputs, generated once per task --------------------------------------------------
+    def outputs(
         self,
-        task: VCETask,
+        task: Task,
         method: Any,
         progress: Callable[[str], None] | None = None,
         *,
         requester: str | None = None,
-    ) -> VCEResult:
-        """The method's counterfactuals for ``task``; generated on first use, then cached.
+    ) -> Any:
+        """The kind's result object for ``task``: generated on first use (or read from the
+        persistent cache), then kept for the session.
 
-        A method fault is cached too and raised as :class:`MethodOutputError`: in full for the
+        A method fault is kept too and raised as :class:`MethodOutputError`: in full for the
         first test that asks (``requester``, its node id), as a one-line pointer to that test's
         report for every later one.
         """
         __tracebackhide__ = True
+        spec = kind_spec(task.kind)
         if task not in self._results:
-            inputs = self.inputs(task.pair_set, task.seed)
+            inputs = self.memo(("inputs", task), lambda: spec.inputs(self, task))
+            write = (lambda text: progress(f"{task.id}: {text}")) if progress else None
             started = time.monotonic()
             try:
-                output = generate(
-                    method,
-                    inputs,
-                    self.zoo[task.classifier],
-                    device=self.device,
-                    seed=task.seed,
-                    batch_size=self.profile.batch_size,
-                    progress=(lambda text: progress(f"{task.id}: {text}")) if progress else None,
-                )
-                self._results[task] = VCEResult(task, inputs, output, self.zoo, time.monotonic() - started)
+                output = self._cached_generation(spec, task, method, inputs, write)
+                self._results[task] = spec.result(self, task, inputs, output, time.monotonic() - started)
             except MethodOutputError as error:
                 self._results[task] = error
         result = self._results[task]
         if isinstance(result, MethodOutputError):
-            raise result.for_task(task.id, requester)
+            raise result.for_task(task.id, requester, noun=spec.output_noun)
         return result
+
+    def _cached_generation(self, spec: Any, task: Task, method: Any, inputs: Any, write: Any) -> MethodOutput:
+        __tracebackhide__ = True
+        key = self.cache.key(
+            method=self.method.spec,
+            code=method_fingerprint(method, self.method.module),
+            domain=task.domain,
+            task=json.dumps(task.identity(), sort_keys=True),
+            inputs=tensor_digest(*inputs.tensors()),
+            profile_batch=self.profile.batch_size,
+            device=self.device.type,
+        )
+        stored = self.cache.load(key)
+        if stored is not None and set(stored) == {"values", "valid"}:
+            if write is not None:
+                write("read from the generation cache")
+            return MethodOutput(stored["values"], stored["valid"])
+        self.method_calls[task.kind] += 1
+        output = spec.generate(self, task, method, inputs, write)
+        self.cache.store(key, {"values": output.values, "valid": output.valid}, {"task": f"{task.kind}/{task.domain}/{task.id}"})
+        return output
 
     # -- records and the scorecard ---------------------------------------------------------
     def add_record(self, record: ScoreRecord) -> None:
@@ -178,23 +171,32 @@ class CfcheckSession:
     def profile_summary(self) -> dict[str, Any]:
         return {
             "name": self.profile.name,
-            "n_per_source": self.profile.n_per_source,
             "seeds": self.profile.seeds,
-            "classifiers": list(self.profile.classifiers),
-            "pair_sets": list(self.profile.pair_sets),
             "bootstrap_resamples": self.profile.bootstrap_resamples,
+            "timeout": self.profile.timeout,
+            "sections": self.profile.describe_sections(),
             "thresholds": {k: t.describe() for k, t in sorted(self.profile.thresholds.items())},
-            "ideal_targets": self._ideal_targets_or_none(),
+            "domains": {name: self._domain_facts(name) for name in sorted({r.domain for r in self.records} - {"-"})},
         }
 
-    def _ideal_targets_or_none(self) -> dict[str, int] | None:
-        """The ideal pairs for the scorecard; a broken model install must not stop the write."""
-        try:
-            return {str(k): v for k, v in sorted(self.ideal_targets.items())}
-        except Exception:  # reported by the tests that needed the models
-            return None
+    def _domain_facts(self, name: str) -> dict[str, Any]:
+        """What a domain's kinds want the scorecard to say about it (e.g. the ideal pairs);
+        a broken model install must not stop the write."""
+        facts: dict[str, Any] = {}
+        for kind in {r.kind for r in self.records if r.domain == name}:
+            try:
+                facts.update(kind_spec(kind).provenance(self, name))
+            except Exception:  # reported by the tests that needed the models
+                continue
+        return facts
 
     def write_scorecard(self, complete: bool) -> Path:
+        models: dict[str, str] = {}
+        for domain in sorted({r.domain for r in self.records} - {"-"}) or list(self._zoos):
+            try:
+                models.update(self.zoo(domain).hashes())
+            except Exception:  # an unknown domain name in a record must not stop the write
+                continue
         scorecard = build_scorecard(
             self.records,
             method=self.method.spec,
@@ -202,13 +204,14 @@ class CfcheckSession:
             status="complete" if complete else "incomplete",
             seeds=self.seeds,
             device=str(self.device),
-            models=self.zoo.hashes(),
+            models=models,
             outcomes=dict(self.outcomes),
             started=self.started,
+            cache=self.cache.stats.describe() if self.cache.directory is not None else "off",
         )
         directory = self.report_dir / f"{self.method.name}-{self.profile.name}"
         self.scorecard_path = write_scorecard(directory, scorecard, self.records)
         if self.save_baseline is not None and complete and self.outcomes.get("failed", 0) == 0:
             self.save_baseline.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(self.save_baseline, self.scorecard_path.read_text())
+            atomic_write_text(self.save_baseline, self.scorecard_path.read_text())
         return self.scorecard_path

@@ -12,8 +12,7 @@ from cfcheck.models import registry
 #: "cnn~features.6": the cnn with its layers from the output down to features.6 randomised.
 STAGE_SEPARATOR = "~"
 CASCADE_SEED = 0
-#: Unlabelled images for the stages' label-free logit standardisation.
-CASCADE_CALIBRATION_SPLIT = "train"
+#: Unlabelled images (of the domain's train split) for the stages' label-free logit standardisation.
 CASCADE_CALIBRATION_IMAGES = 2000
 
 
@@ -82,7 +81,8 @@ class ModelZoo:
         from cfcheck.domains import get_domain
         from cfcheck.models.classifiers.randomisation import cascading_randomisation
 
-        calibration = get_domain(self.domain).split(CASCADE_CALIBRATION_SPLIT, n=CASCADE_CALIBRATION_IMAGES).images
+        domain = get_domain(self.domain)
+        calibration = domain.split(domain.split_roles["train"], n=CASCADE_CALIBRATION_IMAGES).images
         stages = cascading_randomisation(self[name], calibration.to(self.device), seed=CASCADE_SEED)
         return {f"{name}{STAGE_SEPARATOR}{stage.layer}": stage.model for stage in stages}
 
@@ -100,6 +100,34 @@ class ModelZoo:
     @property
     def embedding(self) -> torch.nn.Module:
         return self["embedding"]
+
+    @cached_property
+    def _feature_statistics(self) -> tuple[torch.Tensor, torch.Tensor]:
+        from cfcheck.domains import get_domain
+
+        domain = get_domain(self.domain)
+        features = self.features(domain.split(domain.split_roles["selection"]).images)
+        return features.mean(0), features.std(0).clamp_min(1e-8)
+
+    def embed(self, images: torch.Tensor) -> torch.Tensor:
+        """Domain-embedding features standardised with fixed statistics of real data (the
+        domain's never-scored selection split).
+
+        One fixed normalisation (Hvilshøj et al.) keeps FID/KID comparable across runs and
+        puts every dimension on the same scale, which KID's polynomial kernel needs.
+        """
+        mean, std = self._feature_statistics
+        return (self.features(images) - mean) / std
+
+    @cached_property
+    def realism_pool(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Standardised embedding features and classes of the domain's reference split (real
+        images that are never trained on and never scored)."""
+        from cfcheck.domains import get_domain
+
+        domain = get_domain(self.domain)
+        data = domain.split(domain.split_roles["reference"])
+        return self.embed(data.images), data.labels
 
     def hashes(self) -> dict[str, str]:
         """sha256 of every reference model of the domain (for the scorecard's provenance)."""

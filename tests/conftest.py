@@ -5,15 +5,27 @@ extensions (numpy.fft, scipy) cannot be imported twice, and re-importing cfcheck
 throw away its in-memory data caches. Importing them here, once, keeps them loaded.
 """
 
+import pytest
 import scipy.linalg  # noqa: F401
 import scipy.spatial  # noqa: F401
 import scipy.stats  # noqa: F401
 import torchmetrics.image.fid  # noqa: F401
 
 import cfcheck.domains.morpho  # noqa: F401
-import cfcheck.generation  # noqa: F401
+import cfcheck.kinds.attribution.spec  # noqa: F401
+import cfcheck.kinds.contract  # noqa: F401
+import cfcheck.kinds.latent.spec  # noqa: F401
+import cfcheck.kinds.scm.spec  # noqa: F401
+import cfcheck.kinds.vce.spec  # noqa: F401
 import cfcheck.metrics  # noqa: F401
 import cfcheck.methods  # noqa: F401
 import cfcheck.models.registry  # noqa: F401
 import cfcheck.scoring  # noqa: F401
 import cfcheck.session  # noqa: F401
+
+
+@pytest.fixture(autouse=True)
+def _own_generation_cache(tmp_path, monkeypatch):
+    """Every test gets an empty generation cache of its own: runs inside a test never read
+    another test's cached outputs, nor the user's ~/.cache."""
+    monkeypatch.setenv("CFCHECK_CACHE_DIR", str(tmp_path / "generation-cache"))

@@ -1,17 +1,27 @@
-"""Bundled procedurally generated domains, looked up by name."""
+"""Bundled procedurally generated domains, looked up by name (see :mod:`cfcheck.domains.base`)."""
 
 from __future__ import annotations
 
-_KNOWN_DOMAINS = ("morpho",)
+import importlib
+from functools import lru_cache
+
+from cfcheck.domains.base import Domain
+
+#: name → "module:class"; imported lazily so unused domains cost nothing
+_DOMAINS = {"morpho": "cfcheck.domains.morpho:MorphoDomain"}
 
 
-def get_domain(name: str):
-    """The domain facade called ``name`` (imported lazily so unused domains cost nothing)."""
-    if name == "morpho":
-        from .morpho import MorphoDomain
-
-        return MorphoDomain()
-    raise ValueError(f"unknown domain {name!r}; known domains: {', '.join(_KNOWN_DOMAINS)}")
+def available_domains() -> tuple[str, ...]:
+    return tuple(_DOMAINS)
 
 
-__all__ = ["get_domain"]
+@lru_cache(maxsize=None)
+def get_domain(name: str) -> Domain:
+    """The domain called ``name`` (one instance per process)."""
+    if name not in _DOMAINS:
+        raise ValueError(f"unknown domain {name!r}; known domains: {', '.join(_DOMAINS)}")
+    module, _, attribute = _DOMAINS[name].partition(":")
+    return getattr(importlib.import_module(module), attribute)()
+
+
+__all__ = ["Domain", "available_domains", "get_domain"]

@@ -41,9 +41,12 @@ class TrueCounterfactual:
         >>> x_cf, valid = truth.explain(x, target, classifier)                   # doctest: +SKIP
     """
 
-    def __init__(self, domain: Any, *, split: str = "test", reject: bool = False) -> None:
-        if not callable(getattr(domain, "class_counterfactual", None)):
-            raise TypeError(f"{domain!r} cannot compute true counterfactuals (no class_counterfactual)")
+    def __init__(self, domain: Any, *, split: str | None = None, reject: bool = False) -> None:
+        from cfcheck.domains.base import CLASS_COUNTERFACTUAL
+
+        if CLASS_COUNTERFACTUAL not in getattr(domain, "capabilities", ()):
+            raise TypeError(f"{domain!r} cannot compute true counterfactuals (no {CLASS_COUNTERFACTUAL} capability)")
+        split = split if split is not None else domain.split_roles["scored"]
         self._domain = domain
         self._data = domain.split(split)
         self._index = {_image_key(image): i for i, image in enumerate(self._data.images)}

@@ -47,14 +47,35 @@ def randomisation_similarity(x: Tensor, cf_trained: Tensor, cf_random: Tensor) -
     """
     x_t, trained = check_image_pair(x, cf_trained, value_range=UNIT_RANGE, names=("x", "cf_trained"))
     _, random = check_image_pair(x, cf_random, value_range=UNIT_RANGE, names=("x", "cf_random"))
-    change_trained = (trained.double() - x_t.double()).abs().flatten(start_dim=1).cpu().numpy()
-    change_random = (random.double() - x_t.double()).abs().flatten(start_dim=1).cpu().numpy()
-    ranks_trained = rankdata(change_trained, axis=1)
-    ranks_random = rankdata(change_random, axis=1)
-    centred_t = ranks_trained - ranks_trained.mean(axis=1, keepdims=True)
-    centred_r = ranks_random - ranks_random.mean(axis=1, keepdims=True)
-    numerator = (centred_t * centred_r).sum(axis=1)
-    denominator = np.sqrt((centred_t**2).sum(axis=1) * (centred_r**2).sum(axis=1))
+    return rank_similarity(trained.double() - x_t.double(), random.double() - x_t.double())
+
+
+def rank_similarity(first: Tensor, second: Tensor) -> Tensor:
+    """Spearman rank correlation, per sample, of |first| and |second| (N×…, any values).
+
+    Args:
+        first: N×… maps (saliency maps, change maps).
+        second: maps of the same shape.
+
+    Returns:
+        float32 N on ``first``'s device; NaN where either map is constant.
+
+    Example:
+        >>> rank_similarity(torch.tensor([[1.0, -2.0, 3.0]]), torch.tensor([[2.0, 4.0, 9.0]]))
+        tensor([1.])
+    """
+    if not isinstance(first, Tensor) or not isinstance(second, Tensor):
+        raise TypeError(f"Expected two tensors, got {type(first).__name__} and {type(second).__name__}")
+    if first.shape != second.shape or first.ndim < 2:
+        raise ValueError(f"Expected two N×… maps of one shape, got {tuple(first.shape)} and {tuple(second.shape)}")
+    a = first.detach().double().abs().flatten(start_dim=1).cpu().numpy()
+    b = second.detach().double().abs().flatten(start_dim=1).cpu().numpy()
+    ranks_a = rankdata(a, axis=1)
+    ranks_b = rankdata(b, axis=1)
+    centred_a = ranks_a - ranks_a.mean(axis=1, keepdims=True)
+    centred_b = ranks_b - ranks_b.mean(axis=1, keepdims=True)
+    numerator = (centred_a * centred_b).sum(axis=1)
+    denominator = np.sqrt((centred_a**2).sum(axis=1) * (centred_b**2).sum(axis=1))
     with np.errstate(invalid="ignore", divide="ignore"):
         rho = np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1.0), np.nan)
-    return torch.from_numpy(np.clip(rho, -1.0, 1.0)).to(device=x_t.device, dtype=torch.float32)
+    return torch.from_numpy(np.clip(rho, -1.0, 1.0)).to(device=first.device, dtype=torch.float32)

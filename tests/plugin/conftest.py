@@ -13,6 +13,11 @@ classifiers = ["cnn"]
 pair_sets = ["ideal"]
 bootstrap_resamples = 50
 seeds = 1
+[tool.cfcheck.scm]
+n_inputs = 8
+[tool.cfcheck.attribution]
+n_inputs = 8
+models = ["cnn"]
 """
 
 

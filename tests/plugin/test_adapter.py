@@ -123,7 +123,7 @@ def cf_method():
 """
     )
     pytester.syspathinsert()
-    result = pytester.runpytest("--method=bad_adapter", "-k", "test_output_contract or test_deterministic")
+    result = pytester.runpytest("--method=bad_adapter", "-k", "vce and (test_output_contract or test_deterministic)")
     result.stdout.fnmatch_lines(["*implements no method kind*", "*explain(x, target, classifier)*"])
     assert result.ret != pytest.ExitCode.OK
     outcomes = result.parseoutcomes()
@@ -145,14 +145,14 @@ def cf_method():
 """
     )
     pytester.syspathinsert()
-    result = pytester.runpytest("--method=attribution_adapter", "-k", "test_output_contract", "-rs")
+    result = pytester.runpytest("--method=attribution_adapter", "-k", "vce and test_output_contract", "-rs")
     result.stdout.fnmatch_lines(["*suite for vce methods; Saliency implements attribution*"])
     result.assert_outcomes(skipped=1)
 
 
 def test_mask_shapes_are_checked():
-    from cfcheck.generation import MethodOutputError, check_output
+    from cfcheck.kinds.calling import MethodOutputError, OutputSpec, check_output
 
     x = torch.rand(3, 1, 4, 4)
     with pytest.raises(MethodOutputError, match="validity mask"):
-        check_output((x.clone(), torch.ones(2, dtype=torch.bool)), x)
+        check_output((x.clone(), torch.ones(2, dtype=torch.bool)), x, OutputSpec(call="explain"))

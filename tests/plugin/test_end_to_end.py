@@ -86,7 +86,7 @@ def cf_method():
     return NaNs()
 """
     )
-    result = tiny.runpytest("--method=nan_method", "-k", "test_target_accuracy or test_output_contract")
+    result = tiny.runpytest("--method=nan_method", "-k", "vce and (test_target_accuracy or test_output_contract)")
     result.stdout.fnmatch_lines(["*NaN or Inf values for 10 of 10 inputs*"])
     # the contract test fails; so does the scoring test, which gets no counterfactuals
     result.assert_outcomes(failed=2)
@@ -113,7 +113,7 @@ def cf_method():
 
 def test_baseline_regressions_fail_as_ordinary_tests(tiny):
     tiny.makepyfile(my_adapter=README_ADAPTER)
-    tiny.runpytest("--method=my_adapter", "-k", "coverage", "--cfcheck-save-baseline=base.json")
+    tiny.runpytest("--method=my_adapter", "-k", "vce and coverage", "--cfcheck-save-baseline=base.json")
     baseline = json.loads((tiny.path / "base.json").read_text())
     (coverage,) = _scores(baseline, "coverage")
     assert coverage["value"] == 1.0
@@ -131,16 +131,16 @@ def cf_method():
     return Abstaining()
 """
     )
-    result = tiny.runpytest("--method=abstaining", "-k", "coverage", "--cfcheck-baseline=base.json")
+    result = tiny.runpytest("--method=abstaining", "-k", "vce and coverage", "--cfcheck-baseline=base.json")
     result.stdout.fnmatch_lines(["*coverage*regressed: 0 is lower than the baseline 1 by more than the tolerance*"])
     result.assert_outcomes(failed=1)
 
 
 def test_xdist_workers_merge_into_one_scorecard(tiny, scorecard_of):
     tiny.makepyfile(my_adapter=README_ADAPTER)
-    tiny.runpytest("--method=my_adapter", "-k", "validity")
+    tiny.runpytest("--method=my_adapter", "-k", "vce and validity")
     serial = scorecard_of("my_adapter")
-    result = tiny.runpytest_subprocess("--method=my_adapter", "-k", "validity", "-n", "2")
+    result = tiny.runpytest_subprocess("--method=my_adapter", "-k", "vce and validity", "-n", "2")
     parallel = scorecard_of("my_adapter")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     key = lambda s: (s["metric"], s["task"])  # noqa: E731
@@ -195,8 +195,8 @@ def cf_method(cfcheck_models):
 
 def test_methods_may_load_explained_classifiers_but_not_evaluation_models(tiny):
     tiny.makepyfile(guided_ok=GUIDED.format(name="robust_cnn"), guided_oracle=GUIDED.format(name="oracle_resnet"))
-    tiny.runpytest("--method=guided_ok", "-k", "coverage").assert_outcomes(passed=1)
-    result = tiny.runpytest("--method=guided_oracle", "-k", "coverage")
+    tiny.runpytest("--method=guided_ok", "-k", "vce and coverage").assert_outcomes(passed=1)
+    result = tiny.runpytest("--method=guided_oracle", "-k", "vce and coverage")
     result.stdout.fnmatch_lines(["*'oracle_resnet' is an evaluation model (oracle) that scores the method*"])
     assert result.ret != 0
 

@@ -17,7 +17,7 @@ import pytest
 
 
 #: the suites these tests need (collecting only them keeps each run to seconds)
-SUITES = ("--pyargs", "cfcheck.suites.test_validity", "cfcheck.suites.test_closeness", "-p", "no:randomly")
+SUITES = ("--pyargs", "cfcheck.suites.vce.test_validity", "cfcheck.suites.vce.test_closeness", "-p", "no:randomly")
 #: two tests of the one task in one suite, one in another
 TASK_TESTS = (*SUITES, "-k", "test_coverage or test_target_accuracy or test_elastic_net_distance")
 
@@ -108,7 +108,7 @@ def cf_method():
     return WrongShape()
 """
     )
-    contract = ("cfcheck.suites.test_contract", "-k", "test_coverage or test_output_contract")
+    contract = ("cfcheck.suites.vce.test_contract", "-k", "test_coverage or test_output_contract")
     result = tiny.runpytest("--method=torch_error", *SUITES, *contract)
     result.assert_outcomes(failed=2)
     assert "During handling of the above exception" not in result.stdout.str()
@@ -123,17 +123,19 @@ def cf_method():
 
 
 def test_a_test_asking_the_session_itself_is_recorded_too(tiny, scorecard_of):
-    """Not every task test goes through cfcheck_vce (the randomisation test asks for a second
+    """Not every task test goes through cfcheck_result (the randomisation test asks for a second
     task's counterfactuals): its method fault reads as cleanly and reaches the scorecard."""
     tiny.makepyfile(raising=RAISING)
     tiny.makepyfile(
         test_own="""
 import pytest
-from cfcheck.generation import MethodOutputError
+from cfcheck.kinds.calling import MethodOutputError
+
+pytestmark = pytest.mark.cfcheck_kind("vce")
 
 def test_own_score(cfcheck_session, cfcheck_method, cfcheck_task):
     try:
-        cfcheck_session.counterfactuals(cfcheck_task, cfcheck_method)
+        cfcheck_session.outputs(cfcheck_task, cfcheck_method)
     except MethodOutputError as error:
         pytest.fail(str(error), pytrace=False)
 """
@@ -173,10 +175,10 @@ def cf_method():
 EXPECTED = {  # N: the number of inputs of a task
     "seed0": "explain returned NaN or Inf values for N of N inputs",
     "seed1": "explain returned NaN or Inf values for 1 of N inputs",
-    "seed2": "explain returned shape (N, 1, 16, 32); expected (N, 1, 32, 32) (one counterfactual per input) "
+    "seed2": "explain returned shape (N, 1, 16, 32); expected (N, 1, 32, 32) (one per input) "
     "or (N, K, 1, 32, 32)",
     "seed3": "explain returned dtype torch.float64; expected torch.float32",
-    "seed4": "explain returned values in [1.5, 1.5]; images must lie in [0, 1]",
+    "seed4": "explain returned values in [1.5, 1.5]; they must lie in [0, 1]",
     "seed5": "explain modified its input x in place; it must leave x unchanged",
 }
 
@@ -192,7 +194,7 @@ def test_each_bad_output_fails_its_task_with_a_precise_reason(tiny, tiny_setting
     assert len(records) == 12 and {r["verdict"] for r in records} == {"error"}
     reasons = {(r["task"], r["metric"]): r["reason"] for r in records}
     for seed, fault in EXPECTED.items():
-        fault = fault.replace("N of", f"{n} of").replace("of N", f"of {n}").replace("(N, 1", f"({n}, 1")
+        fault = fault.replace("N of", f"{n} of").replace("of N", f"of {n}").replace("(N, 1", f"({n}, 1").replace("(N, K", f"({n}, K")
         (first_id, first), (_, second) = [(i, t) for i, t in failures if f"-{seed}]" in i]
         assert first == f"cnn/ideal/{seed}: no counterfactuals: {fault}"
         assert _pointer(second) == (f"cnn/ideal/{seed}: no counterfactuals: {fault}", _named(first_id))
@@ -202,7 +204,9 @@ def test_each_bad_output_fails_its_task_with_a_precise_reason(tiny, tiny_setting
 def _task_size(pytester):
     from cfcheck.profiles import read_user_settings, resolve_profile
 
-    return resolve_profile("standard", read_user_settings(pytester.path)).n_per_source * 10
+    from cfcheck.profiles import claim_section_settings
+
+    return claim_section_settings(resolve_profile("standard", read_user_settings(pytester.path))).section("vce").n_per_source * 10
 
 
 def test_sigterm_writes_an_incomplete_scorecard(tiny, scorecard_of):

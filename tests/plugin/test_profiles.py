@@ -4,13 +4,31 @@ from __future__ import annotations
 
 import pytest
 
-from cfcheck.profiles import BUILTIN_PROFILES, Threshold, read_user_settings, resolve_profile
+from cfcheck.profiles import BUILTIN_PROFILES, Threshold, claim_section_settings, read_user_settings, resolve_profile
 
 
-def test_builtin_profiles_grow_in_size():
+def _resolve(name, settings):
+    """As the plugin does with a method under test: the profile with its kind sections claimed."""
+    return claim_section_settings(resolve_profile(name, settings))
+
+
+@pytest.mark.parametrize(("kind", "size"), [("vce", "n_per_source"), ("scm", "n_inputs"), ("attribution", "n_inputs")])
+def test_builtin_profiles_grow_in_size(kind, size):
     quick, standard, full = (BUILTIN_PROFILES[n] for n in ("quick", "standard", "full"))
-    assert quick.n_per_source < standard.n_per_source < full.n_per_source
+    sizes = [getattr(p.section(kind), size) for p in (quick, standard, full)]
+    assert sizes[0] < sizes[1] < sizes[2]
     assert quick.seeds <= standard.seeds <= full.seeds
+
+
+def test_a_kind_table_sets_a_field_several_kinds_share(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.cfcheck.scm]\nn_inputs = 7\n[tool.cfcheck.quick.attribution]\nn_inputs = 9\n")
+    settings = read_user_settings(tmp_path)
+    quick = _resolve("quick", settings)
+    assert quick.section("scm").n_inputs == 7 and quick.section("attribution").n_inputs == 9
+    assert quick.section("latent").n_inputs == BUILTIN_PROFILES["quick"].section("latent").n_inputs
+    (tmp_path / "pyproject.toml").write_text("[tool.cfcheck]\nn_inputs = 7\n")
+    with pytest.raises(ValueError, match=r"'n_inputs' is ambiguous \(scm, attribution, latent define it\): set it in a \[tool.cfcheck.<kind>\] table"):
+        _resolve("quick", read_user_settings(tmp_path))
 
 
 def test_overrides_apply_globally_then_per_profile(tmp_path):
@@ -29,10 +47,10 @@ target_accuracy = 0.01
 """
     )
     settings = read_user_settings(tmp_path)
-    quick = resolve_profile("quick", settings)
-    standard = resolve_profile("standard", settings)
-    assert quick.n_per_source == 3 and standard.n_per_source == 5
-    assert quick.classifiers == ("cnn",)
+    quick = _resolve("quick", settings)
+    standard = _resolve("standard", settings)
+    assert quick.section("vce").n_per_source == 3 and standard.section("vce").n_per_source == 5
+    assert quick.section("vce").classifiers == ("cnn",)
     assert quick.threshold("target_accuracy") == Threshold(0.95, "min")
     assert quick.threshold("d2") == Threshold(1.0, "min")
     assert quick.tolerances["target_accuracy"] == 0.01
@@ -43,7 +61,8 @@ target_accuracy = 0.01
     ("toml", "message"),
     [
         ("n_per_source = 0", "positive integer"),
-        ('classifiers = ["resnet152"]', "unknown entries"),
+        ("brand_new_setting = 1", r"unknown \[tool.cfcheck\] setting 'brand_new_setting'"),
+        ("timeout = -1", "positive integer"),
         ("[tool.cfcheck.thresholds]\nbrand_new = 0.3", "needs a direction"),
         ("[tool.cfcheck.thresholds]\nlpips = 0.3", None),
         ('[tool.cfcheck.thresholds]\nd2 = "small"', "must be a number"),
@@ -56,7 +75,7 @@ def test_bad_overrides_name_the_problem(tmp_path, toml, message):
         assert resolve_profile("quick", read_user_settings(tmp_path)).threshold("lpips") == Threshold(0.3, "max")
         return
     with pytest.raises(ValueError, match=message):
-        resolve_profile("quick", read_user_settings(tmp_path))
+        _resolve("quick", read_user_settings(tmp_path))
 
 
 def test_unknown_profile():

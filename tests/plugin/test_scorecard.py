@@ -16,10 +16,13 @@ from cfcheck.scorecard import build_scorecard, load_scorecard, write_scorecard
 
 
 def _record(metric="target_accuracy", value=0.9, task="cnn/ideal/seed0", **kwargs):
+    kwargs.setdefault("kind", "vce")
+    kwargs.setdefault("domain", "morpho")
+    kwargs.setdefault("sample_labels", {"source": [1, 2, 3], "target": [7, 3, 5]})
     return ScoreRecord(
-        nodeid="suites/test_validity.py::x", suite="validity", metric=metric, task=task, value=value,
+        nodeid="suites/vce/test_validity.py::x", suite="validity", metric=metric, task=task, value=value,
         n=3, direction="higher", ci_low=0.8, ci_high=1.0, threshold=">= 0.8", verdict="pass",
-        samples=[1.0, 1.0, 0.7], sample_labels={"source": [1, 2, 3], "target": [7, 3, 5]}, **kwargs,
+        samples=[1.0, 1.0, 0.7], **kwargs,
     )
 
 
@@ -80,13 +83,36 @@ def test_load_scorecard_errors_name_the_file(tmp_path):
 
 
 def test_baseline_from_a_scorecard(tmp_path):
-    records = [_record(value=0.9)]
+    records = [_record(value=0.9), _record(value=0.2, kind="scm", task="do_digit/seed0")]
     path = write_scorecard(tmp_path, _scorecard(records), records)
     baseline = Baseline.load(path)
-    assert baseline.get("target_accuracy[cnn/ideal/seed0]") == 0.9
-    assert baseline.compare("target_accuracy[cnn/ideal/seed0]", 0.8, "higher", 0.05) is not None
-    assert baseline.compare("target_accuracy[cnn/ideal/seed0]", 0.87, "higher", 0.05) is None
-    assert baseline.compare("unknown[x]", 0.0, "higher", 0.0) is None
+    key = "vce/morpho/validity/target_accuracy[cnn/ideal/seed0]"
+    assert records[0].key == key
+    assert baseline.get(key) == 0.9 and baseline.get("scm/morpho/validity/target_accuracy[do_digit/seed0]") == 0.2
+    assert baseline.compare((key,), 0.8, "higher", 0.05) is not None
+    assert baseline.compare((key,), 0.87, "higher", 0.05) is None
+    assert baseline.compare(("unknown[x]",), 0.0, "higher", 0.0) is None
+
+
+def test_a_format_2_baseline_still_gates_by_metric_and_task(tmp_path):
+    old = {"format": 2, "scores": [{"suite": "validity", "metric": "target_accuracy", "task": "cnn/ideal/seed0", "value": 0.9}]}
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    baseline = Baseline.load(tmp_path / "old.json")
+    record = _record(value=0.5)
+    assert baseline.get(record.key, record.legacy_key) == 0.9
+    assert baseline.compare((record.key, record.legacy_key), 0.5, "higher", 0.05) is not None
+
+
+def test_per_sample_csv_columns_are_the_tasks_own_labels(tmp_path):
+    records = [
+        _record(),
+        _record(kind="scm", task="do_thickness/seed0", sample_labels={"observed": [2.1, 3.0, 1.9], "intervened": [4.0, 1.2, 2.8]}),
+    ]
+    write_scorecard(tmp_path, _scorecard(records), records)
+    lines = (tmp_path / "samples.csv").read_text().splitlines()
+    assert lines[0] == "kind,domain,suite,metric,task,sample,value,observed,intervened,source,target"
+    assert lines[1] == "scm,morpho,validity,target_accuracy,do_thickness/seed0,0,1.0,2.1,4.0,,"
+    assert lines[4] == "vce,morpho,validity,target_accuracy,cnn/ideal/seed0,0,1.0,,,1,7"
 
 
 @given(
@@ -96,9 +122,9 @@ def test_baseline_from_a_scorecard(tmp_path):
 )
 def test_regression_is_direction_aware(stored, value, tolerance):
     baseline = Baseline({"m[t]": stored})
-    higher = baseline.compare("m[t]", value, "higher", tolerance)
-    lower = baseline.compare("m[t]", value, "lower", tolerance)
+    higher = baseline.compare(("m[t]",), value, "higher", tolerance)
+    lower = baseline.compare(("m[t]",), value, "lower", tolerance)
     assert (higher is not None) == (stored - value > tolerance)
     assert (lower is not None) == (value - stored > tolerance)
     assert not (higher and lower)
-    assert baseline.compare("m[t]", value, "none", tolerance) is None
+    assert baseline.compare(("m[t]",), value, "none", tolerance) is None

@@ -1,12 +1,20 @@
-"""The facade the pytest plugin hands to users as the ``morpho`` domain."""
+"""The morpho domain behind the :class:`cfcheck.domains.base.Domain` protocol."""
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import torch
+
+from cfcheck.domains.base import CLASS_COUNTERFACTUAL, INTERVENTION_COUNTERFACTUAL
 
 from .rendering import IMAGE_SHAPE, render
 from .scm import NUM_CLASSES, MorphoFactors, intervene
-from .splits import LabeledImages, load_split
+from .splits import LabeledImages, load_split, split_factors
+
+#: Bins of a continuous parent for interventions: Melistas et al. draw each do() value in
+#: another of 10 bins; ours are the deciles of the train split.
+INTERVENTION_BINS = 10
 
 
 def true_counterfactual(factors: MorphoFactors, **intervention: object) -> torch.Tensor:
@@ -18,9 +26,19 @@ class MorphoDomain:
     """Morpho-MNIST-like digits with a known SCM and computable true counterfactuals."""
 
     name = "morpho"
+    input_shape = IMAGE_SHAPE
     image_shape = IMAGE_SHAPE
     num_classes = NUM_CLASSES
     class_names = tuple(str(d) for d in range(NUM_CLASSES))
+    factor_names = ("thickness", "intensity", "digit")
+    categorical_factors = ("digit",)
+    split_roles = {"train": "train", "selection": "val", "scored": "test", "reference": "reference"}
+    model_roles = {
+        "explained": ("cnn", "robust_cnn", "mlp", "noise_cnn"),
+        "random": ("random_net",),
+        "randomisation_counterpart": ("cnn",),
+    }
+    capabilities = frozenset({CLASS_COUNTERFACTUAL, INTERVENTION_COUNTERFACTUAL})
 
     def split(self, name: str, n: int | None = None) -> LabeledImages:
         return load_split(name, n)
@@ -31,6 +49,49 @@ class MorphoDomain:
     def class_counterfactual(self, factors: MorphoFactors, target: torch.Tensor) -> torch.Tensor:
         """The true counterfactual under do(class = target): same style, thickness, intensity."""
         return true_counterfactual(factors, digit=target)
+
+    # -- the SCM's parents and interventions ----------------------------------------------
+    def parents(self, split: str, index: torch.Tensor) -> dict[str, torch.Tensor]:
+        factors = split_factors(split)
+        return {
+            "thickness": factors.thickness[index].clone(),
+            "intensity": factors.intensity[index].clone(),
+            "digit": factors.digit[index].clone(),
+        }
+
+    @cached_property
+    def _bin_edges(self) -> dict[str, torch.Tensor]:
+        factors = split_factors(self.split_roles["train"])
+        levels = torch.linspace(0, 1, INTERVENTION_BINS + 1, dtype=torch.float64)
+        return {
+            name: torch.quantile(getattr(factors, name).double(), levels).float()
+            for name in ("thickness", "intensity")
+        }
+
+    def sample_intervention(
+        self, factor: str, parents: dict[str, torch.Tensor], generator: torch.Generator
+    ) -> torch.Tensor:
+        """do() values: digit → a uniformly drawn other digit; thickness, intensity → uniform in
+        a uniformly drawn other decile bin of the train split."""
+        current = parents[factor]
+        n = len(current)
+        if factor == "digit":
+            shift = torch.randint(1, NUM_CLASSES, (n,), generator=generator)
+            return (current + shift) % NUM_CLASSES
+        if factor not in self._bin_edges:
+            raise ValueError(f"unknown factor {factor!r}; morpho factors: {self.factor_names}")
+        edges = self._bin_edges[factor]
+        observed = torch.bucketize(current, edges[1:-1], right=True)
+        shift = torch.randint(1, INTERVENTION_BINS, (n,), generator=generator)
+        chosen = (observed + shift) % INTERVENTION_BINS
+        low, high = edges[chosen], edges[chosen + 1]
+        return low + (high - low) * torch.rand(n, generator=generator)
+
+    def intervention_counterfactual(
+        self, split: str, index: torch.Tensor, intervention: dict[str, torch.Tensor]
+    ) -> torch.Tensor:
+        factors = split_factors(split)[index]
+        return true_counterfactual(factors, **intervention)
 
     def __repr__(self) -> str:
         return "MorphoDomain()"

@@ -73,4 +73,16 @@ CLOSENESS_CARDS = (
               "returns several counterfactuals, so none could be calibrated.",
         tolerance=0.05,
     ),
+    MetricCard(
+        "ground_truth_error", "Ground-truth counterfactual error",
+        "GT(x) = 1/D Σ_d |x*_d − x_true_d|: mean absolute pixel difference between the method's counterfactual "
+        "and the domain's true counterfactual of the same input under the same intervention", "lower",
+        (0.0, 1.0), "mean absolute pixel difference", IMAGES,
+        "excluded; the number of counterfactuals scored is n",
+        "cfcheck (no benchmark on real data can compute it; Melistas et al. 2024 measure effectiveness and "
+        "composition because the true counterfactual is unknown there)", True,
+        notes="The true counterfactual keeps every exogenous variable of the input (style, noise), applies the "
+              "intervention and propagates it through the domain's SCM. Reported without a verdict until the "
+              "bundled SCM generators (positive) and identity/noise controls (negative) calibrate a bar.",
+    ),
 )

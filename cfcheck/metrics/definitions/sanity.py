@@ -47,4 +47,15 @@ SANITY_CARDS = (
         failure_hint="the counterfactuals barely change when the classifier's layers are randomised: the "
                      "method ignores (part of) the classifier",
     ),
+    MetricCard(
+        "attribution_randomisation_similarity", "Model-randomisation similarity of saliency maps",
+        "ρ(x) = Spearman(|s_trained(x)|, |s_random(x)|) over input elements, average ranks for ties", "lower",
+        (-1.0, 1.0), "rank correlation",
+        "saliency maps shaped like the input, for the trained classifier and for the domain's random classifier, "
+        "same inputs and targets (the trained classifier's predictions)",
+        "samples where either method call abstained are excluded", _ADEBAYO, True,
+        notes="Near 1: the attribution does not depend on the model's parameters (an edge detector passes the "
+              "input through whatever the model). Reported without a verdict: no attribution controls are "
+              "bundled yet to calibrate a bar between (they arrive with the removal benchmarks).",
+    ),
 )

@@ -1,8 +1,14 @@
-"""Method kinds: what a method under test implements decides which suites apply to it.
+"""The four method kinds' calling protocols, and detecting which a method implements.
 
 A method is any object; its kind is read from the methods it defines (duck typing), so a
 researcher never subclasses anything from cfcheck. ``cfcheck_kind = "vce"`` (or a tuple) on the
 object overrides detection when two kinds share a method name (``explain``).
+
+Every call may take an optional ``generator=`` keyword (a seeded ``torch.Generator``: cfcheck
+passes one when the signature accepts it) and may return ``(output, valid)``, where ``valid``
+is a bool N-vector that is False where the method abstained. The latent kind receives the
+domain's decoder as ``generator`` (the papers' name for it), so its random-number generator is
+passed as ``rng=`` instead.
 """
 
 from __future__ import annotations
@@ -51,6 +57,20 @@ class FeatureAttribution(Protocol):
     def attribute(self, x: torch.Tensor, model: torch.nn.Module, target: torch.Tensor) -> Any: ...
 
 
+@runtime_checkable
+class LatentExplainer(Protocol):
+    def explain(self, z: torch.Tensor, latent_classifier: torch.nn.Module, generator: torch.nn.Module) -> Any: ...
+
+
+#: the method each kind calls, and the keyword that carries cfcheck's seeded RNG
+CALLS = {
+    MethodKind.VCE: ("explain", "generator"),
+    MethodKind.SCM: ("counterfactual", "generator"),
+    MethodKind.ATTRIBUTION: ("attribute", "generator"),
+    MethodKind.LATENT: ("explain", "rng"),
+}
+
+
 def detect_kinds(method: object) -> frozenset[MethodKind]:
     """All kinds ``method`` implements (possibly none)."""
     declared = getattr(method, "cfcheck_kind", None)
@@ -74,13 +94,13 @@ def detect_kinds(method: object) -> frozenset[MethodKind]:
     return frozenset(kinds)
 
 
-def accepts_generator(function: Any) -> bool:
-    """Whether ``function`` takes a ``generator`` keyword (so cfcheck can seed it)."""
+def accepts_generator(function: Any, keyword: str = "generator") -> bool:
+    """Whether ``function`` takes the RNG keyword ``keyword`` (so cfcheck can seed it)."""
     try:
         parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
         return False
-    return any(p.name == "generator" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+    return any(p.name == keyword or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
 
 
 def expected_interface() -> str:

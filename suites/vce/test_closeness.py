@@ -34,32 +34,32 @@ def _require_some(x, score, metric):
 
 
 @pytest.mark.parametrize("metric", sorted(MINKOWSKI))
-def test_minkowski_distance(cfcheck_vce, cfcheck_score, metric):
+def test_minkowski_distance(cfcheck_result, cfcheck_score, metric):
     """D_p = ||x − c||_p per image, p ∈ {1, 1.5, 2}, pixels in [0, 1]."""
-    x, cf, labels = _produced(cfcheck_vce)
+    x, cf, labels = _produced(cfcheck_result)
     _require_some(x, cfcheck_score, metric)
     cfcheck_score(metric, minkowski_distance(x, cf, MINKOWSKI[metric]), labels=labels)
 
 
-def test_elastic_net_distance(cfcheck_vce, cfcheck_score):
+def test_elastic_net_distance(cfcheck_result, cfcheck_score):
     """EN = ||x − c||₁ + ||x − c||₂ (Hvilshøj et al.)."""
-    x, cf, labels = _produced(cfcheck_vce)
+    x, cf, labels = _produced(cfcheck_result)
     _require_some(x, cfcheck_score, "elastic_net")
     cfcheck_score("elastic_net", elastic_net_distance(x, cf), labels=labels)
 
 
-def test_perceptual_distance(cfcheck_vce, cfcheck_score, cfcheck_evaluation_models):
+def test_perceptual_distance(cfcheck_result, cfcheck_score, cfcheck_evaluation_models):
     """LPIPS formula (unit-normalised activations, uniform weights) on the domain network."""
-    x, cf, labels = _produced(cfcheck_vce)
+    x, cf, labels = _produced(cfcheck_result)
     _require_some(x, cfcheck_score, "perceptual_distance")
     embedding = cfcheck_evaluation_models.embedding
     distances = perceptual_distance(x.to(cfcheck_evaluation_models.device), cf.to(cfcheck_evaluation_models.device), embedding.feature_maps)
     cfcheck_score("perceptual_distance", distances.cpu(), labels=labels)
 
 
-def test_lpips(cfcheck_vce, cfcheck_score):
+def test_lpips(cfcheck_result, cfcheck_score):
     """Real LPIPS (AlexNet) through the optional ``lpips`` backend."""
-    x, cf, labels = _produced(cfcheck_vce)
+    x, cf, labels = _produced(cfcheck_result)
     _require_some(x, cfcheck_score, "lpips")
     try:
         distances = lpips_distance(x, cf, net="alex")
@@ -68,24 +68,24 @@ def test_lpips(cfcheck_vce, cfcheck_score):
     cfcheck_score("lpips", distances, labels=labels)
 
 
-def test_label_variation_unrelated(cfcheck_vce, cfcheck_score, cfcheck_evaluation_models, cfcheck_attribute):
+def test_label_variation_unrelated(cfcheck_result, cfcheck_score, cfcheck_evaluation_models, cfcheck_attribute):
     """LVS of an attribute the counterfactual should leave alone (thickness, intensity)."""
-    keep = cfcheck_vce.valid
-    _require_some(cfcheck_vce.x[keep], cfcheck_score, f"lvs_unrelated:{cfcheck_attribute}")
+    keep = cfcheck_result.valid
+    _require_some(cfcheck_result.x[keep], cfcheck_score, f"lvs_unrelated:{cfcheck_attribute}")
     oracle = cfcheck_evaluation_models.attribute_oracles[cfcheck_attribute]
-    lvs = label_variation(cfcheck_vce.probabilities(oracle, on="x"), cfcheck_vce.probabilities(oracle))
-    labels = {k: [v for v, m in zip(vs, keep) if m] for k, vs in cfcheck_vce.sample_labels.items()}
+    lvs = label_variation(cfcheck_result.probabilities(oracle, on="x"), cfcheck_result.probabilities(oracle))
+    labels = {k: [v for v, m in zip(vs, keep) if m] for k, vs in cfcheck_result.sample_labels.items()}
     cfcheck_score(f"lvs_unrelated:{cfcheck_attribute}", lvs[keep], labels=labels)
 
 
-def test_diversity(cfcheck_vce, cfcheck_score, cfcheck_evaluation_models):
+def test_diversity(cfcheck_result, cfcheck_score, cfcheck_evaluation_models):
     """Mean pairwise perceptual distance among several counterfactuals of one input."""
-    if cfcheck_vce.num_counterfactuals < 2:
+    if cfcheck_result.num_counterfactuals < 2:
         pytest.skip("the method returns one counterfactual per input; diversity needs several")
-    keep = cfcheck_vce.valid
+    keep = cfcheck_result.valid
     if int(keep.sum()) == 0:
         cfcheck_score.unavailable("diversity", "the method abstained on every input; nothing to measure")
-    cfs = cfcheck_vce.output.cfs[keep].to(cfcheck_evaluation_models.device)
+    cfs = cfcheck_result.cfs[keep].to(cfcheck_evaluation_models.device)
     feature_maps = cfcheck_evaluation_models.embedding.feature_maps
     diversity = pairwise_diversity(cfs, lambda a, b: perceptual_distance(a, b, feature_maps))
     cfcheck_score("diversity", diversity.cpu())

@@ -14,50 +14,51 @@ from __future__ import annotations
 import pytest
 import torch
 
-from cfcheck.generation import MethodOutputError
+from cfcheck.kinds.calling import MethodOutputError
 from cfcheck.metrics.sanity import ota_gain, randomisation_similarity
 from cfcheck.metrics.validity import committee_target_hits
-from cfcheck.tasks import TRAINED_COUNTERPART
 
 pytestmark = pytest.mark.cfcheck_kind("vce")
 
 
 @pytest.mark.cfcheck_tasks("random")
-def test_ota_gain(cfcheck_vce, cfcheck_score, cfcheck_evaluation_models):
+def test_ota_gain(cfcheck_result, cfcheck_score, cfcheck_evaluation_models):
     """Committee OTA of RandomNet's counterfactuals minus that of the originals (per image)."""
     oracles = cfcheck_evaluation_models.oracles
-    target = cfcheck_vce.target
-    cf_hits = committee_target_hits([cfcheck_vce.predictions(o) for o in oracles], target)
-    x_hits = committee_target_hits([cfcheck_vce.predictions(o, on="x") for o in oracles], target)
+    target = cfcheck_result.target
+    cf_hits = committee_target_hits([cfcheck_result.predictions(o) for o in oracles], target)
+    x_hits = committee_target_hits([cfcheck_result.predictions(o, on="x") for o in oracles], target)
     # an abstention changes nothing the oracles could see
-    cf_hits = torch.where(cfcheck_vce.valid, cf_hits, x_hits)
-    cfcheck_score("ota_gain", ota_gain(cf_hits, x_hits), labels=cfcheck_vce.sample_labels)
+    cf_hits = torch.where(cfcheck_result.valid, cf_hits, x_hits)
+    cfcheck_score("ota_gain", ota_gain(cf_hits, x_hits), labels=cfcheck_result.sample_labels)
 
 
 @pytest.mark.cfcheck_tasks("random")
-def test_explanations_depend_on_classifier(cfcheck_vce, cfcheck_score, cfcheck_session, cfcheck_method, cfcheck_task):
+def test_explanations_depend_on_classifier(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_method, cfcheck_task):
     """Spearman correlation of |c − x| for RandomNet and for the trained CNN, per image."""
-    similarity = _similarity_to_trained(cfcheck_vce, cfcheck_session, cfcheck_method, cfcheck_task)
-    cfcheck_score("randomisation_similarity", similarity, labels=cfcheck_vce.sample_labels)
+    similarity = _similarity_to_trained(cfcheck_result, cfcheck_session, cfcheck_method, cfcheck_task)
+    cfcheck_score("randomisation_similarity", similarity, labels=cfcheck_result.sample_labels)
 
 
 @pytest.mark.cfcheck_tasks("cascade")
-def test_cascading_randomisation(cfcheck_vce, cfcheck_score, cfcheck_session, cfcheck_method, cfcheck_task):
+def test_cascading_randomisation(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_method, cfcheck_task):
     """Similarity to the trained CNN's explanations once its layers down to this one are random."""
-    similarity = _similarity_to_trained(cfcheck_vce, cfcheck_session, cfcheck_method, cfcheck_task)
+    similarity = _similarity_to_trained(cfcheck_result, cfcheck_session, cfcheck_method, cfcheck_task)
     layer = cfcheck_task.classifier.split("~", 1)[1]
-    cfcheck_score(f"cascading_randomisation_similarity:{layer}", similarity, labels=cfcheck_vce.sample_labels)
+    cfcheck_score(f"cascading_randomisation_similarity:{layer}", similarity, labels=cfcheck_result.sample_labels)
 
 
 def _similarity_to_trained(result, session, method, task) -> torch.Tensor:
-    """Per-image Spearman similarity of the change maps for ``task`` and for the trained CNN.
+    """Per-image Spearman similarity of the change maps for ``task`` and for the trained
+    classifier it needs (its declared dependency, generated on the same worker).
 
     An abstention counts as returning the input unchanged. Both unchanged: identical
     explanations (1); one unchanged and the other not: unrelated (0).
     """
     __tracebackhide__ = True
+    (needed,) = task.needs
     try:
-        trained = session.counterfactuals(task.with_classifier(TRAINED_COUNTERPART), method)
+        trained = session.outputs(needed, method)
     except MethodOutputError as error:
         pytest.fail(str(error), pytrace=False)
     x = result.x

@@ -11,21 +11,21 @@ send each image to a random other class, excluding the source and its ideal targ
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import torch
 
-PAIR_SETS = ("ideal", "other")
-RANDOM_CLASSIFIER = "random_net"
-#: The trained classifier whose explanations are compared with RandomNet's.
-TRAINED_COUNTERPART = "cnn"
+from cfcheck.kinds.base import Task
+from cfcheck.kinds.vce.section import PAIR_SETS
 
 
-@dataclass(frozen=True)
-class VCETask:
+
+@dataclass(frozen=True, kw_only=True)
+class VCETask(Task):
+    kind: ClassVar[str] = "vce"
     classifier: str
     pair_set: str
-    seed: int
 
     def __post_init__(self) -> None:
         if self.pair_set not in PAIR_SETS:
@@ -36,7 +36,8 @@ class VCETask:
         return f"{self.classifier}/{self.pair_set}/seed{self.seed}"
 
     def with_classifier(self, classifier: str) -> VCETask:
-        return VCETask(classifier, self.pair_set, self.seed)
+        """The same inputs and targets explained for another classifier (no dependencies)."""
+        return replace(self, classifier=classifier, needs=())
 
 
 @dataclass(frozen=True)

@@ -28,20 +28,20 @@ STATISTICS = {"fid": fid, "kid": kid_all_pairs}
 @pytest.mark.parametrize(
     "metric", ["fid_target", "fid_domain", "kid_target", "kid_domain"]
 )
-def test_realism(cfcheck_vce, cfcheck_score, cfcheck_session, metric):
+def test_realism(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_evaluation_models, metric):
     """FID / KID of the counterfactuals against real images, class-conditional or class-matched."""
-    keep = cfcheck_vce.valid
+    keep = cfcheck_result.valid
     if int(keep.sum()) < 2:
         cfcheck_score.unavailable(metric, f"{int(keep.sum())} counterfactuals produced; realism needs a set of ≥ 2")
-    pool_features, pool_labels = cfcheck_session.realism_pool
-    seed = cfcheck_vce.task.seed
+    pool_features, pool_labels = cfcheck_evaluation_models.realism_pool
+    seed = cfcheck_result.task.seed
     try:
         score = score_realism(
             STATISTICS[metric.split("_")[0]],
             pool_features,
             pool_labels,
-            cfcheck_session.embed(cfcheck_vce.x_cf[keep]),
-            cfcheck_vce.target[keep],
+            cfcheck_evaluation_models.embed(cfcheck_result.x_cf[keep]),
+            cfcheck_result.target[keep],
             conditional=metric.endswith("_target"),
             generator=torch.Generator().manual_seed(7919 * seed + 1),
             n_resamples=min(SET_BOOTSTRAP_RESAMPLES, cfcheck_session.profile.bootstrap_resamples),

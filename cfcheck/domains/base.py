@@ -1,0 +1,78 @@
+"""The one protocol every bundled domain implements.
+
+A domain is a procedurally generated data set with known generative factors: fixed seeded
+splits, classes, the factors of its structural causal model where it has one, the roles its
+bundled reference models play, and optional capabilities (what only a known generative
+process can give, such as the true counterfactual). Kinds and suites use domains only through
+this protocol; what a domain cannot do is declared in ``capabilities``, never discovered by
+an AttributeError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
+
+import torch
+
+#: Capabilities a domain may declare.
+CLASS_COUNTERFACTUAL = "class_counterfactual"  # the true counterfactual under do(class = target)
+INTERVENTION_COUNTERFACTUAL = "intervention_counterfactual"  # under do(factor = value)
+
+#: Roles of the splits (role → split name in ``Domain.split_roles``).
+SPLIT_ROLES = (
+    "train",  # explained classifiers are trained on it
+    "selection",  # model selection, feature standardisation, ideal pairs; never scored
+    "scored",  # the inputs methods are run on
+    "reference",  # real images for realism references and real-vs-real floors
+)
+
+#: Roles of reference models (role → model names in ``Domain.model_roles``).
+MODEL_ROLES = (
+    "explained",  # classifiers a method explains
+    "random",  # a randomly initialised classifier (random-model sanity)
+    "randomisation_counterpart",  # the trained classifier the random one is compared with
+)
+
+
+@runtime_checkable
+class Domain(Protocol):
+    """A bundled domain (see the module docstring)."""
+
+    name: str
+    input_shape: tuple[int, ...]
+    num_classes: int
+    class_names: tuple[str, ...]
+    #: the SCM's parents a counterfactual generator receives (empty without an SCM)
+    factor_names: tuple[str, ...]
+    #: which factors are categorical (the others are continuous)
+    categorical_factors: tuple[str, ...]
+    split_roles: Mapping[str, str]
+    model_roles: Mapping[str, tuple[str, ...]]
+    capabilities: frozenset[str]
+
+    def split(self, name: str, n: int | None = None) -> Any:
+        """A split (``.images`` N×C×H×W in [0, 1], ``.labels`` int64 N, ``.factors``)."""
+
+    def parents(self, split: str, index: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The observed factors of the split's images at ``index``, keyed by factor name."""
+
+    def sample_intervention(
+        self, factor: str, parents: dict[str, torch.Tensor], generator: torch.Generator
+    ) -> torch.Tensor:
+        """New values of ``factor``, each in another bin than the observed value."""
+
+    def intervention_counterfactual(
+        self, split: str, index: torch.Tensor, intervention: dict[str, torch.Tensor]
+    ) -> torch.Tensor:
+        """The true counterfactual images under ``intervention`` (capability
+        ``intervention_counterfactual``)."""
+
+
+def require(domain: Domain, capability: str) -> None:
+    """Raise a clear error when ``domain`` lacks ``capability``."""
+    if capability not in domain.capabilities:
+        raise NotImplementedError(
+            f"domain {domain.name!r} cannot compute {capability.replace('_', ' ')}; "
+            f"it provides: {', '.join(sorted(domain.capabilities)) or 'no optional capabilities'}"
+        )

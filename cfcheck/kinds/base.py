@@ -1,0 +1,197 @@
+"""What every method kind provides to the one generic engine.
+
+A :class:`KindSpec` says, for one kind: which bundled domains it has suites for, how it builds
+tasks from a domain and the profile, how it calls the method on a task's inputs and checks the
+output, and which result object its suites score. The session, the plugin, the cache and the
+scorecard only ever talk to this interface, so a new kind adds a folder, not branches.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+import torch
+
+from cfcheck.kinds.calling import MethodOutput, OutputSpec, Progress, check_output, concatenate, in_batches, invoke
+from cfcheck.kinds.protocols import CALLS, MethodKind, accepts_generator
+
+if TYPE_CHECKING:
+    import pytest
+
+    from cfcheck.domains.base import Domain
+
+
+class Run(Protocol):
+    """What a kind may use of the session: domains, models, profile, seeds and a memo."""
+
+    device: torch.device
+    seed: int
+
+    @property
+    def profile(self) -> Any: ...
+    def domain(self, name: str) -> Domain: ...
+    def zoo(self, domain: str) -> Any: ...
+    def memo(self, key: tuple[Any, ...], factory: Callable[[], Any]) -> Any: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class Task:
+    """One unit of generation: the method's outputs for one set of inputs.
+
+    ``id`` names it inside its kind and domain (records, pytest ids); ``needs`` are tasks whose
+    outputs its tests also score, kept on the same pytest-xdist worker by :attr:`group`.
+    """
+
+    kind: ClassVar[str]
+    domain: str
+    seed: int
+    needs: tuple[Task, ...] = ()
+
+    @property
+    def id(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def group(self) -> str:
+        """The xdist group: the task a dependent task needs, so both are generated on one worker."""
+        anchor = self.needs[0] if self.needs else self
+        return f"{self.kind}/{self.domain}/{anchor.id}"
+
+    def identity(self) -> dict[str, str | int]:
+        """The fields that define the task (for cache keys), without its dependencies."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "needs"}
+        return {"kind": self.kind, **fields}
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """A task's inputs: the tensors the method receives (``arguments``), plus labels per input
+    for the per-sample CSV (``labels``: name → N values)."""
+
+    like: torch.Tensor  # the tensor the output is shaped after (N×…)
+    arguments: Mapping[str, Any]
+    labels: Mapping[str, torch.Tensor]
+
+    def __len__(self) -> int:
+        return int(self.like.shape[0])
+
+    def tensors(self) -> list[torch.Tensor]:
+        """Every tensor the method receives, in a fixed order (hashed into the cache key)."""
+        found: list[torch.Tensor] = []
+        for name in sorted(self.arguments):
+            value = self.arguments[name]
+            if isinstance(value, torch.Tensor):
+                found.append(value)
+            elif isinstance(value, Mapping):
+                found.extend(value[k] for k in sorted(value) if isinstance(value[k], torch.Tensor))
+        return found
+
+
+def slice_arguments(value: Any, part: slice, device: torch.device) -> Any:
+    """The batch ``part`` of an argument: tensors (and dicts of tensors) are sliced and moved;
+    models and other objects pass through."""
+    if isinstance(value, torch.Tensor):
+        return value[part].to(device)
+    if isinstance(value, Mapping):
+        return {k: slice_arguments(v, part, device) for k, v in value.items()}
+    return value
+
+
+class KindSpec(ABC):
+    """One method kind's part of the engine (see the module docstring)."""
+
+    kind: ClassVar[MethodKind]
+    #: what a task without outputs lacks, for failure messages
+    output_noun: ClassVar[str] = "outputs"
+    output: ClassVar[OutputSpec]
+    #: the suites of this kind that are not built yet → why (skipped with that reason)
+    pending_suites: ClassVar[Mapping[str, str]] = {}
+
+    @abstractmethod
+    def supports(self, domain: Domain) -> str | None:
+        """None when the kind has suites for ``domain``; otherwise the reason it has not."""
+
+    @abstractmethod
+    def tasks(self, run: Run, domain: str, which: str) -> list[Task]:
+        """The tasks a suite marked ``cfcheck_tasks(which)`` runs on ``domain``."""
+
+    @abstractmethod
+    def inputs(self, run: Run, task: Task) -> Inputs:
+        """The inputs of ``task`` (deterministic in the task; memoised by the caller)."""
+
+    @abstractmethod
+    def arguments(self, run: Run, task: Task, batch: Mapping[str, Any]) -> tuple[Any, ...]:
+        """The positional arguments of one call, from one batch of the inputs' arguments."""
+
+    @abstractmethod
+    def result(self, run: Run, task: Task, inputs: Inputs, output: MethodOutput, seconds: float) -> Any:
+        """The object the kind's suites score."""
+
+    @property
+    def call_and_rng(self) -> tuple[str, str]:
+        """The method's name and the keyword of cfcheck's seeded RNG."""
+        return CALLS[self.kind]
+
+    def contract_index(self, inputs: Inputs, k: int) -> torch.Tensor:
+        """Which inputs the contract suite calls the method on (default: the first ``3k``)."""
+        return torch.arange(min(len(inputs), max(k, 1) * 3))
+
+    def check(self, run: Run, domain: str) -> None:
+        """Raise ValueError when the profile asks for something ``domain`` does not have."""
+
+    def provenance(self, run: Run, domain: str) -> dict[str, Any]:
+        """Facts about the tasks on ``domain`` that the scorecard should record."""
+        return {}
+
+    def parametrize(self, metafunc: pytest.Metafunc, run: Run, domains: list[str]) -> None:
+        """Parametrise ``cfcheck_task`` (and whatever else the kind's suites ask for)."""
+        import pytest
+
+        if "cfcheck_task" not in metafunc.fixturenames:
+            return
+        marker = metafunc.definition.get_closest_marker("cfcheck_tasks")
+        which = marker.args[0] if marker else "explained"
+        tasks = [task for domain in domains for task in self.tasks(run, domain, which)]
+        metafunc.parametrize("cfcheck_task", [task_param(task, len(domains) > 1) for task in tasks])
+
+    def generate(self, run: Run, task: Task, method: Any, inputs: Inputs, write: Callable[[str], None] | None) -> MethodOutput:
+        """Call the method on all inputs of ``task`` in batches, checking every output."""
+        __tracebackhide__ = True
+        name, rng_keyword = CALLS[self.kind]
+        function = getattr(method, name)
+        kwargs: dict[str, Any] = {}
+        if accepts_generator(function, rng_keyword):
+            kwargs[rng_keyword] = torch.Generator(device=run.device).manual_seed(task.seed)
+        progress = Progress(len(inputs), write, unit=f"inputs ({self.output_noun})")
+        outputs = []
+        for part in in_batches(len(inputs), run.profile.batch_size):
+            batch = {k: slice_arguments(v, part, run.device) for k, v in inputs.arguments.items()}
+            args = self.arguments(run, task, batch)
+            raw = invoke(name, function, args, kwargs, watched=watched_tensors(batch), timeout=run.profile.timeout)
+            outputs.append(check_output(raw, inputs.like[part].to(run.device), self.output))
+            progress.update(part.stop)
+        return concatenate(outputs)
+
+
+def watched_tensors(batch: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+    """The tensors of one call's arguments by name (``parents['digit']`` inside a dict), for
+    the in-place-modification check."""
+    found: dict[str, torch.Tensor] = {}
+    for name, value in batch.items():
+        if isinstance(value, torch.Tensor):
+            found[name] = value
+        elif isinstance(value, Mapping):
+            found.update({f"{name}[{k!r}]": v for k, v in value.items() if isinstance(v, torch.Tensor)})
+    return found
+
+
+def task_param(task: Task, with_domain: bool) -> Any:
+    """A pytest parameter for ``task``, in the xdist group of the task it depends on."""
+    import pytest
+
+    label = f"{task.domain}/{task.id}" if with_domain else task.id
+    return pytest.param(task, id=label.replace("/", "-"), marks=pytest.mark.xdist_group(task.group))

@@ -1,0 +1,145 @@
+"""SCM counterfactual generators: ``counterfactual(x, parents, intervention) -> x_cf``.
+
+Tasks are (domain, intervened factor, seed): ``n_inputs`` scored images with their observed
+parents (a dict of N-tensors keyed by the domain's factor names) and one intervention, a dict
+with one factor and the N new values, each in another bin than the observed value (10 bins for
+a continuous factor, as Melistas et al. 2024). The domain's true counterfactual of every input
+is computed where the domain can (capability ``intervention_counterfactual``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, ClassVar
+
+import torch
+
+from cfcheck.domains.base import INTERVENTION_COUNTERFACTUAL, Domain, require
+from cfcheck.kinds.base import Inputs, KindSpec, Run, Task
+from cfcheck.kinds.calling import MethodOutput, OutputSpec
+from cfcheck.kinds.protocols import MethodKind
+from cfcheck.kinds.scm.section import SECTION_DEFAULTS, SCMSection
+
+#: offset of the SCM tasks' input draws from the seed (other kinds use other offsets)
+SEED_OFFSET = 3
+
+
+
+
+@dataclass(frozen=True, kw_only=True)
+class SCMTask(Task):
+    kind: ClassVar[str] = "scm"
+    factor: str  # the intervened parent
+
+    @property
+    def id(self) -> str:
+        return f"do_{self.factor}/seed{self.seed}"
+
+
+@dataclass
+class SCMResult:
+    """The counterfactuals of one SCM task, and the true counterfactuals of its inputs."""
+
+    task: SCMTask
+    inputs: Inputs
+    output: MethodOutput
+    domain: Domain
+    index: torch.Tensor  # positions of the inputs in the scored split
+    seconds: float
+    _true: dict[str, torch.Tensor] = field(default_factory=dict, repr=False)
+
+    @property
+    def x(self) -> torch.Tensor:
+        return self.inputs.arguments["x"]
+
+    @property
+    def parents(self) -> dict[str, torch.Tensor]:
+        return self.inputs.arguments["parents"]
+
+    @property
+    def intervention(self) -> dict[str, torch.Tensor]:
+        return self.inputs.arguments["intervention"]
+
+    @property
+    def x_cf(self) -> torch.Tensor:
+        return self.output.values[:, 0]
+
+    @property
+    def valid(self) -> torch.Tensor:
+        return self.output.valid
+
+    @cached_property
+    def true_cf(self) -> torch.Tensor:
+        """The domain's true counterfactual of every input under the task's intervention."""
+        require(self.domain, INTERVENTION_COUNTERFACTUAL)
+        return self.domain.intervention_counterfactual(self.domain.split_roles["scored"], self.index, self.intervention)
+
+    @cached_property
+    def sample_labels(self) -> dict[str, list[Any]]:
+        return {name: values.tolist() for name, values in self.inputs.labels.items()}
+
+
+class SCMSpec(KindSpec):
+    kind: ClassVar[MethodKind] = MethodKind.SCM
+    output_noun = "counterfactuals"
+    output = OutputSpec(call="counterfactual", value_range=(0.0, 1.0))
+    section_defaults = SECTION_DEFAULTS
+    pending_suites = {
+        "composition": "null-intervention cycles (m = 1, 10): the SCM issue (#9)",
+        "effectiveness": "anti-causal predictors and image measurements per parent: the SCM issue (#9)",
+        "realism": "FID/KID of the counterfactuals against real images: the SCM issue (#9)",
+        "minimality": "CLD with the unconditional VAE: the SCM issue (#9)",
+        "causal_graph": "do(parent) moves exactly the SCM's descendants: the SCM issue (#9)",
+    }
+
+    def supports(self, domain: Domain) -> str | None:
+        if not domain.factor_names:
+            return f"domain {domain.name!r} has no structural causal model to intervene on"
+        return None
+
+    def check(self, run: Run, domain: str) -> None:
+        requested = run.profile.section("scm").interventions or ()
+        factors = run.domain(domain).factor_names
+        unknown = sorted(set(requested) - set(factors))
+        if unknown:
+            raise ValueError(f"interventions has unknown factors {unknown}; {domain} has {', '.join(factors)}")
+
+    def tasks(self, run: Run, domain: str, which: str) -> list[SCMTask]:  # type: ignore[override]
+        if which != "explained":
+            raise ValueError(f"SCM suites have only 'explained' tasks, got cfcheck_tasks({which!r})")
+        factors = run.profile.section("scm").interventions or run.domain(domain).factor_names
+        return [SCMTask(domain=domain, factor=f, seed=seed) for f in factors for seed in run.seeds]
+
+    def _draw(self, run: Run, task: SCMTask) -> tuple[torch.Tensor, Inputs]:
+        domain = run.domain(task.domain)
+        scored_name = domain.split_roles["scored"]
+        scored = domain.split(scored_name)
+        n = min(run.profile.section("scm").n_inputs, len(scored.labels))
+        position = domain.factor_names.index(task.factor)
+        generator = torch.Generator().manual_seed(10_007 * task.seed + 101 * position + SEED_OFFSET)
+        index = torch.randperm(len(scored.labels), generator=generator)[:n].sort().values
+        parents = domain.parents(scored_name, index)
+        new = domain.sample_intervention(task.factor, parents, generator)
+        inputs = Inputs(
+            like=scored.images[index],
+            arguments={"x": scored.images[index].clone(), "parents": parents, "intervention": {task.factor: new}},
+            labels={"observed": parents[task.factor], "intervened": new},
+        )
+        return index, inputs
+
+    def inputs(self, run: Run, task: SCMTask) -> Inputs:  # type: ignore[override]
+        return run.memo(("scm-draw", task), lambda: self._draw(run, task))[1]
+
+    def arguments(self, run: Run, task: SCMTask, batch: Mapping[str, Any]) -> tuple[Any, ...]:  # type: ignore[override]
+        return batch["x"], batch["parents"], batch["intervention"]
+
+    def result(self, run: Run, task: SCMTask, inputs: Inputs, output: MethodOutput, seconds: float) -> SCMResult:  # type: ignore[override]
+        index = run.memo(("scm-draw", task), lambda: self._draw(run, task))[0]
+        return SCMResult(task, inputs, output, run.domain(task.domain), index, seconds)
+
+
+SPEC = SCMSpec()
+
+__all__ = ["SPEC", "SCMResult", "SCMSpec", "SCMTask"]

@@ -1,0 +1,76 @@
+"""The counterfactuals of one VCE task, with memoised reference-model outputs on them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from cfcheck.kinds.calling import MethodOutput
+from cfcheck.kinds.vce.tasks import TaskInputs, VCETask
+
+if TYPE_CHECKING:
+    from cfcheck.zoo import ModelZoo
+
+
+@dataclass
+class VCEResult:
+    """Counterfactuals of one task plus lazily computed, memoised model outputs on them."""
+
+    task: VCETask
+    inputs: TaskInputs
+    output: MethodOutput
+    zoo: ModelZoo
+    seconds: float
+    _logits: dict[tuple[str, str], torch.Tensor] = field(default_factory=dict, repr=False)
+
+    @property
+    def x(self) -> torch.Tensor:
+        return self.inputs.x
+
+    @property
+    def cfs(self) -> torch.Tensor:
+        """Every counterfactual: N×K×C×H×W."""
+        return self.output.values
+
+    @property
+    def x_cf(self) -> torch.Tensor:
+        """The first counterfactual of every input (what single-CF metrics score)."""
+        return self.output.values[:, 0]
+
+    @property
+    def valid(self) -> torch.Tensor:
+        return self.output.valid
+
+    @property
+    def target(self) -> torch.Tensor:
+        return self.inputs.target
+
+    @property
+    def source(self) -> torch.Tensor:
+        return self.inputs.source
+
+    @property
+    def num_counterfactuals(self) -> int:
+        return self.output.values.shape[1]
+
+    def logits(self, model: str, on: str = "cf") -> torch.Tensor:
+        """Logits of reference model ``model`` on the counterfactuals ("cf") or originals ("x")."""
+        if on not in ("cf", "x"):
+            raise ValueError(f"on must be 'cf' or 'x', got {on!r}")
+        key = (model, on)
+        if key not in self._logits:
+            self._logits[key] = self.zoo.logits(model, self.x_cf if on == "cf" else self.x)
+        return self._logits[key]
+
+    def predictions(self, model: str, on: str = "cf") -> torch.Tensor:
+        return self.logits(model, on).argmax(dim=1)
+
+    def probabilities(self, model: str, on: str = "cf") -> torch.Tensor:
+        return self.logits(model, on).softmax(dim=1)
+
+    @cached_property
+    def sample_labels(self) -> dict[str, list[Any]]:
+        return {"source": self.source.tolist(), "target": self.target.tolist()}

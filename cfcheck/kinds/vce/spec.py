@@ -1,0 +1,162 @@
+"""Visual counterfactual explainers: ``explain(x, target, classifier) -> x_cf``.
+
+Tasks are (domain, explained classifier, pair set, seed): ``n_per_source`` scored images of
+every class, sent to the class the oracle committee confuses them with most ("ideal") or to a
+random other class ("other"). The random-classifier and cascading-randomisation tasks need the
+trained counterpart's task on the same inputs, and declare it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import torch
+
+from cfcheck.domains.base import Domain
+from cfcheck.kinds.base import Inputs, KindSpec, Run, task_param
+from cfcheck.kinds.calling import MethodOutput, OutputSpec
+from cfcheck.kinds.protocols import MethodKind
+from cfcheck.kinds.vce.section import SECTION_DEFAULTS, VCESection
+from cfcheck.kinds.vce.result import VCEResult
+from cfcheck.kinds.vce.tasks import TaskInputs, VCETask, ideal_targets, select_inputs
+
+if TYPE_CHECKING:
+    import pytest
+
+
+
+
+class VCEContext:
+    """Per (run, domain): the ideal pairs and the scored inputs of every (pair set, seed)."""
+
+    def __init__(self, run: Run, domain: Domain) -> None:
+        self.run, self.domain = run, domain
+        self._inputs: dict[tuple[str, int], TaskInputs] = {}
+
+    @cached_property
+    def ideal_targets(self) -> dict[int, int]:
+        """Each class's most-confused other class, by the committee on the never-scored
+        selection split (so the pairs do not depend on the images they are scored on)."""
+        zoo = self.run.zoo(self.domain.name)
+        data = self.domain.split(self.domain.split_roles["selection"])
+        probs = torch.stack([zoo.logits(o, data.images).softmax(1) for o in zoo.oracles]).mean(0)
+        return ideal_targets(probs, data.labels, self.domain.num_classes)
+
+    def inputs(self, pair_set: str, seed: int) -> TaskInputs:
+        key = (pair_set, seed)
+        if key not in self._inputs:
+            scored = self.domain.split(self.domain.split_roles["scored"])
+            self._inputs[key] = select_inputs(
+                scored.images,
+                scored.labels,
+                pair_set=pair_set,
+                seed=seed,
+                n_per_source=self.run.profile.section("vce").n_per_source,
+                ideal=self.ideal_targets,
+                num_classes=self.domain.num_classes,
+            )
+        return self._inputs[key]
+
+
+def context(run: Run, domain: str) -> VCEContext:
+    return run.memo(("vce", domain), lambda: VCEContext(run, run.domain(domain)))
+
+
+class VCESpec(KindSpec):
+    kind: ClassVar[MethodKind] = MethodKind.VCE
+    output_noun = "counterfactuals"
+    output = OutputSpec(call="explain", several=True, value_range=(0.0, 1.0))
+    section_defaults = SECTION_DEFAULTS
+    section_type = VCESection
+
+    def supports(self, domain: Domain) -> str | None:
+        if not domain.model_roles.get("explained"):
+            return f"domain {domain.name!r} has no classifiers to explain"
+        return None
+
+    def check(self, run: Run, domain: str) -> None:
+        requested = run.profile.section("vce").classifiers or ()
+        explained = run.domain(domain).model_roles["explained"]
+        unknown = sorted(set(requested) - set(explained))
+        if unknown:
+            raise ValueError(f"classifiers has unknown entries {unknown}; {domain} explains {', '.join(explained)}")
+
+    def provenance(self, run: Run, domain: str) -> dict[str, Any]:
+        targets = context(run, domain).ideal_targets
+        return {"ideal_targets": {str(k): v for k, v in sorted(targets.items())}}
+
+    def contract_index(self, inputs: Inputs, k: int) -> torch.Tensor:
+        """One input of every source class, so every target class is exercised."""
+        source = inputs.labels["source"]
+        picks = torch.cat([torch.nonzero(source == c).flatten()[:1] for c in source.unique()])
+        return picks[: max(k, 1) * 3]
+
+    def classifiers(self, run: Run, domain: Domain) -> tuple[str, ...]:
+        return run.profile.section("vce").classifiers or domain.model_roles["explained"]
+
+    def tasks(self, run: Run, domain: str, which: str) -> list[VCETask]:
+        dom = run.domain(domain)
+        section = run.profile.section("vce")
+        base = [
+            VCETask(domain=domain, classifier=classifier, pair_set=pair_set, seed=seed)
+            for classifier in self.classifiers(run, dom)
+            for pair_set in section.pair_sets
+            for seed in run.seeds
+        ]
+        if which == "explained":
+            return base
+        counterpart = dom.model_roles["randomisation_counterpart"][0]
+        if which == "random":
+            randomised = dom.model_roles["random"]
+        elif which == "cascade":
+            randomised = run.zoo(domain).randomisation_stages(counterpart)
+        else:
+            raise ValueError(f"cfcheck_tasks({which!r}): expected 'explained', 'random' or 'cascade'")
+        return [
+            VCETask(domain=domain, classifier=name, pair_set=pair_set, seed=seed,
+                    needs=(VCETask(domain=domain, classifier=counterpart, pair_set=pair_set, seed=seed),))
+            for name in randomised
+            for pair_set in section.pair_sets
+            for seed in run.seeds
+        ]
+
+    def parametrize(self, metafunc: pytest.Metafunc, run: Run, domains: list[str]) -> None:
+        """Tasks, and per task the oracle or unrelated attribute a test scores with."""
+        names = [n for n in ("cfcheck_oracle", "cfcheck_attribute") if n in metafunc.fixturenames]
+        if not names or "cfcheck_task" not in metafunc.fixturenames:
+            return super().parametrize(metafunc, run, domains)
+        marker = metafunc.definition.get_closest_marker("cfcheck_tasks")
+        which = marker.args[0] if marker else "explained"
+        import pytest
+
+        params = []
+        for domain in domains:
+            zoo = run.zoo(domain)
+            variants = zoo.oracles if names == ["cfcheck_oracle"] else sorted(a for a in zoo.attribute_oracles if a != "digit")
+            for task in self.tasks(run, domain, which):
+                param = task_param(task, len(domains) > 1)
+                params += [pytest.param(task, v, marks=param.marks, id=f"{param.id}-{v}") for v in variants]
+        metafunc.parametrize(["cfcheck_task", names[0]], params)
+
+    def inputs(self, run: Run, task: VCETask) -> Inputs:  # type: ignore[override]
+        chosen = context(run, task.domain).inputs(task.pair_set, task.seed)
+        return Inputs(
+            like=chosen.x,
+            arguments={"x": chosen.x, "target": chosen.target},
+            labels={"source": chosen.source, "target": chosen.target},
+        )
+
+    def arguments(self, run: Run, task: VCETask, batch: Mapping[str, Any]) -> tuple[Any, ...]:  # type: ignore[override]
+        return batch["x"], batch["target"], run.zoo(task.domain)[task.classifier]
+
+    def result(self, run: Run, task: VCETask, inputs: Inputs, output: MethodOutput, seconds: float) -> VCEResult:  # type: ignore[override]
+        chosen = context(run, task.domain).inputs(task.pair_set, task.seed)
+        return VCEResult(task, chosen, output, run.zoo(task.domain), seconds)
+
+
+SPEC = VCESpec()
+
+__all__ = ["SPEC", "VCEContext", "VCESpec", "context"]

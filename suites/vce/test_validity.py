@@ -1,0 +1,91 @@
+"""Validity: does the counterfactual belong to the target class, for the classifier and for
+independent oracles? (Väth et al. 2023 §3.1; Hvilshøj et al. 2021 §3)
+
+Abstentions count as failures: an input the method declined to explain is not a valid
+counterfactual. TA and the committee's OTA are the recommended minimal set; OS, TCV and OA
+are reported for diagnosis. Bars and their calibration: ``cfcheck cards``.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from cfcheck.metrics.validity import (
+    class_changes,
+    committee_target_hits,
+    label_variation,
+    oracle_agreement,
+    oracle_target_hits,
+    original_hits,
+    target_hits,
+)
+
+pytestmark = pytest.mark.cfcheck_kind("vce")
+
+
+def _valid(result, hits):
+    return hits * result.valid.float()
+
+
+def test_coverage(cfcheck_result, cfcheck_score):
+    """Fraction of inputs the method did not abstain on."""
+    cfcheck_score("coverage", cfcheck_result.valid.float(), labels=cfcheck_result.sample_labels)
+
+
+def test_target_accuracy(cfcheck_result, cfcheck_score, cfcheck_task):
+    """TA: the explained classifier assigns the counterfactual to the target class."""
+    hits = target_hits(cfcheck_result.predictions(cfcheck_task.classifier), cfcheck_result.target)
+    cfcheck_score("target_accuracy", _valid(cfcheck_result, hits), labels=cfcheck_result.sample_labels)
+
+
+def test_class_change(cfcheck_result, cfcheck_score, cfcheck_task):
+    """TCV: the classifier's decision changed at all (Hvilshøj eq. 1)."""
+    name = cfcheck_task.classifier
+    changes = class_changes(cfcheck_result.predictions(name), cfcheck_result.predictions(name, on="x"))
+    cfcheck_score("tcv", _valid(cfcheck_result, changes), labels=cfcheck_result.sample_labels)
+
+
+def test_original_accuracy(cfcheck_result, cfcheck_score, cfcheck_task):
+    """OA: the counterfactual is still classified as the original's class (lower is better)."""
+    name = cfcheck_task.classifier
+    stays = original_hits(cfcheck_result.predictions(name), cfcheck_result.predictions(name, on="x"))
+    # an abstention leaves the original class in place
+    stays = torch.where(cfcheck_result.valid, stays, torch.ones_like(stays))
+    cfcheck_score("original_accuracy", stays, labels=cfcheck_result.sample_labels)
+
+
+def test_oracle_score(cfcheck_result, cfcheck_score, cfcheck_task, cfcheck_oracle):
+    """OS: where the classifier's decision changed, does an oracle agree with it? (Hvilshøj §4)"""
+    name, metric = cfcheck_task.classifier, f"oracle_score:{cfcheck_oracle}"
+    changed = cfcheck_result.valid & (cfcheck_result.predictions(name) != cfcheck_result.predictions(name, on="x"))
+    if not bool(changed.any()):
+        cfcheck_score.unavailable(metric, "no counterfactual changed the classifier's decision")
+    agree = oracle_agreement(cfcheck_result.predictions(name)[changed], cfcheck_result.predictions(cfcheck_oracle)[changed])
+    cfcheck_score(metric, agree, labels=_subset(cfcheck_result.sample_labels, changed))
+
+
+def test_oracle_target_accuracy(cfcheck_result, cfcheck_score, cfcheck_oracle):
+    """OTA per oracle: an independently trained model sees the target class."""
+    hits = oracle_target_hits(cfcheck_result.predictions(cfcheck_oracle), cfcheck_result.target)
+    cfcheck_score(
+        f"oracle_target_accuracy:{cfcheck_oracle}", _valid(cfcheck_result, hits), labels=cfcheck_result.sample_labels
+    )
+
+
+def test_committee_oracle_target_accuracy(cfcheck_result, cfcheck_score, cfcheck_evaluation_models):
+    """OTA of the oracle committee (strict majority): the test that tells counterfactuals from
+    adversarial examples."""
+    hits = committee_target_hits([cfcheck_result.predictions(o) for o in cfcheck_evaluation_models.oracles], cfcheck_result.target)
+    cfcheck_score("committee_oracle_target_accuracy", _valid(cfcheck_result, hits), labels=cfcheck_result.sample_labels)
+
+
+def test_label_variation_target(cfcheck_result, cfcheck_score, cfcheck_evaluation_models):
+    """LVS of the class attribute oracle: the targeted attribute must visibly change (Hvilshøj eq. 5)."""
+    oracle = cfcheck_evaluation_models.attribute_oracles["digit"]
+    lvs = label_variation(cfcheck_result.probabilities(oracle, on="x"), cfcheck_result.probabilities(oracle))
+    cfcheck_score("lvs_target:digit", _valid(cfcheck_result, lvs), labels=cfcheck_result.sample_labels)
+
+
+def _subset(labels, mask):
+    return {k: [v for v, m in zip(vs, mask.tolist()) if m] for k, vs in labels.items()}

@@ -1,0 +1,175 @@
+"""The engine runs every method kind: small SCM and attribution adapters get their contract
+suites, scores and scorecard; latent methods and unbuilt suites are skipped with a reason; the
+suites of other kinds are deselected where the method's kind is known up front."""
+
+from __future__ import annotations
+
+import pytest
+
+SCM_IDENTITY = """
+import pytest
+
+class Unchanged:
+    def counterfactual(self, x, parents, intervention):
+        return x.clone()
+
+@pytest.fixture
+def cf_method():
+    return Unchanged()
+"""
+
+# An SCM generator that knows the answer: it finds each input in the test split and re-renders
+# it with the domain's renderer (a path independent of the engine's own true counterfactual).
+SCM_TRUTH = """
+import pytest, torch
+from cfcheck.domains.morpho import load_split, true_counterfactual
+
+class Truth:
+    def __init__(self):
+        test = load_split("test")
+        self.images, self.factors = test.images.flatten(1), test.factors
+
+    def counterfactual(self, x, parents, intervention):
+        index = torch.cdist(x.flatten(1), self.images).argmin(1)
+        values = {k: v.cpu() for k, v in intervention.items()}
+        return true_counterfactual(self.factors[index], **values).to(x.device)
+
+@pytest.fixture
+def cf_method():
+    return Truth()
+"""
+
+GRADIENT = """
+import pytest, torch
+
+class Gradient:
+    def attribute(self, x, model, target):
+        x = x.clone().requires_grad_(True)
+        model(x).gather(1, target[:, None]).sum().backward()
+        return x.grad.detach()
+
+@pytest.fixture
+def cf_method():
+    return Gradient()
+"""
+
+
+def _records(scorecard):
+    return {(r["kind"], r["domain"], r["suite"], r["metric"], r["task"]): r for r in scorecard["scores"]}
+
+
+def test_an_scm_adapter_gets_its_contract_and_ground_truth_scored(tiny, scorecard_of):
+    tiny.makepyfile(scm_identity=SCM_IDENTITY)
+    result = tiny.runpytest("--method=scm_identity", "-rs")
+    outcomes = result.parseoutcomes()  # contract 2; coverage + ground truth per do(); the rest skip
+    assert (outcomes.get("passed"), outcomes.get("failed"), outcomes.get("error")) == (2 + 3 * 2, None, None)
+    output = result.stdout.str()
+    assert "the composition suite is not built yet: null-intervention cycles (m = 1, 10): the SCM issue (#9)" in output
+    assert "tests of the attribution, latent, vce suites deselected: the method implements scm" not in output
+    records = _records(scorecard_of("scm_identity"))
+    errors = {task: r["value"] for (kind, domain, suite, metric, task), r in records.items() if metric == "ground_truth_error"}
+    assert set(errors) == {"do_thickness/seed0", "do_intensity/seed0", "do_digit/seed0"}
+    assert all(value > 0.01 for value in errors.values())  # leaving the input unchanged is not the answer
+    for (kind, domain, *_), record in records.items():
+        assert (kind, domain) == ("scm", "morpho") and record["verdict"] is None and record["n"] == 8
+
+
+def test_the_true_scm_counterfactual_scores_zero_error(tiny, scorecard_of):
+    tiny.makepyfile(scm_truth=SCM_TRUTH)
+    result = tiny.runpytest("--method=scm_truth", "-k", "ground_truth_error")
+    result.assert_outcomes(passed=3)
+    values = [r["value"] for r in scorecard_of("scm_truth")["scores"]]
+    assert values == pytest.approx([0.0, 0.0, 0.0], abs=1e-6)
+
+
+def test_an_attribution_adapter_gets_its_contract_and_randomisation_scored(tiny, scorecard_of):
+    tiny.makepyfile(gradient=GRADIENT)
+    result = tiny.runpytest("--method=gradient", "-rs")
+    outcomes = result.parseoutcomes()  # contract 2, randomisation 1; ROAR/ROAD/GOAR and other kinds skip
+    assert (outcomes.get("passed"), outcomes.get("failed"), outcomes.get("error")) == (3, None, None)
+    assert "the roar suite is not built yet: remove-and-retrain accuracy curves: the removal issue (#10)" in result.stdout.str()
+    (record,) = scorecard_of("gradient")["scores"]
+    assert (record["kind"], record["domain"], record["metric"], record["task"]) == (
+        "attribution", "morpho", "attribution_randomisation_similarity", "random_net/seed0"
+    )
+    assert -1 <= record["value"] < 0.9 and record["n"] == 8  # a gradient depends on the weights
+    assert len(record.get("samples", [])) == 0  # per-sample values live in the CSV
+    csv_header = (tiny.path / "reports" / "gradient-standard" / "samples.csv").read_text().splitlines()[0]
+    assert csv_header == "kind,domain,suite,metric,task,sample,value,label,target"
+
+
+def test_a_wrongly_shaped_saliency_fails_the_contract_with_the_expected_shape(tiny):
+    tiny.makepyfile(
+        flat="""
+import pytest, torch
+
+class Flat:
+    def attribute(self, x, model, target):
+        return torch.zeros(len(x), 1024)
+
+@pytest.fixture
+def cf_method():
+    return Flat()
+"""
+    )
+    result = tiny.runpytest("--method=flat", "-k", "test_output_contract")
+    result.assert_outcomes(failed=1, skipped=2)  # the VCE and SCM contracts skip
+    result.stdout.fnmatch_lines(["*attribute returned shape (*, 1024); expected (*, 1, 32, 32) (one per input)*"])
+
+
+def test_a_declared_kind_deselects_the_other_kinds_suites(tiny):
+    tiny.makepyfile(declared=SCM_IDENTITY + '\ncfcheck_kind = "scm"\n')
+    result = tiny.runpytest("--method=declared", "-k", "contract")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*tests of the attribution, latent, vce suites deselected: the method implements scm*"])
+
+
+def test_a_return_annotation_also_declares_the_kind(tiny):
+    tiny.makepyfile(
+        annotated=GRADIENT.replace("def cf_method():", "def cf_method() -> Gradient:")
+    )
+    result = tiny.runpytest("--method=annotated", "-k", "contract")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*deselected: the method implements attribution*"])
+
+
+def test_a_latent_method_is_told_why_nothing_runs(tiny):
+    tiny.makepyfile(
+        latent="""
+import pytest
+
+class Latent:
+    def explain(self, z, latent_classifier, generator):
+        return z[:, None]
+
+@pytest.fixture
+def cf_method():
+    return Latent()
+"""
+    )
+    result = tiny.runpytest("--method=latent", "-rs", "-k", "not_built_yet")
+    result.assert_outcomes(skipped=1 + 5 + 3)  # its own; the SCM and attribution ones skip as other kinds
+    result.stdout.fnmatch_lines(["*suite for scm methods; Latent implements latent*"])
+    result.stdout.fnmatch_lines(["*the synbols suite is not built yet: no bundled domain has a latent space yet*"])
+
+
+def test_an_unknown_domain_is_a_usage_error(tiny):
+    tiny.makepyfile(scm_identity=SCM_IDENTITY)
+    result = tiny.runpytest("--method=scm_identity", "--cfcheck-domain=glyphz")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--cfcheck-domain: unknown domain 'glyphz'; bundled: morpho*"])
+
+
+def test_a_profile_naming_a_missing_classifier_is_a_usage_error(tiny, tiny_settings):
+    tiny.makepyprojecttoml(tiny_settings.replace('classifiers = ["cnn"]', 'classifiers = ["resnet152"]'))
+    tiny.makepyfile(scm_identity=SCM_IDENTITY)
+    result = tiny.runpytest("--method=scm_identity")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "classifiers has unknown entries ['resnet152']; morpho explains cnn, robust_cnn, mlp, noise_cnn" in result.stderr.str()
+
+
+def test_a_custom_suite_without_a_kind_is_told_to_declare_one(tiny):
+    tiny.makepyfile(scm_identity=SCM_IDENTITY)
+    tiny.makepyfile(test_mine="def test_mine(cfcheck_task):\n    pass\n")
+    result = tiny.runpytest("--method=scm_identity", "test_mine.py")
+    result.stdout.fnmatch_lines(["*uses cfcheck_task but has no kind: mark it*cfcheck_kind('vce')*"])
