@@ -42,7 +42,7 @@ def build_scorecard(
     models: dict[str, str],
     outcomes: dict[str, int],
     started: datetime,
-    cache: str = "off",
+    generation: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The scorecard as a JSON-ready dict (records without per-sample values)."""
     import torch
@@ -62,7 +62,7 @@ def build_scorecard(
             "device": device,
             "seeds": list(seeds),
             "reference_models": models,
-            "generation_cache": cache,
+            "generation": generation or {},
             "started": started.isoformat(timespec="seconds"),
             "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         },
