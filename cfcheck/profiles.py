@@ -25,8 +25,14 @@ else:  # pragma: no cover - exercised only on Python 3.10
     import tomli as tomllib
 
 PROFILE_NAMES = ("quick", "standard", "full")
-#: kinds with a profile section (their folders under cfcheck/kinds define the section)
-SECTION_KINDS = ("vce", "scm", "attribution", "latent")
+def _kinds() -> tuple[str, ...]:
+    from cfcheck.kinds.protocols import MethodKind  # torch-free
+
+    return tuple(kind.value for kind in MethodKind)
+
+
+#: kinds with a profile section (each kind's folder under cfcheck/kinds defines its section)
+SECTION_KINDS = _kinds()
 
 
 #: A pass bar; the bars themselves live on the metric cards (cfcheck.metrics.definitions).

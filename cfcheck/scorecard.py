@@ -12,11 +12,9 @@ import html
 import io
 import json
 import math
-import os
 import platform
 import subprocess
-import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any

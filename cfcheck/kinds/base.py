@@ -149,8 +149,6 @@ class KindSpec(ABC):
 
     def parametrize(self, metafunc: pytest.Metafunc, run: Run, domains: list[str]) -> None:
         """Parametrise ``cfcheck_task`` (and whatever else the kind's suites ask for)."""
-        import pytest
-
         if "cfcheck_task" not in metafunc.fixturenames:
             return
         marker = metafunc.definition.get_closest_marker("cfcheck_tasks")

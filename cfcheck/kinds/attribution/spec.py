@@ -19,7 +19,7 @@ from cfcheck.domains.base import Domain
 from cfcheck.kinds.base import Inputs, KindSpec, Run, Task
 from cfcheck.kinds.calling import MethodOutput, OutputSpec
 from cfcheck.kinds.protocols import MethodKind
-from cfcheck.kinds.attribution.section import SECTION_DEFAULTS, AttributionSection
+from cfcheck.kinds.attribution.section import SECTION_DEFAULTS
 
 #: offset of the attribution tasks' input draws from the seed (other kinds use other offsets)
 SEED_OFFSET = 5

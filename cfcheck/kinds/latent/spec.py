@@ -9,14 +9,13 @@ suites are skipped with that reason.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from cfcheck.domains.base import Domain
 from cfcheck.kinds.base import Inputs, KindSpec, Run, Task
 from cfcheck.kinds.calling import MethodOutput, OutputSpec
 from cfcheck.kinds.protocols import MethodKind
-from cfcheck.kinds.latent.section import SECTION_DEFAULTS, LatentSection
+from cfcheck.kinds.latent.section import SECTION_DEFAULTS
 
 NOT_YET = "no bundled domain has a latent space yet: the glyphs (Synbols) domain brings the latent kind's suites (#11)"
 

@@ -20,7 +20,7 @@ from cfcheck.domains.base import INTERVENTION_COUNTERFACTUAL, Domain, require
 from cfcheck.kinds.base import Inputs, KindSpec, Run, Task
 from cfcheck.kinds.calling import MethodOutput, OutputSpec
 from cfcheck.kinds.protocols import MethodKind
-from cfcheck.kinds.scm.section import SECTION_DEFAULTS, SCMSection
+from cfcheck.kinds.scm.section import SECTION_DEFAULTS
 
 #: offset of the SCM tasks' input draws from the seed (other kinds use other offsets)
 SEED_OFFSET = 3

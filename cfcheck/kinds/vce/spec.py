@@ -9,7 +9,6 @@ trained counterpart's task on the same inputs, and declare it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -19,7 +18,7 @@ from cfcheck.domains.base import Domain
 from cfcheck.kinds.base import Inputs, KindSpec, Run, task_param
 from cfcheck.kinds.calling import MethodOutput, OutputSpec
 from cfcheck.kinds.protocols import MethodKind
-from cfcheck.kinds.vce.section import SECTION_DEFAULTS, VCESection
+from cfcheck.kinds.vce.section import SECTION_DEFAULTS
 from cfcheck.kinds.vce.result import VCEResult
 from cfcheck.kinds.vce.tasks import TaskInputs, VCETask, ideal_targets, select_inputs
 
@@ -70,7 +69,6 @@ class VCESpec(KindSpec):
     output_noun = "counterfactuals"
     output = OutputSpec(call="explain", several=True, value_range=(0.0, 1.0))
     section_defaults = SECTION_DEFAULTS
-    section_type = VCESection
 
     def supports(self, domain: Domain) -> str | None:
         if not domain.model_roles.get("explained"):

@@ -1,0 +1,145 @@
+"""The fixtures cfcheck gives suites and method adapters (registered by :mod:`cfcheck.plugin`)."""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from cfcheck import faults
+from cfcheck.adapter import FIXTURE_NAME, check_method_object
+from cfcheck.kinds.protocols import MethodKind, detect_kinds
+
+if TYPE_CHECKING:  # torch and the models load only when a method is under test
+    import torch
+
+    from cfcheck.kinds.base import Task
+    from cfcheck.scoring import ScoreRecorder
+    from cfcheck.session import CfcheckSession
+
+session_key = pytest.StashKey["CfcheckSession | None"]()
+_usage_error_key = pytest.StashKey[str]()
+KIND_MARKER = "cfcheck_kind"
+
+
+@pytest.fixture(scope="session")
+def cfcheck_session(pytestconfig: pytest.Config) -> CfcheckSession:
+    """The run's cfcheck session (profile, cache, records)."""
+    session = pytestconfig.stash.get(session_key, None)
+    if session is None:
+        pytest.skip("no method under test: run pytest --method=yourmodule")
+    return session
+
+
+@pytest.fixture(scope="session")
+def cfcheck_device(cfcheck_session: CfcheckSession) -> torch.device:
+    return cfcheck_session.device
+
+
+@pytest.fixture(scope="session")
+def cfcheck_seed(cfcheck_session: CfcheckSession) -> int:
+    return cfcheck_session.seed
+
+
+@pytest.fixture(scope="session")
+def cfcheck_profile(cfcheck_session: CfcheckSession) -> Any:
+    return cfcheck_session.profile
+
+
+@pytest.fixture(scope="session")
+def cfcheck_domain(cfcheck_session: CfcheckSession) -> Any:
+    """The run's reference domain (the first selected one; see ``--cfcheck-domain``):
+    ``.split(name, n)``, ``.class_counterfactual(...)``, ``.capabilities``."""
+    return cfcheck_session.domain(_first_domain(cfcheck_session))
+
+
+@pytest.fixture(scope="session")
+def cfcheck_models(cfcheck_session: CfcheckSession) -> Any:
+    """The explained classifiers a method may load (``cfcheck_models["robust_cnn"]``); the
+    evaluation models (oracles, attribute oracles, embedding) are refused with a KeyError."""
+    from cfcheck.zoo import MethodModels
+
+    return MethodModels(cfcheck_session.zoo(_first_domain(cfcheck_session)))
+
+
+@pytest.fixture
+def cfcheck_evaluation_models(request: pytest.FixtureRequest, cfcheck_session: CfcheckSession) -> Any:
+    """Every reference model of the test's domain, for the suites that score a method."""
+    callspec = getattr(request.node, "callspec", None)
+    task = callspec.params.get("cfcheck_task") if callspec is not None else None
+    return cfcheck_session.zoo(task.domain if task is not None else _first_domain(cfcheck_session))
+
+
+def _first_domain(session: CfcheckSession) -> str:
+    from cfcheck.domains import available_domains
+
+    return (session.requested_domains or available_domains())[0]
+
+
+@pytest.fixture
+def cfcheck_method(request: pytest.FixtureRequest, cfcheck_session: CfcheckSession) -> Any:
+    """The method under test, skipped when it does not implement the suite's kind."""
+    __tracebackhide__ = True
+    previous = request.config.stash.get(_usage_error_key, None)
+    if previous is not None:
+        pytest.fail(previous, pytrace=False)
+    method = request.getfixturevalue(FIXTURE_NAME)
+    try:
+        check_method_object(method, cfcheck_session.method.spec)
+    except pytest.UsageError as error:
+        # Every cfcheck test would fail the same way: say it once and stop the session.
+        request.config.stash[_usage_error_key] = str(error)
+        request.session.shouldfail = f"cfcheck usage error: {error}"
+        raise
+    marker = request.node.get_closest_marker(KIND_MARKER)
+    if marker is not None:
+        required = MethodKind(marker.args[0])
+        kinds = detect_kinds(method)
+        if required not in kinds:
+            implemented = ", ".join(sorted(k.value for k in kinds))
+            pytest.skip(f"suite for {required.value} methods; {type(method).__name__} implements {implemented}")
+    return method
+
+
+@pytest.fixture
+def cfcheck_result(
+    request: pytest.FixtureRequest, cfcheck_session: CfcheckSession, cfcheck_method: Any, cfcheck_task: Task
+) -> Any:
+    """The method's outputs for this test's task, as its kind's result object (generated once
+    per session, or read from the persistent cache)."""
+    __tracebackhide__ = True
+    from cfcheck.kinds.calling import MethodOutputError
+
+    try:
+        return cfcheck_session.outputs(
+            cfcheck_task, cfcheck_method, _progress_writer(request.config), requester=faults.node_label(request.node)
+        )
+    except MethodOutputError as error:
+        fault = error
+    # The test fails in its call phase (pytest_pyfunc_call), so it counts as a failure; the
+    # scorecard records it, so a suite never silently goes missing.
+    faults.record_fault(request.node, cfcheck_session, fault.summary)
+    request.node.stash[faults.fault_key] = str(fault)
+    return faults.NoCounterfactuals(str(fault))  # type: ignore[return-value]
+
+
+@pytest.fixture
+def cfcheck_score(request: pytest.FixtureRequest, cfcheck_session: CfcheckSession) -> ScoreRecorder:
+    """Record a score and assert its threshold: ``cfcheck_score("target_accuracy", hits)``."""
+    from cfcheck.scoring import ScoreRecorder
+
+    return ScoreRecorder(cfcheck_session, request.node)
+
+
+def _progress_writer(config: pytest.Config) -> Any:
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None:
+        return None
+
+    def write(text: str) -> None:
+        with capture.global_and_fixture_disabled() if capture else nullcontext():
+            reporter.write_line(f"cfcheck: {text}")
+
+    return write

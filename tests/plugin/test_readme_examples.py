@@ -1,0 +1,29 @@
+"""The ten-line SCM and attribution adapters in README.md run as printed: their contract suites
+pass, their scores reach a scorecard, and their annotation deselects the other kinds' suites."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _readme_adapters() -> dict[str, str]:
+    blocks = re.findall(r"```python\n# (\w+)\.py\n(.*?)```", README.read_text(), re.S)
+    return {name: code for name, code in blocks}
+
+
+@pytest.mark.parametrize(("name", "kind", "metric"), [("my_scm", "scm", "ground_truth_error"), ("my_saliency", "attribution", "attribution_randomisation_similarity")])
+def test_readme_adapter_runs_as_printed(tiny, scorecard_of, name, kind, metric):
+    adapters = _readme_adapters()
+    assert name in adapters, f"README.md has no `# {name}.py` example"
+    tiny.makepyfile(**{name: adapters[name]})
+    result = tiny.runpytest(f"--method={name}")
+    outcomes = result.parseoutcomes()
+    assert "failed" not in outcomes and "error" not in outcomes and outcomes["passed"] >= 3
+    result.stdout.fnmatch_lines([f"*deselected: the method implements {kind}*"])
+    records = scorecard_of(name)["scores"]
+    assert {r["kind"] for r in records} == {kind} and any(r["metric"] == metric for r in records)
