@@ -201,12 +201,17 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         raise MethodTimeout()
 
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    started = time.monotonic()
+    # another user of the real-time timer (pytest-timeout's signal method) gets it back after
+    outer_delay, outer_interval = signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if outer_delay > 0:
+            remaining = outer_delay - (time.monotonic() - started)
+            signal.setitimer(signal.ITIMER_REAL, max(remaining, 1e-3), outer_interval)
 
 
 class Progress:

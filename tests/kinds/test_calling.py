@@ -203,3 +203,21 @@ def test_progress_reports_rate_and_eta(monkeypatch):
     progress = Progress(100, lines.append)
     progress.update(25)
     assert lines == ["25/100 inputs (2.5/s, 10 s, ETA 30 s)"]
+
+
+def test_an_outer_alarm_is_restored_after_the_call():
+    """pytest-timeout (signal method) arms the same timer: cfcheck's limit must not disarm it."""
+    import signal
+
+    fired = []
+    previous = signal.signal(signal.SIGALRM, lambda *_: fired.append(True))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        invoke("explain", lambda: None, (), {}, timeout=5)
+        remaining, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 0 < remaining <= 0.5
+        time.sleep(0.7)
+        assert fired == [True]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
