@@ -116,6 +116,10 @@ def pytest_configure(config: pytest.Config) -> None:
         domains=tuple(domains) or None,
         cache=GenerationCache(cache_dir),
     )
+    if not hasattr(config, "workerinput"):  # the controller (or a single process) starts afresh
+        from cfcheck.reporting.examples import clear_examples
+
+        clear_examples(cf_session.run_dir)
     try:
         cf_session.check_profile()
     except ValueError as error:

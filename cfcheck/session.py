@@ -29,8 +29,13 @@ from cfcheck.kinds.base import Task
 from cfcheck.kinds.calling import MethodOutput, MethodOutputError
 from cfcheck.profiles import Profile
 from cfcheck.records import ScoreRecord
+from cfcheck.reporting.examples import write_example_grid
 from cfcheck.scorecard import build_scorecard, write_scorecard
 from cfcheck.zoo import ModelZoo
+
+
+#: inputs per task shown in the example grids (the task's first inputs, fixed by its seed)
+EXAMPLE_ROWS = 4
 
 
 class CfcheckSession:
@@ -134,6 +139,8 @@ class CfcheckSession:
                 self._results[task] = error
             finally:
                 self.generation["seconds"] += time.monotonic() - started
+            if not isinstance(self._results[task], MethodOutputError):
+                self._write_examples(spec, task, self._results[task])
         result = self._results[task]
         if isinstance(result, MethodOutputError):
             raise result.for_task(task.id, requester, noun=spec.output_noun)
@@ -160,6 +167,21 @@ class CfcheckSession:
         output = spec.generate(self, task, method, inputs, write)
         self.cache.store(key, {"values": output.values, "valid": output.valid}, {"task": f"{task.kind}/{task.domain}/{task.id}"})
         return output
+
+    @property
+    def run_dir(self) -> Path:
+        """Where this run's scorecard, samples and example grids are written."""
+        return self.report_dir / f"{self.method.name}-{self.profile.name}"
+
+    def _write_examples(self, spec: Any, task: Task, result: Any) -> None:
+        """The task's example grid beside the scorecard; a failure here costs the pictures, never
+        the scores (it is counted in the scorecard's generation summary)."""
+        try:
+            columns = spec.examples(self, result, EXAMPLE_ROWS)
+            if columns:
+                write_example_grid(self.run_dir, task.kind, task.domain, task.id, columns)
+        except Exception:  # noqa: BLE001 - a picture must not fail a score
+            self.generation["example_grids_failed"] += 1
 
     # -- records and the scorecard ---------------------------------------------------------
     def add_record(self, record: ScoreRecord) -> None:
@@ -228,8 +250,7 @@ class CfcheckSession:
             started=self.started,
             generation=self.generation_summary(),
         )
-        directory = self.report_dir / f"{self.method.name}-{self.profile.name}"
-        self.scorecard_path = write_scorecard(directory, scorecard, self.records)
+        self.scorecard_path = write_scorecard(self.run_dir, scorecard, self.records)
         if self.save_baseline is not None and complete and self.outcomes.get("failed", 0) == 0:
             self.save_baseline.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_text(self.save_baseline, self.scorecard_path.read_text())

@@ -140,6 +140,11 @@ class KindSpec(ABC):
         """Which inputs the contract suite calls the method on (default: the first ``3k``)."""
         return torch.arange(min(len(inputs), max(k, 1) * 3))
 
+    def examples(self, run: Run, result: Any, k: int) -> dict[str, torch.Tensor]:
+        """Columns of the task's example grid for its first ``k`` inputs (name → k×C×H×W);
+        empty when the kind shows none."""
+        return {}
+
     def check(self, run: Run, domain: str) -> None:
         """Raise ValueError when the profile asks for something ``domain`` does not have."""
 

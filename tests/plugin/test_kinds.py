@@ -72,6 +72,11 @@ def test_an_scm_adapter_gets_its_contract_and_ground_truth_scored(tiny, scorecar
     assert all(value > 0.01 for value in errors.values())  # leaving the input unchanged is not the answer
     for (kind, domain, *_), record in records.items():
         assert (kind, domain) == ("scm", "morpho") and record["verdict"] is None and record["n"] == 8
+    from cfcheck.reporting.examples import load_example_grids
+
+    grids = load_example_grids(tiny.path / "reports" / "scm_identity-standard")
+    assert [g.task for g in grids] == ["do_digit/seed0", "do_intensity/seed0", "do_thickness/seed0"]
+    assert grids[0].columns == ("input", "counterfactual", "difference", "true counterfactual") and len(grids[0].rows) == 4
 
 
 def test_the_true_scm_counterfactual_scores_zero_error(tiny, scorecard_of):
@@ -95,7 +100,7 @@ def test_an_attribution_adapter_gets_its_contract_and_randomisation_scored(tiny,
     assert -1 <= record["value"] < 0.9 and record["n"] == 8  # a gradient depends on the weights
     assert len(record.get("samples", [])) == 0  # per-sample values live in the CSV
     csv_header = (tiny.path / "reports" / "gradient-standard" / "samples.csv").read_text().splitlines()[0]
-    assert csv_header == "kind,domain,suite,metric,task,sample,value,label,target"
+    assert csv_header == "kind,domain,suite,metric,task,sample,value,input,label,target"
 
 
 def test_a_wrongly_shaped_saliency_fails_the_contract_with_the_expected_shape(tiny):

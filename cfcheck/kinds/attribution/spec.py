@@ -62,7 +62,8 @@ class AttributionResult:
 
     @cached_property
     def sample_labels(self) -> dict[str, list[Any]]:
-        return {name: values.tolist() for name, values in self.inputs.labels.items()}
+        labels = {name: values.tolist() for name, values in self.inputs.labels.items()}
+        return {"input": list(range(len(self.inputs))), **labels}
 
 
 class AttributionSpec(KindSpec):
@@ -75,6 +76,9 @@ class AttributionSpec(KindSpec):
         "road": "noisy-linear-imputation removal curves: the removal issue (#10)",
         "goar": "geometric removal with diffusion projection: the removal issue (#10)",
     }
+
+    def examples(self, run: Run, result: AttributionResult, k: int) -> dict[str, torch.Tensor]:  # type: ignore[override]
+        return {"input": result.x[:k], "saliency": result.saliency[:k]}
 
     def supports(self, domain: Domain) -> str | None:
         if not domain.model_roles.get("explained"):

@@ -78,7 +78,8 @@ class SCMResult:
 
     @cached_property
     def sample_labels(self) -> dict[str, list[Any]]:
-        return {name: values.tolist() for name, values in self.inputs.labels.items()}
+        labels = {name: values.tolist() for name, values in self.inputs.labels.items()}
+        return {"input": list(range(len(self.inputs))), **labels}
 
 
 class SCMSpec(KindSpec):
@@ -93,6 +94,14 @@ class SCMSpec(KindSpec):
         "minimality": "CLD with the unconditional VAE: the SCM issue (#9)",
         "causal_graph": "do(parent) moves exactly the SCM's descendants: the SCM issue (#9)",
     }
+
+    def examples(self, run: Run, result: SCMResult, k: int) -> dict[str, torch.Tensor]:  # type: ignore[override]
+        x = result.x[:k]
+        x_cf = torch.where(result.valid[:k, None, None, None], result.x_cf[:k], x)
+        columns = {"input": x, "counterfactual": x_cf, "difference": x_cf - x}
+        if INTERVENTION_COUNTERFACTUAL in result.domain.capabilities:
+            columns["true counterfactual"] = result.true_cf[:k]
+        return columns
 
     def supports(self, domain: Domain) -> str | None:
         if not domain.factor_names:

@@ -73,4 +73,6 @@ class VCEResult:
 
     @cached_property
     def sample_labels(self) -> dict[str, list[Any]]:
-        return {"source": self.source.tolist(), "target": self.target.tolist()}
+        """Per input: its position in the task (``input``, what paired comparisons match on),
+        its class and its target."""
+        return {"input": list(range(len(self.x))), "source": self.source.tolist(), "target": self.target.tolist()}

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
-from cfcheck.domains.base import Domain
+from cfcheck.domains.base import CLASS_COUNTERFACTUAL, Domain
 from cfcheck.kinds.base import Inputs, KindSpec, Run, task_param
 from cfcheck.kinds.calling import MethodOutput, OutputSpec
 from cfcheck.kinds.protocols import MethodKind
@@ -60,6 +60,11 @@ class VCEContext:
         return self._inputs[key]
 
 
+def _one_per_class(source: torch.Tensor) -> torch.Tensor:
+    """The position of the first input of every class, in class order."""
+    return torch.cat([torch.nonzero(source == c).flatten()[:1] for c in source.unique()])
+
+
 def context(run: Run, domain: str) -> VCEContext:
     return run.memo(("vce", domain), lambda: VCEContext(run, run.domain(domain)))
 
@@ -88,9 +93,20 @@ class VCESpec(KindSpec):
 
     def contract_index(self, inputs: Inputs, k: int) -> torch.Tensor:
         """One input of every source class, so every target class is exercised."""
-        source = inputs.labels["source"]
-        picks = torch.cat([torch.nonzero(source == c).flatten()[:1] for c in source.unique()])
-        return picks[: max(k, 1) * 3]
+        return _one_per_class(inputs.labels["source"])[: max(k, 1) * 3]
+
+    def examples(self, run: Run, result: VCEResult, k: int) -> dict[str, torch.Tensor]:  # type: ignore[override]
+        """Input, counterfactual (an abstention shows the input), their difference and, where the
+        domain can compute it, the true counterfactual under do(class = target)."""
+        rows = _one_per_class(result.source)[:k]  # inputs come sorted by class: show several classes
+        x = result.x[rows]
+        x_cf = torch.where(result.valid[rows, None, None, None], result.x_cf[rows], x)
+        columns = {"input": x, "counterfactual": x_cf, "difference": x_cf - x}
+        domain = run.domain(result.task.domain)
+        if CLASS_COUNTERFACTUAL in domain.capabilities:
+            factors = domain.split(domain.split_roles["scored"]).factors[result.inputs.index[rows]]
+            columns["true counterfactual"] = domain.class_counterfactual(factors, result.target[rows])
+        return columns
 
     def classifiers(self, run: Run, domain: Domain) -> tuple[str, ...]:
         return run.profile.section("vce").classifiers or domain.model_roles["explained"]

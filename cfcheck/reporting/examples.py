@@ -1,0 +1,116 @@
+"""Example grids: a seeded handful of inputs per task, as PNG files beside the scorecard.
+
+Each task contributes one grid: rows are its first few inputs (fixed by the task's seed), columns
+what its kind shows (a VCE: input, counterfactual, difference, true counterfactual). A grid is
+``examples/<slug>.json`` (kind, domain, task, columns, rows of PNG paths relative to the run
+folder) plus ``examples/<slug>/<row>_<column>.png``. Workers of one run write their own tasks'
+grids into the same folder; the Markdown and HTML scorecards read them all back.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from cfcheck.io import atomic_write_bytes, atomic_write_text
+
+EXAMPLES_DIR = "examples"
+#: columns holding signed changes: drawn blue (negative) – white – red (positive)
+SIGNED_COLUMNS = ("difference",)
+#: columns holding unbounded maps: |value| scaled to the image's maximum
+MAP_COLUMNS = ("saliency",)
+
+
+@dataclass(frozen=True)
+class ExampleGrid:
+    kind: str
+    domain: str
+    task: str
+    columns: tuple[str, ...]
+    rows: tuple[dict[str, str], ...]  # column → PNG path relative to the run folder
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "domain": self.domain, "task": self.task, "columns": list(self.columns), "rows": list(self.rows)}
+
+
+def write_example_grid(run_dir: Path, kind: str, domain: str, task: str, columns: dict[str, torch.Tensor]) -> ExampleGrid:
+    """Write one task's grid: ``columns`` maps a column name to k×C×H×W images (k rows; values
+    in [0, 1], signed for ``difference``, any real for ``saliency``)."""
+    if not columns:
+        raise ValueError("an example grid needs at least one column")
+    counts = {name: len(images) for name, images in columns.items()}
+    if len(set(counts.values())) != 1:
+        raise ValueError(f"every column needs the same number of rows, got {counts}")
+    slug = _slug(f"{kind}-{domain}-{task}")
+    folder = Path(run_dir) / EXAMPLES_DIR / slug
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for row in range(next(iter(counts.values()))):
+        cells = {}
+        for name, images in columns.items():
+            path = folder / f"{row}_{_slug(name)}.png"
+            atomic_write_bytes(path, _png(images[row].detach().float().cpu(), name))
+            cells[name] = path.relative_to(run_dir).as_posix()
+        rows.append(cells)
+    grid = ExampleGrid(kind, domain, task, tuple(columns), tuple(rows))
+    atomic_write_text(Path(run_dir) / EXAMPLES_DIR / f"{slug}.json", json.dumps(grid.to_dict(), indent=1) + "\n")
+    return grid
+
+
+def load_example_grids(run_dir: Path) -> list[ExampleGrid]:
+    """Every grid in ``run_dir`` (sorted by kind, domain, task); unreadable index files are skipped."""
+    grids = []
+    for index in sorted((Path(run_dir) / EXAMPLES_DIR).glob("*.json")):
+        try:
+            data = json.loads(index.read_text())
+            grids.append(ExampleGrid(data["kind"], data["domain"], data["task"], tuple(data["columns"]), tuple(data["rows"])))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return sorted(grids, key=lambda g: (g.kind, g.domain, g.task))
+
+
+def clear_examples(run_dir: Path) -> None:
+    """Remove a previous run's grids (called once per run, before any task is generated)."""
+    shutil.rmtree(Path(run_dir) / EXAMPLES_DIR, ignore_errors=True)
+
+
+def _png(image: torch.Tensor, column: str) -> bytes:
+    from PIL import Image
+
+    if image.ndim != 3:
+        raise ValueError(f"example images must be C×H×W, got shape {tuple(image.shape)}")
+    if column in SIGNED_COLUMNS:
+        array = _diverging(image.mean(0).numpy())
+    elif column in MAP_COLUMNS:
+        magnitude = image.abs().sum(0).numpy()
+        peak = float(magnitude.max())
+        array = (np.clip(magnitude / peak if peak > 0 else magnitude, 0, 1) * 255).round().astype(np.uint8)
+    else:
+        pixels = image.clamp(0, 1).numpy()
+        pixels = pixels[0] if pixels.shape[0] == 1 else np.moveaxis(pixels[:3], 0, -1)
+        array = (pixels * 255).round().astype(np.uint8)
+    buffer = io.BytesIO()
+    Image.fromarray(array).save(buffer, format="PNG", optimize=True)
+    return buffer.getvalue()
+
+
+def _diverging(delta: np.ndarray) -> np.ndarray:
+    """Signed change → RGB: white at 0, red for increases, blue for decreases, scaled to the
+    image's largest |change| (an unchanged image is white)."""
+    peak = float(np.abs(delta).max())
+    scaled = delta / peak if peak > 0 else delta
+    red = np.where(scaled < 0, 1 + scaled, 1.0)
+    blue = np.where(scaled > 0, 1 - scaled, 1.0)
+    green = 1 - np.abs(scaled)
+    return (np.stack([red, green, blue], axis=-1) * 255).round().astype(np.uint8)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "task"
