@@ -195,12 +195,21 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 
 class _OutcomeCounter:
-    """Counts test outcomes for the scorecard (on the xdist controller, which sees all reports)."""
+    """Counts test outcomes, and each task's scoring time (its tests' call phases), for the
+    scorecard (on the xdist controller, which sees all reports)."""
 
     def __init__(self, session: CfcheckSession) -> None:
+        self.session = session
         self.outcomes = session.outcomes
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call":
+            properties = dict(report.user_properties)
+            task = next((v for k, v in properties.items() if k.endswith(".task")), None)
+            kind = next((v for k, v in properties.items() if k.endswith(".kind")), None)
+            domain = next((v for k, v in properties.items() if k.endswith(".domain")), None)
+            if task is not None and kind is not None:
+                self.session.add_scoring_time(f"{kind}/{domain}/{task}", report.duration)
         if report.failed and report.when != "call":
             self.outcomes["error"] += 1
         elif report.when == "call" or report.skipped:
@@ -215,6 +224,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:  # an xdist worker: hand the records to the controller
         workeroutput["cfcheck_records"] = cf_session.serialize_records()
+        workeroutput["cfcheck_costs"] = json.dumps(cf_session.costs)
         workeroutput["cfcheck_generation"] = json.dumps(
             {k: v for k, v in cf_session.generation_summary().items() if k != "cache"}
         )
@@ -228,6 +238,8 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     output = getattr(node, "workeroutput", {})
     if output.get("cfcheck_records"):
         node.config.stash[session_key].merge_records(output["cfcheck_records"])
+    if output.get("cfcheck_costs"):
+        node.config.stash[session_key].merge_costs(output["cfcheck_costs"])
     if output.get("cfcheck_generation"):
         node.config.stash[session_key].merge_generation(output["cfcheck_generation"])
 

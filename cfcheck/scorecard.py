@@ -41,6 +41,7 @@ def build_scorecard(
     outcomes: dict[str, int],
     started: datetime,
     generation: dict[str, Any] | None = None,
+    costs: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The scorecard as a JSON-ready dict (records without per-sample values)."""
     import torch
@@ -64,6 +65,7 @@ def build_scorecard(
             "started": started.isoformat(timespec="seconds"),
             "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         },
+        "costs": costs or {},
         "scores": [r.to_dict(with_samples=False) for r in sorted(records, key=_order)],
     }
 

@@ -173,4 +173,12 @@ class ScoreRecorder:
 
     def _publish(self, record: ScoreRecord) -> None:
         self.session.add_record(record)
-        self.node.user_properties.append(("cfcheck", record.to_dict(with_samples=False)))
+        # one property per field: `--junitxml` reports (and CI dashboards) show the numbers
+        prefix = f"cfcheck.{record.metric}"
+        for name, value in (
+            ("kind", record.kind), ("domain", record.domain), ("task", record.task), ("value", record.value),
+            ("ci_low", record.ci_low), ("ci_high", record.ci_high), ("n", record.n), ("bar", record.threshold),
+            ("verdict", record.verdict), ("reason", record.reason),
+        ):
+            if value is not None:
+                self.node.user_properties.append((f"{prefix}.{name}", value))

@@ -211,3 +211,19 @@ def test_method_model_view_lists_the_explained_classifiers():
     for name in ("oracle_lenet", "attr_digit", "embedding"):
         with pytest.raises(KeyError, match="evaluation model"):
             view[name]
+
+
+def test_junit_reports_carry_each_score(tiny):
+    import xml.etree.ElementTree as ElementTree
+
+    tiny.makepyfile(my_adapter=README_ADAPTER)
+    tiny.runpytest("--method=my_adapter", "-k", "vce and (test_coverage or test_target_accuracy)", "--junitxml=junit.xml")
+    cases = {case.get("name"): case for case in ElementTree.parse(tiny.path / "junit.xml").iter("testcase")}
+    properties = {p.get("name"): p.get("value") for p in cases["test_target_accuracy[cnn-ideal-seed0]"].iter("property")}
+    assert properties["cfcheck.target_accuracy.value"] == "0.0"  # the unchanged input is never the target
+    assert properties["cfcheck.target_accuracy.verdict"] == "fail"
+    assert properties["cfcheck.target_accuracy.bar"] == ">= 0.8"
+    assert properties["cfcheck.target_accuracy.n"] == "20" and properties["cfcheck.target_accuracy.task"] == "cnn/ideal/seed0"
+    assert float(properties["cfcheck.target_accuracy.ci_high"]) > 0
+    coverage = {p.get("name"): p.get("value") for p in cases["test_coverage[cnn-ideal-seed0]"].iter("property")}
+    assert coverage["cfcheck.coverage.value"] == "1.0" and "cfcheck.coverage.verdict" not in coverage  # no bar
