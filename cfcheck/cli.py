@@ -17,7 +17,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
 
     retrain = commands.add_parser("retrain", help="retrain the bundled reference models deterministically")
-    retrain.add_argument("--domain", default="morpho")
+    retrain.add_argument("--domain", default=None,
+                         help="domain whose models to retrain (default: the first bundled domain)")
     retrain.add_argument("--only", action="append", metavar="NAME", help="retrain only this model (repeatable)")
     retrain.add_argument("--smoke", action="store_true", help="tiny configuration, for testing the recipes")
     retrain.add_argument("--out", type=Path, default=None,
@@ -28,11 +29,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     cards.add_argument("keys", nargs="*", help="metric keys (default: all)")
 
     models = commands.add_parser("models", help="list the bundled reference models and their measured quality")
-    models.add_argument("--domain", default="morpho")
+    models.add_argument("--domain", default=None, help="list only this domain's models (default: every domain)")
 
     summary = commands.add_parser("summary", help="summarise a scorecard (JSON file or its folder)")
     summary.add_argument("path", type=Path)
     summary.add_argument("--failures", action="store_true", help="only scores that failed or regressed")
+
+    compare = commands.add_parser("compare", help="compare runs of different methods: leaderboard and paired tests")
+    compare.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="run folders (at least two)")
+    compare.add_argument("--output", type=Path, default=None, metavar="DIR",
+                         help="write comparison.md and comparison.html here (default: print the Markdown)")
+    compare.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples per paired test")
+    compare.add_argument("--seed", type=int, default=0, help="seed of the paired bootstraps")
+
+    merge = commands.add_parser("merge", help="join the run folders of a sharded run (--cfcheck-shard) into one scorecard")
+    merge.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="the run folder of every shard")
+    merge.add_argument("--output", type=Path, required=True, metavar="DIR", help="where the merged scorecard goes")
 
     commands.add_parser(
         "calibrate", add_help=False,
@@ -53,10 +65,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _retrain(args: argparse.Namespace) -> int:
+    from cfcheck.domains import available_domains
     from cfcheck.models.classifiers.training import train_reference_models
 
+    domain = args.domain if args.domain is not None else available_domains()[0]
     train_reference_models(
-        domain=args.domain, names=args.only, out_dir=args.out, smoke=args.smoke, device=args.device, log=print
+        domain=domain, names=args.only, out_dir=args.out, smoke=args.smoke, device=args.device, log=print
     )
     return 0
 
@@ -70,12 +84,16 @@ def _cards(args: argparse.Namespace) -> int:
 
 
 def _models(args: argparse.Namespace) -> int:
+    from cfcheck.domains import available_domains
     from cfcheck.models.registry import available_models, model_entry
 
-    for name in available_models(args.domain):
-        entry = model_entry(name, domain=args.domain)
+    if args.domain is not None and args.domain not in available_domains():
+        raise ValueError(f"unknown domain {args.domain!r}; known domains: {', '.join(available_domains())}")
+    for key in available_models(args.domain):  # "<domain>/<name>" without --domain
+        domain, name = (args.domain, key) if args.domain is not None else key.split("/", 1)
+        entry = model_entry(name, domain=domain)
         quality = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in entry["quality"].items())
-        print(f"{args.domain}/{name:16s} {entry['role']:17s} {entry['sha256'][:12]}  {quality}")
+        print(f"{domain}/{name:16s} {entry['role']:17s} {entry['sha256'][:12]}  {quality}")
     return 0
 
 
@@ -98,7 +116,31 @@ def _summary(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-_COMMANDS = {"retrain": _retrain, "cards": _cards, "models": _models, "summary": _summary}
+def _compare(args: argparse.Namespace) -> int:
+    from cfcheck.io import atomic_write_text
+    from cfcheck.reporting.compare import compare_runs, load_run
+    from cfcheck.reporting.compare_render import render_html, render_markdown
+
+    comparison = compare_runs([load_run(path) for path in args.runs], resamples=args.resamples, seed=args.seed)
+    if args.output is None:
+        print(render_markdown(comparison), end="")
+        return 0
+    for name, text in (("comparison.md", render_markdown(comparison)), ("comparison.html", render_html(comparison))):
+        print(atomic_write_text(args.output / name, text))
+    return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from cfcheck.reporting.merge import merge_runs
+
+    path = merge_runs(list(args.runs), args.output)
+    print(f"merged {len(args.runs)} shards: {path}")
+    return 0
+
+
+_COMMANDS = {
+    "retrain": _retrain, "cards": _cards, "models": _models, "summary": _summary, "compare": _compare, "merge": _merge,
+}
 
 if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())

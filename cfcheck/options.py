@@ -73,6 +73,13 @@ def add_options(parser: pytest.Parser) -> None:
         help="neither read nor write the persistent generation cache",
     )
     group.addoption(
+        "--cfcheck-shard",
+        default=None,
+        metavar="I/N",
+        help="run shard I of N: a deterministic, balanced share of the tasks (with the tasks that need "
+        "them); join the shards' run folders with `cfcheck merge`",
+    )
+    group.addoption(
         "--cfcheck-baseline",
         type=Path,
         default=None,

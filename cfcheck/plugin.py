@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -90,6 +91,12 @@ def pytest_configure(config: pytest.Config) -> None:
     from cfcheck.domains import available_domains
     from cfcheck.session import CfcheckSession
 
+    from cfcheck.sharding import Shard
+
+    try:
+        shard = Shard.parse(config.getoption("cfcheck_shard")) if config.getoption("cfcheck_shard") else None
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
     domains = _split_list(config.getoption("cfcheck_domain"))
     unknown = [d for d in domains if d not in available_domains()]
     if unknown:
@@ -115,6 +122,7 @@ def pytest_configure(config: pytest.Config) -> None:
         save_baseline=config.getoption("cfcheck_save_baseline"),
         domains=tuple(domains) or None,
         cache=GenerationCache(cache_dir),
+        shard=shard,
     )
     if not hasattr(config, "workerinput"):  # the controller (or a single process) starts afresh
         from cfcheck.reporting.examples import clear_examples
@@ -174,24 +182,40 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """Deselect the suites of kinds the method does not implement, where its kinds are known
-    before any fixture runs (see :func:`cfcheck.adapter.declared_kinds`); otherwise those
-    suites skip at setup with the same reason."""
+    before any fixture runs (see :func:`cfcheck.adapter.declared_kinds`; otherwise those suites
+    skip at setup with the same reason), and the tests of other shards."""
     cf_session = config.stash.get(session_key, None)
-    if cf_session is None or cf_session.method.kinds is None:
+    if cf_session is None:
         return
-    kinds = {k.value for k in cf_session.method.kinds}
-    keep, dropped = [], []
-    for item in items:
-        marker = item.get_closest_marker(KIND_MARKER)
-        (dropped if marker is not None and marker.args[0] not in kinds else keep).append(item)
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = keep
-        other = sorted({item.get_closest_marker(KIND_MARKER).args[0] for item in dropped})
-        cf_session.deselected = (
-            f"{len(dropped)} tests of the {', '.join(other)} suites deselected: "
-            f"the method implements {', '.join(sorted(kinds))}"
-        )
+    if cf_session.method.kinds is not None:
+        kinds = {k.value for k in cf_session.method.kinds}
+        other = [i for i in items if (m := i.get_closest_marker(KIND_MARKER)) is not None and m.args[0] not in kinds]
+        if other:
+            _deselect(config, items, other)
+            names = sorted({item.get_closest_marker(KIND_MARKER).args[0] for item in other})
+            cf_session.deselected = (
+                f"{len(other)} tests of the {', '.join(names)} suites deselected: "
+                f"the method implements {', '.join(sorted(kinds))}"
+            )
+    if cf_session.shard is not None:
+        from cfcheck.sharding import assign_groups
+
+        groups = {item.nodeid: _shard_group(item) for item in items}
+        sizes = Counter(groups.values())
+        assignment = assign_groups(sizes, cf_session.shard.count)
+        _deselect(config, items, [i for i in items if assignment[groups[i.nodeid]] != cf_session.shard.index])
+
+
+def _shard_group(item: pytest.Item) -> str:
+    callspec = getattr(item, "callspec", None)
+    task = callspec.params.get("cfcheck_task") if callspec is not None else None
+    return task.group if task is not None else "tests without a task"
+
+
+def _deselect(config: pytest.Config, items: list[pytest.Item], dropped: list[pytest.Item]) -> None:
+    config.hook.pytest_deselected(items=dropped)
+    gone = {id(item) for item in dropped}
+    items[:] = [item for item in items if id(item) not in gone]
 
 
 class _OutcomeCounter:

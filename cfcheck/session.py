@@ -31,6 +31,7 @@ from cfcheck.profiles import Profile
 from cfcheck.records import ScoreRecord
 from cfcheck.reporting.examples import write_example_grid
 from cfcheck.scorecard import build_scorecard, write_scorecard
+from cfcheck.sharding import Shard
 from cfcheck.zoo import ModelZoo
 
 
@@ -68,6 +69,7 @@ class CfcheckSession:
         save_baseline: Path | None,
         domains: tuple[str, ...] | None = None,
         cache: GenerationCache | None = None,
+        shard: Shard | None = None,
     ) -> None:
         self.method = method
         self.profile = profile
@@ -77,6 +79,7 @@ class CfcheckSession:
         self.baseline = baseline
         self.save_baseline = save_baseline
         self.requested_domains = domains
+        self.shard = shard
         self.cache = cache if cache is not None else GenerationCache(None)
         self.records: list[ScoreRecord] = []
         self.outcomes: Counter[str] = Counter()
@@ -197,7 +200,8 @@ class CfcheckSession:
     @property
     def run_dir(self) -> Path:
         """Where this run's scorecard, samples and example grids are written."""
-        return self.report_dir / f"{self.method.name}-{self.profile.name}"
+        suffix = self.shard.suffix if self.shard is not None else ""
+        return self.report_dir / f"{self.method.name}-{self.profile.name}{suffix}"
 
     def _write_examples(self, spec: Any, task: Task, result: Any) -> None:
         """The task's example grid beside the scorecard; a failure here costs the pictures, never
@@ -263,6 +267,7 @@ class CfcheckSession:
             "seeds": self.profile.seeds,
             "bootstrap_resamples": self.profile.bootstrap_resamples,
             "timeout": self.profile.timeout,
+            "shard": self.shard.label if self.shard is not None else None,
             "sections": self.profile.describe_sections(),
             "thresholds": {k: t.describe() for k, t in sorted(self.profile.thresholds.items())},
             "domains": {name: self._domain_facts(name) for name in sorted({r.domain for r in self.records} - {"-"})},
