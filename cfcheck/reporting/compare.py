@@ -1,0 +1,411 @@
+"""Compare runs of different methods made with the same profile: leaderboard and paired tests.
+
+A run folder (what a run writes under the report dir) holds ``scorecard.json`` and
+``samples.csv``. :func:`load_run` reads one, :func:`check_comparable` refuses runs that were not
+made under the same conditions (profile, seeds, reference models, scorecard format), and
+:func:`compare_runs` builds a :class:`Comparison`:
+
+* **Leaderboard.** Every score key ``(kind, domain, suite, metric, task)`` present in at least two
+  runs gets each method's value and 95% CI; the best value by the metric's direction is marked
+  (ties all count as best; direction ``"none"`` has no best), and each method's wins are counted.
+* **Paired tests, every pair of methods** (not only against the best: with a handful of methods
+  all pairs stay readable, and "A and B are indistinguishable" is itself useful). The pair is
+  matched on the ``input`` label column of ``samples.csv`` (the input's position in its task),
+  never on the ``sample`` index, since abstentions leave gaps; only inputs present in both runs
+  count. When every paired value is 0 or 1 the test is **McNemar's exact test** (two-sided
+  binomial test on the discordant pairs); otherwise a **paired bootstrap** of the mean
+  difference (seeded; the p-value comes from the bootstrap distribution shifted to mean zero,
+  with a normal tail beyond its resolution, see :func:`paired_bootstrap`). Either way the
+  reported difference is the mean of ``first - second`` over the shared inputs with a percentile-bootstrap 95% CI.
+* **Multiplicity.** For each pair of runs, the p-values of all its tests (every metric and task)
+  are **Holm-corrected** together; a comparison is "significantly different" when its adjusted
+  p-value is below ``alpha`` (0.05).
+
+Set-level metrics (``fid_*``, ``kid_*``) have no per-sample values: their values and CIs are
+shown, with "no paired test (set-level metric)". Format-2 runs have no ``input`` column: they can
+be listed against each other, but pairing is refused with a note.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import math
+import zlib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "CompareError", "Run", "Entry", "PairedTest", "Comparison", "load_run", "check_comparable",
+    "compare_runs", "mcnemar_exact", "paired_bootstrap", "holm",
+]
+
+#: scorecard formats this module reads; runs of different formats are never compared
+SUPPORTED_FORMATS = (2, 3)
+#: metrics computed on the whole set of outputs (no per-sample values)
+SET_LEVEL_PREFIXES = ("fid_", "kid_")
+Key = tuple[str, str, str, str, str]  # kind, domain, suite, metric, task
+
+
+class CompareError(ValueError):
+    """Runs that cannot be compared (the message names the runs and the difference)."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run folder, read back.
+
+    Attributes:
+        path: the run folder.
+        label: the method name shown in tables (made unique by :func:`compare_runs`).
+        scorecard: the parsed ``scorecard.json``.
+        samples: per score key, ``input -> value`` (mean of the rows when an input repeats).
+        has_input: whether ``samples.csv`` has an ``input`` column (format 3).
+    """
+
+    path: Path
+    label: str
+    scorecard: dict[str, Any]
+    samples: dict[Key, dict[str, float]]
+    has_input: bool
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One method's score on one key of the leaderboard."""
+
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int | None
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """The paired comparison of two methods on one score key.
+
+    ``difference`` is ``first - second``; ``test`` is ``"mcnemar"``, ``"bootstrap"`` or ``None``
+    (then ``note`` says why no test was made).
+    """
+
+    key: Key
+    first: str
+    second: str
+    n_shared: int
+    test: str | None = None
+    difference: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    p_value: float | None = None
+    p_holm: float | None = None
+    significant: bool = False
+    note: str = ""
+
+
+@dataclass
+class Comparison:
+    """The result of :func:`compare_runs`.
+
+    Attributes:
+        methods: run labels, in the order the runs were given.
+        runs: the runs themselves.
+        keys: every key present in at least two runs, sorted.
+        entries: ``key -> {label: Entry}`` for the runs that have the key.
+        directions: ``key -> "higher" | "lower" | "none"``.
+        best: ``key -> labels with the best value`` (empty for direction "none").
+        wins: ``label -> number of keys where it is (one of) the best``.
+        tests: every paired test, grouped by run pair in run order.
+        alpha: significance level after Holm correction.
+        resamples: bootstrap resamples per test.
+    """
+
+    methods: list[str]
+    runs: list[Run]
+    keys: list[Key]
+    entries: dict[Key, dict[str, Entry]]
+    directions: dict[Key, str]
+    best: dict[Key, list[str]]
+    wins: dict[str, int]
+    tests: list[PairedTest] = field(default_factory=list)
+    alpha: float = 0.05
+    resamples: int = 2000
+
+    def significant(self) -> list[PairedTest]:
+        """The significant tests, smallest adjusted p-value first."""
+        return sorted((t for t in self.tests if t.significant), key=lambda t: (t.p_holm, t.key))
+
+
+def load_run(path: str | Path) -> Run:
+    """Read a run folder (or its ``scorecard.json``).
+
+    Args:
+        path: the run folder, or the ``scorecard.json`` inside it.
+
+    Returns:
+        The :class:`Run`, labelled with its method name.
+
+    Raises:
+        FileNotFoundError: if the folder, ``scorecard.json`` or ``samples.csv`` is missing.
+        ValueError: if the scorecard is not valid cfcheck scorecard JSON.
+    """
+    folder = Path(path)
+    if folder.name == "scorecard.json" and folder.is_file():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no run folder at {folder}")
+    card_path, samples_path = folder / "scorecard.json", folder / "samples.csv"
+    for needed in (card_path, samples_path):
+        if not needed.is_file():
+            raise FileNotFoundError(f"{folder} is not a cfcheck run folder: {needed.name} is missing")
+    try:
+        card = json.loads(card_path.read_text())
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{card_path} is not valid JSON: {error}") from None
+    if not isinstance(card, dict) or not isinstance(card.get("scores"), list):
+        raise ValueError(f"{card_path} is not a cfcheck scorecard (no 'scores' list)")
+    with samples_path.open(newline="") as stream:
+        reader = csv.DictReader(stream)
+        has_input = "input" in (reader.fieldnames or [])
+        rows: dict[Key, dict[str, list[float]]] = {}
+        for row in reader:
+            value = _number(row.get("value"))
+            if value is None or not has_input:
+                continue
+            key = _key(row)
+            rows.setdefault(key, {}).setdefault(row["input"], []).append(value)
+    samples = {key: {i: float(np.mean(v)) for i, v in by_input.items()} for key, by_input in rows.items()}
+    return Run(folder, str(card.get("method", folder.name)), card, samples, has_input)
+
+
+def check_comparable(runs: list[Run]) -> None:
+    """Refuse runs that were not made under the same conditions.
+
+    Args:
+        runs: the runs to compare (at least two).
+
+    Raises:
+        CompareError: fewer than two runs, an unsupported or differing scorecard format, or a
+            different profile name, seed list or reference-model hash between two runs; the
+            message names both runs and the difference. Models present in only one run's
+            provenance are not a difference (a run lists the models of its own domains).
+    """
+    if len(runs) < 2:
+        raise CompareError(f"cfcheck compare needs at least two runs, got {len(runs)}")
+    first = runs[0]
+    for run in runs:
+        fmt = run.scorecard.get("format")
+        if fmt not in SUPPORTED_FORMATS:
+            raise CompareError(f"{run.path}: scorecard format {fmt!r} cannot be compared "
+                               f"(supported: {', '.join(map(str, SUPPORTED_FORMATS))})")
+    for other in runs[1:]:
+        pair = f"cannot compare {first.path} and {other.path}"
+        a_card, b_card = first.scorecard, other.scorecard
+        if a_card.get("format") != b_card.get("format"):
+            raise CompareError(f"{pair}: different scorecard formats ({a_card.get('format')} vs "
+                               f"{b_card.get('format')}; format-2 scores carry no kind/domain)")
+        a_profile, b_profile = a_card.get("profile", {}).get("name"), b_card.get("profile", {}).get("name")
+        if a_profile != b_profile:
+            raise CompareError(f"{pair}: different profiles ({a_profile!r} vs {b_profile!r})")
+        a_prov, b_prov = a_card.get("provenance", {}), b_card.get("provenance", {})
+        a_seeds, b_seeds = a_prov.get("seeds"), b_prov.get("seeds")
+        if a_seeds != b_seeds:
+            raise CompareError(f"{pair}: different seeds ({a_seeds} vs {b_seeds})")
+        a_models, b_models = a_prov.get("reference_models", {}), b_prov.get("reference_models", {})
+        differing = sorted(name for name in set(a_models) & set(b_models) if a_models[name] != b_models[name])
+        if differing:
+            shown = ", ".join(f"{n} ({a_models[n][:12]} vs {b_models[n][:12]})" for n in differing)
+            raise CompareError(f"{pair}: different reference-model hashes: {shown}")
+
+
+def compare_runs(runs: list[Run], *, resamples: int = 2000, seed: int = 0, alpha: float = 0.05) -> Comparison:
+    """Leaderboard and paired tests of runs made under the same conditions.
+
+    Args:
+        runs: runs from :func:`load_run`, in display order.
+        resamples: bootstrap resamples per paired test.
+        seed: base seed of the bootstraps (each key draws from a stream derived from it and the
+            key, so results do not depend on the order of the runs).
+        alpha: significance level applied to the Holm-adjusted p-values.
+
+    Returns:
+        The :class:`Comparison`.
+
+    Raises:
+        CompareError: if the runs cannot be compared (see :func:`check_comparable`).
+    """
+    check_comparable(runs)
+    runs = _unique_labels(runs)
+    methods = [run.label for run in runs]
+    records = [{_key(s): s for s in run.scorecard["scores"]} for run in runs]
+    counts: dict[Key, int] = {}
+    for by_key in records:
+        for key in by_key:
+            counts[key] = counts.get(key, 0) + 1
+    keys = sorted(k for k, c in counts.items() if c >= 2)
+    entries: dict[Key, dict[str, Entry]] = {}
+    directions: dict[Key, str] = {}
+    best: dict[Key, list[str]] = {}
+    wins = dict.fromkeys(methods, 0)
+    for key in keys:
+        present = {run.label: by_key[key] for run, by_key in zip(runs, records) if key in by_key}
+        entries[key] = {label: Entry(_number(r.get("value")), _number(r.get("ci_low")), _number(r.get("ci_high")),
+                                     r.get("n")) for label, r in present.items()}
+        kinds = {r.get("direction", "none") for r in present.values()}
+        directions[key] = kinds.pop() if len(kinds) == 1 else "none"
+        best[key] = _best(entries[key], directions[key])
+        for label in best[key]:
+            wins[label] += 1
+    comparison = Comparison(methods, runs, keys, entries, directions, best, wins, alpha=alpha, resamples=resamples)
+    for a, b in itertools.combinations(runs, 2):
+        tests = [_paired_test(key, a, b, resamples, seed) for key in keys
+                 if key in entries and a.label in entries[key] and b.label in entries[key]]
+        comparison.tests += _apply_holm(tests, alpha)
+    return comparison
+
+
+def mcnemar_exact(first: np.ndarray, second: np.ndarray) -> float:
+    """McNemar's exact test of paired 0/1 outcomes (two-sided binomial test on discordant pairs).
+
+    Args:
+        first: 0/1 outcomes of one method.
+        second: 0/1 outcomes of the other, on the same inputs in the same order.
+
+    Returns:
+        The two-sided p-value, ``min(1, 2 * P(X <= min(b, c)))`` for ``X ~ Binomial(b + c, 1/2)``
+        where ``b`` and ``c`` count the two kinds of discordant pairs; 1 when there are none.
+    """
+    b = int(np.sum((first == 1) & (second == 0)))
+    c = int(np.sum((first == 0) & (second == 1)))
+    n = b + c
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, k) for k in range(min(b, c) + 1)) / 2**n
+    return min(1.0, 2.0 * tail)
+
+
+def paired_bootstrap(diffs: np.ndarray, *, resamples: int = 2000, seed: int | list[int] = 0
+                     ) -> tuple[float, float, float, float]:
+    """Paired bootstrap of the mean of per-input differences.
+
+    Args:
+        diffs: ``first - second`` per shared input.
+        resamples: number of bootstrap resamples.
+        seed: seed of the resampling (same seed, same resamples).
+
+    Returns:
+        ``(mean, ci_low, ci_high, p_value)``: the observed mean difference, the percentile 95% CI
+        of the resampled means (order statistics ``floor(0.025 B)`` in from either end), and the
+        two-sided p-value of "mean difference is 0" from the
+        resampled means shifted to mean zero, ``(1 + #{|mean* - mean| >= |mean|}) / (B + 1)``.
+        When no resample reaches the observed difference that count only bounds the p-value by
+        ``1 / (B + 1)``, which Holm's correction over many tests would inflate past any level;
+        the p-value is then the normal tail ``erfc(|mean| / (SE* sqrt 2))`` with the bootstrap
+        standard error ``SE*`` (0 when every difference is the same non-zero number).
+    """
+    diffs = np.asarray(diffs, dtype=float)
+    if diffs.size == 0:
+        raise ValueError("a paired bootstrap needs at least one shared input")
+    observed = float(diffs.mean())
+    index = np.random.default_rng(seed).integers(0, diffs.size, size=(resamples, diffs.size))
+    means = diffs[index].mean(axis=1)
+    ordered = np.sort(means)  # order statistics, symmetric in the sign of the differences
+    tail = int(0.025 * resamples)
+    low, high = ordered[tail], ordered[resamples - 1 - tail]
+    reached = int(np.sum(np.abs(means - observed) >= abs(observed) - 1e-12 * max(1.0, abs(observed))))
+    if reached:
+        return observed, float(low), float(high), (1 + reached) / (resamples + 1)
+    spread = float(means.std())  # beyond the resolution 1/(B+1): normal tail with the bootstrap SE
+    p_value = 0.0 if spread == 0.0 else math.erfc(abs(observed) / (spread * math.sqrt(2.0)))
+    return observed, float(low), float(high), p_value
+
+
+def holm(p_values: list[float]) -> list[float]:
+    """Holm's step-down adjustment.
+
+    Args:
+        p_values: raw p-values of one family of comparisons.
+
+    Returns:
+        Adjusted p-values in the same order (monotone in the sorted order, capped at 1).
+    """
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted = [1.0] * len(p_values)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def _paired_test(key: Key, a: Run, b: Run, resamples: int, seed: int) -> PairedTest:
+    base = PairedTest(key, a.label, b.label, 0)
+    if key[3].startswith(SET_LEVEL_PREFIXES):
+        return replace(base, note="no paired test (set-level metric)")
+    if not (a.has_input and b.has_input):
+        return replace(base, note="no paired test (samples.csv has no 'input' column: format-2 run)")
+    first, second = a.samples.get(key, {}), b.samples.get(key, {})
+    shared = sorted(set(first) & set(second), key=_input_order)
+    if not shared:
+        return replace(base, note="no paired test (no shared inputs)")
+    x = np.array([first[i] for i in shared])
+    y = np.array([second[i] for i in shared])
+    stream = [seed, zlib.crc32("\x1f".join(key).encode())]
+    diff, low, high, p_boot = paired_bootstrap(x - y, resamples=resamples, seed=stream)
+    binary = bool(np.all(np.isin(x, (0.0, 1.0))) and np.all(np.isin(y, (0.0, 1.0))))
+    p_value = mcnemar_exact(x, y) if binary else p_boot
+    return replace(base, n_shared=len(shared), test="mcnemar" if binary else "bootstrap",
+                    difference=diff, ci_low=low, ci_high=high, p_value=p_value)
+
+
+def _apply_holm(tests: list[PairedTest], alpha: float) -> list[PairedTest]:
+    tested = [i for i, t in enumerate(tests) if t.p_value is not None]
+    adjusted = holm([tests[i].p_value for i in tested])  # type: ignore[misc]
+    for i, p in zip(tested, adjusted):
+        tests[i] = replace(tests[i], p_holm=p, significant=p < alpha)
+    return tests
+
+
+def _best(entries: dict[str, Entry], direction: str) -> list[str]:
+    values = {label: e.value for label, e in entries.items() if e.value is not None and math.isfinite(e.value)}
+    if direction not in ("higher", "lower") or not values:
+        return []
+    target = max(values.values()) if direction == "higher" else min(values.values())
+    return [label for label, v in values.items() if v == target]
+
+
+def _unique_labels(runs: list[Run]) -> list[Run]:
+    labels = [run.label for run in runs]
+    if len(set(labels)) == len(labels):
+        return runs
+    named = [f"{run.label} [{run.path.name}]" if labels.count(run.label) > 1 else run.label for run in runs]
+    if len(set(named)) != len(named):
+        named = [f"{label} #{i + 1}" for i, label in enumerate(named)]
+    return [Run(run.path, label, run.scorecard, run.samples, run.has_input) for run, label in zip(runs, named)]
+
+
+def _key(record: dict[str, Any]) -> Key:
+    return (str(record.get("kind") or "-"), str(record.get("domain") or "-"), str(record["suite"]),
+            str(record["metric"]), str(record["task"]))
+
+
+def _number(value: Any) -> float | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) and value in ("True", "False"):
+        return float(value == "True")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def _input_order(value: str) -> tuple[int, float | str]:
+    try:
+        return (0, float(value))
+    except ValueError:
+        return (1, value)
