@@ -221,3 +221,10 @@ def test_an_outer_alarm_is_restored_after_the_call():
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize(("cores", "load", "threads"), [(2, 0.0, 2), (2, 0.9, 1), (2, 0.4, 2), (8, 3.2, 5), (2, 7.0, 1), (4, None, 4)])
+def test_a_single_process_takes_the_free_cores(cores, load, threads):
+    from cfcheck.plugin import threads_for_free_cores
+
+    assert threads_for_free_cores(cores, load) == threads
