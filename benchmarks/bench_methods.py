@@ -54,7 +54,7 @@ def load_classifier(name: str) -> tuple[nn.Module, str]:
     try:
         from cfcheck.models.registry import load_model
 
-        return load_model(name), f"reference model {name!r}"
+        return load_model(name, domain="morpho"), f"reference model {name!r}"
     except Exception as error:  # noqa: BLE001 - any failure falls back to the stand-in
         return stand_in_cnn(), f"randomly initialised stand-in CNN ({type(error).__name__}: {error})"
 
@@ -64,7 +64,7 @@ def load_oracles() -> list[nn.Module]:
     try:
         from cfcheck.models.registry import available_models, load_model
 
-        return [load_model(name) for name in available_models(role="oracle")]
+        return [load_model(name, domain="morpho") for name in available_models("morpho", role="oracle")]
     except Exception:  # noqa: BLE001 - the OTA column is then left out
         return []
 

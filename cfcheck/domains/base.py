@@ -37,7 +37,12 @@ MODEL_ROLES = (
 
 @runtime_checkable
 class Domain(Protocol):
-    """A bundled domain (see the module docstring)."""
+    """A bundled domain (see the module docstring).
+
+    Optional hook: a domain with bundled reference models defines ``model_recipes()``,
+    returning a :class:`cfcheck.models.classifiers.recipes.ModelRecipes` (its recipe table,
+    tasks and their targets); ``cfcheck retrain`` and the model code find them through it.
+    """
 
     name: str
     input_shape: tuple[int, ...]

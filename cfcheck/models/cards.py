@@ -57,8 +57,10 @@ def model_card_markdown(entry: dict[str, Any]) -> str:
     missing = [key for key in _REQUIRED if key not in entry]
     if missing:
         raise ValueError(f"manifest entry lacks {missing}; expected the keys {list(_REQUIRED)}")
-    domain = entry.get("domain", "morpho")
-    name = entry.get("name", Path(entry["file"]).stem.split("_", 1)[-1])
+    # without explicit keys, both come from the file name, "<domain>_<name>.safetensors"
+    stem = Path(entry["file"]).stem
+    domain = entry.get("domain", stem.split("_", 1)[0])
+    name = entry.get("name", stem.split("_", 1)[-1])
     data = entry["data"]
     recipe = entry["training"]
     lines = [

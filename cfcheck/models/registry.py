@@ -60,10 +60,13 @@ def weights_dir() -> Path:
     return Path(str(importlib.resources.files("cfcheck.reference_models")))
 
 
-def domain_dir(domain: str = "morpho") -> Path:
+def domain_dir(domain: str) -> Path:
     """The bundled folder of ``domain``: its ``manifest.json``, weight files and model cards."""
     if not isinstance(domain, str) or not domain or "/" in domain or domain.startswith("."):
-        raise ValueError(f"domain must be a plain folder name such as 'morpho', got {domain!r}")
+        raise ValueError(
+            f"domain must be a plain folder name (a domain's name: no '/', no leading '.'), "
+            f"got {domain!r}"
+        )
     return weights_dir() / domain
 
 
@@ -76,12 +79,18 @@ def empty_manifest() -> dict[str, Any]:
     return {"format": MANIFEST_FORMAT, "models": {}}
 
 
-def load_manifest(path: str | os.PathLike[str] | None = None, *, domain: str = "morpho") -> dict[str, Any]:
-    """The manifest at ``path`` (default: the bundled one of ``domain``).
+def load_manifest(
+    path: str | os.PathLike[str] | None = None, *, domain: str | None = None
+) -> dict[str, Any]:
+    """The manifest at ``path``, or without a path the bundled one of ``domain``.
 
     A missing file is an empty manifest, so a domain without bundled models has none.
     """
-    path = Path(path) if path is not None else domain_dir(domain) / MANIFEST_NAME
+    if path is None:
+        if domain is None:
+            raise ValueError("load_manifest needs a path or a domain (load_manifest(domain=...))")
+        path = domain_dir(domain) / MANIFEST_NAME
+    path = Path(path)
     if not path.exists():
         return empty_manifest()
     manifest = json.loads(path.read_text(encoding="utf-8"))
@@ -117,8 +126,14 @@ def _resolve(weights: str | os.PathLike[str] | None, domain: str) -> tuple[Path,
     return folder, manifest
 
 
-def available_models(domain: str = "morpho", role: str | None = None) -> list[str]:
-    """Names of the bundled models of ``domain`` (optionally of one role), sorted."""
+def available_models(domain: str | None = None, role: str | None = None) -> list[str]:
+    """Names of the bundled models of ``domain`` (optionally of one role), sorted.
+
+    ``domain=None`` means every domain with a bundled manifest; the names are then qualified,
+    ``"<domain>/<name>"`` (the manifest keys), since two domains may share a model name.
+    """
+    if domain is None:
+        return [f"{d}/{name}" for d in available_domains() for name in available_models(d, role)]
     prefix = f"{domain}/"
     return sorted(
         key[len(prefix):]
@@ -138,7 +153,7 @@ def _entry(manifest: dict[str, Any], name: str, domain: str) -> dict[str, Any]:
         ) from None
 
 
-def model_entry(name: str, domain: str = "morpho") -> dict[str, Any]:
+def model_entry(name: str, *, domain: str) -> dict[str, Any]:
     """The manifest entry of a bundled model (a copy: edits do not leak into the registry)."""
     return json.loads(json.dumps(_entry(load_manifest(domain=domain), name, domain)))
 
@@ -169,7 +184,8 @@ def verify_file(path: Path, expected: str, name: str) -> None:
 
 def load_model(
     name: str,
-    domain: str = "morpho",
+    *,
+    domain: str,
     device: str | torch.device = "cpu",
     weights_dir: str | os.PathLike[str] | None = None,
 ) -> nn.Module:

@@ -64,3 +64,15 @@ def test_retrain_smoke_writes_a_loadable_manifest(tmp_path):
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert "morpho/mlp" in manifest["models"]
     assert (tmp_path / manifest["models"]["morpho/mlp"]["file"]).is_file()
+
+
+def test_models_of_one_domain_and_of_an_unknown_one(capsys):
+    assert main(["models", "--domain", "morpho"]) == 0
+    assert "morpho/cnn" in capsys.readouterr().out
+    assert main(["models", "--domain", "glyphs"]) == 2
+    assert "unknown domain 'glyphs'" in capsys.readouterr().err
+
+
+def test_retrain_an_unknown_domain_is_an_error(tmp_path, capsys):
+    assert main(["retrain", "--domain", "glyphs", "--smoke", "--out", str(tmp_path)]) == 2
+    assert "unknown domain 'glyphs'" in capsys.readouterr().err

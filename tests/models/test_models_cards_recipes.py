@@ -15,7 +15,7 @@ SPECS = model_specs("morpho")
 
 
 def test_shipped_cards_are_generated_from_the_manifest():
-    manifest = load_manifest()
+    manifest = load_manifest(domain="morpho")
     for key, entry in manifest["models"].items():
         domain, name = key.split("/", 1)
         card = (domain_dir("morpho") / f"{domain}_{name}.md").read_text(encoding="utf-8")
@@ -23,7 +23,7 @@ def test_shipped_cards_are_generated_from_the_manifest():
 
 
 def test_card_mentions_purpose_hash_quality_bar_and_retrain_command():
-    entry = load_manifest()["models"]["morpho/robust_cnn"]
+    entry = load_manifest(domain="morpho")["models"]["morpho/robust_cnn"]
     card = model_card_markdown({"domain": "morpho", "name": "robust_cnn", **entry})
     assert card.startswith("# morpho/robust_cnn\n")
     assert entry["sha256"] in card and entry["purpose"] in card
@@ -80,3 +80,37 @@ def test_bar_violations():
     quality = {"test_accuracy": 0.95, "chance": 0.25}
     assert bar_violations(quality, bar) == ["chance=0.2500, bar <= 0.2", "robust_accuracy: not measured"]
     assert bar_violations({"test_accuracy": 0.9}, {"test_accuracy": {"min": 0.9, "max": 0.9}}) == []
+
+
+def test_specs_are_bound_to_their_domain():
+    assert {spec.domain for spec in SPECS.values()} == {"morpho"}
+    assert {smoke_spec(spec).domain for spec in SPECS.values()} == {"morpho"}
+
+
+def test_a_domain_without_the_recipes_hook_has_no_models(monkeypatch):
+    import cfcheck.domains
+
+    class Bare:
+        name = "bare"
+
+    monkeypatch.setattr(cfcheck.domains, "get_domain", lambda name: Bare())
+    with pytest.raises(ValueError, match=r"domain 'bare' has no reference-model recipes"):
+        model_specs("bare")
+
+
+def test_unbound_specs_accept_any_task_but_have_no_targets():
+    from cfcheck.domains.morpho import load_split
+    from cfcheck.models.classifiers.evaluation import main_head, task_targets
+
+    free = dataclasses.replace(SPECS["cnn"], domain=None, task="colour")  # no domain: no check
+    assert free.task == "colour"
+    with pytest.raises(ValueError, match="names no domain"):
+        task_targets(free.task, load_split("val", 4), domain=free.domain)
+    with pytest.raises(ValueError, match="non-empty string"):
+        dataclasses.replace(free, task="")
+    assert main_head(["label"]) == "label" and main_head(["digit", "font"]) == "digit"
+
+
+def test_card_takes_domain_and_name_from_the_file_name():
+    entry = dict(load_manifest(domain="morpho")["models"]["morpho/mlp"])
+    assert model_card_markdown(entry) == model_card_markdown({"domain": "morpho", "name": "mlp", **entry})

@@ -14,7 +14,8 @@ from cfcheck.models.classifiers.adversarial import robust_accuracy
 from cfcheck.models.registry import available_models, load_model, model_entry
 from cfcheck.thresholds import Bars
 
-NAMES = available_models("morpho")
+DOMAIN = "morpho"
+NAMES = available_models(DOMAIN)
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +39,8 @@ def _check(value: float, bounds: dict) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_test_accuracy_meets_the_bar(name, test_split):
-    entry = model_entry(name)
-    model = load_model(name)
+    entry = model_entry(name, domain=DOMAIN)
+    model = load_model(name, domain=DOMAIN)
     with torch.no_grad():
         if entry["role"] == "embedding":
             logits = model.heads["digit"](model(test_split.images))
@@ -52,8 +53,8 @@ def test_test_accuracy_meets_the_bar(name, test_split):
 
 
 def test_embedding_heads_encode_the_nuisance_attributes(test_split):
-    entry = model_entry("embedding")
-    model = load_model("embedding")
+    entry = model_entry("embedding", domain=DOMAIN)
+    model = load_model("embedding", domain=DOMAIN)
     with torch.no_grad():
         heads = model.head_logits(test_split.images)
     for head, labels in (("thickness", thickness_bin(test_split.factors.thickness)),
@@ -65,10 +66,10 @@ def test_embedding_heads_encode_the_nuisance_attributes(test_split):
 
 
 def test_robust_accuracy_meets_its_floor(test_split):
-    entry = model_entry("robust_cnn")
+    entry = model_entry("robust_cnn", domain=DOMAIN)
     quality = entry["quality"]
     n = quality["robust_n"]
-    model = load_model("robust_cnn")
+    model = load_model("robust_cnn", domain=DOMAIN)
     value = robust_accuracy(model, test_split.images[:n], test_split.labels[:n],
                             eps=quality["robust_eps"], steps=quality["robust_steps"],
                             norm=quality["robust_norm"])
@@ -80,31 +81,32 @@ def test_robust_accuracy_meets_its_floor(test_split):
 
 def test_robust_training_actually_buys_robustness(test_split):
     """Same architecture, same attack: the standard CNN must be far less robust."""
-    quality = model_entry("robust_cnn")["quality"]
+    quality = model_entry("robust_cnn", domain=DOMAIN)["quality"]
     x, y = test_split.images[:150], test_split.labels[:150]
-    standard = robust_accuracy(load_model("cnn"), x, y, eps=quality["robust_eps"], steps=7)
-    robust = robust_accuracy(load_model("robust_cnn"), x, y, eps=quality["robust_eps"], steps=7)
+    standard = robust_accuracy(load_model("cnn", domain=DOMAIN), x, y, eps=quality["robust_eps"], steps=7)
+    robust = robust_accuracy(load_model("robust_cnn", domain=DOMAIN), x, y,
+                             eps=quality["robust_eps"], steps=7)
     assert robust > standard + 0.2
 
 
 DISTRIBUTION_BARS = ("max_class_share", "prediction_entropy_bits")
-SPREAD = [n for n in NAMES if set(DISTRIBUTION_BARS) & set(model_entry(n)["quality_bar"])]
-TRANSFER = [n for n in NAMES if "transfer_target_rate" in model_entry(n)["quality_bar"]]
+SPREAD = [n for n in NAMES if set(DISTRIBUTION_BARS) & set(model_entry(n, domain=DOMAIN)["quality_bar"])]
+TRANSFER = [n for n in NAMES if "transfer_target_rate" in model_entry(n, domain=DOMAIN)["quality_bar"]]
 
 
 def test_random_net_has_a_bar_on_how_its_predictions_spread():
     assert "random_net" in SPREAD
-    bar = model_entry("random_net")["quality_bar"]
+    bar = model_entry("random_net", domain=DOMAIN)["quality_bar"]
     assert bar["max_class_share"]["max"] <= 0.2 and bar["test_accuracy"]["max"] <= 0.2
-    calibration = model_entry("random_net")["logit_calibration"]
+    calibration = model_entry("random_net", domain=DOMAIN)["logit_calibration"]
     assert calibration["labels_used"] is False and calibration["split"] == "train"
 
 
 @pytest.mark.parametrize("name", SPREAD)
 def test_predicted_classes_spread_as_the_bar_requires(name, test_split):
-    entry = model_entry(name)
+    entry = model_entry(name, domain=DOMAIN)
     with torch.no_grad():
-        predictions = load_model(name)(test_split.images).argmax(1)
+        predictions = load_model(name, domain=DOMAIN)(test_split.images).argmax(1)
     counts = torch.bincount(predictions, minlength=entry["num_classes"]).double()
     shares = counts / counts.sum()
     measured = {
@@ -123,12 +125,12 @@ def test_adversarial_transfer_meets_its_bar(name):
     """Targeted PGD on the explained classifier: the oracle must rarely predict the target."""
     from cfcheck.models.classifiers.transfer import adversarial_transfer
 
-    quality = model_entry(name)["quality"]
+    quality = model_entry(name, domain=DOMAIN)["quality"]
     rates = adversarial_transfer(
-        quality["transfer_n"], eps=quality["transfer_eps"], steps=quality["transfer_steps"],
+        quality["transfer_n"], domain=DOMAIN, eps=quality["transfer_eps"], steps=quality["transfer_steps"],
         seed=quality["transfer_seed"], source=quality["transfer_source"], evaluated=[name],
     )
-    _check(rates[name], model_entry(name)["quality_bar"]["transfer_target_rate"])
+    _check(rates[name], model_entry(name, domain=DOMAIN)["quality_bar"]["transfer_target_rate"])
     assert rates[name] == pytest.approx(quality["transfer_target_rate"], abs=0.01)
     assert rates[quality["transfer_source"]] >= 0.8, "the attack must fool its source"
     assert rates[name] < rates[quality["transfer_source"]] / 4

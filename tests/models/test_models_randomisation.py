@@ -16,7 +16,7 @@ CNN_LAYERS_TOP_DOWN = ["classifier.3", "classifier.1", "features.6", "features.3
 
 @pytest.fixture(scope="module")
 def cnn():
-    return load_model("cnn")
+    return load_model("cnn", domain="morpho")
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,7 @@ def test_layers_in_forward_order_and_stage_labels(cnn, calibration, stages):
 
 
 def test_input_model_is_unchanged(calibration):
-    model = load_model("cnn")
+    model = load_model("cnn", domain="morpho")
     before = {k: v.clone() for k, v in model.state_dict().items()}
     flags = [p.requires_grad for p in model.parameters()]
     cascading_randomisation(model, calibration[:50], seed=1)

@@ -23,7 +23,7 @@ from cfcheck.models.registry import (
     weights_dir,
 )
 
-MANIFEST = load_manifest()
+MANIFEST = load_manifest(domain="morpho")
 SHIPPED = sorted(key.split("/", 1)[1] for key in MANIFEST["models"] if key.startswith("morpho/"))
 
 
@@ -81,8 +81,8 @@ def test_manifest_hash_equals_file_hash(name):
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_model_loads_frozen_in_eval_mode(name):
-    model = load_model(name)
-    entry = model_entry(name)
+    model = load_model(name, domain="morpho")
+    entry = model_entry(name, domain="morpho")
     assert not model.training
     assert all(not p.requires_grad for p in model.parameters())
     assert sum(p.numel() for p in model.parameters()) == entry["parameters"]
@@ -93,30 +93,33 @@ def test_shipped_model_loads_frozen_in_eval_mode(name):
 
 
 def test_roles_and_attributes_match_what_the_suites_ask_for():
-    assert available_models(role="oracle") == ["oracle_lenet", "oracle_resnet", "oracle_wide_cnn"]
-    assert available_models(role="embedding") == ["embedding"]
-    attributes = {model_entry(n)["attribute"] for n in available_models(role="attribute_oracle")}
+    assert available_models("morpho", role="oracle") == ["oracle_lenet", "oracle_resnet", "oracle_wide_cnn"]
+    assert available_models("morpho", role="embedding") == ["embedding"]
+    attributes = {model_entry(n, domain="morpho")["attribute"]
+                  for n in available_models("morpho", role="attribute_oracle")}
     assert attributes == {"digit", "thickness", "intensity"}
-    assert set(available_models(role="classifier")) == {"cnn", "robust_cnn", "mlp", "noise_cnn", "random_net"}
+    assert set(available_models("morpho", role="classifier")) == {
+        "cnn", "robust_cnn", "mlp", "noise_cnn", "random_net"}
     assert available_models(domain="nonexistent") == []
 
 
 def test_model_entry_is_a_copy():
-    entry = model_entry("cnn")
+    entry = model_entry("cnn", domain="morpho")
     entry["sha256"] = "0" * 64
-    assert model_entry("cnn")["sha256"] != "0" * 64
+    assert model_entry("cnn", domain="morpho")["sha256"] != "0" * 64
 
 
 def test_tampered_copy_is_rejected_naming_the_file(tmp_path):
     entry = MANIFEST["models"]["morpho/cnn"]
     copy = tmp_path / entry["file"]
     shutil.copyfile(domain_dir("morpho") / entry["file"], copy)
-    assert isinstance(load_model("cnn", weights_dir=tmp_path), torch.nn.Module)  # intact: loads
+    intact = load_model("cnn", domain="morpho", weights_dir=tmp_path)
+    assert isinstance(intact, torch.nn.Module)  # intact: loads
     data = bytearray(copy.read_bytes())
     data[len(data) // 2] ^= 0x01
     copy.write_bytes(bytes(data))
     with pytest.raises(ReferenceModelError) as info:
-        load_model("cnn", weights_dir=tmp_path)
+        load_model("cnn", domain="morpho", weights_dir=tmp_path)
     message = str(info.value)
     assert str(copy) in message and entry["sha256"] in message
     assert hashlib.sha256(bytes(data)).hexdigest() in message
@@ -126,12 +129,12 @@ def test_tampered_copy_is_rejected_naming_the_file(tmp_path):
 
 def test_missing_file_is_an_error_with_the_fix(tmp_path):
     with pytest.raises(ReferenceModelError, match=r"morpho_mlp\.safetensors.*missing.*retrain --only mlp"):
-        load_model("mlp", weights_dir=tmp_path)
+        load_model("mlp", domain="morpho", weights_dir=tmp_path)
 
 
 def test_unknown_name_lists_the_known_models():
     with pytest.raises(ReferenceModelError, match=r"unknown reference model 'morpho/vgg'.*'cnn'.*'robust_cnn'"):
-        load_model("vgg")
+        load_model("vgg", domain="morpho")
 
 
 def test_folder_with_its_own_manifest_uses_it(tmp_path):
@@ -139,8 +142,8 @@ def test_folder_with_its_own_manifest_uses_it(tmp_path):
     shutil.copyfile(domain_dir("morpho") / entry["file"], tmp_path / "renamed.safetensors")
     entry["file"] = "renamed.safetensors"
     registry.write_manifest({"format": 1, "models": {"morpho/cnn": entry}}, tmp_path / "manifest.json")
-    model = load_model("cnn", weights_dir=tmp_path)
-    reference = load_model("cnn")
+    model = load_model("cnn", domain="morpho", weights_dir=tmp_path)
+    reference = load_model("cnn", domain="morpho")
     x = torch.rand(3, 1, 32, 32)
     torch.testing.assert_close(model(x), reference(x), rtol=0, atol=0)
 
@@ -152,16 +155,16 @@ def test_verified_hash_is_memoised_per_path_mtime_and_size(tmp_path, monkeypatch
     calls = []
     real = registry.file_sha256
     monkeypatch.setattr(registry, "file_sha256", lambda p: calls.append(p) or real(p))
-    load_model("mlp", weights_dir=tmp_path)
-    load_model("mlp", weights_dir=tmp_path)
+    load_model("mlp", domain="morpho", weights_dir=tmp_path)
+    load_model("mlp", domain="morpho", weights_dir=tmp_path)
     assert len(calls) == 1
     os.utime(copy, ns=(copy.stat().st_atime_ns, copy.stat().st_mtime_ns + 10**9))
-    load_model("mlp", weights_dir=tmp_path)
+    load_model("mlp", domain="morpho", weights_dir=tmp_path)
     assert len(calls) == 2  # same bytes, new mtime: hashed again
 
 
 def test_load_model_honours_device():
-    model = load_model("mlp", device=torch.device("cpu"))
+    model = load_model("mlp", domain="morpho", device=torch.device("cpu"))
     assert all(p.device.type == "cpu" for p in model.parameters())
 
 
@@ -178,3 +181,22 @@ def test_file_sha256_matches_hashlib(tmp_path):
     payload = bytes(range(256)) * 5000  # > one read chunk
     path.write_bytes(payload)
     assert file_sha256(path) == hashlib.sha256(payload).hexdigest()
+
+
+def test_the_domain_is_always_named():
+    with pytest.raises(TypeError, match="domain"):
+        load_model("cnn")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="domain"):
+        model_entry("cnn")  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        domain_dir()  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="a path or a domain"):
+        load_manifest()
+
+
+def test_available_models_of_every_domain_are_qualified():
+    everything = available_models()
+    assert everything == sorted(everything)
+    assert everything == [f"{d}/{n}" for d in registry.available_domains() for n in available_models(d)]
+    assert available_models(role="oracle") == [
+        "morpho/oracle_lenet", "morpho/oracle_resnet", "morpho/oracle_wide_cnn"]

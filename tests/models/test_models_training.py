@@ -21,7 +21,7 @@ DETERMINISM_SAMPLE = ["cnn", "robust_cnn", "noise_cnn", "embedding", "random_net
 def smoke_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("smoke")
     logs: list[str] = []
-    entries = train_reference_models(out_dir=out, smoke=True, log=logs.append)
+    entries = train_reference_models("morpho", out_dir=out, smoke=True, log=logs.append)
     return out, entries, logs
 
 
@@ -36,7 +36,7 @@ def test_smoke_training_writes_every_model(smoke_run):
         assert file_sha256(out / entry["file"]) == entry["sha256"]
         assert entry["training"] == smoke_spec(SPECS[name]).recipe.to_dict()
         assert entry["data"]["n"] == 192 and entry["quality"]["test_n"] == 128
-        model = load_model(name, weights_dir=out)  # verified against the tmp manifest
+        model = load_model(name, domain="morpho", weights_dir=out)  # verified against the tmp manifest
         assert not model.training
     assert any("BELOW BAR" in line for line in logs), "tiny budgets are reported, not hidden"
 
@@ -49,7 +49,7 @@ def test_smoke_robust_entry_records_the_attack(smoke_run):
 
 def test_same_seed_gives_identical_weights(smoke_run, tmp_path):
     out, first, _ = smoke_run
-    again = train_reference_models(names=DETERMINISM_SAMPLE, out_dir=tmp_path, smoke=True,
+    again = train_reference_models("morpho", names=DETERMINISM_SAMPLE, out_dir=tmp_path, smoke=True,
                                    log=lambda _: None)
     for name in DETERMINISM_SAMPLE:
         key = f"morpho/{name}"
@@ -73,7 +73,7 @@ def test_a_different_seed_gives_different_weights(smoke_run):
     from cfcheck.domains.morpho import load_split
 
     model = fit(spec, load_split("train", 192), None, log=lambda _: None)
-    reference = load_model("cnn", weights_dir=smoke_run[0])
+    reference = load_model("cnn", domain="morpho", weights_dir=smoke_run[0])
     assert not torch.equal(model.classifier[-1].weight, reference.classifier[-1].weight)
 
 
@@ -88,16 +88,16 @@ def test_training_leaves_the_global_rng_alone():
 
 
 def test_training_updates_an_existing_manifest_without_dropping_entries(tmp_path):
-    train_reference_models(names=["random_net"], out_dir=tmp_path, smoke=True, log=lambda _: None)
-    train_reference_models(names=["mlp"], out_dir=tmp_path, smoke=True, log=lambda _: None)
+    train_reference_models("morpho", names=["random_net"], out_dir=tmp_path, smoke=True, log=lambda _: None)
+    train_reference_models("morpho", names=["mlp"], out_dir=tmp_path, smoke=True, log=lambda _: None)
     assert set(load_manifest(tmp_path / "manifest.json")["models"]) == {"morpho/random_net", "morpho/mlp"}
 
 
 def test_argument_errors():
     with pytest.raises(ValueError, match=r"unknown reference model\(s\) \['vgg'\]"):
-        train_reference_models(names=["vgg"], smoke=True, out_dir="unused")
+        train_reference_models("morpho", names=["vgg"], smoke=True, out_dir="unused")
     with pytest.raises(ValueError, match="explicit out_dir"):
-        train_reference_models(names=["mlp"], smoke=True)
+        train_reference_models("morpho", names=["mlp"], smoke=True)
     with pytest.raises(ValueError, match="domain 'glyphs'"):
         train_reference_models(domain="glyphs", out_dir="unused")
 
@@ -124,3 +124,12 @@ def test_noise_augmentation_matches_its_definition():
     torch.testing.assert_close(out, expected, rtol=0, atol=0)
     with pytest.raises(ValueError, match="augmentation kind"):
         training._augment(torch.nn.Identity(), x, {}, {"kind": "mixup"}, 0.0, g)
+
+
+def test_train_model_needs_the_spec_domain(tmp_path):
+    unbound = dataclasses.replace(smoke_spec(SPECS["random_net"]), domain=None)
+    with pytest.raises(ValueError, match="give the domain it is trained for"):
+        training.train_model(unbound, tmp_path, log=lambda _: None)
+    with pytest.raises(ValueError, match="give the domain it is trained for"):
+        training.train_model(smoke_spec(SPECS["random_net"]), tmp_path, domain="other",
+                             log=lambda _: None)

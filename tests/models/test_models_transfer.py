@@ -39,10 +39,10 @@ def _targets(n: int, seed: int) -> torch.Tensor:
 
 def test_tiny_run_reports_every_model_and_is_deterministic():
     kwargs = dict(steps=3, seed=5, evaluated=["attr_digit"])
-    rates = adversarial_transfer(12, **kwargs)
+    rates = adversarial_transfer(12, domain="morpho", **kwargs)
     assert list(rates) == ["cnn", "attr_digit", *COMMITTEE, "committee_majority"]
     assert all(0.0 <= v <= 1.0 and (v * 12) == round(v * 12) for v in rates.values())
-    assert adversarial_transfer(12, **kwargs) == rates
+    assert adversarial_transfer(12, domain="morpho", **kwargs) == rates
 
 
 def test_rates_count_target_hits_and_majority_votes():
@@ -51,34 +51,34 @@ def test_rates_count_target_hits_and_majority_votes():
     assert not (targets == labels).any()  # each image goes to another class
     models = {"zero": _Constant(0), "one": _Constant(1), "oracle_a": _Constant(2),
               "oracle_b": _Constant(2), "oracle_c": _Constant(7)}
-    rates = adversarial_transfer(n, steps=1, seed=seed, evaluated=["zero", "one"],
-                                 committee=["oracle_a", "oracle_b", "oracle_c"], models=models)
+    rates = adversarial_transfer(n, domain="morpho", steps=1, seed=seed,
+                                 evaluated=["zero", "one"], committee=["oracle_a", "oracle_b", "oracle_c"], models=models)
     for name, label in (("zero", 0), ("one", 1), ("oracle_a", 2), ("oracle_c", 7)):
         assert rates[name] == pytest.approx(float((targets == label).float().mean()))
     # two of three members vote 2: the majority predicts the target where it is 2
     assert rates["committee_majority"] == rates["oracle_a"]
-    without = adversarial_transfer(n, steps=1, seed=seed, evaluated=[], committee=[],
-                                   models=models)
+    without = adversarial_transfer(n, domain="morpho", steps=1, seed=seed, evaluated=[],
+                                   committee=[], models=models)
     assert set(without) == {"cnn"} and without["cnn"] == rates["cnn"]
 
 
 def test_more_steps_fool_the_attacked_classifier_more():
-    weak = adversarial_transfer(24, steps=1, eps=0.02, evaluated=[], committee=[])
-    strong = adversarial_transfer(24, steps=10, eps=0.15, evaluated=[], committee=[])
+    weak = adversarial_transfer(24, domain="morpho", steps=1, eps=0.02, evaluated=[], committee=[])
+    strong = adversarial_transfer(24, domain="morpho", steps=10, eps=0.15, evaluated=[], committee=[])
     assert strong["cnn"] > weak["cnn"] and strong["cnn"] >= 0.5
 
 
 def test_argument_errors():
     with pytest.raises(ValueError, match="n must be positive"):
-        adversarial_transfer(0)
+        adversarial_transfer(0, domain="morpho")
     with pytest.raises(ValueError, match="exceeds"):
-        adversarial_transfer(10**6)
+        adversarial_transfer(10**6, domain="morpho")
 
 
 def test_main_prints_json(capsys):
     previous = torch.get_num_threads()
     try:
-        assert transfer.main(["--n", "6", "--steps", "2", "--evaluated"]) == 0
+        assert transfer.main(["--domain", "morpho", "--n", "6", "--steps", "2", "--evaluated"]) == 0
     finally:
         torch.set_num_threads(previous)
     printed = json.loads(capsys.readouterr().out)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -11,6 +12,9 @@ from cfcheck.domains.base import CLASS_COUNTERFACTUAL, INTERVENTION_COUNTERFACTU
 from .rendering import IMAGE_SHAPE, render
 from .scm import NUM_CLASSES, MorphoFactors, intervene
 from .splits import LabeledImages, load_split, split_factors
+
+if TYPE_CHECKING:  # imported when called: the recipes need cfcheck.models
+    from .recipes import MorphoRecipes
 
 #: Bins of a continuous parent for interventions: Melistas et al. draw each do() value in
 #: another of 10 bins; ours are the deciles of the train split.
@@ -92,6 +96,13 @@ class MorphoDomain:
     ) -> torch.Tensor:
         factors = split_factors(split)[index]
         return true_counterfactual(factors, **intervention)
+
+    # -- reference models --------------------------------------------------------------
+    def model_recipes(self) -> MorphoRecipes:
+        """The recipes of the morpho reference models (the optional ``model_recipes`` hook)."""
+        from .recipes import RECIPES
+
+        return RECIPES
 
     def __repr__(self) -> str:
         return "MorphoDomain()"

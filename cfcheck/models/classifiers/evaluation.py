@@ -6,6 +6,7 @@ which re-measure every shipped model against its ``quality_bar``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import torch
@@ -15,12 +16,13 @@ from cfcheck.thresholds import bar_violations
 
 from ..inference import batched_apply, model_device
 from .adversarial import robust_accuracy
-from .recipes import ModelSpec
+from .recipes import ModelSpec, domain_recipes
 
 __all__ = [
     "bar_violations",  # re-exported from cfcheck.thresholds: the one notion of a bar
     "head_logits",
     "main_accuracy",
+    "main_head",
     "measure_quality",
     "predict",
     "prediction_distribution",
@@ -30,29 +32,28 @@ __all__ = [
 #: quality keys of the predicted-class distribution (measured when a bar or calibration asks)
 DISTRIBUTION_KEYS = ("class_shares", "max_class_share", "prediction_entropy_bits")
 
-_MULTITASK_HEADS = ("digit", "thickness", "intensity", "font")
 
+def task_targets(task: str, data: Any, *, domain: str | None) -> dict[str, torch.Tensor]:
+    """Integer targets of ``task`` for a split of ``domain``: head name -> labels.
 
-def task_targets(task: str, data: Any) -> dict[str, torch.Tensor]:
-    """Integer targets of ``task`` for a morpho ``LabeledImages``: head name -> labels.
-
-    Single-task models have one head, ``"label"``; the embedding has one per attribute.
+    The domain defines them (``ModelRecipes.targets``): single-task models have one head,
+    ``"label"``; a multi-head model (the embedding) one per attribute, its main head first.
     """
-    from cfcheck.domains.morpho import intensity_bin, thickness_bin
+    if domain is None:
+        raise ValueError(
+            f"task {task!r} names no domain to take its targets from; build the spec with "
+            "cfcheck.models.classifiers.recipes.model_specs(domain)"
+        )
+    targets = domain_recipes(domain).targets(task, data)
+    if not targets:
+        raise ValueError(f"domain {domain!r} gave no targets for task {task!r}")
+    return targets
 
-    by_attribute = {
-        "digit": lambda: data.labels.long(),
-        "thickness": lambda: thickness_bin(data.factors.thickness).long(),
-        "intensity": lambda: intensity_bin(data.factors.intensity).long(),
-        "font": lambda: data.factors.font.long(),
-    }
-    single = {"digit": "digit", "thickness_bin": "thickness", "intensity_bin": "intensity",
-              "font": "font"}
-    if task == "multitask":
-        return {name: by_attribute[name]() for name in _MULTITASK_HEADS}
-    if task not in single:
-        raise ValueError(f"unknown task {task!r}; expected one of {sorted(single) + ['multitask']}")
-    return {"label": by_attribute[single[task]]()}
+
+def main_head(heads: Iterable[str]) -> str:
+    """The head that defines a model's accuracy: ``"label"``, else the first head."""
+    heads = list(heads)
+    return "label" if "label" in heads else heads[0]
 
 
 def head_logits(model: nn.Module, x: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -76,9 +77,9 @@ def _accuracies(model: nn.Module, images: torch.Tensor, targets: dict[str, torch
 
 
 def main_accuracy(model: nn.Module, images: torch.Tensor, targets: dict[str, torch.Tensor]) -> float:
-    """Accuracy of the head that defines model selection (the digit head for the embedding)."""
+    """Accuracy of the head that defines model selection (:func:`main_head`)."""
     accuracies = _accuracies(model, images, targets)
-    return accuracies["label"] if "label" in accuracies else accuracies["digit"]
+    return accuracies[main_head(targets)]
 
 
 def prediction_distribution(predictions: torch.Tensor, num_classes: int) -> dict[str, Any]:
@@ -102,7 +103,7 @@ def prediction_distribution(predictions: torch.Tensor, num_classes: int) -> dict
 def measure_quality(model: nn.Module, spec: ModelSpec, test_data: Any) -> dict[str, Any]:
     """The manifest's ``quality`` block: test accuracy per head, robust accuracy if asked.
 
-    ``test_accuracy`` is always the main head (digit for the embedding); attribute bins also
+    ``test_accuracy`` is always the main head (:func:`main_head`); single-head models also
     report the majority-class rate so noisy bins can be judged against chance. Models with a
     logit calibration (or a bar on the distribution) report how their predictions spread
     (:func:`prediction_distribution`); models with a ``transfer_eval`` report the targeted-PGD
@@ -111,13 +112,14 @@ def measure_quality(model: nn.Module, spec: ModelSpec, test_data: Any) -> dict[s
     was_training = model.training
     model.eval()
     try:
-        targets = task_targets(spec.task, test_data)
+        targets = task_targets(spec.task, test_data, domain=spec.domain)
+        main = main_head(targets)
         accuracies = _accuracies(model, test_data.images, targets)
         quality: dict[str, Any] = {"test_n": int(test_data.images.shape[0])}
-        if spec.task == "multitask":
-            quality["test_accuracy"] = accuracies["digit"]
+        if main != "label":  # a multi-head model: the main head, then the others by name
+            quality["test_accuracy"] = accuracies[main]
             for name, value in accuracies.items():
-                if name != "digit":
+                if name != main:
                     quality[f"{name}_accuracy"] = value
         else:
             quality["test_accuracy"] = accuracies["label"]
@@ -133,10 +135,9 @@ def measure_quality(model: nn.Module, spec: ModelSpec, test_data: Any) -> dict[s
             )
             quality.update({f"robust_{k}": v for k, v in cfg.items()})
         if spec.logit_calibration is not None or set(DISTRIBUTION_KEYS) & set(spec.quality_bar):
-            labels = predict(model, test_data.images)
-            main = labels["label"] if "label" in labels else labels["digit"]
-            num_classes = int(spec.arch_kwargs.get("num_classes", 0)) or int(main.max()) + 1
-            quality.update(prediction_distribution(main, num_classes))
+            predicted = predict(model, test_data.images)[main]
+            num_classes = int(spec.arch_kwargs.get("num_classes", 0)) or int(predicted.max()) + 1
+            quality.update(prediction_distribution(predicted, num_classes))
         if spec.transfer_eval is not None:
             from .transfer import adversarial_transfer
 
@@ -144,7 +145,7 @@ def measure_quality(model: nn.Module, spec: ModelSpec, test_data: Any) -> dict[s
             rates = adversarial_transfer(
                 int(cfg["n"]), eps=float(cfg["eps"]), steps=int(cfg["steps"]),
                 seed=int(cfg["seed"]), source=str(cfg["source"]), evaluated=[spec.name],
-                models={spec.name: model},
+                models={spec.name: model}, domain=spec.domain,
             )
             quality["transfer_target_rate"] = rates[spec.name]
             quality["transfer_source_rate"] = rates[str(cfg["source"])]

@@ -116,8 +116,8 @@ def cascading_randomisation(
     """The progressively randomised copies of a trained classifier, output layer first.
 
     Args:
-        model: the trained classifier (images -> N×K logits), e.g. ``load_model("cnn")``;
-            it is not modified.
+        model: the trained classifier (images -> N×K logits), e.g.
+            ``load_model("cnn", domain=...)``; it is not modified.
         calibration_images: unlabelled images (N ≥ 2, a few hundred or more) on which each
             stage's logit standardisation is fitted; the first one also fixes the layers'
             forward order. Use images the explanations are not evaluated on (e.g. the
@@ -136,12 +136,14 @@ def cascading_randomisation(
         mode, on the device of ``model``.
 
     Example:
+        >>> from cfcheck.domains import get_domain
         >>> from cfcheck.models.registry import load_model
-        >>> from cfcheck.domains.morpho import load_split
-        >>> stages = cascading_randomisation(load_model("cnn"), load_split("train", 500).images)
+        >>> domain = get_domain("morpho")
+        >>> stages = cascading_randomisation(load_model("cnn", domain=domain.name),
+        ...                                  domain.split("train", 500).images)
         >>> [stage.layer for stage in stages]
         ['classifier.3', 'classifier.1', 'features.6', 'features.3', 'features.0']
-        >>> logits = stages[-1].model(load_split("test", 8).images)  # fully randomised
+        >>> logits = stages[-1].model(domain.split("test", 8).images)  # fully randomised
     """
     if calibration_images.ndim < 2 or calibration_images.shape[0] < 2:
         raise ValueError(

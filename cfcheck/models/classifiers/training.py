@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -29,7 +30,7 @@ from ..registry import domain_dir, save_weights, update_manifest
 from .adversarial import pgd_attack
 from .architectures import build_model, calibrate_logits, count_parameters
 from .evaluation import bar_violations, head_logits, main_accuracy, measure_quality, task_targets
-from .recipes import ModelSpec, TrainingRecipe, model_specs, smoke_spec
+from .recipes import ModelSpec, TrainingRecipe, domain_recipes, model_specs, smoke_spec
 
 __all__ = ["fit", "save_weights", "train_model", "train_reference_models"]
 
@@ -37,17 +38,20 @@ Log = Callable[[str], None]
 
 
 def _load_data(domain: str, split: str, n: int | None) -> Any:
-    if domain != "morpho":
-        raise ValueError(f"cannot train models for domain {domain!r}; expected 'morpho'")
-    from cfcheck.domains.morpho import load_split
+    from cfcheck.domains import get_domain
 
-    return load_split(split, n)
+    return get_domain(domain).split(split, n)
+
+
+def _scored_split(domain: str) -> str:
+    """The split quality is measured on: the domain's scored split (the methods' inputs)."""
+    from cfcheck.domains import get_domain
+
+    return get_domain(domain).split_roles["scored"]
 
 
 def _split_seed(domain: str, split: str) -> int | None:
-    from cfcheck.domains.morpho import splits
-
-    return getattr(splits, "SPLIT_SEEDS", {}).get(split)
+    return domain_recipes(domain).split_seed(split)
 
 
 def _optimizer(recipe: TrainingRecipe, model: nn.Module) -> torch.optim.Optimizer:
@@ -144,7 +148,7 @@ def _fit(
         order_rng = torch.Generator().manual_seed(recipe.seed)
         augment_rng = torch.Generator().manual_seed(recipe.seed + 1)
         images = train_data.images
-        targets = task_targets(spec.task, train_data)
+        targets = task_targets(spec.task, train_data, domain=spec.domain)
         n = images.shape[0]
         steps_per_epoch = math.ceil(n / recipe.batch_size)
         optimizer = _optimizer(recipe, model)
@@ -152,7 +156,7 @@ def _fit(
             optimizer, _lr_factor(recipe.schedule, recipe.epochs * steps_per_epoch)
         )
         if val_data is not None:
-            val_targets = task_targets(spec.task, val_data)
+            val_targets = task_targets(spec.task, val_data, domain=spec.domain)
         best_state, best_accuracy = None, -1.0
         for epoch in range(recipe.epochs):
             model.train()
@@ -185,20 +189,33 @@ def _fit(
 
 
 def _num_classes(spec: ModelSpec) -> int:
+    """The class count of the model's main head (a multi-head model's first head)."""
     kwargs = spec.arch_kwargs
     if "num_classes" in kwargs:
         return int(kwargs["num_classes"])
-    return int(kwargs["head_classes"]["digit"])
+    return int(next(iter(kwargs["head_classes"].values())))
 
 
 def train_model(
     spec: ModelSpec,
     out_dir: str | Path,
-    domain: str = "morpho",
+    domain: str | None = None,
     device: str | torch.device = "cpu",
     log: Log = print,
 ) -> dict[str, Any]:
-    """Trains one model, writes ``<domain>_<name>.safetensors``; returns its manifest entry."""
+    """Trains one model, writes ``<domain>_<name>.safetensors``; returns its manifest entry.
+
+    ``domain`` defaults to the spec's own (``spec.domain``, set by ``model_specs(domain)``).
+    """
+    if domain is None:
+        domain = spec.domain
+    if domain is None or (spec.domain is not None and spec.domain != domain):
+        raise ValueError(
+            f"model {spec.name!r}: give the domain it is trained for (spec.domain is "
+            f"{spec.domain!r}, domain argument {domain!r}); build specs with model_specs(domain)"
+        )
+    if spec.domain is None:
+        spec = dataclasses.replace(spec, domain=domain)
     recipe = spec.recipe
     train_data = _load_data(domain, recipe.split, recipe.n)
     val_data = None
@@ -210,7 +227,7 @@ def train_model(
     file_name = f"{domain}_{spec.name}.safetensors"
     sha256 = save_weights(model, Path(out_dir) / file_name,
                           {"domain": domain, "name": spec.name, "architecture": spec.architecture})
-    quality = measure_quality(model, spec, _load_data(domain, "test", spec.test_n))
+    quality = measure_quality(model, spec, _load_data(domain, _scored_split(domain), spec.test_n))
     entry: dict[str, Any] = {
         "file": file_name,
         "sha256": sha256,
@@ -247,7 +264,7 @@ def train_model(
 
 
 def train_reference_models(
-    domain: str = "morpho",
+    domain: str,
     names: Iterable[str] | None = None,
     out_dir: str | Path | None = None,
     smoke: bool = False,
@@ -299,7 +316,8 @@ def train_reference_models(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Retrain the cfcheck reference models.")
-    parser.add_argument("--domain", default="morpho")
+    parser.add_argument("--domain", default=None,
+                        help="domain whose models to train (default: the first bundled domain)")
     parser.add_argument("--only", action="append", metavar="NAME", help="train only NAME (repeatable)")
     parser.add_argument("--smoke", action="store_true", help="tiny configuration for testing")
     parser.add_argument("--out", type=Path, default=None,
@@ -307,6 +325,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     args = parser.parse_args(argv)
+    if args.domain is None:
+        from cfcheck.domains import available_domains
+
+        args.domain = available_domains()[0]
     started = time.perf_counter()
     train_reference_models(args.domain, args.only, args.out, args.smoke, args.device,
                            num_threads=args.threads)

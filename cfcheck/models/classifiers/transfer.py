@@ -30,6 +30,7 @@ COMMITTEE = ("oracle_resnet", "oracle_wide_cnn", "oracle_lenet")
 def adversarial_transfer(
     n: int = 300,
     *,
+    domain: str,
     eps: float = 0.15,
     steps: int = 40,
     seed: int = 0,
@@ -47,6 +48,7 @@ def adversarial_transfer(
 
     Args:
         n: number of images (at most the split's size).
+        domain: the domain whose split and reference models are used.
         eps: L∞ radius of the attack, in [0, 1] pixel units.
         steps: PGD steps.
         seed: seeds the image subset, the targets and the PGD random start.
@@ -64,7 +66,7 @@ def adversarial_transfer(
         fraction of the ``n`` adversarial images classified as their target.
 
     Example:
-        >>> rates = adversarial_transfer(n=300)              # doctest: +SKIP
+        >>> rates = adversarial_transfer(n=300, domain="morpho")  # doctest: +SKIP
         >>> rates["cnn"], rates["attr_digit"], rates["committee_majority"]  # doctest: +SKIP
     """
     from cfcheck.domains import get_domain
@@ -74,19 +76,19 @@ def adversarial_transfer(
 
     if n < 1:
         raise ValueError(f"n must be positive, got {n}")
-    domain = get_domain("morpho")
-    data = domain.split(split)
+    data = get_domain(domain).split(split)
     if n > data.images.shape[0]:
         raise ValueError(f"n={n} exceeds the {data.images.shape[0]} images of split {split!r}")
     rng = torch.Generator().manual_seed(seed)
     index = torch.randperm(data.images.shape[0], generator=rng)[:n]
     x, y = data.images[index], data.labels[index].long()
-    k = domain.num_classes
+    k = get_domain(domain).num_classes
     target = (y + torch.randint(1, k, (n,), generator=rng)) % k
 
     supplied = dict(models or {})
     names = list(dict.fromkeys([source, *evaluated, *committee]))
-    loaded = {name: supplied[name] if name in supplied else load_model(name) for name in names}
+    loaded = {name: supplied[name] if name in supplied else load_model(name, domain=domain)
+              for name in names}
     x_adv = TargetedPGD(eps=eps, steps=steps).explain(
         x, target, loaded[source], generator=torch.Generator().manual_seed(seed)
     )
@@ -102,6 +104,8 @@ def adversarial_transfer(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--domain", default=None,
+                        help="domain of the split and models (default: the first bundled domain)")
     parser.add_argument("--n", type=int, default=300)
     parser.add_argument("--eps", type=float, default=0.15)
     parser.add_argument("--steps", type=int, default=40)
@@ -111,9 +115,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    rates = adversarial_transfer(args.n, eps=args.eps, steps=args.steps, seed=args.seed,
+    if args.domain is None:
+        from cfcheck.domains import available_domains
+
+        args.domain = available_domains()[0]
+    rates = adversarial_transfer(args.n, domain=args.domain, eps=args.eps, steps=args.steps, seed=args.seed,
                                  source=args.source, evaluated=args.evaluated)
-    print(json.dumps({"n": args.n, "eps": args.eps, "steps": args.steps, "seed": args.seed,
+    print(json.dumps({"domain": args.domain, "n": args.n, "eps": args.eps, "steps": args.steps, "seed": args.seed,
                       "source": args.source, "target_rate": rates}, indent=2))
     return 0
 
