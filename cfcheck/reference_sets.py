@@ -23,7 +23,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from cfcheck.metrics.stats import bootstrap_set_ci
+from cfcheck.metrics.realism import FidSets, KidSets, set_statistic_engine
+from cfcheck.metrics.stats import BatchedSetStatistic, bootstrap_set_ci
 
 SetStatistic = Callable[[Tensor, Tensor], float]
 
@@ -154,8 +155,53 @@ def score_realism(
             return float(sum(w * statistic(r, f) for w, r, f in zip(weights, real_parts, fake_parts)))
         return statistic(torch.cat(real_parts), torch.cat(fake_parts))
 
-    value = pooled(tuple(reference), tuple(fakes))
-    floors = [pooled(tuple(reference), tuple(pool_features[floor[c]] for c in order)) for floor in draw.floors]
+    floor_sets = [tuple(pool_features[floor[c]] for c in order) for floor in draw.floors]
+    engine = set_statistic_engine(statistic)
+    resampled = None
+    if engine is None:  # any other statistic: one call per set and per resample
+        value = pooled(tuple(reference), tuple(fakes))
+        floors = [pooled(tuple(reference), floor_set) for floor_set in floor_sets]
+    else:
+        value, floors, resampled = _with_engine(engine, reference, fakes, floor_sets, weights, conditional)
     ci = bootstrap_set_ci(tuple(reference), tuple(fakes), pooled, n_resamples=n_resamples, seed=seed, point=value,
-                          method=ci_method)
+                          method=ci_method, resampled=resampled)
     return RealismScore(value, ci, sum(kept.values()), floors, skipped)
+
+
+def _with_engine(
+    engine: type[FidSets] | type[KidSets],
+    reference: list[Tensor],
+    fakes: list[Tensor],
+    floor_sets: list[tuple[Tensor, ...]],
+    weights: np.ndarray,
+    conditional: bool,
+) -> tuple[float, list[float], BatchedSetStatistic]:
+    """The value, floors and batched resample statistic of :func:`score_realism` through a
+    set engine: each reference's own terms are computed once for the value and every floor,
+    and all resamples are evaluated together from index counts. Same numbers as calling the
+    statistic on each set (up to rounding)."""
+    if conditional:
+        engines = [engine(r) for r in reference]
+
+        def pooled(fake_parts: tuple[Tensor, ...]) -> float:
+            return float(sum(w * e(f) for w, e, f in zip(weights, engines, fake_parts)))
+
+        def resampled(index_real: tuple[np.ndarray, ...], index_fake: tuple[np.ndarray, ...]) -> np.ndarray:
+            parts = zip(weights, engines, fakes, index_real, index_fake)
+            return sum(w * e.resampled(f, ir, i_f) for w, e, f, ir, i_f in parts)  # type: ignore[return-value]
+
+    else:
+        whole = engine(torch.cat(reference))
+        all_fakes = torch.cat(fakes)
+        offsets_real = np.cumsum([0] + [len(r) for r in reference])
+        offsets_fake = np.cumsum([0] + [len(f) for f in fakes])
+
+        def pooled(fake_parts: tuple[Tensor, ...]) -> float:
+            return whole(torch.cat(fake_parts))
+
+        def resampled(index_real: tuple[np.ndarray, ...], index_fake: tuple[np.ndarray, ...]) -> np.ndarray:
+            real = np.hstack([i + o for i, o in zip(index_real, offsets_real)])
+            fake = np.hstack([i + o for i, o in zip(index_fake, offsets_fake)])
+            return whole.resampled(all_fakes, real, fake)
+
+    return pooled(tuple(fakes)), [pooled(f) for f in floor_sets], resampled

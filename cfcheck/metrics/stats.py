@@ -32,11 +32,13 @@ __all__ = ["Summary", "VERDICTS", "bootstrap_ci", "bootstrap_set_ci", "summarize
 
 Statistic = Callable[[np.ndarray], float]
 SetStatistic = Callable[..., float]
+BatchedSetStatistic = Callable[[tuple[np.ndarray, ...], tuple[np.ndarray, ...]], np.ndarray]
 
 # Statistics whose numpy implementation accepts ``axis``: resamples are evaluated in
 # blocks instead of one Python call each.
 _VECTORISED: tuple[Callable, ...] = (np.mean, np.median)
 _BLOCK_ELEMENTS = 2_000_000  # bounds the memory of a block of resampled values
+_SET_BLOCK = 50  # resamples per call of a batched set statistic (bounds its count matrices)
 
 
 def _as_values(values: object) -> np.ndarray:
@@ -127,6 +129,27 @@ def _strata(name: str, data: object) -> tuple[Tensor | np.ndarray, ...]:
     return parts
 
 
+def _draw_set_resamples(
+    parts_a: tuple[Tensor | np.ndarray, ...], parts_b: tuple[Tensor | np.ndarray, ...], resamples: int,
+    rng: np.random.Generator, method: str,
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Row indices of every resample, per stratum (R×m each), drawn in the order the
+    per-resample loop always drew them: resample by resample, the strata of a, then of b."""
+    def empty(p: Tensor | np.ndarray) -> np.ndarray:
+        size = min(len(p), max(2, len(p) // 2)) if method == "half_sampling" else len(p)
+        return np.empty((resamples, size), dtype=np.int64)
+
+    out_a, out_b = [empty(p) for p in parts_a], [empty(p) for p in parts_b]
+    for r in range(resamples):
+        for parts, out in ((parts_a, out_a), (parts_b, out_b)):
+            for p, index in zip(parts, out):
+                if method == "half_sampling":
+                    index[r] = rng.permutation(len(p))[: index.shape[1]]
+                else:
+                    index[r] = rng.integers(0, len(p), size=len(p))
+    return out_a, out_b
+
+
 def bootstrap_set_ci(
     a: Tensor | np.ndarray | Sequence[Tensor | np.ndarray],
     b: Tensor | np.ndarray | Sequence[Tensor | np.ndarray],
@@ -137,6 +160,7 @@ def bootstrap_set_ci(
     seed: int = 0,
     point: float | None = None,
     method: str = "bootstrap",
+    resampled: BatchedSetStatistic | None = None,
 ) -> tuple[float, float]:
     """Percentile bootstrap CI of a two-sample set statistic such as ``fid(a, b)``.
 
@@ -153,6 +177,11 @@ def bootstrap_set_ci(
     biased and wildly spread: each resample takes half of every block without replacement,
     and the interval is ``point − √½ · q`` for the quantiles q of (resampled − point)
     (subsampling, Politis & Romano 1994; √(m/n) scaling for a √n-consistent statistic).
+
+    ``resampled`` (optional) computes the statistic of many resamples at once: it receives,
+    per stratum of ``a`` and of ``b``, an R×m matrix of row indices (one resample per row)
+    and returns the R values ``statistic`` would give on the gathered rows (e.g.
+    :meth:`cfcheck.metrics.realism.KidSets.resampled`). The resamples are the same either way.
     """
     if method not in ("bootstrap", "half_sampling"):
         raise ValueError(f"`method` must be 'bootstrap' or 'half_sampling', got {method!r}")
@@ -165,20 +194,22 @@ def bootstrap_set_ci(
     level = _check_confidence(confidence)
     resamples = check_positive_int("n_resamples", n_resamples)
     rng = np.random.default_rng(check_positive_int("seed", seed, minimum=0))
+    indices_a, indices_b = _draw_set_resamples(parts_a, parts_b, resamples, rng, method)
     stats = np.empty(resamples, dtype=np.float64)
-
-    def resample(parts: tuple[Tensor | np.ndarray, ...]) -> tuple[Tensor | np.ndarray, ...]:
-        if method == "half_sampling":
-            return tuple(_take(p, rng.permutation(len(p))[: max(2, len(p) // 2)]) for p in parts)
-        return tuple(_take(p, rng.integers(0, len(p), size=len(p))) for p in parts)
-
-    for i in range(resamples):
-        a_sub, b_sub = resample(parts_a), resample(parts_b)
-        stats[i] = float(statistic(a_sub, b_sub) if stratified else statistic(a_sub[0], b_sub[0]))
+    if resampled is not None:
+        for start in range(0, resamples, _SET_BLOCK):
+            block = slice(start, start + _SET_BLOCK)
+            values = resampled(tuple(i[block] for i in indices_a), tuple(i[block] for i in indices_b))
+            stats[block] = np.asarray(values, dtype=np.float64)
+    else:
+        for r in range(resamples):
+            a_sub = tuple(_take(p, i[r]) for p, i in zip(parts_a, indices_a))
+            b_sub = tuple(_take(p, i[r]) for p, i in zip(parts_b, indices_b))
+            stats[r] = float(statistic(a_sub, b_sub) if stratified else statistic(a_sub[0], b_sub[0]))
     low, high = _percentile_interval(stats, level)
     if method == "half_sampling":
         centre = check_real("point", point)
-        scale = np.sqrt(0.5)
+        scale = float(np.sqrt(0.5))
         return centre - scale * (high - centre), centre - scale * (low - centre)
     if point is not None:
         bias = float(np.median(stats)) - check_real("point", point)

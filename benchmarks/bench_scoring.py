@@ -1,0 +1,175 @@
+"""Seconds to score N counterfactuals with every VCE metric the suites compute, CIs included.
+
+Run:  python benchmarks/bench_scoring.py [--n 10000] [--threads 1 2] [--resamples 500]
+
+Counterfactuals: the morpho SCM's true class counterfactuals of the first N reference-split
+images (another digit, same style). Scoring uses the functions the suites call, on the
+bundled reference models (``ModelZoo("morpho", cpu)``): validity proportions with Wilson
+intervals (TA, TCV, OA, OS and OTA per oracle, committee OTA), LVS, Minkowski / elastic-net /
+perceptual distances and unrelated-attribute LVS with bootstrap CIs (``summarize``), FID/KID
+target and domain with their real-vs-real floors and set CIs (``score_realism``), OTA gain and
+randomisation similarity. Per-sample CIs use ``--resamples`` (the quick profile's 500), set
+CIs min(200, that), as the suites do.
+
+Realism needs a real pool of ≥ 7 images per counterfactual of each class (a reference of ≥ 2
+per counterfactual plus 5 floor sets), more than the domain's 20,000-image reference split
+holds for N = 10,000, so the pool is that split plus freshly rendered SCM samples
+(``--pool-factor`` × N in all). Rendering and embedding the pool is a once-per-session cost and
+is reported apart. The floor is the evaluation networks' forward passes on the same images.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+
+import torch
+
+from cfcheck.domains import get_domain
+from cfcheck.domains.morpho.rendering import render
+from cfcheck.domains.morpho.scm import sample_factors
+from cfcheck.metrics.closeness import elastic_net_distance, minkowski_distance, perceptual_distance
+from cfcheck.metrics.realism import fid, kid_all_pairs
+from cfcheck.metrics.sanity import ota_gain, randomisation_similarity
+from cfcheck.metrics.stats import summarize
+from cfcheck.metrics.validity import (
+    class_changes,
+    committee_target_hits,
+    label_variation,
+    oracle_agreement,
+    oracle_target_hits,
+    original_hits,
+    target_hits,
+)
+from cfcheck.reference_sets import score_realism
+from cfcheck.zoo import ModelZoo
+
+CLASSIFIER = "cnn"
+SET_RESAMPLES = 200  # suites/vce/test_realism.py
+
+
+def build(n: int, pool_factor: float) -> dict[str, torch.Tensor]:
+    domain = get_domain("morpho")
+    data = domain.split(domain.split_roles["reference"], n=n)
+    gen = torch.Generator().manual_seed(0)
+    target = (data.labels + torch.randint(1, domain.num_classes, (n,), generator=gen)) % domain.num_classes
+    x_cf = domain.class_counterfactual(data.factors, target)
+    randomised_cf = (0.7 * x_cf + 0.3 * torch.rand(x_cf.shape, generator=gen)).clamp(0, 1)
+    pool = domain.split(domain.split_roles["reference"])
+    extra = max(0, int(pool_factor * n) - len(pool))
+    extra_factors = sample_factors(extra, seed=9_001)
+    pool_images = torch.cat([pool.images, render(extra_factors)])
+    pool_labels = torch.cat([pool.labels, extra_factors.digit.long()])
+    return {"x": data.images, "x_cf": x_cf, "target": target, "randomised_cf": randomised_cf,
+            "pool_images": pool_images, "pool_labels": pool_labels}
+
+
+def score_all(zoo: ModelZoo, d: dict[str, torch.Tensor], resamples: int, seed: int = 0) -> dict[str, float]:
+    """Every VCE score with its CI; returns seconds per stage (the forward passes included)."""
+    times: dict[str, float] = {}
+
+    def stage(name: str, fn: Callable[[], object]) -> object:
+        start = time.perf_counter()
+        out = fn()
+        times[name] = times.get(name, 0.0) + time.perf_counter() - start
+        return out
+
+    def summary(values: torch.Tensor) -> None:
+        summarize(values.double().flatten(), n_resamples=resamples, seed=seed)
+
+    x, cf, target = d["x"], d["x_cf"], d["target"]
+    names = [CLASSIFIER, *zoo.oracles, *zoo.attribute_oracles.values()]
+    logits = stage("forward: classifier + oracles", lambda: {
+        (m, on): zoo.logits(m, x if on == "x" else cf) for m in names for on in ("x", "cf")})
+    features = stage("forward: embedding (realism)", lambda: zoo.embed(cf))
+    pred = {k: v.argmax(1) for k, v in logits.items()}
+    prob = {k: v.softmax(1) for k, v in logits.items()}
+
+    def validity() -> None:
+        summary(target_hits(pred[CLASSIFIER, "cf"], target))
+        summary(class_changes(pred[CLASSIFIER, "cf"], pred[CLASSIFIER, "x"]))
+        summary(original_hits(pred[CLASSIFIER, "cf"], pred[CLASSIFIER, "x"]))
+        changed = pred[CLASSIFIER, "cf"] != pred[CLASSIFIER, "x"]
+        for oracle in zoo.oracles:
+            summary(oracle_agreement(pred[CLASSIFIER, "cf"][changed], pred[oracle, "cf"][changed]))
+            summary(oracle_target_hits(pred[oracle, "cf"], target))
+        summary(committee_target_hits([pred[o, "cf"] for o in zoo.oracles], target))
+        digit = zoo.attribute_oracles["digit"]
+        summary(label_variation(prob[digit, "x"], prob[digit, "cf"]))
+
+    def closeness() -> None:
+        for p in (1.0, 1.5, 2.0):
+            summary(minkowski_distance(x, cf, p))
+        summary(elastic_net_distance(x, cf))
+        for attribute, oracle in zoo.attribute_oracles.items():
+            if attribute != "digit":
+                summary(label_variation(prob[oracle, "x"], prob[oracle, "cf"]))
+
+    stage("validity (Wilson)", validity)
+    stage("closeness: pixel distances, LVS (bootstrap)", closeness)
+    distances = stage("forward: perceptual distance", lambda: perceptual_distance(x, cf, zoo.embedding.feature_maps))
+    stage("closeness: perceptual (bootstrap)", lambda: summary(distances))
+    pool_features, pool_labels = d["pool_features"], d["pool_labels"]
+    for metric in ("fid_target", "fid_domain", "kid_target", "kid_domain"):
+        stage(f"realism: {metric} (+5 floors, set CI)", lambda metric=metric: score_realism(
+            kid_all_pairs if metric.startswith("kid") else fid, pool_features, pool_labels, features, target,
+            conditional=metric.endswith("_target"), generator=torch.Generator().manual_seed(7919 * seed + 1),
+            n_resamples=min(SET_RESAMPLES, resamples), seed=seed,
+            ci_method="half_sampling" if metric.startswith("kid") else "bootstrap"))
+
+    def sanity() -> None:
+        hits_cf = committee_target_hits([pred[o, "cf"] for o in zoo.oracles], target)
+        hits_x = committee_target_hits([pred[o, "x"] for o in zoo.oracles], target)
+        summary(ota_gain(hits_cf, hits_x))
+        summary(torch.nan_to_num(randomisation_similarity(x, cf, d["randomised_cf"]), nan=0.0))
+
+    stage("sanity: ota gain, randomisation similarity", sanity)
+    return times
+
+
+def forward_floor(zoo: ModelZoo, d: dict[str, torch.Tensor]) -> float:
+    """The evaluation networks' forward passes alone: every model on x and c, the embedding's
+    features of c and its feature maps of x and c (the perceptual distance)."""
+    start = time.perf_counter()
+    for name in [CLASSIFIER, *zoo.oracles, *zoo.attribute_oracles.values()]:
+        for images in (d["x"], d["x_cf"]):
+            zoo.logits(name, images)
+    zoo.features(d["x_cf"])
+    with torch.no_grad():
+        for images in (d["x"], d["x_cf"]):
+            for start_row in range(0, len(images), 512):
+                zoo.embedding.feature_maps(images[start_row : start_row + 512])
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=10_000)
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--resamples", type=int, default=500)
+    parser.add_argument("--pool-factor", type=float, default=7.5)
+    args = parser.parse_args()
+    start = time.perf_counter()
+    data = build(args.n, args.pool_factor)
+    zoo = ModelZoo("morpho", torch.device("cpu"))
+    data["pool_features"] = zoo.embed(data["pool_images"])
+    print(f"setup (render {args.n} counterfactuals and a {len(data['pool_images'])}-image real pool, embed the pool, "
+          f"load models): {time.perf_counter() - start:.1f} s, not counted")
+    for threads in args.threads:
+        torch.set_num_threads(threads)
+        forward_floor(zoo, data)  # warm-up
+        floor = forward_floor(zoo, data)
+        times = score_all(zoo, data, args.resamples)
+        total = sum(times.values())
+        print(f"\n{args.n} counterfactuals, torch threads = {threads}, {args.resamples} resamples")
+        print(f"{'stage':<50} {'seconds':>8}")
+        for name, seconds in times.items():
+            print(f"{name:<50} {seconds:8.2f}")
+        print(f"{'total':<50} {total:8.2f}")
+        print(f"{'forward-pass floor':<50} {floor:8.2f}")
+        print(f"{'total / floor':<50} {total / floor:8.1f}x")
+
+
+if __name__ == "__main__":
+    main()
