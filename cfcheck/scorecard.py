@@ -1,4 +1,5 @@
-"""Scorecards: the publishable result of a run (JSON, Markdown, HTML and per-sample CSV).
+"""Scorecards: the publishable result of a run (JSON and per-sample CSV, plus the views of
+:mod:`cfcheck.reporting`: Markdown, HTML and a badge).
 
 Every file is written to a temporary name and moved into place, so a crash or an interrupt
 never leaves a half-written scorecard; an interrupted run is written with ``"status":
@@ -8,7 +9,6 @@ never leaves a half-written scorecard; an interrupted run is written with ``"sta
 from __future__ import annotations
 
 import csv
-import html
 import io
 import json
 import math
@@ -71,12 +71,18 @@ def build_scorecard(
 
 
 def write_scorecard(directory: Path, scorecard: dict[str, Any], records: Sequence[ScoreRecord]) -> Path:
-    """Write scorecard.{json,md,html} and samples.csv into ``directory``; returns the JSON path."""
+    """Write scorecard.{json,md,html}, badge.svg and samples.csv into ``directory``; returns the
+    JSON path. The views (:mod:`cfcheck.reporting`) read the example grids already in ``directory``."""
     directory.mkdir(parents=True, exist_ok=True)
     ordered = sorted(records, key=_order)
     atomic_write(directory / "samples.csv", _samples_csv(ordered))
-    atomic_write(directory / "scorecard.md", render_markdown(scorecard))
-    atomic_write(directory / "scorecard.html", render_html(scorecard))
+    from cfcheck.reporting.badge import render_badge
+    from cfcheck.reporting.html import render_html
+    from cfcheck.reporting.markdown import render_markdown
+
+    atomic_write(directory / "scorecard.md", render_markdown(scorecard, directory))
+    atomic_write(directory / "scorecard.html", render_html(scorecard, directory))
+    atomic_write(directory / "badge.svg", render_badge(scorecard, directory))
     json_path = directory / "scorecard.json"
     atomic_write(json_path, json.dumps(scorecard, indent=2, sort_keys=True) + "\n")
     return json_path
@@ -99,7 +105,7 @@ def load_scorecard(path: Path) -> dict[str, Any]:
 
 
 def score_rows(scorecard: dict[str, Any]) -> list[list[str]]:
-    """Table rows shared by the Markdown, HTML and CLI summaries."""
+    """Rows of the full table of scores (Markdown, HTML and ``cfcheck summary``)."""
     rows = []
     for score in scorecard["scores"]:
         verdict = VERDICT_LABELS.get(score.get("verdict"), "-")
@@ -126,46 +132,88 @@ def score_rows(scorecard: dict[str, Any]) -> list[list[str]]:
 HEADER = ["kind", "domain", "suite", "metric", "task", "value [95% CI]", "n", "threshold", "verdict"]
 
 
-def render_markdown(scorecard: dict[str, Any]) -> str:
-    prov = scorecard["provenance"]
-    lines = [
-        f"# cfcheck scorecard: `{scorecard['method']}`",
-        "",
-        f"- status: **{scorecard['status']}**, profile `{scorecard['profile']['name']}`, "
-        f"outcomes {_format_outcomes(scorecard['outcomes'])}",
-        f"- cfcheck {prov['cfcheck_version']} ({prov['cfcheck_commit'] or 'no commit'}), "
-        f"torch {prov['torch_version']}, device {prov['device']}, seeds {prov['seeds']}",
-        f"- finished {prov['finished']}",
-        "",
-        "| " + " | ".join(HEADER) + " |",
-        "|" + "---|" * len(HEADER),
-    ]
-    lines += ["| " + " | ".join(row) + " |" for row in score_rows(scorecard)]
-    lines += ["", "Reference models (sha256):", ""]
-    lines += [f"- `{name}`: `{digest[:16]}…`" for name, digest in sorted(prov["reference_models"].items())]
-    return "\n".join(lines) + "\n"
+#: verdict categories of the headline counts, in display order (None: no bar → "none")
+VERDICT_ORDER = ("pass", "fail", "inconclusive", "error", "none")
+#: what each category is called in the views
+CATEGORY_NAMES = {"pass": "pass", "fail": "fail", "inconclusive": "inconclusive", "error": "error", "none": "no bar"}
+#: worst first: the category a group of scores is coloured by
+_SEVERITY = ("error", "fail", "inconclusive", "pass", "none")
 
 
-def render_html(scorecard: dict[str, Any]) -> str:
-    cells = "".join(f"<th>{html.escape(h)}</th>" for h in HEADER)
-    body = "\n".join(
-        "<tr class='{}'>{}</tr>".format(
-            "fail" if row[-1].startswith(("FAIL", "ERROR")) else "inconclusive" if row[-1].startswith("inconcl") else "",
-            "".join(f"<td>{html.escape(c)}</td>" for c in row),
-        )
-        for row in score_rows(scorecard)
-    )
-    title = html.escape(f"cfcheck scorecard: {scorecard['method']}")
-    prov = html.escape(json.dumps(scorecard["provenance"], indent=2, sort_keys=True))
-    return (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title>"
-        "<style>body{font-family:sans-serif}td,th{padding:2px 8px;border-bottom:1px solid #ddd}"
-        ".fail{background:#fdd}.inconclusive{background:#ffd}</style></head><body>"
-        f"<h1>{title}</h1><p>status: <b>{html.escape(scorecard['status'])}</b>, profile "
-        f"{html.escape(scorecard['profile']['name'])}, outcomes "
-        f"{html.escape(_format_outcomes(scorecard['outcomes']))}</p>"
-        f"<table><tr>{cells}</tr>\n{body}</table><h2>Provenance</h2><pre>{prov}</pre></body></html>\n"
-    )
+def verdict_category(score: dict[str, Any]) -> str:
+    """The score's verdict as one of :data:`VERDICT_ORDER`."""
+    verdict = score.get("verdict")
+    return verdict if verdict in VERDICT_ORDER else "none"
+
+
+def count_verdicts(scores: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """Scores per category of :data:`VERDICT_ORDER` (every category present, zeros included)."""
+    counts = dict.fromkeys(VERDICT_ORDER, 0)
+    for score in scores:
+        counts[verdict_category(score)] += 1
+    return counts
+
+
+def worst_category(counts: dict[str, int]) -> str | None:
+    """The most severe category with a score, or None for no scores."""
+    return next((name for name in _SEVERITY if counts.get(name)), None)
+
+
+def is_failing(score: dict[str, Any]) -> bool:
+    """A score that fails the run: it failed its bar, could not be computed, or regressed."""
+    return score.get("verdict") in ("fail", "error") or bool(score.get("regressed"))
+
+
+def failing_count(scorecard: dict[str, Any]) -> int:
+    return sum(1 for score in scorecard["scores"] if is_failing(score))
+
+
+def task_group(score: dict[str, Any]) -> str:
+    """The first part of the task id: the classifier of a VCE task ("cnn/ideal/seed0" → "cnn")."""
+    return str(score.get("task", "-")).split("/", 1)[0]
+
+
+def suite_key(score: dict[str, Any]) -> tuple[str, str]:
+    """(kind, suite): suites of different kinds share names ("validity")."""
+    return str(score.get("kind", "-")), str(score["suite"])
+
+
+def group_scores(scores: Sequence[dict[str, Any]], key: Any) -> dict[Any, list[dict[str, Any]]]:
+    """Scores grouped by ``key(score)``, groups in order of first appearance."""
+    groups: dict[Any, list[dict[str, Any]]] = {}
+    for score in scores:
+        groups.setdefault(key(score), []).append(score)
+    return groups
+
+
+def headline(scorecard: dict[str, Any]) -> tuple[str, str]:
+    """(word, sentence) of the overall verdict: ("FAIL", "FAIL: 3 of 5 suites have failing
+    scores"), ("PASS", ...) or ("INCOMPLETE", ...) for a run cut short."""
+    suites = group_scores(scorecard["scores"], suite_key)
+    failing = [key for key, scores in suites.items() if any(is_failing(s) for s in scores)]
+    counts = count_verdicts(scorecard["scores"])
+    if scorecard.get("status") != "complete":
+        word = "INCOMPLETE"
+        sentence = f"the run was cut short; {len(failing)} of {len(suites)} suites have failing scores so far"
+    elif failing:
+        word = "FAIL"
+        sentence = f"{len(failing)} of {len(suites)} suites have failing scores"
+    elif not scorecard["scores"]:
+        word, sentence = "PASS", "no scores were recorded"
+    else:
+        word = "PASS"
+        sentence = f"no score fails ({counts['pass']} pass"
+        sentence += f", {counts['inconclusive']} inconclusive)" if counts["inconclusive"] else ")"
+    return word, f"{word}: {sentence}"
+
+
+def format_value(score: dict[str, Any]) -> str:
+    """The value and its 95% CI, e.g. "0.91 [0.85, 0.96]"."""
+    return _format_value(score)
+
+
+def format_outcomes(outcomes: dict[str, int]) -> str:
+    return _format_outcomes(outcomes)
 
 
 def _samples_csv(records: Sequence[ScoreRecord]) -> str:

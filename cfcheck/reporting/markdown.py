@@ -1,0 +1,198 @@
+"""``scorecard.md``: the scorecard as GitHub-flavoured Markdown.
+
+Reading order: the verdict, a summary table per kind (one row per classifier, i.e. the first
+part of the task id, with pass counts per suite and the key metrics' values), the failing
+scores, the example grids (tables of the PNG files beside the scorecard, by relative path) and
+last the full table of scores, folded. Every string from the method or the run is escaped.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cfcheck.reporting.examples import ExampleGrid, load_example_grids
+from cfcheck.scorecard import (
+    HEADER,
+    count_verdicts,
+    format_outcomes,
+    format_value,
+    group_scores,
+    headline,
+    is_failing,
+    score_rows,
+    suite_key,
+    task_group,
+)
+
+#: width of an example image in the Markdown grids (GitHub shows <img width=...>)
+IMAGE_WIDTH = 56
+_MARKS = {"fail": "❌", "inconclusive": "⚠️", "pass": "✅", "none": "➖"}
+
+
+def render_markdown(scorecard: dict[str, Any], run_dir: Path | None = None) -> str:
+    """The Markdown scorecard; ``run_dir`` (the folder it is written to) supplies the example grids."""
+    grids = load_example_grids(run_dir) if run_dir is not None else []
+    lines = _head(scorecard)
+    lines += _summary(scorecard["scores"])
+    lines += _failures(scorecard["scores"])
+    lines += _grids(grids)
+    lines += _all_scores(scorecard)
+    lines += _provenance(scorecard)
+    return "\n".join(lines) + "\n"
+
+
+def md(text: Any) -> str:
+    """``text`` safe inside a Markdown table cell, on one line: no tag can open (``&`` and ``<``
+    as entities), no cell can end (``|``), no code span, emphasis or inline link can start."""
+    escaped = str(text).replace("&", "&amp;").replace("<", "&lt;")
+    for char in ("\\", "|", "`", "*"):
+        escaped = escaped.replace(char, "\\" + char)
+    return " ".join(escaped.replace("](", "]\\(").split())
+
+
+def pass_count(scores: Sequence[dict[str, Any]]) -> str:
+    """Mark and "passed/with a bar", e.g. "❌ 7/9"; "–" when no score has a bar."""
+    counts = count_verdicts(scores)
+    barred = counts["pass"] + counts["fail"] + counts["inconclusive"] + counts["error"]
+    if not barred:
+        return "–"
+    if any(is_failing(s) for s in scores):
+        mark = _MARKS["fail"]
+    else:
+        mark = _MARKS["inconclusive"] if counts["inconclusive"] else _MARKS["pass"]
+    return f"{mark} {counts['pass']}/{barred}"
+
+
+def key_metrics(scores: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """Suite → its key metric: the first metric with a bar in metric-card order (else the first)."""
+    from cfcheck.metrics.cards import CARDS
+
+    order = {key: i for i, key in enumerate(CARDS)}
+    chosen = {}
+    for suite, group in group_scores(scores, lambda s: s["suite"]).items():
+        metrics = list(dict.fromkeys(s["metric"] for s in group))
+        barred = [m for m in metrics if any(s["metric"] == m and s.get("threshold") for s in group)]
+        candidates = barred or metrics
+        chosen[suite] = min(candidates, key=lambda m: (order.get(m.split(":")[0], len(order)), metrics.index(m)))
+    return chosen
+
+
+def headline_value(scores: Sequence[dict[str, Any]]) -> str:
+    """One value, or the range "low–high" of several (tasks of one classifier)."""
+    values = [s["value"] for s in scores if isinstance(s.get("value"), (int, float)) and math.isfinite(s["value"])]
+    if not values:
+        return "–"
+    low, high = min(values), max(values)
+    text = f"{low:.3g}" if low == high else f"{low:.3g}–{high:.3g}"
+    return f"**{text}** ✗" if any(is_failing(s) for s in scores) else text
+
+
+def _head(scorecard: dict[str, Any]) -> list[str]:
+    prov = scorecard["provenance"]
+    word, sentence = headline(scorecard)
+    return [
+        f"# cfcheck scorecard: {md(scorecard['method'])}",
+        "",
+        "![cfcheck badge](badge.svg)",
+        "",
+        f"**{md(word)}**{md(sentence[len(word):])}",
+        "",
+        f"- status: **{md(scorecard['status'])}**, profile {md(scorecard['profile'].get('name', '-'))}, "
+        f"test outcomes: {md(format_outcomes(scorecard.get('outcomes', {})))}",
+        f"- cfcheck {md(prov.get('cfcheck_version', '?'))} ({md(prov.get('cfcheck_commit') or 'no commit')}), "
+        f"finished {md(prov.get('finished', '?'))}",
+        "",
+    ]
+
+
+def _summary(scores: Sequence[dict[str, Any]]) -> list[str]:
+    lines = ["## Summary", ""]
+    if not scores:
+        return lines + ["No scores were recorded.", ""]
+    for (kind, domain), group in group_scores(scores, lambda s: (s.get("kind", "-"), s.get("domain", "-"))).items():
+        suites = list(dict.fromkeys(s["suite"] for s in group))
+        keys = key_metrics(group)
+        metrics = list(dict.fromkeys(keys[suite] for suite in suites))
+        lines += [f"### {md(kind)} · {md(domain)}", ""]
+        header = ["classifier" if kind == "vce" else "task", *(md(s) for s in suites), *(md(m) for m in metrics)]
+        lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        for name, rows in group_scores(group, task_group).items():
+            by_suite = group_scores(rows, lambda s: s["suite"])
+            by_metric = group_scores(rows, lambda s: s["metric"])
+            cells = [md(name)]
+            cells += [pass_count(by_suite.get(suite, [])) for suite in suites]
+            cells += [headline_value(by_metric.get(metric, [])) for metric in metrics]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    lines += ["Pass counts: scores that pass / scores with a bar; key metrics: value range over the tasks "
+              "(bold with ✗: a task fails).", ""]
+    return lines
+
+
+def _failures(scores: Sequence[dict[str, Any]]) -> list[str]:
+    failing = [s for s in scores if is_failing(s)]
+    lines = ["## Failing scores", ""]
+    if not failing:
+        return lines + ["None.", ""]
+    suites = group_scores(failing, suite_key)
+    lines.append(", ".join(f"{md(k)}/{md(s)}: {len(g)}" for (k, s), g in suites.items()))
+    lines += ["", "| kind | suite | metric | task | value [95% CI] | bar | verdict |", "|---|---|---|---|---|---|---|"]
+    for s in failing:
+        verdict = s.get("verdict") or "-"
+        if s.get("reason"):
+            verdict += f": {s['reason']}"
+        if s.get("regressed"):
+            verdict += " (regressed)"
+        cells = [s.get("kind", "-"), s["suite"], s["metric"], s["task"], format_value(s), s.get("threshold") or "-", verdict]
+        lines.append("| " + " | ".join(md(c) for c in cells) + " |")
+    return lines + [""]
+
+
+def _grids(grids: Sequence[ExampleGrid]) -> list[str]:
+    if not grids:
+        return []
+    lines = ["## Example counterfactuals", "", "Rows: what each column of the task shows; columns: the seeded "
+             "example inputs (difference: red where the counterfactual is brighter, blue where darker).", ""]
+    for grid in grids:
+        lines += [f"### {md(grid.kind)} · {md(grid.domain)} · {md(grid.task)}", ""]
+        lines += ["| | " + " | ".join(str(i) for i in range(len(grid.rows))) + " |", "|---|" + "---|" * len(grid.rows)]
+        for column in grid.columns:
+            cells = [_image(row.get(column), column) for row in grid.rows]
+            lines.append(f"| {md(column)} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines
+
+
+def _image(path: str | None, column: str) -> str:
+    if not path:
+        return ""
+    return f'<img src="{html.escape(path)}" width="{IMAGE_WIDTH}" alt="{html.escape(column)}">'
+
+
+def _all_scores(scorecard: dict[str, Any]) -> list[str]:
+    rows = score_rows(scorecard)
+    lines = ["## All scores", "", f"<details><summary>{len(rows)} scores</summary>", ""]
+    lines += ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    lines += ["| " + " | ".join(md(c) for c in row) + " |" for row in rows]
+    return lines + ["", "</details>", ""]
+
+
+def _provenance(scorecard: dict[str, Any]) -> list[str]:
+    prov = scorecard["provenance"]
+    lines = ["## Provenance", ""]
+    for key in ("cfcheck_version", "cfcheck_commit", "torch_version", "python_version", "platform", "device",
+                "seeds", "started", "finished"):
+        if key in prov:
+            lines.append(f"- {key.replace('_', ' ')}: {md(prov[key])}")
+    generation = prov.get("generation") or {}
+    if generation:
+        lines.append("- generation: " + ", ".join(f"{md(k)} {md(v)}" for k, v in sorted(generation.items())))
+    models = prov.get("reference_models") or {}
+    if models:
+        lines += ["", "Reference models (sha256):", ""]
+        lines += [f"- {md(name)}: `{md(str(digest)[:16])}…`" for name, digest in sorted(models.items())]
+    return lines

@@ -1,0 +1,89 @@
+"""The HTML scorecard in a real browser: headless Chromium opens it from disk without console
+errors, draws something, and shows a hostile method name as text (no script runs).
+
+Skipped when no Chromium is installed (CI installs it in .ci/run where apt is available)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from datetime import datetime, timezone
+
+import numpy as np
+import pytest
+import torch
+
+from cfcheck.records import ScoreRecord
+from cfcheck.reporting.examples import write_example_grid
+from cfcheck.scorecard import build_scorecard, write_scorecard
+
+HOSTILE = "<script>alert(1)</script>"
+BROWSER = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None)
+
+pytestmark = pytest.mark.skipif(BROWSER is None, reason="no chromium, chromium-browser or google-chrome binary on PATH")
+
+
+def _record(metric, task, value, verdict, suite="validity", **kwargs):
+    return ScoreRecord(
+        nodeid=f"x::{metric}[{task}]", suite=suite, metric=metric, task=task, value=value, n=12,
+        direction=kwargs.pop("direction", "higher"), ci_low=value - 0.05, ci_high=value + 0.05,
+        threshold=kwargs.pop("threshold", ">= 0.8"), verdict=verdict, samples=[value] * 3, kind="vce", domain="morpho",
+        **kwargs,
+    )
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("run")
+    records = [
+        _record("target_accuracy", "cnn/ideal/seed0", 0.95, "pass"),
+        _record("target_accuracy", "mlp/ideal/seed0", 0.3, "fail"),
+        _record("tcv", "cnn/ideal/seed0", 0.78, "inconclusive"),
+        _record("tcv", "mlp/ideal/seed0", float("nan"), "error", reason=f"the method raised {HOSTILE}"),
+        _record("d2", "cnn/ideal/seed0", 2.0, "pass", suite="closeness", direction="lower", threshold="<= 6.2"),
+        _record("fid_target", "cnn/ideal/seed0", 28.0, "fail", suite="realism", direction="lower",
+                threshold="<= 2 × floor = 19.22", extra={"real_floor": [9.6, 5.9, 8.7]}),
+    ]
+    generator = torch.Generator().manual_seed(0)
+    images = torch.rand(4, 1, 16, 16, generator=generator)
+    write_example_grid(run_dir, "vce", "morpho", "cnn/ideal/seed0", {
+        "input": images, "counterfactual": images.flip(-1), "difference": images.flip(-1) - images,
+    })
+    card = build_scorecard(records, method=HOSTILE, profile={"name": "quick"}, status="complete", seeds=[0],
+                           device="cpu", models={"morpho/cnn": "ab" * 32}, outcomes={"passed": 2, "failed": 4},
+                           started=datetime.now(timezone.utc), generation={"generated": 2})
+    write_scorecard(run_dir, card, records)
+    return run_dir / "scorecard.html"
+
+
+def _chromium(*args, cwd):
+    command = [BROWSER, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
+               f"--user-data-dir={cwd / 'profile'}", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=cwd, check=False)
+
+
+def test_the_page_renders_without_console_errors_and_is_not_blank(page, tmp_path):
+    shot = tmp_path / "shot.png"
+    result = _chromium("--enable-logging=stderr", "--v=0", f"--screenshot={shot}", "--window-size=1280,2000",
+                       page.as_uri(), cwd=tmp_path)
+    console = [line for line in result.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
+    assert not console, "\n".join(console)
+    assert shot.is_file(), result.stderr[-2000:]
+    from PIL import Image
+
+    pixels = np.asarray(Image.open(shot).convert("RGB"))
+    assert pixels.shape[:2] == (2000, 1280)
+    colours = np.unique(pixels.reshape(-1, 3), axis=0)
+    assert len(colours) > 10  # text, the red verdict banner, example images, charts
+    non_white = (pixels < 245).any(axis=-1).mean()
+    assert non_white > 0.03
+    banner_red = ((pixels[..., 0] > 180) & (pixels[..., 1] < 80) & (pixels[..., 2] < 80)).mean()
+    assert banner_red > 0.005  # the FAIL banner is drawn
+
+
+def test_the_hostile_method_name_is_text_and_no_script_exists(page, tmp_path):
+    result = _chromium("--dump-dom", page.as_uri(), cwd=tmp_path)
+    dom = result.stdout
+    assert "FAIL: 2 of 3 suites have failing scores" in dom, result.stderr[-2000:]
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom  # serialised text of the title and the heading
+    assert "<script" not in dom.lower()
