@@ -216,7 +216,7 @@ def claim_section_settings(profile: Profile) -> Profile:
             )
         if len(owners) > 1:
             raise ValueError(
-                f"[tool.cfcheck] setting {key!r} is ambiguous ({', '.join(owners)} define it): set it in a "
+                f"[tool.cfcheck] setting {key!r} is ambiguous ({', '.join(sorted(owners))} define it): set it in a "
                 "[tool.cfcheck.<kind>] table"
             )
         sections.setdefault(owners[0], {}).setdefault(key, value)

@@ -27,7 +27,7 @@ def test_a_kind_table_sets_a_field_several_kinds_share(tmp_path):
     assert quick.section("scm").n_inputs == 7 and quick.section("attribution").n_inputs == 9
     assert quick.section("latent").n_inputs == BUILTIN_PROFILES["quick"].section("latent").n_inputs
     (tmp_path / "pyproject.toml").write_text("[tool.cfcheck]\nn_inputs = 7\n")
-    with pytest.raises(ValueError, match=r"'n_inputs' is ambiguous \(scm, attribution, latent define it\): set it in a \[tool.cfcheck.<kind>\] table"):
+    with pytest.raises(ValueError, match=r"'n_inputs' is ambiguous \(attribution, latent, scm define it\): set it in a \[tool.cfcheck.<kind>\] table"):
         _resolve("quick", read_user_settings(tmp_path))
 
 
