@@ -107,6 +107,8 @@ class KindSpec(ABC):
     kind: ClassVar[MethodKind]
     #: what a task without outputs lacks, for failure messages
     output_noun: ClassVar[str] = "outputs"
+    #: what the first part of a task id names (scorecard summaries group by it)
+    task_group_label: ClassVar[str] = "task"
     output: ClassVar[OutputSpec]
     #: the suites of this kind that are not built yet → why (skipped with that reason)
     pending_suites: ClassVar[Mapping[str, str]] = {}

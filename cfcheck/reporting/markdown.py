@@ -109,6 +109,16 @@ def _head(scorecard: dict[str, Any]) -> list[str]:
     ]
 
 
+def _task_group_label(kind: str) -> str:
+    """What the first part of a task id names for ``kind`` (its KindSpec says; "task" otherwise)."""
+    from cfcheck.kinds import kind_spec
+
+    try:
+        return kind_spec(kind).task_group_label
+    except ValueError:  # a record without a known kind ("-")
+        return "task"
+
+
 def _summary(scores: Sequence[dict[str, Any]]) -> list[str]:
     lines = ["## Summary", ""]
     if not scores:
@@ -118,7 +128,7 @@ def _summary(scores: Sequence[dict[str, Any]]) -> list[str]:
         keys = key_metrics(group)
         metrics = list(dict.fromkeys(keys[suite] for suite in suites))
         lines += [f"### {md(kind)} · {md(domain)}", ""]
-        header = ["classifier" if kind == "vce" else "task", *(md(s) for s in suites), *(md(m) for m in metrics)]
+        header = [_task_group_label(kind), *(md(s) for s in suites), *(md(m) for m in metrics)]
         lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         for name, rows in group_scores(group, task_group).items():
             by_suite = group_scores(rows, lambda s: s["suite"])

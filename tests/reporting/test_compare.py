@@ -230,9 +230,23 @@ def test_set_level_metrics_are_listed_without_a_paired_test(tmp_path):
     assert "| fid_target | cnn/ideal/seed0 | ↓ | **3 [2, 4]** | 5 [4, 6] |" in render_markdown(comparison)
 
 
-def test_format_2_runs_are_listed_but_not_paired():
-    published = REPO / "reports" / "published"
-    comparison = compare_runs([load_run(published / "noise-quick"), load_run(published / "truth-quick")])
+def _format_2_run(root: Path, name: str, method: str, hits: float) -> Path:
+    """A run as format 2 wrote it: no kind or domain on records, samples.csv without `input`."""
+    folder = root / name
+    folder.mkdir()
+    score = {"suite": "validity", "metric": "committee_oracle_target_accuracy", "task": "cnn/ideal/seed0",
+             "value": hits, "ci_low": hits, "ci_high": hits, "n": 4, "direction": "higher", "verdict": "pass"}
+    card = {"format": 2, "method": method, "status": "complete", "outcomes": {}, "profile": {"name": "quick"},
+            "provenance": {"cfcheck_version": "0.1.0", "seeds": [0], "reference_models": MODELS}, "scores": [score]}
+    (folder / "scorecard.json").write_text(json.dumps(card))
+    rows = [f"validity,committee_oracle_target_accuracy,cnn/ideal/seed0,{i},{hits!r},{i},{i + 1}" for i in range(4)]
+    (folder / "samples.csv").write_text("suite,metric,task,sample,value,source,target\n" + "\n".join(rows) + "\n")
+    return folder
+
+
+def test_format_2_runs_are_listed_but_not_paired(tmp_path):
+    runs = [_format_2_run(tmp_path, "noise", "cfcheck.fixtures.noise", 0.0), _format_2_run(tmp_path, "truth", "cfcheck.fixtures.truth", 1.0)]
+    comparison = compare_runs([load_run(run) for run in runs])
     key = ("-", "-", "validity", "committee_oracle_target_accuracy", "cnn/ideal/seed0")
     assert comparison.best[key] == ["cfcheck.fixtures.truth"]
     assert "no 'input' column" in _test(comparison, key).note and not comparison.significant()

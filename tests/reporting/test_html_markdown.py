@@ -136,7 +136,7 @@ def test_markdown_summary_rows_per_classifier_then_failures_then_all_scores():
     assert "| cnn | ❌ 2/4 | ✅ 2/2 | 0.9 | 0.9 |" in vce
     assert "| mlp | ⚠️ 1/2 | ✅ 2/2 | 0.9 | 0.9 |" in vce
     scm = text[text.index("### scm · morpho"):text.index("## Failing scores")]
-    assert "| task | validity | target_accuracy |" in scm and "| do_digit | ❌ 1/2 | **0.3** ✗ |" in scm
+    assert "| intervention | validity | target_accuracy |" in scm and "| do_digit | ❌ 1/2 | **0.3** ✗ |" in scm
     assert "| scm | validity | target_accuracy | do_digit/seed0 | 0.3 [0.25, 0.35] | >= 0.8 | error: method raised |" in text
 
 

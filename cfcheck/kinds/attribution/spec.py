@@ -68,6 +68,7 @@ class AttributionResult:
 
 class AttributionSpec(KindSpec):
     kind: ClassVar[MethodKind] = MethodKind.ATTRIBUTION
+    task_group_label = "model"
     output_noun = "saliency maps"
     output = OutputSpec(call="attribute", value_range=None)
     section_defaults = SECTION_DEFAULTS

@@ -84,6 +84,7 @@ class SCMResult:
 
 class SCMSpec(KindSpec):
     kind: ClassVar[MethodKind] = MethodKind.SCM
+    task_group_label = "intervention"
     output_noun = "counterfactuals"
     output = OutputSpec(call="counterfactual", value_range=(0.0, 1.0))
     section_defaults = SECTION_DEFAULTS

@@ -71,6 +71,7 @@ def context(run: Run, domain: str) -> VCEContext:
 
 class VCESpec(KindSpec):
     kind: ClassVar[MethodKind] = MethodKind.VCE
+    task_group_label = "classifier"
     output_noun = "counterfactuals"
     output = OutputSpec(call="explain", several=True, value_range=(0.0, 1.0))
     section_defaults = SECTION_DEFAULTS
