@@ -74,10 +74,15 @@ class Domain(Protocol):
         ``intervention_counterfactual``)."""
 
 
+class MissingCapability(LookupError):
+    """A domain was asked for something its generative process does not provide."""
+
+
 def require(domain: Domain, capability: str) -> None:
-    """Raise a clear error when ``domain`` lacks ``capability``."""
+    """Raise :class:`MissingCapability`, naming what the domain does provide, when ``domain``
+    lacks ``capability``."""
     if capability not in domain.capabilities:
-        raise NotImplementedError(
+        raise MissingCapability(
             f"domain {domain.name!r} cannot compute {capability.replace('_', ' ')}; "
             f"it provides: {', '.join(sorted(domain.capabilities)) or 'no optional capabilities'}"
         )

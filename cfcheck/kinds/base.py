@@ -53,7 +53,8 @@ class Task:
 
     @property
     def id(self) -> str:
-        raise NotImplementedError
+        """The task's name within its kind and domain; each kind's task type defines it."""
+        raise TypeError(f"{type(self).__name__} must define the `id` property (e.g. 'cnn/ideal/seed0')")
 
     @property
     def group(self) -> str:
