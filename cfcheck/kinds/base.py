@@ -82,14 +82,7 @@ class Inputs:
 
     def tensors(self) -> list[torch.Tensor]:
         """Every tensor the method receives, in a fixed order (hashed into the cache key)."""
-        found: list[torch.Tensor] = []
-        for name in sorted(self.arguments):
-            value = self.arguments[name]
-            if isinstance(value, torch.Tensor):
-                found.append(value)
-            elif isinstance(value, Mapping):
-                found.extend(value[k] for k in sorted(value) if isinstance(value[k], torch.Tensor))
-        return found
+        return [tensor for _, tensor in sorted(watched_tensors(self.arguments).items())]
 
 
 def slice_arguments(value: Any, part: slice, device: torch.device) -> Any:
