@@ -11,6 +11,10 @@ are comparable). Two tables come out, both in Markdown:
   control reached, beside the bar. A bar is earned when it sits between what the positive
   controls reach and what the negative controls reach; the metric cards state the rationale.
 
+It also writes the controls' value per score (``calibration-<profile>.json`` in the domain's
+folder, :func:`write_calibration_values`); every scorecard of that domain and profile draws
+them beside its own values in the HTML charts (:func:`load_calibration_values`).
+
 The README's tables are this command's output; tests/test_verdicts.py asserts the verdicts.
 """
 
@@ -39,6 +43,75 @@ CONTROLS: dict[str, str] = {
     "wachter": "(baseline)",
 }
 SUITES = ("validity", "closeness", "realism", "random_classifier")
+
+
+def expected_sign(control: str, suite: str) -> str:
+    """"+" where the control is expected to pass ``suite``, "-" where to fail it, "" otherwise."""
+    for word in CONTROLS.get(control, "").split():
+        if word[1:] == suite and word[0] in "+−":
+            return "+" if word[0] == "+" else "-"
+    return ""
+
+
+def calibration_values(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Score identity key → control → {"value", "expected"} from control scorecards.
+
+    Args:
+        results: control name → its scorecard (format 3: scores carry kind and domain).
+
+    Returns:
+        For every score with a finite value, what each control reached and whether that
+        control is expected to pass ("+") or fail ("-") the score's suite ("" for neither).
+    """
+    from cfcheck.records import identity_key
+
+    values: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for control, scorecard in results.items():
+        if not any(word[:1] in "+−" for word in CONTROLS.get(control, "").split()):
+            continue  # the baseline and unknown methods are not controls
+        for score in scorecard["scores"]:
+            value = score.get("value")
+            if isinstance(value, (int, float)) and math.isfinite(value):
+                key = identity_key(score.get("kind", "-"), score.get("domain", "-"), score["suite"], score["metric"],
+                                   score["task"])
+                values[key][control] = {"value": float(value), "expected": expected_sign(control, score["suite"])}
+    return dict(values)
+
+
+def calibration_path(domain: str, profile: str) -> Path:
+    """Where the controls' values of ``domain`` at ``profile`` are kept (in the domain's folder)."""
+    return Path(__file__).parent / "domains" / domain / f"calibration-{profile}.json"
+
+
+def write_calibration_values(results: dict[str, dict[str, Any]], profile: str) -> list[Path]:
+    """Write :func:`calibration_values` per domain to :func:`calibration_path`; returns the paths."""
+    from cfcheck.io import atomic_write_text as atomic_write
+
+    by_domain: dict[str, dict[str, Any]] = defaultdict(dict)
+    for key, controls in calibration_values(results).items():
+        by_domain[key.split("/")[1]][key] = controls
+    paths = []
+    for domain, values in sorted(by_domain.items()):
+        path = calibration_path(domain, profile)
+        if path.parent.is_dir():
+            atomic_write(path, json.dumps({"profile": profile, "domain": domain, "values": values},
+                                          indent=1, sort_keys=True) + "\n")
+            paths.append(path)
+    return paths
+
+
+def load_calibration_values(scorecard: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
+    """The controls' values for the domains and profile of ``scorecard`` ({} where none are kept)."""
+    profile = str((scorecard.get("profile") or {}).get("name", ""))
+    values: dict[str, dict[str, dict[str, Any]]] = {}
+    for domain in sorted({str(s.get("domain", "-")) for s in scorecard.get("scores", [])}):
+        path = calibration_path(domain, profile)
+        if profile and path.is_file():
+            try:
+                values.update(json.loads(path.read_text())["values"])
+            except (OSError, ValueError, KeyError):
+                continue  # a damaged calibration file costs the charts their markers, nothing else
+    return values
 
 
 def run_control(name: str, profile: str, out: Path) -> tuple[dict[str, Any], float]:
@@ -144,6 +217,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             results[name] = run_control(name, args.profile, args.out)
             print(f"{name}: {results[name][1]:.0f} s", file=sys.stderr)
     print(render(results, args.profile))
+    if set(CONTROLS) - {"wachter"} <= set(results):  # a partial run would drop controls from the markers
+        for path in write_calibration_values({name: card for name, (card, _) in results.items()}, args.profile):
+            print(f"wrote {path}", file=sys.stderr)
     return 0
 
 

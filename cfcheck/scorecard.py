@@ -81,7 +81,9 @@ def write_scorecard(directory: Path, scorecard: dict[str, Any], records: Sequenc
     from cfcheck.reporting.markdown import render_markdown
 
     atomic_write(directory / "scorecard.md", render_markdown(scorecard, directory))
-    atomic_write(directory / "scorecard.html", render_html(scorecard, directory))
+    from cfcheck.calibration import load_calibration_values
+
+    atomic_write(directory / "scorecard.html", render_html(scorecard, directory, load_calibration_values(scorecard)))
     atomic_write(directory / "badge.svg", render_badge(scorecard, directory))
     json_path = directory / "scorecard.json"
     atomic_write(json_path, json.dumps(scorecard, indent=2, sort_keys=True) + "\n")

@@ -19,6 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+#: Score identity key → control name → {"value": float, "expected": "+" | "-" | ""}.
+Calibration = dict[str, dict[str, dict[str, Any]]]
+
 from cfcheck.reporting.examples import ExampleGrid, load_example_grids
 from cfcheck.scorecard import (
     CATEGORY_NAMES,
@@ -69,10 +72,11 @@ pre{background:#f7f7f7;padding:8px;overflow:auto;font-size:12px}a{color:#1a5fb4}
 
 
 def render_html(scorecard: dict[str, Any], run_dir: Path | None = None,
-                calibration: dict[str, dict[str, float]] | None = None) -> str:
+                calibration: Calibration | None = None) -> str:
     """The HTML scorecard. ``run_dir``: the run folder (example grids and their PNGs, inlined).
-    ``calibration``: optional metric → {control name: value} (e.g. from ``cfcheck calibrate``);
-    drawn as dotted reference lines in the metric charts when given."""
+    ``calibration``: optional score identity key → control → {"value", "expected"} (what
+    ``cfcheck calibrate`` keeps, :func:`cfcheck.calibration.load_calibration_values`); drawn in
+    each chart row as markers for the controls expected to pass (+) or fail (−) that suite."""
     scores = scorecard["scores"]
     grids = load_example_grids(run_dir) if run_dir is not None else []
     word, sentence = headline(scorecard)
@@ -224,18 +228,41 @@ def _png_size(data: bytes) -> tuple[int, int]:
     return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
 
 
-def _charts(scores: Sequence[dict[str, Any]], calibration: dict[str, dict[str, float]] | None) -> str:
+def _charts(scores: Sequence[dict[str, Any]], calibration: Calibration | None) -> str:
     out = ["<h2>Scores per metric</h2><p class='muted'>Per task: ● value (coloured by verdict) with its 95% CI; "
            "<span style='color:#333'>┃</span> the bar; <span style='color:#78909c'>◆</span> the real-vs-real floor "
            "(highest draw, band: all draws)"
-           + ("; dotted: control values (calibration)" if calibration else "") + ".</p>"]
+           + ("; what the bundled controls reached on the same score (hover for the name): "
+              f"<span style='color:{CONTROL_COLOURS['+']}'>▲</span> a control expected to pass this suite, "
+              f"<span style='color:{CONTROL_COLOURS['-']}'>▼</span> one expected to fail it (dotted at the edge: "
+              "off the scale)"
+              if calibration else "") + ".</p>"]
     for (kind, suite), group in group_scores(scores, suite_key).items():
         failing = any(is_failing(s) for s in group)
-        charts = [_chart(metric, rows, (calibration or {}).get(metric, (calibration or {}).get(metric.split(":")[0])))
+        charts = [_chart(metric, rows, [_controls(s, calibration) for s in rows])
                   for metric, rows in group_scores(group, lambda s: s["metric"]).items()]
         out.append(f"<details{' open' if failing else ''}><summary><b>{e(kind)}/{e(suite)}</b> "
                    f"{_chips(count_verdicts(group))}</summary><div class='charts'>{''.join(charts)}</div></details>")
     return "\n".join(out)
+
+
+#: Marker colours of controls expected to pass (+) and to fail (−) a suite.
+CONTROL_COLOURS = {"+": "#2e7d32", "-": "#c62828"}
+
+
+def _controls(score: dict[str, Any], calibration: Calibration | None) -> list[tuple[str, float, str]]:
+    """(control, value, expected sign) of the controls with a sign for this score's suite."""
+    from cfcheck.records import identity_key
+
+    if not calibration:
+        return []
+    key = identity_key(score.get("kind", "-"), score.get("domain", "-"), score["suite"], score["metric"], score["task"])
+    found = []
+    for name, entry in sorted(calibration.get(key, {}).items()):
+        value, sign = entry.get("value"), entry.get("expected", "")
+        if sign in CONTROL_COLOURS and _finite(value):
+            found.append((name, float(value), sign))
+    return found
 
 
 def bounds(threshold: str | None) -> list[float]:
@@ -266,15 +293,19 @@ def _finite(*values: Any) -> list[float]:
     return [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)]
 
 
-def _chart(metric: str, rows: Sequence[dict[str, Any]], controls: dict[str, float] | None) -> str:
-    label_w, plot_w, row_h, top = 150, 210, 14, 16
+def _chart(metric: str, rows: Sequence[dict[str, Any]], controls: Sequence[list[tuple[str, float, str]]]) -> str:
+    label_w, plot_w, top = 150, 210, 16
+    row_h = 20 if any(controls) else 14  # room for the control markers above and below a row
     height = top + row_h * len(rows) + 22
     floors = [_floor(s) for s in rows]
     spread = []
     for s, f in zip(rows, floors):
         spread += _finite(s.get("value"), s.get("ci_low"), s.get("ci_high"), *bounds(s.get("threshold")), *(f or ()))
-    spread += _finite(*(controls or {}).values())
     low, high = (min(spread), max(spread)) if spread else (0.0, 1.0)
+    # controls widen the axis by at most its own width each side; farther ones sit at the edge
+    reach = (high - low) or abs(high) or 1.0
+    near = [v for row in controls for _, v, _ in row if low - reach <= v <= high + reach]
+    low, high = min([low, *near]), max([high, *near])
     pad = (high - low) * 0.06 or abs(high) * 0.1 or 1.0
     low, high = low - pad, high + pad
 
@@ -286,12 +317,7 @@ def _chart(metric: str, rows: Sequence[dict[str, Any]], controls: dict[str, floa
     for tick in _ticks(low, high):
         svg.append(f"<line x1='{x(tick)}' x2='{x(tick)}' y1='{top - 4}' y2='{height - 18}' stroke='#eee'/>"
                    f"<text x='{x(tick)}' y='{height - 6}' text-anchor='middle' fill='#666'>{tick:g}</text>")
-    for name, value in sorted((controls or {}).items()):
-        if _finite(value):
-            svg.append(f"<line x1='{x(value)}' x2='{x(value)}' y1='{top - 4}' y2='{height - 18}' stroke='#1a5fb4' "
-                       f"stroke-dasharray='1,2'><title>{e(name)}: {value:.4g}</title></line><text x='{x(value)}' "
-                       f"y='{top - 6}' text-anchor='middle' fill='#1a5fb4' font-size='8'>{e(name)}</text>")
-    for i, (s, f) in enumerate(zip(rows, floors)):
+    for i, (s, f, row_controls) in enumerate(zip(rows, floors, controls)):
         y = top + i * row_h + row_h / 2
         colour = COLOURS[verdict_category(s)][0]
         task = str(s["task"])
@@ -299,6 +325,14 @@ def _chart(metric: str, rows: Sequence[dict[str, Any]], controls: dict[str, floa
         if f:
             svg.append(f"<rect x='{x(f[0])}' y='{y - 4}' width='{max(x(f[1]) - x(f[0]), 1)}' height='8' fill='#cfd8dc'/>"
                        f"<path d='M{x(f[2])},{y - 4}l4,4l-4,4l-4,-4z' fill='#78909c'><title>floor {f[2]:.4g}</title></path>")
+        for name, value, sign in row_controls:
+            apex, step = (y - 9, 4) if sign == "+" else (y + 9, -4)  # ▲ just above the row, ▼ just below it
+            shown = min(max(value, low), high)
+            off = " (off the scale)" if shown != value else ""
+            dashes = " stroke-dasharray='1,1'" if off else ""
+            svg.append(f"<path d='M{x(shown)},{apex}l-3,{step}h6z' fill='none' "
+                       f"stroke='{CONTROL_COLOURS[sign]}' stroke-width='1'{dashes}>"
+                       f"<title>{e(name)} (expected to {'pass' if sign == '+' else 'fail'}): {value:.4g}{off}</title></path>")
         for bound in bounds(s.get("threshold")):
             svg.append(f"<line x1='{x(bound)}' x2='{x(bound)}' y1='{y - 6}' y2='{y + 6}' stroke='#333' stroke-width='2'/>")
         low_ci, high_ci = _finite(s.get("ci_low")), _finite(s.get("ci_high"))

@@ -173,7 +173,8 @@ def test_write_scorecard_writes_every_view(tmp_path):
 
 
 def test_the_page_is_self_contained():
-    page = render_html(_card(_known()), calibration={"tcv": {"identity": 0.01, "truth": 1.0}})
+    page = render_html(_card(_known()), calibration={"vce/morpho/validity/tcv[cnn/ideal/seed0]": {
+        "identity": {"value": 0.01, "expected": "-"}, "truth": {"value": 1.0, "expected": "+"}}})
     parsed = _Tables(page)
     assert not [link for link in parsed.links if re.match(r"\s*(https?:)?//", link[2], re.I)]
     assert not {"script", "link", "iframe", "object", "embed"} & set(parsed.tags)
@@ -183,10 +184,16 @@ def test_the_page_is_self_contained():
 def test_charts_draw_the_bar_the_floor_and_given_control_values():
     floor = _score("realism", "cnn/ideal/seed0", "fail", metric="fid_target", value=28.0,
                    threshold="<= 2 × floor = 19.22", extra={"real_floor": [9.6, 5.9, 5.8]})
-    page = render_html(_card([floor]), calibration={"fid_target": {"identity<b>": 50.0}})
-    assert "<title>floor 9.6</title>" in page and "identity&lt;b&gt;: 50" in page
+    key = "vce/morpho/realism/fid_target[cnn/ideal/seed0]"
+    page = render_html(_card([floor]), calibration={key: {
+        "identity<b>": {"value": 50.0, "expected": "-"}, "truth": {"value": 7.5, "expected": "+"},
+        "ctl_baseline": {"value": 9.0, "expected": ""}},  # not a control of this suite: not drawn
+        "vce/morpho/realism/fid_target[mlp/ideal/seed0]": {"ctl_other_task": {"value": 99.0, "expected": "-"}}})
+    assert "<title>floor 9.6</title>" in page
+    assert "identity&lt;b&gt; (expected to fail): 50" in page and "truth (expected to pass): 7.5" in page
+    assert "ctl_baseline" not in page and "ctl_other_task" not in page  # another task's controls stay on that task's row
     assert "<= 2 × floor" not in page and "&lt;= 2 × floor = 19.22" in page
-    assert "stroke-dasharray='1,2'" not in render_html(_card([floor]))  # no controls given: none drawn
+    assert "expected to" not in render_html(_card([floor]))  # no controls given: none drawn
     assert bounds(">= 0.8") == [0.8] and bounds("<= 2 × floor = 7.447") == [7.447] and bounds("<= 2 × floor") == []
     assert bounds(">= 0.1 and <= 0.9") == [0.1, 0.9] and bounds("<= floor + 0.1 = 0.2237") == [0.2237] and bounds(None) == []
 
@@ -198,7 +205,8 @@ def test_hostile_strings_stay_text(text):
     scores = [_score("validity", hostile, "error", reason=hostile, metric=hostile, threshold=">= 0.8 " + hostile),
               _score(hostile, "cnn/ideal/seed0", "fail")]
     card = _card(scores, method=hostile)
-    page = render_html(card, calibration={hostile: {hostile: 0.5}})
+    key = f"vce/morpho/validity/{hostile}[{hostile}]"
+    page = render_html(card, calibration={key: {hostile: {"value": 0.5, "expected": "+"}}})
     assert "<x-" not in page and html.escape(hostile) in page
     markdown = render_markdown(card)
     assert "<x-" not in markdown

@@ -1,0 +1,62 @@
+"""The controls' values kept by ``cfcheck calibrate`` for the HTML charts: which controls count,
+which sign each gets per suite, and that a scorecard of the same domain and profile finds them
+(and one of another profile does not)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cfcheck import calibration
+from cfcheck.calibration import calibration_values, expected_sign, load_calibration_values, write_calibration_values
+
+
+def _card(profile="quick", domain="morpho", value=0.5):
+    return {"profile": {"name": profile}, "scores": [
+        {"kind": "vce", "domain": domain, "suite": "validity", "metric": "tcv", "task": "cnn/ideal/seed0", "value": value},
+        {"kind": "vce", "domain": domain, "suite": "random_classifier", "metric": "ota_gain", "task": "cnn/seed0",
+         "value": value},
+        {"kind": "vce", "domain": domain, "suite": "validity", "metric": "ta", "task": "cnn/ideal/seed0", "value": None},
+    ]}
+
+
+def test_signs_follow_the_controls_expectations_per_suite():
+    assert expected_sign("truth", "validity") == "+" and expected_sign("truth", "random_classifier") == "-"
+    assert expected_sign("identity", "closeness") == "+" and expected_sign("identity", "realism") == "-"
+    assert expected_sign("nearest", "realism") == "" and expected_sign("wachter", "validity") == ""
+    assert expected_sign("not-a-control", "validity") == ""
+
+
+def test_values_keep_controls_only_with_their_sign_and_skip_missing_values():
+    values = calibration_values({"truth": _card(value=1.0), "identity": _card(value=0.0), "wachter": _card(value=0.7)})
+    key = "vce/morpho/validity/tcv[cnn/ideal/seed0]"
+    assert values[key] == {"truth": {"value": 1.0, "expected": "+"}, "identity": {"value": 0.0, "expected": "-"}}
+    assert values["vce/morpho/random_classifier/ota_gain[cnn/seed0]"]["truth"]["expected"] == "-"
+    assert not any("ta[" in k for k in values)  # a score without a value has nothing to draw
+
+
+def test_written_values_are_found_by_a_scorecard_of_the_same_domain_and_profile(tmp_path, monkeypatch):
+    (tmp_path / "morpho").mkdir()
+    monkeypatch.setattr(calibration, "calibration_path",
+                        lambda domain, profile: tmp_path / domain / f"calibration-{profile}.json")
+    paths = write_calibration_values({"truth": _card(value=1.0), "noise": _card(domain="absent")}, "quick")
+    assert paths == [tmp_path / "morpho" / "calibration-quick.json"]  # no folder for "absent": nothing written
+    stored = json.loads(paths[0].read_text())
+    assert stored["profile"] == "quick" and stored["domain"] == "morpho"
+    found = load_calibration_values(_card())
+    assert found["vce/morpho/validity/tcv[cnn/ideal/seed0]"] == {"truth": {"value": 1.0, "expected": "+"}}
+    assert load_calibration_values(_card(profile="standard")) == {}
+    paths[0].write_text("{not json")
+    assert load_calibration_values(_card()) == {}  # damaged: the charts lose their markers, nothing else
+
+
+@pytest.mark.parametrize("profile", ["quick"])
+def test_the_bundled_calibration_covers_the_published_scorecards(profile):
+    path = calibration.calibration_path("morpho", profile)
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: run `cfcheck calibrate --profile {profile}` (or --reuse) to write it")
+    values = json.loads(path.read_text())["values"]
+    signs = {entry["expected"] for controls in values.values() for entry in controls.values()}
+    assert signs <= {"+", "-", ""} and "+" in signs and "-" in signs
+    assert any("truth" in controls for controls in values.values())
