@@ -108,7 +108,7 @@ def score_all(zoo: ModelZoo, d: dict[str, torch.Tensor], resamples: int, seed: i
 
     stage("validity (Wilson)", validity)
     stage("closeness: pixel distances, LVS (bootstrap)", closeness)
-    distances = stage("forward: perceptual distance", lambda: perceptual_distance(x, cf, zoo.embedding.feature_maps))
+    distances = stage("forward: perceptual distance", lambda: perceptual_distance(x, cf, zoo.feature_maps))
     stage("closeness: perceptual (bootstrap)", lambda: summary(distances))
     pool_features, pool_labels = d["pool_features"], d["pool_labels"]
     for metric in ("fid_target", "fid_domain", "kid_target", "kid_domain"):
@@ -136,10 +136,8 @@ def forward_floor(zoo: ModelZoo, d: dict[str, torch.Tensor]) -> float:
         for images in (d["x"], d["x_cf"]):
             zoo.logits(name, images)
     zoo.features(d["x_cf"])
-    with torch.no_grad():
-        for images in (d["x"], d["x_cf"]):
-            for start_row in range(0, len(images), 512):
-                zoo.embedding.feature_maps(images[start_row : start_row + 512])
+    for images in (d["x"], d["x_cf"]):
+        zoo.feature_maps(images)
     return time.perf_counter() - start
 
 

@@ -7,6 +7,7 @@ from functools import cached_property
 import torch
 
 from cfcheck.models import registry
+from cfcheck.models.inference import CPU_BATCH_SIZE
 
 
 #: "cnn~features.6": the cnn with its layers from the output down to features.6 randomised.
@@ -136,12 +137,19 @@ class ModelZoo:
             for name in registry.available_models(self.domain)
         }
 
-    def features(self, images: torch.Tensor, batch_size: int = 512) -> torch.Tensor:
+    @torch.no_grad()
+    def feature_maps(self, images: torch.Tensor) -> list[torch.Tensor]:
+        """The domain embedding's feature maps (the perceptual distance's layers), without autograd."""
+        from cfcheck.models.inference import inference_copy
+
+        return inference_copy(self.embedding).feature_maps(images.to(self.device))
+
+    def features(self, images: torch.Tensor, batch_size: int = CPU_BATCH_SIZE) -> torch.Tensor:
         """Raw domain-embedding features (float64), the input of FID and KID."""
         return self.logits("embedding", images, batch_size).double()
 
     @torch.no_grad()
-    def logits(self, name: str, images: torch.Tensor, batch_size: int = 512) -> torch.Tensor:
+    def logits(self, name: str, images: torch.Tensor, batch_size: int = CPU_BATCH_SIZE) -> torch.Tensor:
         from cfcheck.models.inference import batched_logits
 
         if len(images) == 0:

@@ -113,6 +113,17 @@ def perceptual_distance(
         raise TypeError(f"`feature_maps` must be callable, got {describe(feature_maps)}")
     eps_value = check_real("eps", eps, minimum=0.0)
     x_t, c_t = check_image_pair(x, c, value_range=value_range)
+    # per-sample distances: computed in chunks so the activations of large batches stay small
+    parts = [_perceptual_chunk(x_t[i : i + PERCEPTUAL_CHUNK], c_t[i : i + PERCEPTUAL_CHUNK], feature_maps, eps_value)
+             for i in range(0, max(1, x_t.shape[0]), PERCEPTUAL_CHUNK)]
+    return torch.cat(parts)
+
+
+#: Images per call of the feature network in :func:`perceptual_distance`.
+PERCEPTUAL_CHUNK = 256
+
+
+def _perceptual_chunk(x_t: Tensor, c_t: Tensor, feature_maps: FeatureMaps, eps_value: float) -> Tensor:
     batch = x_t.shape[0]
     maps_x = _check_feature_maps("x", feature_maps(x_t), batch)
     maps_c = _check_feature_maps("c", feature_maps(c_t), batch)

@@ -395,10 +395,7 @@ class FidSets:
         real, fake = _check_feature_pair(self.real, fake_features)
         mu_r, sigma_r = _weighted_moments(real, _counts(real_index, real.shape[0]))
         mu_f, sigma_f = _weighted_moments(fake, _counts(fake_index, fake.shape[0]))
-        root = _sqrtm_psd_batched(sigma_r)
-        inner = root @ sigma_f @ root
-        inner = 0.5 * (inner + inner.transpose(1, 2))
-        trace_sqrt = torch.linalg.eigvalsh(inner).clamp_min(0).sqrt().sum(1)
+        trace_sqrt = _trace_sqrt_products(sigma_r, sigma_f)
         traces = sigma_r.diagonal(dim1=1, dim2=2).sum(1) + sigma_f.diagonal(dim1=1, dim2=2).sum(1)
         value = (mu_r - mu_f).pow(2).sum(1) + traces - 2 * trace_sqrt
         return value.clamp_min(0.0).numpy()
@@ -420,9 +417,23 @@ def _weighted_moments(x: Tensor, w: Tensor) -> tuple[Tensor, Tensor]:
     return centre + mean_c, 0.5 * (covariance + covariance.transpose(1, 2))
 
 
-def _sqrtm_psd_batched(sigma: Tensor) -> Tensor:
-    eigenvalues, eigenvectors = torch.linalg.eigh(sigma)
-    return (eigenvectors * eigenvalues.clamp_min(0).sqrt()[:, None, :]) @ eigenvectors.transpose(1, 2)
+def _trace_sqrt_products(sigma_r: Tensor, sigma_f: Tensor) -> Tensor:
+    """tr (Σ_r^½ Σ_f Σ_r^½)^½ for each pair of a batch of PSD matrices (R×d×d).
+
+    With Σ_r = LLᵀ (Cholesky), LᵀΣ_fL has the spectrum of Σ_r^½ Σ_f Σ_r^½ (both are similar to
+    Σ_rΣ_f), and a Cholesky factorisation costs a fraction of the eigendecomposition a matrix
+    square root needs. Singular Σ_r (fewer rows than dimensions), where Cholesky fails, take
+    the square root by eigendecomposition as :func:`frechet_distance` does.
+    """
+    factor, info = torch.linalg.cholesky_ex(sigma_r)
+    inner = factor.transpose(1, 2) @ sigma_f @ factor
+    singular = info != 0
+    if bool(singular.any()):
+        eigenvalues, eigenvectors = torch.linalg.eigh(sigma_r[singular])
+        root = (eigenvectors * eigenvalues.clamp_min(0).sqrt()[:, None, :]) @ eigenvectors.transpose(1, 2)
+        inner[singular] = root @ sigma_f[singular] @ root
+    inner = 0.5 * (inner + inner.transpose(1, 2))
+    return torch.linalg.eigvalsh(inner).clamp_min(0).sqrt().sum(1)
 
 
 def set_statistic_engine(statistic: object) -> type[FidSets] | type[KidSets] | None:

@@ -52,8 +52,8 @@ def test_perceptual_distance(cfcheck_result, cfcheck_score, cfcheck_evaluation_m
     """LPIPS formula (unit-normalised activations, uniform weights) on the domain network."""
     x, cf, labels = _produced(cfcheck_result)
     _require_some(x, cfcheck_score, "perceptual_distance")
-    embedding = cfcheck_evaluation_models.embedding
-    distances = perceptual_distance(x.to(cfcheck_evaluation_models.device), cf.to(cfcheck_evaluation_models.device), embedding.feature_maps)
+    zoo = cfcheck_evaluation_models
+    distances = perceptual_distance(x.to(zoo.device), cf.to(zoo.device), zoo.feature_maps)
     cfcheck_score("perceptual_distance", distances.cpu(), labels=labels)
 
 
@@ -86,6 +86,6 @@ def test_diversity(cfcheck_result, cfcheck_score, cfcheck_evaluation_models):
     if int(keep.sum()) == 0:
         cfcheck_score.unavailable("diversity", "the method abstained on every input; nothing to measure")
     cfs = cfcheck_result.cfs[keep].to(cfcheck_evaluation_models.device)
-    feature_maps = cfcheck_evaluation_models.embedding.feature_maps
+    feature_maps = cfcheck_evaluation_models.feature_maps
     diversity = pairwise_diversity(cfs, lambda a, b: perceptual_distance(a, b, feature_maps))
     cfcheck_score("diversity", diversity.cpu())

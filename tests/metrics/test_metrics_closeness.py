@@ -138,6 +138,18 @@ def test_perceptual_matches_numpy_reimplementation() -> None:
     np.testing.assert_allclose(result.numpy(), _numpy_perceptual(fx, fc), rtol=1e-5)
 
 
+def test_perceptual_in_chunks_matches_numpy_and_keeps_gradients(monkeypatch) -> None:
+    monkeypatch.setattr(closeness, "PERCEPTUAL_CHUNK", 4)  # 11 images: chunks of 4, 4 and 3
+    x, c = _images(1, n=11), _images(2, n=11)
+    expected = _numpy_perceptual([f.double().numpy() for f in FEATURES(x)], [f.double().numpy() for f in FEATURES(c)])
+    result = perceptual_distance(x, c, FEATURES)
+    np.testing.assert_allclose(result.numpy(), expected, rtol=1e-5)
+    c.requires_grad_(True)  # a differentiable feature network: the chunks keep the graph
+    with_grad = perceptual_distance(x, c, lambda a: [torch.relu(FEATURES.conv1(a))])
+    with_grad.sum().backward()
+    assert c.grad is not None and c.grad.shape == c.shape and bool(c.grad.abs().sum() > 0)
+
+
 @settings(max_examples=30, deadline=None)
 @given(a=unit_images, b=unit_images)
 def test_perceptual_identity_symmetry_nonnegativity(a, b) -> None:

@@ -219,3 +219,15 @@ def test_score_realism_engine_property(n, dim, classes, conditional, kid, seed):
     value, ci, floors = slow_score_realism(slow_statistic(statistic), pool, pool_labels, fakes, fake_classes,
                                            generator=torch.Generator().manual_seed(seed), **kwargs)
     _close([fast.value, *fast.ci, *fast.floors], [value, *ci, *floors], rel=1e-8, abs_=1e-7)
+
+
+def test_fid_resampled_mixes_factorised_and_singular_reference_covariances():
+    """Resamples whose reference covariance is singular (fewer distinct rows than dimensions)
+    cannot be Cholesky-factorised; they take the eigendecomposition route, the others do not."""
+    rng = np.random.default_rng(3)
+    real, fake = torch.from_numpy(rng.normal(size=(40, 6))), torch.from_numpy(rng.normal(size=(30, 6)) + 0.5)
+    index_r = np.stack([rng.permutation(40)[:20], np.repeat(rng.permutation(40)[:4], 5)])  # full rank; rank 3 of 6
+    index_f = rng.integers(0, 30, size=(2, 30))
+    assert int(torch.linalg.cholesky_ex(torch.cov(real[index_r[1]].T))[1]) != 0  # the second is singular
+    fast = FidSets(real).resampled(fake, index_r, index_f)
+    _close(fast, [fid(real[i], fake[j]) for i, j in zip(index_r, index_f)], rel=1e-9, abs_=1e-7)
