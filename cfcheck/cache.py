@@ -18,6 +18,7 @@ import re
 import struct
 import sys
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +28,8 @@ import torch
 import cfcheck
 from cfcheck.io import atomic_write_bytes
 
-__all__ = ["CacheStats", "GenerationCache", "default_cache_dir", "method_fingerprint", "tensor_digest"]
+__all__ = ["CacheStats", "GenerationCache", "default_cache_dir", "file_digest", "memoise_on_disk",
+           "method_fingerprint", "tensor_digest"]
 
 #: bumped whenever the entry layout or what the digest covers changes; part of every key
 CACHE_FORMAT = "1"
@@ -318,3 +320,49 @@ class GenerationCache:
             except OSError:
                 pass
         return removed
+
+
+def memoise_on_disk(name: str, compute: Callable[[], dict[str, torch.Tensor]], **parts: str | int | float,
+                    ) -> dict[str, torch.Tensor]:
+    """Deterministic data cfcheck derives (a domain's glyph bank, ...) computed once per machine.
+
+    Entries live in ``<default_cache_dir()>/derived`` as verified :class:`GenerationCache`
+    entries, keyed by ``name``, ``parts`` (put everything the data depends on there: a digest
+    of the code that computes it, of its input files) and cfcheck's version. A missing or
+    damaged entry is recomputed; a cache that cannot be written (read-only home) costs only
+    the time. ``CFCHECK_NO_DERIVED_CACHE=1`` turns it off.
+
+    Args:
+        name: what the data is ("morpho.glyph_bank").
+        compute: makes the tensors when they are not cached.
+        parts: the rest of the key.
+
+    Returns:
+        The tensors, from the cache or from ``compute``.
+
+    Example:
+        >>> memoise_on_disk("doc.example", lambda: {"x": torch.ones(2)}, code="v1")["x"].tolist()
+        [1.0, 1.0]
+    """
+    enabled = os.environ.get("CFCHECK_NO_DERIVED_CACHE", "") in ("", "0")
+    cache = GenerationCache(default_cache_dir() / "derived" if enabled else None)
+    key = cache.key(what=name, **parts)
+    found = cache.load(key)
+    if found is not None:
+        return found
+    tensors = compute()
+    try:
+        cache.store(key, tensors)
+    except OSError:
+        pass  # a cache that cannot be written only costs the time
+    return tensors
+
+
+def file_digest(*paths: str | os.PathLike[str]) -> str:
+    """sha256 over the names and bytes of files (a code or data dependency of a cached value)."""
+    digest = hashlib.sha256()
+    for path in paths:
+        data = Path(path).read_bytes()
+        digest.update(f"{Path(path).name}\0{len(data)}\0".encode())
+        digest.update(data)
+    return digest.hexdigest()

@@ -126,9 +126,17 @@ class ModelZoo:
         images that are never trained on and never scored)."""
         from cfcheck.domains import get_domain
 
+        from cfcheck.cache import memoise_on_disk, tensor_digest
+
         domain = get_domain(self.domain)
         data = domain.split(domain.split_roles["reference"])
-        return self.embed(data.images), data.labels
+        raw = memoise_on_disk(  # 20k forward passes, the same in every session with these images and weights
+            "zoo.realism_pool", lambda: {"features": self.features(data.images)},
+            images=tensor_digest(data.images), embedding=registry.model_entry("embedding", domain=self.domain)["sha256"],
+            device=self.device.type,
+        )["features"]
+        mean, std = self._feature_statistics
+        return (raw - mean) / std, data.labels
 
     def hashes(self) -> dict[str, str]:
         """sha256 of every reference model of the domain (for the scorecard's provenance)."""

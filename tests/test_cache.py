@@ -354,3 +354,47 @@ def test_tensor_digest():
     assert tensor_digest(data.reshape(2, 3).t()) == tensor_digest(data.reshape(2, 3).t().contiguous())
     with pytest.raises(TypeError, match="argument 1"):
         tensor_digest(data, [1])
+
+
+def test_memoise_on_disk_computes_once_and_recomputes_a_damaged_entry(tmp_path, monkeypatch):
+    from cfcheck.cache import memoise_on_disk
+
+    monkeypatch.setenv("CFCHECK_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("CFCHECK_NO_DERIVED_CACHE", raising=False)
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"x": torch.arange(4.0)}
+
+    first = memoise_on_disk("test.data", compute, code="a")
+    second = memoise_on_disk("test.data", compute, code="a")
+    assert len(calls) == 1 and torch.equal(first["x"], second["x"])
+    memoise_on_disk("test.data", compute, code="b")  # another key part: computed again
+    assert len(calls) == 2
+    entries = list((tmp_path / "derived").rglob("*.safetensors"))
+    assert len(entries) == 2
+    for entry in entries:
+        entry.write_bytes(entry.read_bytes()[:-3])  # truncated: verified on load, so recomputed
+    assert torch.equal(memoise_on_disk("test.data", compute, code="a")["x"], torch.arange(4.0)) and len(calls) == 3
+
+
+def test_memoise_on_disk_can_be_turned_off_and_survives_an_unwritable_cache(tmp_path, monkeypatch):
+    from cfcheck.cache import memoise_on_disk
+
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"x": torch.ones(1)}
+
+    monkeypatch.setenv("CFCHECK_CACHE_DIR", str(tmp_path / "off"))
+    monkeypatch.setenv("CFCHECK_NO_DERIVED_CACHE", "1")
+    memoise_on_disk("test.data", compute, code="a")
+    memoise_on_disk("test.data", compute, code="a")
+    assert len(calls) == 2 and not (tmp_path / "off").exists()
+    monkeypatch.delenv("CFCHECK_NO_DERIVED_CACHE")
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("CFCHECK_CACHE_DIR", str(blocker))  # <file>/derived cannot be created
+    assert memoise_on_disk("test.data", compute, code="a")["x"].tolist() == [1.0] and len(calls) == 3

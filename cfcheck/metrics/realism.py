@@ -393,9 +393,16 @@ class FidSets:
         """FID of ``real[real_index[r]]`` vs ``fake[fake_index[r]]`` for every row r, from
         count-weighted means and covariances (no gathered copies)."""
         real, fake = _check_feature_pair(self.real, fake_features)
-        mu_r, sigma_r = _weighted_moments(real, _counts(real_index, real.shape[0]))
-        mu_f, sigma_f = _weighted_moments(fake, _counts(fake_index, fake.shape[0]))
-        trace_sqrt = _trace_sqrt_products(sigma_r, sigma_f)
+        w_r, w_f = _counts(real_index, real.shape[0]), _counts(fake_index, fake.shape[0])
+        mu_r, sigma_r = _weighted_moments(real, w_r)
+        mu_f, sigma_f = _weighted_moments(fake, w_f)
+        dim = real.shape[1]
+        if fake.shape[0] < dim:  # Σ_f = AᵀA with A (n×d) small: tr √(Σ_r Σ_f) from the n×n matrix A Σ_r Aᵀ
+            trace_sqrt = _trace_sqrt_low_rank(_covariance_factor(fake, w_f, mu_f), sigma_r)
+        elif real.shape[0] < dim:
+            trace_sqrt = _trace_sqrt_low_rank(_covariance_factor(real, w_r, mu_r), sigma_f)
+        else:
+            trace_sqrt = _trace_sqrt_products(sigma_r, sigma_f)
         traces = sigma_r.diagonal(dim1=1, dim2=2).sum(1) + sigma_f.diagonal(dim1=1, dim2=2).sum(1)
         value = (mu_r - mu_f).pow(2).sum(1) + traces - 2 * trace_sqrt
         return value.clamp_min(0.0).numpy()
@@ -415,6 +422,21 @@ def _weighted_moments(x: Tensor, w: Tensor) -> tuple[Tensor, Tensor]:
     mean_c = (w @ xc) / m[:, None]
     covariance = (scatter - m[:, None, None] * mean_c[:, :, None] * mean_c[:, None, :]) / (m - 1)[:, None, None]
     return centre + mean_c, 0.5 * (covariance + covariance.transpose(1, 2))
+
+
+def _covariance_factor(x: Tensor, w: Tensor, mean: Tensor) -> Tensor:
+    """A (R×N×d) with AᵀA the unbiased covariance of each count-weighted multiset (rows of w):
+    row i of A is √(w_i / (m − 1)) · (x_i − mean)."""
+    scale = (w / (w.sum(1, keepdim=True) - 1)).sqrt()
+    return scale[:, :, None] * (x[None, :, :] - mean[:, None, :])
+
+
+def _trace_sqrt_low_rank(factor: Tensor, sigma: Tensor) -> Tensor:
+    """tr (Σ^½ AᵀA Σ^½)^½ per batch, for A (R×n×d) with n < d: the non-zero spectrum of Σ AᵀA
+    is that of the n×n PSD matrix A Σ Aᵀ, so no d×d square root is needed, singular or not."""
+    inner = factor @ sigma @ factor.transpose(1, 2)
+    inner = 0.5 * (inner + inner.transpose(1, 2))
+    return torch.linalg.eigvalsh(inner).clamp_min(0).sqrt().sum(1)
 
 
 def _trace_sqrt_products(sigma_r: Tensor, sigma_f: Tensor) -> Tensor:

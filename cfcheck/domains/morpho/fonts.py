@@ -4,20 +4,33 @@ The morpho renderer never rasterises text per sample: each glyph is rasterised o
 resolution, turned into a signed distance field (SDF) and cached. Samples are then produced by
 warping and thresholding these fields (see ``rendering.py``), which is what makes stroke thickness an
 exact, continuous parameter and generation fast.
+
+The usable fonts and the bank depend only on this file and the font files, so both are kept on
+disk (:func:`cfcheck.cache.memoise_on_disk`, keyed by digests of both): a session loads them in
+milliseconds instead of rasterising for seconds. PIL and scipy are imported only to build them.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 
-import matplotlib
 import numpy as np
 import torch
-from PIL import Image, ImageDraw, ImageFont
-from scipy import ndimage
 
-FONT_DIR = os.path.join(matplotlib.get_data_path(), "fonts", "ttf")
+from cfcheck.cache import file_digest, memoise_on_disk
+
+
+def _matplotlib_font_dir() -> str:
+    """matplotlib's bundled TrueType folder, found without importing matplotlib (slow)."""
+    spec = importlib.util.find_spec("matplotlib")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("the morpho domain draws its digits with matplotlib's bundled fonts; install matplotlib")
+    return os.path.join(list(spec.submodule_search_locations)[0], "mpl-data", "fonts", "ttf")
+
+
+FONT_DIR = _matplotlib_font_dir()
 
 #: Output canvas side in pixels (images are 1×CANVAS×CANVAS).
 CANVAS = 32
@@ -34,6 +47,8 @@ _DIGIT_NAMES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "
 
 def _rasterise(path: str, char: str, size: int = _RASTER_FONT_SIZE) -> np.ndarray:
     """Greyscale raster (uint8) of one character, cropped to its ink bounding box."""
+    from PIL import Image, ImageDraw, ImageFont
+
     font = ImageFont.truetype(path, size)
     canvas = Image.new("L", (3 * size, 3 * size), 0)
     ImageDraw.Draw(canvas).text((size, size), char, font=font, fill=255)
@@ -84,7 +99,24 @@ def discover_fonts(font_dir: str = FONT_DIR) -> tuple[str, ...]:
     return tuple(n for n in names if is_usable_font(os.path.join(font_dir, n)))
 
 
-FONTS: tuple[str, ...] = discover_fonts()
+def _ttf_files(font_dir: str) -> list[str]:
+    return sorted(os.path.join(font_dir, n) for n in os.listdir(font_dir) if n.lower().endswith(".ttf"))
+
+
+#: What the fonts and the bank are computed from: this file and every candidate font file.
+FONT_SOURCES = {"code": file_digest(__file__), "font_files": file_digest(*_ttf_files(FONT_DIR))}
+
+
+def _cached_fonts() -> tuple[str, ...]:
+    def compute() -> dict[str, torch.Tensor]:
+        text = "\n".join(discover_fonts()).encode()
+        return {"names": torch.tensor(list(text), dtype=torch.uint8)}
+
+    text = bytes(memoise_on_disk("morpho.fonts", compute, **FONT_SOURCES)["names"].tolist()).decode()
+    return tuple(text.split("\n")) if text else ()
+
+
+FONTS: tuple[str, ...] = _cached_fonts()
 
 
 def _glyph_sdf(path: str, digit: int) -> tuple[np.ndarray, float]:
@@ -95,6 +127,9 @@ def _glyph_sdf(path: str, digit: int) -> tuple[np.ndarray, float]:
     width w the distance rises linearly to w/2 and falls back, averaging w/4. Unlike
     2·area/perimeter it hardly feels stroke ends and serifs, which inflate the perimeter.
     """
+    from PIL import Image
+    from scipy import ndimage
+
     raster = Image.fromarray(_rasterise(path, str(digit)))
     factor = GLYPH_BOX * _RASTER_RESOLUTION / max(raster.size)
     width = max(1, round(raster.size[0] * factor))
@@ -119,11 +154,16 @@ def _glyph_sdf(path: str, digit: int) -> tuple[np.ndarray, float]:
 @functools.lru_cache(maxsize=1)
 def glyph_bank() -> tuple[torch.Tensor, torch.Tensor]:
     """All glyph SDFs as a (len(FONTS)·10)×1×H×W tensor (row = font·10 + digit) and their widths."""
-    fields, widths = [], []
-    for name in FONTS:
-        for digit in range(10):
-            field, width = _glyph_sdf(os.path.join(FONT_DIR, name), digit)
-            fields.append(field)
-            widths.append(width)
-    bank = torch.from_numpy(np.stack(fields)).unsqueeze(1)
-    return bank, torch.tensor(widths, dtype=torch.float32)
+
+    def compute() -> dict[str, torch.Tensor]:
+        fields, widths = [], []
+        for name in FONTS:
+            for digit in range(10):
+                field, width = _glyph_sdf(os.path.join(FONT_DIR, name), digit)
+                fields.append(field)
+                widths.append(width)
+        return {"bank": torch.from_numpy(np.stack(fields)).unsqueeze(1),
+                "widths": torch.tensor(widths, dtype=torch.float32)}
+
+    stored = memoise_on_disk("morpho.glyph_bank", compute, fonts="\n".join(FONTS), **FONT_SOURCES)
+    return stored["bank"], stored["widths"]

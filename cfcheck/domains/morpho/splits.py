@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
+from cfcheck.cache import file_digest, memoise_on_disk
+
+from .fonts import FONT_SOURCES
 from .rendering import render
 from .scm import MorphoFactors, sample_factors
 
@@ -87,7 +91,19 @@ def load_split(name: str, n: int | None = None) -> LabeledImages:
     return _rendered_split(name, len(factors))
 
 
+#: Splits (or prefixes) up to this many images are kept on disk once rendered (80 MB at most);
+#: larger ones (the training splits, rendered only by the training recipes) are not.
+DISK_CACHED_IMAGES = 20_000
+
+
 @functools.lru_cache(maxsize=8)
 def _rendered_split(name: str, n: int) -> LabeledImages:
     factors = split_factors(name, n)
-    return LabeledImages(images=render(factors), labels=factors.digit.clone(), factors=factors)
+    if 0 < n <= DISK_CACHED_IMAGES:
+        # rendering depends on the domain's code and on the font files
+        code = file_digest(*sorted(Path(__file__).parent.glob("*.py")))
+        images = memoise_on_disk("morpho.split", lambda: {"images": render(factors)}, split=name, n=n,
+                                 code=code, font_files=FONT_SOURCES["font_files"], seed=SPLIT_SEEDS[name])["images"]
+    else:
+        images = render(factors)
+    return LabeledImages(images=images, labels=factors.digit.clone(), factors=factors)
