@@ -1,6 +1,6 @@
 """Seconds to score N counterfactuals with every VCE metric the suites compute, CIs included.
 
-Run:  python benchmarks/bench_scoring.py [--n 10000] [--threads 1 2] [--resamples 500]
+Run:  python benchmarks/bench_scoring.py [--n 10000] [--task-size 1000] [--threads 1 2] [--resamples 500]
 
 Counterfactuals: the morpho SCM's true class counterfactuals of the first N reference-split
 images (another digit, same style). Scoring uses the functions the suites call, on the
@@ -11,11 +11,18 @@ target and domain with their real-vs-real floors and set CIs (``score_realism``)
 randomisation similarity. Per-sample CIs use ``--resamples`` (the quick profile's 500), set
 CIs min(200, that), as the suites do.
 
-Realism needs a real pool of ≥ 7 images per counterfactual of each class (a reference of ≥ 2
-per counterfactual plus 5 floor sets), more than the domain's 20,000-image reference split
-holds for N = 10,000, so the pool is that split plus freshly rendered SCM samples (digits are not
-exactly balanced, hence the default 9) (``--pool-factor`` × N in all). Rendering and embedding the pool is a once-per-session cost and
-is reported apart. The floor is the evaluation networks' forward passes on the same images.
+The suites score each task on its own (a classifier × pair set × seed): every CI, and realism
+with its reference draw and floors, is per task. ``--task-size`` (default 1,000, the largest
+task of the full profile: 100 inputs per source class) splits the N counterfactuals into such
+tasks; ``--task-size 0`` scores all N as one set, which no profile does (realism is quadratic
+in the set size).
+
+Realism needs a real pool of ≥ 7 images per counterfactual of each class in a task (a reference
+of ≥ 2 per counterfactual plus 5 floor sets). The pool is the domain's 20,000-image reference
+split, plus freshly rendered SCM samples where a task needs more (``--pool-factor`` × the task
+size in all; digits are not exactly balanced, hence the default 9). Rendering and embedding the
+pool is a once-per-session cost and is reported apart. The floor is the evaluation networks'
+forward passes on the same images.
 """
 
 from __future__ import annotations
@@ -49,7 +56,7 @@ CLASSIFIER = "cnn"
 SET_RESAMPLES = 200  # suites/vce/test_realism.py
 
 
-def build(n: int, pool_factor: float) -> dict[str, torch.Tensor]:
+def build(n: int, pool_factor: float, task_size: int) -> dict[str, torch.Tensor]:
     domain = get_domain("morpho")
     data = domain.split(domain.split_roles["reference"], n=n)
     gen = torch.Generator().manual_seed(0)
@@ -57,7 +64,7 @@ def build(n: int, pool_factor: float) -> dict[str, torch.Tensor]:
     x_cf = domain.class_counterfactual(data.factors, target)
     randomised_cf = (0.7 * x_cf + 0.3 * torch.rand(x_cf.shape, generator=gen)).clamp(0, 1)
     pool = domain.split(domain.split_roles["reference"])
-    extra = max(0, int(pool_factor * n) - len(pool))
+    extra = max(0, int(pool_factor * (task_size or n)) - len(pool))
     extra_factors = sample_factors(extra, seed=9_001)
     pool_images = torch.cat([pool.images, render(extra_factors)])
     pool_labels = torch.cat([pool.labels, extra_factors.digit.long()])
@@ -65,8 +72,10 @@ def build(n: int, pool_factor: float) -> dict[str, torch.Tensor]:
             "pool_images": pool_images, "pool_labels": pool_labels}
 
 
-def score_all(zoo: ModelZoo, d: dict[str, torch.Tensor], resamples: int, seed: int = 0) -> dict[str, float]:
-    """Every VCE score with its CI; returns seconds per stage (the forward passes included)."""
+def score_all(zoo: ModelZoo, d: dict[str, torch.Tensor], resamples: int, task_size: int, seed: int = 0,
+              ) -> dict[str, float]:
+    """Every VCE score with its CI, per task of ``task_size`` counterfactuals (0: one task);
+    returns seconds per stage (the forward passes included)."""
     times: dict[str, float] = {}
 
     def stage(name: str, fn: Callable[[], object]) -> object:
@@ -78,53 +87,57 @@ def score_all(zoo: ModelZoo, d: dict[str, torch.Tensor], resamples: int, seed: i
     def summary(values: torch.Tensor) -> None:
         summarize(values.double().flatten(), n_resamples=resamples, seed=seed)
 
-    x, cf, target = d["x"], d["x_cf"], d["target"]
+    x_all, cf_all, target_all = d["x"], d["x_cf"], d["target"]
     names = [CLASSIFIER, *zoo.oracles, *zoo.attribute_oracles.values()]
     logits = stage("forward: classifier + oracles", lambda: {
-        (m, on): zoo.logits(m, x if on == "x" else cf) for m in names for on in ("x", "cf")})
-    features = stage("forward: embedding (realism)", lambda: zoo.embed(cf))
-    pred = {k: v.argmax(1) for k, v in logits.items()}
-    prob = {k: v.softmax(1) for k, v in logits.items()}
-
-    def validity() -> None:
-        summary(target_hits(pred[CLASSIFIER, "cf"], target))
-        summary(class_changes(pred[CLASSIFIER, "cf"], pred[CLASSIFIER, "x"]))
-        summary(original_hits(pred[CLASSIFIER, "cf"], pred[CLASSIFIER, "x"]))
-        changed = pred[CLASSIFIER, "cf"] != pred[CLASSIFIER, "x"]
-        for oracle in zoo.oracles:
-            summary(oracle_agreement(pred[CLASSIFIER, "cf"][changed], pred[oracle, "cf"][changed]))
-            summary(oracle_target_hits(pred[oracle, "cf"], target))
-        summary(committee_target_hits([pred[o, "cf"] for o in zoo.oracles], target))
-        digit = zoo.attribute_oracles["digit"]
-        summary(label_variation(prob[digit, "x"], prob[digit, "cf"]))
-
-    def closeness() -> None:
-        for p in (1.0, 1.5, 2.0):
-            summary(minkowski_distance(x, cf, p))
-        summary(elastic_net_distance(x, cf))
-        for attribute, oracle in zoo.attribute_oracles.items():
-            if attribute != "digit":
-                summary(label_variation(prob[oracle, "x"], prob[oracle, "cf"]))
-
-    stage("validity (Wilson)", validity)
-    stage("closeness: pixel distances, LVS (bootstrap)", closeness)
-    distances = stage("forward: perceptual distance", lambda: perceptual_distance(x, cf, zoo.feature_maps))
-    stage("closeness: perceptual (bootstrap)", lambda: summary(distances))
+        (m, on): zoo.logits(m, x_all if on == "x" else cf_all) for m in names for on in ("x", "cf")})
+    features_all = stage("forward: embedding (realism)", lambda: zoo.embed(cf_all))
+    distances_all = stage("forward: perceptual distance", lambda: perceptual_distance(x_all, cf_all, zoo.feature_maps))
     pool_features, pool_labels = d["pool_features"], d["pool_labels"]
-    for metric in ("fid_target", "fid_domain", "kid_target", "kid_domain"):
-        stage(f"realism: {metric} (+5 floors, set CI)", lambda metric=metric: score_realism(
-            kid_all_pairs if metric.startswith("kid") else fid, pool_features, pool_labels, features, target,
-            conditional=metric.endswith("_target"), generator=torch.Generator().manual_seed(7919 * seed + 1),
-            n_resamples=min(SET_RESAMPLES, resamples), seed=seed,
-            ci_method="half_sampling" if metric.startswith("kid") else "bootstrap"))
+    size = task_size or len(x_all)
+    for start in range(0, len(x_all), size):
+        rows = slice(start, start + size)
+        x, cf, target, features = x_all[rows], cf_all[rows], target_all[rows], features_all[rows]
+        pred = {k: v[rows].argmax(1) for k, v in logits.items()}
+        prob = {k: v[rows].softmax(1) for k, v in logits.items()}
 
-    def sanity() -> None:
-        hits_cf = committee_target_hits([pred[o, "cf"] for o in zoo.oracles], target)
-        hits_x = committee_target_hits([pred[o, "x"] for o in zoo.oracles], target)
-        summary(ota_gain(hits_cf, hits_x))
-        summary(torch.nan_to_num(randomisation_similarity(x, cf, d["randomised_cf"]), nan=0.0))
+        def validity() -> None:
+            summary(target_hits(pred[CLASSIFIER, "cf"], target))
+            summary(class_changes(pred[CLASSIFIER, "cf"], pred[CLASSIFIER, "x"]))
+            summary(original_hits(pred[CLASSIFIER, "cf"], pred[CLASSIFIER, "x"]))
+            changed = pred[CLASSIFIER, "cf"] != pred[CLASSIFIER, "x"]
+            for oracle in zoo.oracles:
+                summary(oracle_agreement(pred[CLASSIFIER, "cf"][changed], pred[oracle, "cf"][changed]))
+                summary(oracle_target_hits(pred[oracle, "cf"], target))
+            summary(committee_target_hits([pred[o, "cf"] for o in zoo.oracles], target))
+            digit = zoo.attribute_oracles["digit"]
+            summary(label_variation(prob[digit, "x"], prob[digit, "cf"]))
 
-    stage("sanity: ota gain, randomisation similarity", sanity)
+        def closeness() -> None:
+            for p in (1.0, 1.5, 2.0):
+                summary(minkowski_distance(x, cf, p))
+            summary(elastic_net_distance(x, cf))
+            for attribute, oracle in zoo.attribute_oracles.items():
+                if attribute != "digit":
+                    summary(label_variation(prob[oracle, "x"], prob[oracle, "cf"]))
+            summary(distances_all[rows])
+
+        stage("validity (Wilson)", validity)
+        stage("closeness: distances, LVS (bootstrap)", closeness)
+        for metric in ("fid_target", "fid_domain", "kid_target", "kid_domain"):
+            stage(f"realism: {metric} (+5 floors, set CI)", lambda metric=metric: score_realism(
+                kid_all_pairs if metric.startswith("kid") else fid, pool_features, pool_labels, features, target,
+                conditional=metric.endswith("_target"), generator=torch.Generator().manual_seed(7919 * seed + 1),
+                n_resamples=min(SET_RESAMPLES, resamples), seed=seed,
+                ci_method="half_sampling" if metric.startswith("kid") else "bootstrap"))
+
+        def sanity() -> None:
+            hits_cf = committee_target_hits([pred[o, "cf"] for o in zoo.oracles], target)
+            hits_x = committee_target_hits([pred[o, "x"] for o in zoo.oracles], target)
+            summary(ota_gain(hits_cf, hits_x))
+            summary(torch.nan_to_num(randomisation_similarity(x, cf, d["randomised_cf"][rows]), nan=0.0))
+
+        stage("sanity: ota gain, randomisation similarity", sanity)
     return times
 
 
@@ -147,9 +160,10 @@ def main() -> None:
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--resamples", type=int, default=500)
     parser.add_argument("--pool-factor", type=float, default=9.0)
+    parser.add_argument("--task-size", type=int, default=1000, help="counterfactuals per task (0: all in one)")
     args = parser.parse_args()
     start = time.perf_counter()
-    data = build(args.n, args.pool_factor)
+    data = build(args.n, args.pool_factor, args.task_size)
     zoo = ModelZoo("morpho", torch.device("cpu"))
     data["pool_features"] = zoo.embed(data["pool_images"])
     print(f"setup (render {args.n} counterfactuals and a {len(data['pool_images'])}-image real pool, embed the pool, "
@@ -158,9 +172,10 @@ def main() -> None:
         torch.set_num_threads(threads)
         forward_floor(zoo, data)  # warm-up
         floor = forward_floor(zoo, data)
-        times = score_all(zoo, data, args.resamples)
+        times = score_all(zoo, data, args.resamples, args.task_size)
         total = sum(times.values())
-        print(f"\n{args.n} counterfactuals, torch threads = {threads}, {args.resamples} resamples")
+        tasks = f"tasks of {args.task_size}" if args.task_size else "one task"
+        print(f"\n{args.n} counterfactuals in {tasks}, torch threads = {threads}, {args.resamples} resamples")
         print(f"{'stage':<50} {'seconds':>8}")
         for name, seconds in times.items():
             print(f"{name:<50} {seconds:8.2f}")
