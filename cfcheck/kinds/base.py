@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -186,6 +186,13 @@ def watched_tensors(batch: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         elif isinstance(value, Mapping):
             found.update({f"{name}[{k!r}]": v for k, v in value.items() if isinstance(v, torch.Tensor)})
     return found
+
+
+def labels_where(labels: Mapping[str, Sequence[Any]], mask: torch.Tensor) -> dict[str, list[Any]]:
+    """The per-input labels (a result's ``sample_labels``) of the inputs where ``mask`` is True, for
+    scores computed on a subset (e.g. without abstentions)."""
+    flags = [bool(m) for m in mask.tolist()]
+    return {name: [v for v, keep in zip(values, flags) if keep] for name, values in labels.items()}
 
 
 def task_param(task: Task, with_domain: bool) -> Any:

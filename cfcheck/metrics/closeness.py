@@ -18,7 +18,9 @@ from cfcheck.metrics._optional import require
 from cfcheck.metrics._validation import check_image_pair, check_real, check_tensor, describe
 
 __all__ = [
+    "attribute_changes",
     "elastic_net_distance",
+    "ground_truth_error",
     "lpips_distance",
     "minkowski_distance",
     "perceptual_distance",
@@ -143,6 +145,64 @@ def _perceptual_chunk(x_t: Tensor, c_t: Tensor, feature_maps: FeatureMaps, eps_v
             raise ValueError(f"layer {layer} feature maps contain NaN or infinite activations")
         total = total + layer_distance
     return total
+
+
+def ground_truth_error(counterfactuals: Tensor, truth: Tensor) -> Tensor:
+    """Mean absolute pixel difference between each counterfactual and the true counterfactual
+    of the same input (which a domain with an SCM can compute; real data cannot).
+
+    Args:
+        counterfactuals, truth: image batches N×C×H×W in [0, 1].
+
+    Returns:
+        float32 N in [0, 1]: 1/D Σ_d |c_d − t_d| over the D values of each image.
+
+    Example:
+        >>> ground_truth_error(torch.zeros(2, 1, 2, 2), torch.tensor([0.0, 1.0]).reshape(2, 1, 1, 1).expand(2, 1, 2, 2))
+        tensor([0., 1.])
+    """
+    c_t, t_t = check_image_pair(counterfactuals, truth, value_range=UNIT_RANGE)
+    return (c_t - t_t).abs().flatten(1).mean(dim=1).to(torch.float32)
+
+
+def attribute_changes(labels_x: Sequence[Tensor], labels_c: Sequence[Tensor]) -> Tensor:
+    """How many attributes an oracle labels differently on the input and its counterfactual (the
+    per-input term of MNAC, the mean number of attributes changed).
+
+    Args:
+        labels_x: one int64 tensor of N predicted labels per attribute, on the inputs.
+        labels_c: the same attributes, in the same order, on the counterfactuals.
+
+    Returns:
+        float32 N: Σ_a [labels_x[a] ≠ labels_c[a]], in [0, number of attributes].
+
+    Raises:
+        ValueError: if the two sequences differ in length, are empty, or hold tensors that are
+            not 1-D of one common length N.
+        TypeError: for a non-tensor or a non-integer tensor.
+
+    Example:
+        >>> attribute_changes([torch.tensor([0, 1, 2]), torch.tensor([1, 1, 1])],
+        ...                   [torch.tensor([0, 2, 0]), torch.tensor([1, 0, 1])])
+        tensor([0., 2., 1.])
+    """
+    if len(labels_x) != len(labels_c) or not labels_x:
+        raise ValueError(f"`labels_x` and `labels_c` must hold the same attributes (at least one), "
+                         f"got {len(labels_x)} and {len(labels_c)}")
+    counts = None
+    for position, (before, after) in enumerate(zip(labels_x, labels_c)):
+        for name, labels in (("labels_x", before), ("labels_c", after)):
+            tensor = check_tensor(f"{name}[{position}]", labels)
+            if tensor.dtype.is_floating_point or tensor.dtype.is_complex or tensor.dtype == torch.bool:
+                raise TypeError(f"`{name}[{position}]` must hold integer labels, got {tensor.dtype}")
+            if tensor.ndim != 1:
+                raise ValueError(f"`{name}[{position}]` must be 1-D (N labels), got shape {tuple(tensor.shape)}")
+        if before.shape != after.shape or (counts is not None and before.shape[0] != counts.shape[0]):
+            raise ValueError(f"attribute {position}: labels must have one common length N, got "
+                             f"{tuple(before.shape)} and {tuple(after.shape)}")
+        changed = (before != after).to(torch.float32)
+        counts = changed if counts is None else counts + changed
+    return counts
 
 
 @functools.lru_cache(maxsize=4)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from cfcheck.kinds.base import labels_where
 from cfcheck.kinds.calling import MethodOutputError
 from cfcheck.metrics.sanity import rank_similarity
 
@@ -30,7 +31,7 @@ def test_saliency_depends_on_model(cfcheck_result, cfcheck_score, cfcheck_sessio
     # a constant map has no ranking: both constant = the same map (1), one constant = unrelated (0)
     constant_first, constant_second = _constant(first), _constant(second)
     similarity = torch.where(constant_first & constant_second, torch.ones_like(similarity), torch.nan_to_num(similarity, nan=0.0))
-    labels = {k: [v for v, m in zip(vs, keep.tolist()) if m] for k, vs in cfcheck_result.sample_labels.items()}
+    labels = labels_where(cfcheck_result.sample_labels, keep)
     cfcheck_score("attribution_randomisation_similarity", similarity, labels=labels)
 
 

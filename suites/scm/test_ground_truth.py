@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from cfcheck.metrics.closeness import minkowski_distance
+from cfcheck.kinds.ground_truth import score_ground_truth_error, score_ground_truth_perceptual
 
 pytestmark = pytest.mark.cfcheck_kind("scm")
 
@@ -19,10 +19,9 @@ def test_coverage(cfcheck_result, cfcheck_score):
 
 def test_ground_truth_error(cfcheck_result, cfcheck_score):
     """Mean absolute pixel difference to the true counterfactual, per image."""
-    keep = cfcheck_result.valid
-    if not bool(keep.any()):
-        cfcheck_score.unavailable("ground_truth_error", "the method abstained on every input")
-    x_cf, truth = cfcheck_result.x_cf[keep], cfcheck_result.true_cf[keep]
-    error = minkowski_distance(truth, x_cf, 1.0) / truth[0].numel()
-    labels = {k: [v for v, m in zip(vs, keep.tolist()) if m] for k, vs in cfcheck_result.sample_labels.items()}
-    cfcheck_score("ground_truth_error", error, labels=labels)
+    score_ground_truth_error(cfcheck_result, cfcheck_score)
+
+
+def test_ground_truth_perceptual(cfcheck_result, cfcheck_score, cfcheck_evaluation_models):
+    """Perceptual distance (LPIPS formula, domain network) to the true counterfactual, per image."""
+    score_ground_truth_perceptual(cfcheck_result, cfcheck_score, cfcheck_evaluation_models)

@@ -13,7 +13,15 @@ from __future__ import annotations
 import pytest
 
 from cfcheck.metrics._optional import OptionalDependencyError
-from cfcheck.metrics.closeness import elastic_net_distance, lpips_distance, minkowski_distance, perceptual_distance
+from cfcheck.kinds.base import labels_where
+from cfcheck.kinds.vce.spec import unrelated_attributes
+from cfcheck.metrics.closeness import (
+    attribute_changes,
+    elastic_net_distance,
+    lpips_distance,
+    minkowski_distance,
+    perceptual_distance,
+)
 from cfcheck.metrics.diversity import pairwise_diversity
 from cfcheck.metrics.validity import label_variation
 
@@ -25,7 +33,7 @@ MINKOWSKI = {"d1": 1.0, "d1_5": 1.5, "d2": 2.0}
 def _produced(result):
     """Counterfactuals the method produced (abstentions excluded) and their inputs."""
     keep = result.valid
-    return result.x[keep], result.x_cf[keep], {k: [v for v, m in zip(vs, keep) if m] for k, vs in result.sample_labels.items()}
+    return result.x[keep], result.x_cf[keep], labels_where(result.sample_labels, keep)
 
 
 def _require_some(x, score, metric):
@@ -74,8 +82,19 @@ def test_label_variation_unrelated(cfcheck_result, cfcheck_score, cfcheck_evalua
     _require_some(cfcheck_result.x[keep], cfcheck_score, f"lvs_unrelated:{cfcheck_attribute}")
     oracle = cfcheck_evaluation_models.attribute_oracles[cfcheck_attribute]
     lvs = label_variation(cfcheck_result.probabilities(oracle, on="x"), cfcheck_result.probabilities(oracle))
-    labels = {k: [v for v, m in zip(vs, keep) if m] for k, vs in cfcheck_result.sample_labels.items()}
+    labels = labels_where(cfcheck_result.sample_labels, keep)
     cfcheck_score(f"lvs_unrelated:{cfcheck_attribute}", lvs[keep], labels=labels)
+
+
+def test_attribute_changes(cfcheck_result, cfcheck_score, cfcheck_evaluation_models):
+    """MNAC: how many unrelated attributes (thickness, intensity) the attribute oracles see change."""
+    keep = cfcheck_result.valid
+    _require_some(cfcheck_result.x[keep], cfcheck_score, "mnac")
+    oracles = [cfcheck_evaluation_models.attribute_oracles[a] for a in unrelated_attributes(cfcheck_evaluation_models)]
+    changes = attribute_changes([cfcheck_result.predictions(o, on="x") for o in oracles],
+                                [cfcheck_result.predictions(o) for o in oracles])
+    labels = labels_where(cfcheck_result.sample_labels, keep)
+    cfcheck_score("mnac", changes[keep], labels=labels)
 
 
 def test_diversity(cfcheck_result, cfcheck_score, cfcheck_evaluation_models):

@@ -11,6 +11,8 @@ from __future__ import annotations
 import pytest
 import torch
 
+from cfcheck.kinds.base import labels_where
+from cfcheck.metrics.transition import counterfactual_transition
 from cfcheck.metrics.validity import (
     class_changes,
     committee_target_hits,
@@ -62,7 +64,7 @@ def test_oracle_score(cfcheck_result, cfcheck_score, cfcheck_task, cfcheck_oracl
     if not bool(changed.any()):
         cfcheck_score.unavailable(metric, "no counterfactual changed the classifier's decision")
     agree = oracle_agreement(cfcheck_result.predictions(name)[changed], cfcheck_result.predictions(cfcheck_oracle)[changed])
-    cfcheck_score(metric, agree, labels=_subset(cfcheck_result.sample_labels, changed))
+    cfcheck_score(metric, agree, labels=labels_where(cfcheck_result.sample_labels, changed))
 
 
 def test_oracle_target_accuracy(cfcheck_result, cfcheck_score, cfcheck_oracle):
@@ -87,5 +89,14 @@ def test_label_variation_target(cfcheck_result, cfcheck_score, cfcheck_evaluatio
     cfcheck_score("lvs_target:digit", _valid(cfcheck_result, lvs), labels=cfcheck_result.sample_labels)
 
 
-def _subset(labels, mask):
-    return {k: [v for v, m in zip(vs, mask.tolist()) if m] for k, vs in labels.items()}
+def test_counterfactual_transition(cfcheck_result, cfcheck_score, cfcheck_evaluation_models, cfcheck_task):
+    """COUT: inserting the counterfactual's largest changes first moves the explained classifier
+    from the class it predicts for the input towards the target (Khorram & Fuxin 2022)."""
+    keep = cfcheck_result.valid
+    if not bool(keep.any()):
+        cfcheck_score.unavailable("cout", "the method abstained on every input; nothing to measure")
+    zoo, classifier = cfcheck_evaluation_models, cfcheck_task.classifier
+    cout = counterfactual_transition(
+        cfcheck_result.x[keep], cfcheck_result.x_cf[keep], cfcheck_result.predictions(classifier, on="x")[keep],
+        cfcheck_result.target[keep], lambda images: zoo.logits(classifier, images).softmax(1))
+    cfcheck_score("cout", cout, labels=labels_where(cfcheck_result.sample_labels, keep))

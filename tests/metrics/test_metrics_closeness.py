@@ -225,3 +225,40 @@ def test_lpips_validates_before_loading() -> None:
         lpips_distance(_images(0), _images(1), net="resnet")
     with pytest.raises(ValueError, match="N×1×H×W or N×3×H×W"):
         lpips_distance(_images(0, shape=(2, 8, 8)), _images(1, shape=(2, 8, 8)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), n=st.integers(0, 12), attributes=st.integers(1, 4))
+def test_attribute_changes_counts_flips_like_a_loop(data, n, attributes) -> None:
+    labels = st.lists(st.integers(0, 3), min_size=n, max_size=n)
+    before = [data.draw(labels) for _ in range(attributes)]
+    after = [data.draw(labels) for _ in range(attributes)]
+    result = closeness.attribute_changes([torch.tensor(b, dtype=torch.int64) for b in before],
+                                         [torch.tensor(a, dtype=torch.int64) for a in after])
+    expected = [sum(before[a][i] != after[a][i] for a in range(attributes)) for i in range(n)]
+    assert result.dtype == torch.float32 and result.tolist() == expected
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "error", "match"),
+    [
+        ([], [], ValueError, "at least one"),
+        ([torch.zeros(3, dtype=torch.int64)], [], ValueError, "same attributes"),
+        ([torch.zeros(3)], [torch.zeros(3)], TypeError, "integer labels"),
+        ([torch.zeros(3, 1, dtype=torch.int64)], [torch.zeros(3, 1, dtype=torch.int64)], ValueError, "1-D"),
+        ([torch.zeros(3, dtype=torch.int64)], [torch.zeros(2, dtype=torch.int64)], ValueError, "common length"),
+        ([torch.zeros(3, dtype=torch.int64), torch.zeros(2, dtype=torch.int64)],
+         [torch.zeros(3, dtype=torch.int64), torch.zeros(2, dtype=torch.int64)], ValueError, "common length"),
+    ],
+)
+def test_attribute_changes_validation(before, after, error, match) -> None:
+    with pytest.raises(error, match=match):
+        closeness.attribute_changes(before, after)
+
+
+@settings(max_examples=30, deadline=None)
+@given(a=unit_images, b=unit_images)
+def test_ground_truth_error_is_the_mean_absolute_difference(a, b) -> None:
+    expected = np.abs(a.astype(np.float64) - b.astype(np.float64)).reshape(len(a), -1).mean(axis=1)
+    result = closeness.ground_truth_error(torch.from_numpy(a), torch.from_numpy(b))
+    np.testing.assert_allclose(result.numpy(), expected, rtol=1e-5, atol=1e-7)

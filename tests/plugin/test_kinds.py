@@ -61,8 +61,8 @@ def _records(scorecard):
 def test_an_scm_adapter_gets_its_contract_and_ground_truth_scored(tiny, scorecard_of):
     tiny.makepyfile(scm_identity=SCM_IDENTITY)
     result = tiny.runpytest("--method=scm_identity", "-rs")
-    outcomes = result.parseoutcomes()  # contract 2; coverage + ground truth per do(); the rest skip
-    assert (outcomes.get("passed"), outcomes.get("failed"), outcomes.get("error")) == (2 + 3 * 2, None, None)
+    outcomes = result.parseoutcomes()  # contract 2; coverage + pixel and perceptual ground truth per do(); the rest skip
+    assert (outcomes.get("passed"), outcomes.get("failed"), outcomes.get("error")) == (2 + 3 * 3, None, None)
     output = result.stdout.str()
     assert "the composition suite is not built yet: null-intervention cycles (m = 1, 10): the SCM issue (#9)" in output
     assert "tests of the attribution, latent, vce suites deselected: the method implements scm" not in output
@@ -81,7 +81,7 @@ def test_an_scm_adapter_gets_its_contract_and_ground_truth_scored(tiny, scorecar
 
 def test_the_true_scm_counterfactual_scores_zero_error(tiny, scorecard_of):
     tiny.makepyfile(scm_truth=SCM_TRUTH)
-    result = tiny.runpytest("--method=scm_truth", "-k", "ground_truth_error")
+    result = tiny.runpytest("--method=scm_truth", "-k", "scm and ground_truth_error")
     result.assert_outcomes(passed=3)
     values = [r["value"] for r in scorecard_of("scm_truth")["scores"]]
     assert values == pytest.approx([0.0, 0.0, 0.0], abs=1e-6)

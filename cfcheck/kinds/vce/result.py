@@ -72,6 +72,19 @@ class VCEResult:
         return self.logits(model, on).softmax(dim=1)
 
     @cached_property
+    def true_cf(self) -> torch.Tensor | None:
+        """The domain's true counterfactual of every input under do(class = target) (same style,
+        re-rendered with the target class), or None where the domain cannot compute one."""
+        from cfcheck.domains import get_domain
+        from cfcheck.domains.base import CLASS_COUNTERFACTUAL
+
+        domain = get_domain(self.task.domain)
+        if CLASS_COUNTERFACTUAL not in domain.capabilities:
+            return None
+        factors = domain.split(domain.split_roles["scored"]).factors[self.inputs.index]
+        return domain.class_counterfactual(factors, self.target)
+
+    @cached_property
     def sample_labels(self) -> dict[str, list[Any]]:
         """Per input: its position in the task (``input``, what paired comparisons match on),
         its class and its target."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
-from cfcheck.domains.base import CLASS_COUNTERFACTUAL, Domain
+from cfcheck.domains.base import Domain
 from cfcheck.kinds.base import Inputs, KindSpec, Run, task_param
 from cfcheck.kinds.calling import MethodOutput, OutputSpec
 from cfcheck.kinds.protocols import MethodKind
@@ -24,6 +24,8 @@ from cfcheck.kinds.vce.tasks import TaskInputs, VCETask, ideal_targets, select_i
 
 if TYPE_CHECKING:
     import pytest
+
+    from cfcheck.zoo import ModelZoo
 
 
 
@@ -58,6 +60,15 @@ class VCEContext:
                 num_classes=self.domain.num_classes,
             )
         return self._inputs[key]
+
+
+def unrelated_attributes(zoo: ModelZoo) -> list[str]:
+    """The attributes with an oracle that a change of class must leave alone (all but the class's)."""
+    return sorted(a for a in zoo.attribute_oracles if a != CLASS_ATTRIBUTE)
+
+
+#: The attribute oracle that predicts the class itself (the LVS of the target).
+CLASS_ATTRIBUTE = "digit"
 
 
 def _one_per_class(source: torch.Tensor) -> torch.Tensor:
@@ -103,10 +114,8 @@ class VCESpec(KindSpec):
         x = result.x[rows]
         x_cf = torch.where(result.valid[rows, None, None, None], result.x_cf[rows], x)
         columns = {"input": x, "counterfactual": x_cf, "difference": x_cf - x}
-        domain = run.domain(result.task.domain)
-        if CLASS_COUNTERFACTUAL in domain.capabilities:
-            factors = domain.split(domain.split_roles["scored"]).factors[result.inputs.index[rows]]
-            columns["true counterfactual"] = domain.class_counterfactual(factors, result.target[rows])
+        if result.true_cf is not None:
+            columns["true counterfactual"] = result.true_cf[rows]
         return columns
 
     def classifiers(self, run: Run, domain: Domain) -> tuple[str, ...]:
@@ -150,7 +159,7 @@ class VCESpec(KindSpec):
         params = []
         for domain in domains:
             zoo = run.zoo(domain)
-            variants = zoo.oracles if names == ["cfcheck_oracle"] else sorted(a for a in zoo.attribute_oracles if a != "digit")
+            variants = zoo.oracles if names == ["cfcheck_oracle"] else unrelated_attributes(zoo)
             for task in self.tasks(run, domain, which):
                 param = task_param(task, len(domains) > 1)
                 params += [pytest.param(task, v, marks=param.marks, id=f"{param.id}-{v}") for v in variants]

@@ -82,7 +82,30 @@ CLOSENESS_CARDS = (
         "cfcheck (no benchmark on real data can compute it; Melistas et al. 2024 measure effectiveness and "
         "composition because the true counterfactual is unknown there)", True,
         notes="The true counterfactual keeps every exogenous variable of the input (style, noise), applies the "
-              "intervention and propagates it through the domain's SCM. Reported without a verdict until the "
-              "bundled SCM generators (positive) and identity/noise controls (negative) calibrate a bar.",
+              "intervention and propagates it through the domain's SCM. Recorded by the SCM suite (the task's "
+              "intervention) and by the VCE suite (do(class = target)). Reported without a verdict: the only "
+              "positive control that reaches it is the truth itself (error 0 by construction); a bar needs an "
+              "imperfect but good method to calibrate against (the diffusion and SCM generators of the next issues).",
+    ),
+    MetricCard(
+        "ground_truth_perceptual", "Ground-truth counterfactual error, perceptual",
+        "GT_p(x) = d(x_true, x*), d = perceptual_distance on the domain embedding network", "lower",
+        (0.0, math.inf), "unitless (as perceptual_distance)", f"{IMAGES}; activations of the bundled domain "
+        "embedding network's layers", "excluded; the number of counterfactuals scored is n",
+        "cfcheck, as ground_truth_error; the distance is Zhang et al.'s LPIPS formula (Väth et al. 2023, §3.2)", True,
+        notes="The pixel error punishes a counterfactual that draws the right digit a pixel to the side as much as "
+              "a wrong one; the perceptual error much less. No bar, for the reason given on ground_truth_error.",
+        tolerance=0.1,
+    ),
+    MetricCard(
+        "mnac", "Mean number of attributes changed (MNAC)",
+        "MNAC = 1/|X| Σ_x Σ_{a ∈ A} [o_a(x) ≠ o_a(c(x))], A = the attributes the target must not involve",
+        "lower", (0.0, math.inf), "attributes (at most |A|; morpho: 2)",
+        f"predicted labels of the attribute oracles o_a (morpho: thickness and intensity tertiles); {IMAGES}",
+        EXCLUDED, "Rodríguez et al. 2021 (DiVE), as used by Jeanneret et al. 2022 (DiME) and 2023 (ACE)", True,
+        notes="The count behind lvs_unrelated's probabilities: an attribute counts as changed when its oracle's "
+              "predicted label flips. No bar yet: the controls' values are measured by `cfcheck calibrate`, and "
+              "lvs_unrelated already carries the verdict on the same oracles.",
+        tolerance=0.1,
     ),
 )

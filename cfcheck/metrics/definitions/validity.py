@@ -117,3 +117,19 @@ VALIDITY_CARDS = (
         failure_hint="an independent attribute oracle does not see the targeted attribute change",
     ),
 )
+
+TRANSITION_CARDS = (
+    MetricCard(
+        "cout", "Counterfactual transition (COUT)",
+        "COUT = AUC_k p_f(t | x_k) − AUC_k p_f(s | x_k), x_k = x with the k/T largest changes |c − x| taken from c, "
+        "k = 0..T, T = 20; AUC over the inserted fraction k/T by the trapezoid rule; s = f's prediction on x, t = target",
+        "higher", (-1.0, 1.0), "probability (difference of areas)",
+        f"softmax of the explained classifier f; changes ranked over all C·H·W values, ties by position; {IMAGES}",
+        "excluded; coverage reported", "Khorram & Fuxin 2022 (CVPR), as reported by Jeanneret et al. 2023 (ACE)", True,
+        notes="Near 1: a few of the largest changes already move f from s to t; near −1: f never leaves s along the "
+              "path. Follow-ups differ in T; the trapezoid AUC changes little with it. No bar: the controls' values "
+              "are measured by `cfcheck calibrate` first (an adversarial perturbation also transitions well, so "
+              "COUT alone cannot separate the negative controls).",
+        tolerance=0.1,
+    ),
+)

@@ -1,0 +1,44 @@
+"""Scores against the true counterfactual, for every kind whose results carry one.
+
+A result qualifies when it has ``x_cf`` (N×C×H×W), ``true_cf`` (the same shape, or None where
+the domain cannot compute it), ``valid`` (N bools) and ``sample_labels``; abstentions are left
+out, as in the closeness scores.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from cfcheck.kinds.base import labels_where
+from cfcheck.metrics.closeness import ground_truth_error, perceptual_distance
+
+__all__ = ["score_ground_truth_error", "score_ground_truth_perceptual"]
+
+
+def _produced(result: Any, score: Any, metric: str) -> tuple[torch.Tensor, torch.Tensor, dict[str, list[Any]]]:
+    __tracebackhide__ = True
+    truth = result.true_cf
+    if truth is None:
+        score.unavailable(metric, f"domain {result.task.domain!r} cannot compute true counterfactuals")
+    keep = result.valid
+    if not bool(keep.any()):
+        score.unavailable(metric, "the method abstained on every input; nothing to measure")
+    return result.x_cf[keep], truth[keep], labels_where(result.sample_labels, keep)
+
+
+def score_ground_truth_error(result: Any, score: Any) -> None:
+    """Record ``ground_truth_error``: mean absolute pixel difference to the true counterfactual."""
+    __tracebackhide__ = True
+    x_cf, truth, labels = _produced(result, score, "ground_truth_error")
+    score("ground_truth_error", ground_truth_error(x_cf, truth), labels=labels)
+
+
+def score_ground_truth_perceptual(result: Any, score: Any, zoo: Any) -> None:
+    """Record ``ground_truth_perceptual``: the perceptual distance to the true counterfactual on the
+    domain embedding network (the same construction as ``perceptual_distance``)."""
+    __tracebackhide__ = True
+    x_cf, truth, labels = _produced(result, score, "ground_truth_perceptual")
+    distances = perceptual_distance(truth.to(zoo.device), x_cf.to(zoo.device), zoo.feature_maps)
+    score("ground_truth_perceptual", distances.cpu(), labels=labels)

@@ -1,0 +1,24 @@
+"""Ground truth: how far each counterfactual is from the domain's true counterfactual of the
+same input under do(class = target): the same style, thickness and intensity re-rendered with
+the target class, the answer an ideal explainer would give. Only a domain with an SCM can
+compute it; no benchmark on real data can report these scores (Melistas et al. 2024 §3).
+Abstentions are left out (coverage is reported by the validity suite).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cfcheck.kinds.ground_truth import score_ground_truth_error, score_ground_truth_perceptual
+
+pytestmark = pytest.mark.cfcheck_kind("vce")
+
+
+def test_ground_truth_error(cfcheck_result, cfcheck_score):
+    """Mean absolute pixel difference to the true counterfactual, per image."""
+    score_ground_truth_error(cfcheck_result, cfcheck_score)
+
+
+def test_ground_truth_perceptual(cfcheck_result, cfcheck_score, cfcheck_evaluation_models):
+    """Perceptual distance (LPIPS formula, domain network) to the true counterfactual, per image."""
+    score_ground_truth_perceptual(cfcheck_result, cfcheck_score, cfcheck_evaluation_models)
