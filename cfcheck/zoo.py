@@ -107,7 +107,7 @@ class ModelZoo:
         from cfcheck.domains import get_domain
 
         domain = get_domain(self.domain)
-        features = self.features(domain.split(domain.split_roles["selection"]).images)
+        features = self.split_logits("embedding", domain.split_roles["selection"]).double()
         return features.mean(0), features.std(0).clamp_min(1e-8)
 
     def embed(self, images: torch.Tensor) -> torch.Tensor:
@@ -126,17 +126,23 @@ class ModelZoo:
         images that are never trained on and never scored)."""
         from cfcheck.domains import get_domain
 
-        from cfcheck.cache import memoise_on_disk, tensor_digest
-
         domain = get_domain(self.domain)
-        data = domain.split(domain.split_roles["reference"])
-        raw = memoise_on_disk(  # 20k forward passes, the same in every session with these images and weights
-            "zoo.realism_pool", lambda: {"features": self.features(data.images)},
-            images=tensor_digest(data.images), embedding=registry.model_entry("embedding", domain=self.domain)["sha256"],
-            device=self.device.type,
-        )["features"]
+        raw = self.split_logits("embedding", domain.split_roles["reference"]).double()
         mean, std = self._feature_statistics
-        return (raw - mean) / std, data.labels
+        return (raw - mean) / std, domain.split(domain.split_roles["reference"]).labels
+
+    def split_logits(self, name: str, split: str) -> torch.Tensor:
+        """Outputs of bundled model ``name`` on a whole split of the domain: the same in every
+        session with these images, weights and device, so kept on disk once computed
+        (:func:`cfcheck.cache.memoise_on_disk`, keyed by the images' digest and the weights' sha256)."""
+        from cfcheck.cache import memoise_on_disk, tensor_digest
+        from cfcheck.domains import get_domain
+
+        images = get_domain(self.domain).split(split).images
+        return memoise_on_disk(
+            "zoo.split_logits", lambda: {"logits": self.logits(name, images)}, images=tensor_digest(images),
+            model=registry.model_entry(name, domain=self.domain)["sha256"], device=self.device.type,
+        )["logits"]
 
     def hashes(self) -> dict[str, str]:
         """sha256 of every reference model of the domain (for the scorecard's provenance)."""

@@ -125,3 +125,21 @@ def test_embedding_features_are_standardised_with_validation_statistics():
 
     got = zoo.embed(test_images).numpy()
     assert abs(got - expected).max() < 1e-6
+
+
+def test_split_logits_are_the_models_outputs_and_come_back_from_disk(tmp_path, monkeypatch):
+    from cfcheck.domains import get_domain
+    from cfcheck.zoo import ModelZoo
+
+    monkeypatch.setenv("CFCHECK_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("CFCHECK_NO_DERIVED_CACHE", raising=False)
+    zoo = ModelZoo("morpho", torch.device("cpu"))
+    first = zoo.split_logits("oracle_lenet", "val")
+    assert torch.equal(first, zoo.logits("oracle_lenet", get_domain("morpho").split("val").images))
+
+    def no_forward_passes(*args, **kwargs):
+        raise AssertionError("the second call must read the stored outputs")
+
+    other = ModelZoo("morpho", torch.device("cpu"))
+    monkeypatch.setattr(other, "logits", no_forward_passes)
+    assert torch.equal(other.split_logits("oracle_lenet", "val"), first)

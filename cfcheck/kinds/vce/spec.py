@@ -42,9 +42,9 @@ class VCEContext:
         """Each class's most-confused other class, by the committee on the never-scored
         selection split (so the pairs do not depend on the images they are scored on)."""
         zoo = self.run.zoo(self.domain.name)
-        data = self.domain.split(self.domain.split_roles["selection"])
-        probs = torch.stack([zoo.logits(o, data.images).softmax(1) for o in zoo.oracles]).mean(0)
-        return ideal_targets(probs, data.labels, self.domain.num_classes)
+        selection = self.domain.split_roles["selection"]
+        probs = torch.stack([zoo.split_logits(o, selection).softmax(1) for o in zoo.oracles]).mean(0)
+        return ideal_targets(probs, self.domain.split(selection).labels, self.domain.num_classes)
 
     def inputs(self, pair_set: str, seed: int) -> TaskInputs:
         key = (pair_set, seed)
