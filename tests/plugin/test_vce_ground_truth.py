@@ -26,4 +26,5 @@ def test_ground_truth_scores_of_the_truth_and_of_identity(tiny, scorecard_of, co
     else:
         assert min(pixel.values()) > 0.02 and min(perceptual.values()) > 0.3  # the digit is not redrawn
         assert max(mnac.values()) == 0.0  # nothing changed, so no attribute did
-    assert all(r["verdict"] is None for r in card["scores"] if r["metric"] in ("ground_truth_error", "mnac"))
+    verdicts = {(r["metric"], r["verdict"]) for r in card["scores"] if r["metric"] in ("ground_truth_error", "mnac")}
+    assert verdicts == {("ground_truth_error", None), ("mnac", "pass")}  # no bar yet; both are close to x
