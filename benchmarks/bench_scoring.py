@@ -37,7 +37,8 @@ from cfcheck.domains import get_domain
 from cfcheck.domains.morpho.rendering import render
 from cfcheck.domains.morpho.scm import sample_factors
 from cfcheck.metrics.closeness import elastic_net_distance, minkowski_distance, perceptual_distance
-from cfcheck.metrics.realism import fid, kid_all_pairs
+from cfcheck.metrics.realism import fid
+from cfcheck.metrics.set_statistics import kid_all_pairs
 from cfcheck.metrics.sanity import ota_gain, randomisation_similarity
 from cfcheck.metrics.stats import summarize
 from cfcheck.metrics.validity import (

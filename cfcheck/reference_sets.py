@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from cfcheck.metrics.realism import FidSets, KidSets, set_statistic_engine
+from cfcheck.metrics.set_statistics import FidSets, KidSets, set_statistic_engine
 from cfcheck.metrics.stats import BatchedSetStatistic, bootstrap_set_ci
 
 SetStatistic = Callable[[Tensor, Tensor], float]

@@ -181,7 +181,7 @@ def bootstrap_set_ci(
     ``resampled`` (optional) computes the statistic of many resamples at once: it receives,
     per stratum of ``a`` and of ``b``, an R×m matrix of row indices (one resample per row)
     and returns the R values ``statistic`` would give on the gathered rows (e.g.
-    :meth:`cfcheck.metrics.realism.KidSets.resampled`). The resamples are the same either way.
+    :meth:`cfcheck.metrics.set_statistics.KidSets.resampled`). The resamples are the same either way.
     """
     if method not in ("bootstrap", "half_sampling"):
         raise ValueError(f"`method` must be 'bootstrap' or 'half_sampling', got {method!r}")

@@ -15,7 +15,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from cfcheck.metrics.realism import fid, kid_all_pairs
+from cfcheck.metrics.realism import fid
+from cfcheck.metrics.set_statistics import kid_all_pairs
 from cfcheck.reference_sets import score_realism
 
 pytestmark = pytest.mark.cfcheck_kind("vce")

@@ -212,7 +212,7 @@ def test_stratified_bootstrap_keeps_strata_sizes() -> None:
 
 
 def test_half_sampling_interval_covers_kid_of_identical_distributions() -> None:
-    from cfcheck.metrics.realism import kid_all_pairs
+    from cfcheck.metrics.set_statistics import kid_all_pairs
 
     rng = np.random.default_rng(5)
     covered = 0

@@ -11,8 +11,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cfcheck.metrics import realism
-from cfcheck.metrics.realism import FidSets, KidSets, fid, kid_all_pairs, set_statistic_engine
+from cfcheck.metrics import set_statistics
+from cfcheck.metrics.realism import fid
+from cfcheck.metrics.set_statistics import FidSets, KidSets, kid_all_pairs, set_statistic_engine
 from cfcheck.metrics.stats import bootstrap_set_ci
 from cfcheck.reference_sets import draw_reference, score_realism
 
@@ -98,7 +99,7 @@ def test_kid_resampled_equals_kid_of_the_gathered_rows(n, m, dim, resamples, deg
     real, fake = torch.from_numpy(rng.normal(size=(n, dim))), torch.from_numpy(rng.normal(size=(m, dim)) + 0.3)
     index_r = rng.integers(0, n, size=(resamples, max(2, n // 2 + 1)))  # repeats allowed, any size
     index_f = rng.integers(0, m, size=(resamples, m))
-    with mock.patch.object(realism, "_BLOCK_ENTRIES", block):
+    with mock.patch.object(set_statistics, "_BLOCK_ENTRIES", block):
         sets = KidSets(real, degree=degree)
         fast = sets.resampled(fake, index_r, index_f)
         whole = sets(fake)
@@ -117,7 +118,7 @@ def test_fid_resampled_equals_fid_of_the_gathered_rows(dim, extra, resamples, bl
     fake = torch.from_numpy(rng.normal(size=(m, dim)) + 4.0)
     index_r = np.stack([rng.permutation(n)[: n // 2 + 1] for _ in range(resamples)])  # without repeats
     index_f = rng.integers(0, m, size=(resamples, m))  # with repeats (the bootstrap)
-    with mock.patch.object(realism, "_BLOCK_ENTRIES", block):
+    with mock.patch.object(set_statistics, "_BLOCK_ENTRIES", block):
         fast = FidSets(real).resampled(fake, index_r, index_f)
     slow = [fid(real[i], fake[j]) for i, j in zip(index_r, index_f)]
     # rounding of a (near-)singular covariance is amplified by its square root: ~√eps·scale
@@ -135,7 +136,7 @@ def test_fid_resampled_equals_fid_to_1e9_on_embedding_sized_sets():
 def test_kid_all_pairs_is_blocked_and_equals_the_whole_matrices():
     rng = np.random.default_rng(1)
     real, fake = rng.normal(size=(301, 8)), rng.normal(size=(97, 8)) * 1.1
-    with mock.patch.object(realism, "_BLOCK_ENTRIES", 1000):
+    with mock.patch.object(set_statistics, "_BLOCK_ENTRIES", 1000):
         blocked = kid_all_pairs(real, fake, degree=3, coef=0.5)
     _close(blocked, slow_kid_all_pairs(real, fake, degree=3, coef=0.5))
     _close(kid_all_pairs(real, fake), slow_kid_all_pairs(real, fake))
