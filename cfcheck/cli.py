@@ -68,10 +68,20 @@ def _retrain(args: argparse.Namespace) -> int:
     from cfcheck.domains import available_domains
     from cfcheck.models.classifiers.training import train_reference_models
 
+    from cfcheck.domains import get_domain
+    from cfcheck.models.generative import train_generative_models
+
     domain = args.domain if args.domain is not None else available_domains()[0]
-    train_reference_models(
-        domain=domain, names=args.only, out_dir=args.out, smoke=args.smoke, device=args.device, log=print
-    )
+    dom = get_domain(domain)
+    generative = set(dom.generative_recipes()) if hasattr(dom, "generative_recipes") else set()
+    names = args.only
+    classifier_names = None if names is None else [n for n in names if n not in generative]
+    generative_names = None if names is None else [n for n in names if n in generative]
+    if classifier_names is None or classifier_names:
+        train_reference_models(domain=domain, names=classifier_names, out_dir=args.out, smoke=args.smoke,
+                               device=args.device, log=print)
+    if generative and (generative_names is None or generative_names):
+        train_generative_models(domain, generative_names, args.out, smoke=args.smoke, log=print)
     return 0
 
 

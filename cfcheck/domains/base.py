@@ -32,6 +32,8 @@ MODEL_ROLES = (
     "explained",  # classifiers a method explains
     "random",  # a randomly initialised classifier (random-model sanity)
     "randomisation_counterpart",  # the trained classifier the random one is compared with
+    "robust",  # an adversarially trained classifier whose gradients a method may borrow (DVCE's cone)
+    "diffusion",  # the domain's bundled diffusion model (a method's generative prior)
 )
 
 
@@ -42,6 +44,8 @@ class Domain(Protocol):
     Optional hook: a domain with bundled reference models defines ``model_recipes()``,
     returning a :class:`cfcheck.models.classifiers.recipes.ModelRecipes` (its recipe table,
     tasks and their targets); ``cfcheck retrain`` and the model code find them through it.
+    A domain with bundled generative models also defines ``generative_recipes()``: name ->
+    :class:`cfcheck.models.generative.GenerativeRecipe`.
     """
 
     name: str

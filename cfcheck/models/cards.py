@@ -52,6 +52,14 @@ def _notes_lines(notes: list[str] | None) -> list[str]:
     return ["## Notes", "", *[f"- {note}" for note in notes], ""]
 
 
+def _interface_text(entry: dict[str, Any]) -> str:
+    if entry.get("interface"):  # a generative model describes its own inputs and outputs
+        return str(entry["interface"])
+    outputs = ("64-d features (training heads kept in the module)" if entry["role"] == "embedding"
+               else f"{entry.get('num_classes', '?')} logits")
+    return f"outputs {outputs}. Input: images in [0, 1], N×1×32×32 (normalisation inside the module)."
+
+
 def model_card_markdown(entry: dict[str, Any]) -> str:
     """The Markdown card of one manifest entry (purpose, architecture, data, recipe, quality)."""
     missing = [key for key in _REQUIRED if key not in entry]
@@ -72,17 +80,16 @@ def model_card_markdown(entry: dict[str, Any]) -> str:
         "## Architecture",
         "",
         f"`{entry['architecture']}` with `{json.dumps(entry['arch_kwargs'], sort_keys=True)}`; "
-        f"{entry.get('parameters', '?'):,} parameters; outputs "
-        + ("64-d features (training heads kept in the module)" if entry["role"] == "embedding"
-           else f"{entry.get('num_classes', '?')} logits")
-        + ". Input: images in [0, 1], N×1×32×32 (normalisation inside the module).",
+        f"{entry.get('parameters', '?'):,} parameters; " + _interface_text(entry),
         "",
         *_calibration_lines(entry.get("logit_calibration")),
         "## Data",
         "",
-        f"Split `{data['split']}` of the {domain} domain: {data['n']} images, split seed "
-        f"{data['seed']}; model selection on `{recipe.get('selection_split')}` "
-        f"({recipe.get('select_on')}); quality measured on `test`.",
+        f"Split `{data['split']}` of the {domain} domain: {data['n']} images"
+        + (f", split seed {data['seed']}" if "seed" in data else "")
+        + (f"; model selection on `{recipe['selection_split']}` ({recipe.get('select_on')})"
+           if recipe.get("selection_split") else "")
+        + "; quality measured on `test`.",
         "",
         "## Training recipe",
         "",

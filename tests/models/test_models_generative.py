@@ -48,6 +48,7 @@ class TinyAutoencoderRecipe:
     quality_bar: dict[str, dict[str, float]] = field(
         default_factory=lambda: {"reconstruction_mse": {"max": 0.5}})
     purpose: str = "test double of a generative reference model"
+    interface: str = "reconstructs an image in [0, 1]"
 
     def smoke_config(self) -> GenerativeTrainConfig:
         return dataclasses.replace(self.config, epochs=1)

@@ -41,6 +41,8 @@ class MorphoDomain:
         "explained": ("cnn", "robust_cnn", "mlp", "noise_cnn"),
         "random": ("random_net",),
         "randomisation_counterpart": ("cnn",),
+        "robust": ("robust_cnn",),
+        "diffusion": ("ddpm",),
     }
     capabilities = frozenset({CLASS_COUNTERFACTUAL, INTERVENTION_COUNTERFACTUAL})
 
@@ -103,6 +105,12 @@ class MorphoDomain:
         from .recipes import RECIPES
 
         return RECIPES
+
+    def generative_recipes(self) -> dict[str, object]:
+        """The recipes of the morpho generative models (the optional ``generative_recipes`` hook)."""
+        from .generative import GENERATIVE_RECIPES
+
+        return dict(GENERATIVE_RECIPES)
 
     def __repr__(self) -> str:
         return "MorphoDomain()"

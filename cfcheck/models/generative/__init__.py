@@ -17,6 +17,7 @@ from .base import (
     GenerativeTrainResult,
     register_generative_architecture,
     train_generative_model,
+    train_generative_models,
 )
 
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "GenerativeTrainResult",
     "register_generative_architecture",
     "train_generative_model",
+    "train_generative_models",
 ]

@@ -145,6 +145,7 @@ class GenerativeRecipe(Protocol):
         quality_bar: metric -> ``{"min": v}`` and/or ``{"max": v}`` (see
             :class:`cfcheck.thresholds.Bars`).
         purpose: one sentence for the manifest and the model card.
+        interface: one sentence on the model's inputs and outputs, for the card.
     """
 
     name: str
@@ -154,6 +155,7 @@ class GenerativeRecipe(Protocol):
     config: GenerativeTrainConfig
     quality_bar: Mapping[str, Mapping[str, float]]
     purpose: str
+    interface: str
 
     def smoke_config(self) -> GenerativeTrainConfig:
         """A tiny configuration (seconds on a CPU) exercising the whole training loop."""
@@ -232,10 +234,71 @@ def train_generative_model(
         "family": spec.family,
         "input_shape": list(spec.input_shape) if spec.input_shape is not None else None,
         "purpose": recipe.purpose,
+        "interface": recipe.interface,
+        "notes": list(getattr(recipe, "notes", ()) or ()),
         "training": config.to_dict(),
+        "data": {"split": config.split, "n": len(data)},
         "quality": quality,
         "quality_bar": {k: dict(v) for k, v in recipe.quality_bar.items()},
         "parameters": sum(p.numel() for p in model.parameters()),
         "torch_version": torch.__version__,
+        "trained_on": "cpu",
         "train_seconds": round(seconds, 1),
     }
+
+
+def train_generative_models(
+    domain: str,
+    names: list[str] | None = None,
+    out_dir: str | Path | None = None,
+    *,
+    smoke: bool = False,
+    log: Callable[[str], None] = print,
+    num_threads: int = 1,
+) -> dict[str, dict[str, Any]]:
+    """Trains a domain's generative recipes (all, or ``names``); updates its manifest and cards.
+
+    Args:
+        domain: a domain with the ``generative_recipes()`` hook.
+        names: recipe names (default: all).
+        out_dir: the domain folder written (default: the bundled one; a smoke run needs another).
+        smoke: train each recipe's smoke configuration.
+        log: receives progress lines.
+        num_threads: torch CPU threads while training (recorded in the entry).
+
+    Returns:
+        The new manifest entries keyed ``"<domain>/<name>"``.
+    """
+    from cfcheck.domains import get_domain
+
+    from ..cards import write_model_cards
+    from ..registry import domain_dir, update_manifest
+
+    dom = get_domain(domain)
+    recipes = dom.generative_recipes() if hasattr(dom, "generative_recipes") else {}
+    selected = list(recipes) if names is None else list(names)
+    unknown = [name for name in selected if name not in recipes]
+    if unknown:
+        raise ValueError(f"unknown generative model(s) {unknown}; {domain} has {sorted(recipes)}")
+    if out_dir is None:
+        if smoke:
+            raise ValueError("smoke training needs an explicit out_dir; it must not overwrite the bundled weights")
+        out_dir = domain_dir(domain)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    previous = torch.get_num_threads()
+    torch.set_num_threads(num_threads)
+    entries: dict[str, dict[str, Any]] = {}
+    try:
+        for name in selected:
+            recipe = recipes[name]
+            config = recipe.smoke_config() if smoke else recipe.config
+            data = dom.split(config.split, config.n)
+            entry = train_generative_model(recipe, data, out_dir, domain=domain, smoke=smoke, log=log)
+            entry["num_threads"] = num_threads
+            entries[f"{domain}/{name}"] = entry
+            manifest = update_manifest(out_dir, entries)
+            write_model_cards({"models": {k: manifest["models"][k] for k in entries}}, out_dir)
+    finally:
+        torch.set_num_threads(previous)
+    return entries
