@@ -106,7 +106,7 @@ def train_denoiser(
         generator.set_state(state["generator"])
         step, losses = int(state["step"]), list(state["losses"])
         log(f"resumed from {path} at step {step}/{total}")
-    order = torch.empty(0, dtype=torch.long)
+    first_step = step
     started = time.perf_counter()
     model.train()
     while step < total:
@@ -132,11 +132,11 @@ def train_denoiser(
         losses = (losses + [loss.item()])[-100:]
         step += 1
         if step % settings["checkpoint_every"] == 0 or step == total:
-            rate = (time.perf_counter() - started) / max(1, step)
-            log(f"step {step}/{total} loss {sum(losses) / len(losses):.4f} ({rate:.2f} s/step this run)")
             if path is not None:
                 _save(path, {"model": model.state_dict(), "ema": ema.state_dict(),
                              "optimiser": optimiser.state_dict(), "generator": generator.get_state(),
                              "step": step, "losses": losses})
+            rate = (time.perf_counter() - started) / max(1, step - first_step)
+            log(f"step {step}/{total} loss {sum(losses) / len(losses):.4f} ({rate:.2f} s/step this run)")
     ema_state = {k: v.detach().clone() for k, v in ema.state_dict().items()}
     return ema_state, {"final_loss": sum(losses) / max(1, len(losses)), "steps": float(total)}
