@@ -23,8 +23,9 @@ class MethodModels:
     evaluation model would be graded by its own guide; the scores would stop being independent.
     """
 
-    #: registry roles a method may use
-    ALLOWED_ROLES = ("classifier",)
+    #: registry roles a method may use: the explained classifiers and the generative priors a
+    #: method may build on (a diffusion model is a tool of the method, not a judge of it)
+    ALLOWED_ROLES = ("classifier", "diffusion")
 
     def __init__(self, zoo: ModelZoo) -> None:
         self._zoo = zoo
@@ -97,6 +98,25 @@ class ModelZoo:
         """Attribute name → model name, for the Label Variation Score."""
         names = registry.available_models(self.domain, role="attribute_oracle")
         return {registry.model_entry(n, domain=self.domain)["attribute"]: n for n in names}
+
+    @cached_property
+    def autoencoders(self) -> dict[int | None, str]:
+        """Class → name of the IM1/IM2 autoencoder of that class (``None``: the all-class one)."""
+        names = registry.available_models(self.domain, role="autoencoder")
+        return {registry.model_entry(n, domain=self.domain).get("label"): n for n in names}
+
+    def reconstruct(self, images: torch.Tensor, labels: torch.Tensor | None = None) -> torch.Tensor:
+        """Each image reconstructed by the autoencoder of its class in ``labels`` (``None``: by the
+        all-class autoencoder). Raises KeyError naming a class without an autoencoder."""
+        if labels is None:
+            return self.logits(self.autoencoders[None], images).to(images)
+        out = torch.empty_like(images)
+        for label in labels.unique().tolist():
+            if label not in self.autoencoders:
+                raise KeyError(f"{self.domain} bundles no autoencoder of class {label}")
+            rows = labels == label
+            out[rows] = self.logits(self.autoencoders[label], images[rows]).to(images)
+        return out
 
     @property
     def embedding(self) -> torch.nn.Module:

@@ -41,7 +41,7 @@ from cfcheck.methods.contract import (
     validate_target_range,
 )
 
-__all__ = ["DiffusionCounterfactual", "cone_projection"]
+__all__ = ["DiffusionCounterfactual", "cone_projection", "target_log_prob_gradient", "unit_rms"]
 
 
 def cone_projection(vector: torch.Tensor, axis: torch.Tensor, angle_degrees: float) -> torch.Tensor:
@@ -81,12 +81,14 @@ def cone_projection(vector: torch.Tensor, axis: torch.Tensor, angle_degrees: flo
     return result.view_as(vector)
 
 
-def _unit_rms(g: torch.Tensor) -> torch.Tensor:
+def unit_rms(g: torch.Tensor) -> torch.Tensor:
+    """Each image of ``g`` divided by its root-mean-square (a zero image stays zero)."""
     rms = g.flatten(1).square().mean(1).sqrt().view(-1, *([1] * (g.dim() - 1)))
     return g / rms.clamp_min(1e-12)
 
 
-def _target_log_prob_gradient(classifier: nn.Module, view: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+def target_log_prob_gradient(classifier: nn.Module, view: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """∇ log p(target | view) of ``classifier`` per image (autograd on even under ``no_grad``)."""
     with torch.enable_grad():
         view = view.detach().requires_grad_(True)
         logits = classifier(view)
@@ -196,15 +198,15 @@ class DiffusionCounterfactual:
                         eps = predicted_noise(network, x_var, t)
                     estimate = x_var
                 view = (estimate + 1.0) / 2.0  # the classifiers' input, in image space
-                gradient = _target_log_prob_gradient(classifier, view, target)
+                gradient = target_log_prob_gradient(classifier, view, target)
                 if self.cone_projection:
-                    robust = _target_log_prob_gradient(self.robust_classifier, view, target)
+                    robust = target_log_prob_gradient(self.robust_classifier, view, target)
                     gradient = cone_projection(robust, gradient, self.cone_angle)
-                direction = _unit_rms(gradient)
+                direction = unit_rms(gradient)
                 if self.distance_weight > 0:
                     direction = direction - self.distance_weight * (estimate.detach() - x_diffusion).sign()
                 (pulled,) = torch.autograd.grad(view, x_var, grad_outputs=direction)
             alpha = network.alphas_cumprod[t]
-            return eps.detach() - (1.0 - alpha).sqrt() * self.guidance_scale * _unit_rms(pulled)
+            return eps.detach() - (1.0 - alpha).sqrt() * self.guidance_scale * unit_rms(pulled)
 
         return guide

@@ -15,6 +15,8 @@ from __future__ import annotations
 import pytest
 import torch
 
+from cfcheck.kinds.base import labels_where
+from cfcheck.metrics.interpretability import im1, im2
 from cfcheck.metrics.realism import fid
 from cfcheck.metrics.set_statistics import kid_all_pairs
 from cfcheck.reference_sets import score_realism
@@ -59,3 +61,21 @@ def test_realism(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_evaluat
         floor=score.floor_max,
         extra={"real_floor": score.floors, "classes_skipped": score.classes_skipped},
     )
+
+
+@pytest.mark.parametrize("metric", ["im1", "im2"])
+def test_autoencoder_interpretability(cfcheck_result, cfcheck_score, cfcheck_evaluation_models, metric):
+    """IM1 / IM2 with the domain's per-class and all-class autoencoders (Van Looveren & Klaise)."""
+    zoo = cfcheck_evaluation_models
+    if None not in zoo.autoencoders:
+        pytest.skip(f"the {zoo.domain} domain bundles no IM1/IM2 autoencoders")
+    keep = cfcheck_result.valid
+    if int(keep.sum()) == 0:
+        cfcheck_score.unavailable(metric, "the method abstained on every input; nothing to measure")
+    cfs = cfcheck_result.x_cf[keep]
+    by_target = zoo.reconstruct(cfs, cfcheck_result.target[keep])
+    if metric == "im1":
+        values = im1(cfs, by_target, zoo.reconstruct(cfs, cfcheck_result.source[keep]))
+    else:
+        values = im2(cfs, by_target, zoo.reconstruct(cfs))
+    cfcheck_score(metric, values, labels=labels_where(cfcheck_result.sample_labels, keep))

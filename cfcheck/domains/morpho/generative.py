@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from cfcheck.models.generative import GenerativeTrainConfig
+from cfcheck.models.generative.autoencoder import AutoencoderRecipe
 from cfcheck.models.generative.diffusion import DenoisingUNet, DiffusionRecipe
 
 __all__ = ["DDPM", "DDPM_ARCH", "DDPM_CONFIG", "GENERATIVE_RECIPES", "ddpm_quality"]
@@ -89,5 +90,38 @@ DDPM = DiffusionRecipe(
     measure_quality=ddpm_quality,
 )
 
+
+
+def _test_images(label: int | None) -> torch.Tensor:
+    from .splits import load_split
+
+    test = load_split("test")
+    return test.images if label is None else test.images[test.labels == label]
+
+
+#: IM1/IM2 autoencoders train on the oracle split, like every evaluation model: never on the data
+#: the explained classifiers (and the methods' generative models) saw. Fewer epochs than Hvilshøj
+#: et al.'s 50, for the CPU: 10 over each class's ~3,000 images, 4 over all 30,000.
+AE_CLASS_CONFIG = GenerativeTrainConfig(seed=21, split="oracle", epochs=10, batch_size=128, lr=1e-3)
+AE_ALL_CONFIG = GenerativeTrainConfig(seed=21, split="oracle", epochs=4, batch_size=128, lr=1e-3)
+AE_SMOKE = GenerativeTrainConfig(seed=21, split="oracle", n=300, epochs=1, batch_size=64, lr=1e-3)
+AE_BAR = {"test_mse": {"max": 0.01}}
+
+
+def _autoencoder(label: int | None) -> AutoencoderRecipe:
+    which = "all digits" if label is None else f"digit {label}"
+    return AutoencoderRecipe(
+        name="ae_all" if label is None else f"ae_class{label}", label=label,
+        config=AE_ALL_CONFIG if label is None else AE_CLASS_CONFIG, smoke=AE_SMOKE, quality_bar=AE_BAR,
+        purpose=f"IM1/IM2 autoencoder of {which} (Van Looveren & Klaise's architecture)",
+        test_images=_test_images,
+        notes=("test_mse: mean squared reconstruction error on the test images of its class (all test images "
+               "for ae_all); the bar 0.01 is under a quarter of the mean squared pixel value of morpho test digits (0.044, "
+               "what an all-black reconstruction scores), so a passing autoencoder reproduces the strokes.",),
+    )
+
+
+AUTOENCODERS = {recipe.name: recipe for recipe in [_autoencoder(None), *(_autoencoder(k) for k in range(10))]}
+
 #: name -> recipe, as :meth:`cfcheck.domains.morpho.domain.MorphoDomain.generative_recipes` returns them
-GENERATIVE_RECIPES = {DDPM.name: DDPM}
+GENERATIVE_RECIPES = {DDPM.name: DDPM, **AUTOENCODERS}

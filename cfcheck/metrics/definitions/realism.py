@@ -72,4 +72,26 @@ REALISM_CARDS = (
                   "class mix), PGD 0.22–0.69, noise 17.3 (quick profile, seed 0, `cfcheck calibrate`). Floor + 0.1 sits between."),
         failure_hint="the counterfactuals do not look like real images of the domain",
     ),
+    MetricCard(
+        "im1", "IM1 (target- vs source-class autoencoder)",
+        "IM1(c) = ‖c − AE_q(c)‖² / (‖c − AE_p(c)‖² + 1e-8), AE_k = the autoencoder of class k, q the target, "
+        "p the input's class", "lower", (0.0, math.inf), "ratio of squared reconstruction errors",
+        f"{IMAGES}; the domain's bundled per-class autoencoders (trained on the oracle split)", EXCLUDED,
+        f"Van Looveren & Klaise 2021, eq. (9); {HVILSHOJ}, §3.1 eq. (2)", True,
+        notes="Below 1: the target class's autoencoder reconstructs the counterfactual better than the source "
+              "class's. Hvilshøj et al. find it rewards tiny changes and skews by target class; read it beside FID "
+              "and the oracle scores. Mean over counterfactuals, 95% percentile-bootstrap CI.",
+        tolerance=0.05,
+    ),
+    MetricCard(
+        "im2", "IM2 (target-class vs all-class autoencoder)",
+        "IM2(c) = ‖AE_q(c) − AE(c)‖² / (‖c‖₁ + 1e-8), AE = the autoencoder of every class", "lower",
+        (0.0, math.inf), "squared pixel units per unit of L1 mass",
+        f"{IMAGES}; the domain's bundled per-class and all-class autoencoders", EXCLUDED,
+        f"Van Looveren & Klaise 2021, eq. (10); {HVILSHOJ}, §3.1 eq. (3)", True,
+        notes="Hvilshøj et al. show it decreases as pixels fade towards 0, so a blank image scores well; read it "
+              "beside the oracle scores. Images in [0, 1] (the normalisation changes IM2 by an order of "
+              "magnitude). Mean over counterfactuals, 95% percentile-bootstrap CI.",
+        tolerance=0.05,
+    ),
 )

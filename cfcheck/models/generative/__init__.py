@@ -20,8 +20,12 @@ from .base import (
     train_generative_models,
 )
 
+from . import autoencoder, diffusion  # noqa: E402  (register "conv_autoencoder" and "ddpm_unet")
+
 __all__ = [
     "GENERATIVE_FAMILIES",
+    "autoencoder",
+    "diffusion",
     "GenerativeRecipe",
     "GenerativeTrainConfig",
     "GenerativeTrainResult",

@@ -236,6 +236,7 @@ def train_generative_model(
         "purpose": recipe.purpose,
         "interface": recipe.interface,
         "notes": list(getattr(recipe, "notes", ()) or ()),
+        **dict(getattr(recipe, "manifest_fields", {}) or {}),
         "training": config.to_dict(),
         "data": {"split": config.split, "n": len(data)},
         "quality": quality,

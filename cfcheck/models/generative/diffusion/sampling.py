@@ -82,6 +82,7 @@ def denoise(
     timesteps: list[int],
     *,
     guide: Guide | None = None,
+    after_step: Callable[[torch.Tensor, int], torch.Tensor] | None = None,
     num_steps: int | None = None,
 ) -> torch.Tensor:
     """Runs DDIM (η = 0) from ``x_t`` at ``timesteps[0]`` down through ``timesteps``.
@@ -93,6 +94,8 @@ def denoise(
             x̂_0 of the last timestep.
         guide: optional replacement of the network's noise prediction (see :data:`Guide`); it
             may build a graph, the denoising itself runs without one.
+        after_step: optional ``after_step(x_next, i) -> x_next`` applied to the result of the
+            ``i``-th step (e.g. inpainting: replace pixels outside a mask).
         num_steps: the grid size the timesteps came from (default: inferred from their spacing).
 
     Returns:
@@ -106,7 +109,7 @@ def denoise(
         num_steps = max(1, network.num_train_timesteps // spacing)
     scheduler.set_timesteps(num_steps)
     x = x_t
-    for t in timesteps:
+    for i, t in enumerate(timesteps):
         if guide is not None:
             eps = guide(x, t).detach()
         else:
@@ -114,6 +117,8 @@ def denoise(
                 eps = predicted_noise(network, x, t)
         with torch.no_grad():
             x = scheduler.step(eps, t, x, eta=0.0).prev_sample
+            if after_step is not None:
+                x = after_step(x, i)
     return x
 
 
