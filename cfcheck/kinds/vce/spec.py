@@ -30,6 +30,14 @@ if TYPE_CHECKING:
 
 
 
+def committee_ideal_targets(zoo: ModelZoo, domain: Domain) -> dict[int, int]:
+    """Each class's most-confused other class, by the committee on the never-scored selection
+    split (so the pairs do not depend on the images they are scored on)."""
+    selection = domain.split_roles["selection"]
+    probs = torch.stack([zoo.split_logits(o, selection).softmax(1) for o in zoo.oracles]).mean(0)
+    return ideal_targets(probs, domain.split(selection).labels, domain.num_classes)
+
+
 class VCEContext:
     """Per (run, domain): the ideal pairs and the scored inputs of every (pair set, seed)."""
 
@@ -39,12 +47,7 @@ class VCEContext:
 
     @cached_property
     def ideal_targets(self) -> dict[int, int]:
-        """Each class's most-confused other class, by the committee on the never-scored
-        selection split (so the pairs do not depend on the images they are scored on)."""
-        zoo = self.run.zoo(self.domain.name)
-        selection = self.domain.split_roles["selection"]
-        probs = torch.stack([zoo.split_logits(o, selection).softmax(1) for o in zoo.oracles]).mean(0)
-        return ideal_targets(probs, self.domain.split(selection).labels, self.domain.num_classes)
+        return committee_ideal_targets(self.run.zoo(self.domain.name), self.domain)
 
     def inputs(self, pair_set: str, seed: int) -> TaskInputs:
         key = (pair_set, seed)

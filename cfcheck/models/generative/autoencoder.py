@@ -122,5 +122,5 @@ class AutoencoderRecipe:
         test = self.test_images(self.label)
         with torch.no_grad():
             test_mse = float(torch.nn.functional.mse_loss(model(test), test))
-        return GenerativeTrainResult(state_dict=state, quality={
-            "train_mse": final_loss, "test_mse": test_mse, "train_images": float(images.shape[0])})
+        return GenerativeTrainResult(state_dict=state, quality={"train_mse": final_loss, "test_mse": test_mse},
+                                     examples=int(images.shape[0]))

@@ -121,6 +121,8 @@ class GenerativeTrainResult:
 
     state_dict: Mapping[str, torch.Tensor]
     quality: Mapping[str, float]
+    #: examples actually trained on, where the recipe uses part of its data (e.g. one class)
+    examples: int | None = None
 
     def __post_init__(self) -> None:
         bad = [k for k, v in self.state_dict.items() if not isinstance(v, torch.Tensor)]
@@ -238,7 +240,7 @@ def train_generative_model(
         "notes": list(getattr(recipe, "notes", ()) or ()),
         **dict(getattr(recipe, "manifest_fields", {}) or {}),
         "training": config.to_dict(),
-        "data": {"split": config.split, "n": len(data)},
+        "data": {"split": config.split, "n": result.examples if result.examples is not None else len(data)},
         "quality": quality,
         "quality_bar": {k: dict(v) for k, v in recipe.quality_bar.items()},
         "parameters": sum(p.numel() for p in model.parameters()),
