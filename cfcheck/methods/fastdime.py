@@ -19,7 +19,9 @@ Each DDIM step (η = 0) from ``start_fraction``·T:
 The final counterfactual keeps the input outside the last mask. ``rejection`` abstains where the
 explained classifier does not predict the target. Settings here are this implementation's,
 sized for 32×32 images (the paper's are for 128–256 px): ``mask_threshold`` 0.15,
-``dilation`` 1, masks from 30% of the steps on, guidance scale 0.3.
+``dilation`` 1, masks from 30% of the steps on, guidance scale 2 (at 1, the CNN's
+counterfactuals reach the target on 82% of ideal pairs, at 2 on all; measured with an
+intermediate checkpoint of the DDPM).
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ class FastDiME:
     """
 
     diffusion: nn.Module
-    guidance_scale: float = 0.3
+    guidance_scale: float = 2.0
     start_fraction: float = 0.5
     num_steps: int = 40
     distance_weight: float = 0.1
