@@ -42,6 +42,12 @@ CONTROLS: dict[str, str] = {
     "pgd": "−validity",
     "wachter": "(baseline)",
 }
+#: Reference methods tabulated beside the controls (``--methods ... dvce fastdime``), not run by
+#: default (each takes minutes) and never drawn as calibration markers.
+REFERENCE_METHODS: dict[str, str] = {
+    "dvce": "(diffusion reference)",
+    "fastdime": "(diffusion reference)",
+}
 SUITES = ("validity", "closeness", "realism", "random_classifier")
 
 
@@ -176,7 +182,8 @@ def render(results: dict[str, tuple[dict[str, Any], float]], profile: str) -> st
     for name, (scorecard, seconds) in results.items():
         counts = suite_verdicts(scorecard)
         cells = [suite_summary(counts.get(suite, {})) for suite in SUITES]
-        lines.append("| " + " | ".join([name, CONTROLS.get(name, "-"), *cells, f"{seconds:.0f}"]) + " |")
+        expected = CONTROLS.get(name) or REFERENCE_METHODS.get(name, "-")
+        lines.append("| " + " | ".join([name, expected, *cells, f"{seconds:.0f}"]) + " |")
     lines += ["", f"Calibration table (value range over tasks; {profile} profile)", ""]
     header = ["metric", "bar", *results]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -218,7 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{name}: {results[name][1]:.0f} s", file=sys.stderr)
     print(render(results, args.profile))
     if set(CONTROLS) - {"wachter"} <= set(results):  # a partial run would drop controls from the markers
-        for path in write_calibration_values({name: card for name, (card, _) in results.items()}, args.profile):
+        controls = {name: card for name, (card, _) in results.items() if name in CONTROLS}
+        for path in write_calibration_values(controls, args.profile):
             print(f"wrote {path}", file=sys.stderr)
     return 0
 

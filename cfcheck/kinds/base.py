@@ -167,13 +167,24 @@ class KindSpec(ABC):
             kwargs[rng_keyword] = torch.Generator(device=run.device).manual_seed(task.seed)
         progress = Progress(len(inputs), write, unit=f"inputs ({self.output_noun})")
         outputs = []
-        for part in in_batches(len(inputs), run.profile.batch_size):
+        for part in in_batches(len(inputs), method_batch_size(method, run.profile.batch_size)):
             batch = {k: slice_arguments(v, part, run.device) for k, v in inputs.arguments.items()}
             args = self.arguments(run, task, batch)
             raw = invoke(name, function, args, kwargs, watched=watched_tensors(batch), timeout=run.profile.timeout)
             outputs.append(check_output(raw, inputs.like[part].to(run.device), self.output))
             progress.update(part.stop)
         return concatenate(outputs)
+
+
+def method_batch_size(method: Any, default: int) -> int:
+    """Inputs per call: the method's own ``cfcheck_batch_size`` where it declares one (a slow
+    method asks for smaller calls, so progress is reported within a task), else the profile's."""
+    size = getattr(method, "cfcheck_batch_size", None)
+    if size is None:
+        return default
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ValueError(f"{type(method).__name__}.cfcheck_batch_size must be a positive int, got {size!r}")
+    return size
 
 
 def watched_tensors(batch: Mapping[str, Any]) -> dict[str, torch.Tensor]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -134,6 +135,8 @@ class DiffusionCounterfactual:
     rejection: bool = True
     num_counterfactuals: int = 1
     batch_size: int = 64
+    #: inputs per call the suites make (cfcheck reports progress between calls)
+    cfcheck_batch_size: ClassVar[int] = 40
 
     def __post_init__(self) -> None:
         check_positive("guidance_scale", self.guidance_scale)

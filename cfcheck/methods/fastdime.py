@@ -27,6 +27,7 @@ intermediate checkpoint of the DDPM).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -78,6 +79,8 @@ class FastDiME:
     mask_after: float = 0.3
     rejection: bool = True
     batch_size: int = 128
+    #: inputs per call the suites make (cfcheck reports progress between calls)
+    cfcheck_batch_size: ClassVar[int] = 40
 
     def __post_init__(self) -> None:
         check_positive("guidance_scale", self.guidance_scale)

@@ -228,3 +228,21 @@ def test_a_single_process_takes_the_free_cores(cores, load, threads):
     from cfcheck.plugin import threads_for_free_cores
 
     assert threads_for_free_cores(cores, load) == threads
+
+
+def test_a_method_may_ask_for_smaller_calls():
+    from cfcheck.kinds.base import method_batch_size
+
+    class Slow:
+        cfcheck_batch_size = 40
+
+    class Plain:
+        pass
+
+    class Wrong:
+        cfcheck_batch_size = 0
+
+    assert method_batch_size(Slow(), 128) == 40
+    assert method_batch_size(Plain(), 128) == 128
+    with pytest.raises(ValueError, match=r"Wrong.cfcheck_batch_size must be a positive int, got 0"):
+        method_batch_size(Wrong(), 128)

@@ -171,3 +171,24 @@ def test_class_autoencoders_prefer_their_own_class(test_split):
     assert int((ratio < 0.95).sum()) >= 9, ratio
     assert float(ratio.mean()) < 0.8, ratio
     assert float(ratio.max()) < 1.2, ratio
+
+
+#: The DDPM's quality is re-measured on a smaller sample than its card (1,000 samples, 50 DDIM
+#: steps): 200 samples with 25 steps. Its bars are then read with these allowances, measured as
+#: the difference between the two sample sizes (README, the DDPM's card).
+DDPM_SMALL_SAMPLE = {"n": 200, "num_steps": 25}
+DDPM_ALLOWANCE = {"fid_ratio": 1.5, "class_tv": 0.05, "thickness_ks": 0.05, "intensity_ks": 0.05}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif("ddpm" not in available_models(DOMAIN), reason="the morpho DDPM is not bundled")
+def test_ddpm_samples_meet_the_quality_bars():
+    from cfcheck.domains.morpho.generative import DDPM_CONFIG, ddpm_quality
+
+    entry = model_entry("ddpm", domain=DOMAIN)
+    with torch.no_grad():
+        quality = ddpm_quality(load_model("ddpm", domain=DOMAIN), DDPM_CONFIG, **DDPM_SMALL_SAMPLE)
+    for metric, allowance in DDPM_ALLOWANCE.items():
+        bar = entry["quality_bar"][metric]["max"]
+        assert quality[metric] <= bar * (allowance if metric == "fid_ratio" else 1) + (
+            0 if metric == "fid_ratio" else allowance), (metric, quality[metric], bar)
