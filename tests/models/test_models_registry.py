@@ -27,8 +27,14 @@ MANIFEST = load_manifest(domain="morpho")
 SHIPPED = sorted(key.split("/", 1)[1] for key in MANIFEST["models"] if key.startswith("morpho/"))
 
 
+def _recipes() -> list[str]:
+    from cfcheck.domains import get_domain
+
+    return sorted([*model_specs("morpho"), *get_domain("morpho").generative_recipes()])
+
+
 def test_every_recipe_is_shipped():
-    assert SHIPPED == sorted(model_specs("morpho")), "retrain the missing models"
+    assert SHIPPED == _recipes(), "retrain the missing models"
 
 
 def test_manifest_schema_and_file_sizes():
@@ -37,12 +43,17 @@ def test_manifest_schema_and_file_sizes():
     for key, entry in MANIFEST["models"].items():
         domain, name = key.split("/", 1)
         assert entry["file"] == f"{domain}_{name}.safetensors"
-        assert entry["role"] in ("classifier", "oracle", "attribute_oracle", "embedding")
         assert entry["trained_on"] == "cpu"
-        for field in ("sha256", "architecture", "arch_kwargs", "num_classes", "parameters",
+        for field in ("sha256", "architecture", "arch_kwargs", "parameters",
                       "training", "data", "quality", "quality_bar", "torch_version"):
             assert field in entry, f"{key} lacks {field}"
-        assert set(entry["data"]) == {"split", "n", "seed"}
+        if "family" in entry:  # a generative model: its family, and what it trained on
+            assert entry["role"] in ("diffusion", "autoencoder")
+            assert set(entry["data"]) == {"split", "n"} and entry["interface"]
+        else:
+            assert entry["role"] in ("classifier", "oracle", "attribute_oracle", "embedding")
+            assert "num_classes" in entry
+            assert set(entry["data"]) == {"split", "n", "seed"}
         size = (domain_dir("morpho") / entry["file"]).stat().st_size
         assert size < 5 * 2**20, f"{entry['file']} is {size} bytes (limit 5 MB)"
         total += size
@@ -86,8 +97,12 @@ def test_shipped_model_loads_frozen_in_eval_mode(name):
     assert not model.training
     assert all(not p.requires_grad for p in model.parameters())
     assert sum(p.numel() for p in model.parameters()) == entry["parameters"]
+    x = torch.rand(2, 1, 32, 32)
     with torch.no_grad():
-        out = model(torch.rand(2, 1, 32, 32))
+        out = model(x * 2 - 1, torch.tensor([10, 500])) if entry["role"] == "diffusion" else model(x)
+    if entry["role"] in ("diffusion", "autoencoder"):  # noise prediction, reconstruction: image-shaped
+        assert out.shape == x.shape and torch.isfinite(out).all()
+        return
     width = 64 if entry["role"] == "embedding" else entry["num_classes"]
     assert out.shape == (2, width) and torch.isfinite(out).all()
 
