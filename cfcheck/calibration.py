@@ -48,12 +48,20 @@ REFERENCE_METHODS: dict[str, str] = {
     "dvce": "(diffusion reference)",
     "fastdime": "(diffusion reference)",
 }
+#: The SCM controls (``cfcheck calibrate --methods scm_truth scm_identity scm_resample scm_noise``).
+SCM_CONTROLS: dict[str, str] = {
+    "scm_truth": "+effectiveness +causal_graph",
+    "scm_identity": "−effectiveness −causal_graph",
+    "scm_resample": "+effectiveness +causal_graph",
+    "scm_noise": "−effectiveness −causal_graph",
+}
 SUITES = ("validity", "closeness", "realism", "random_classifier")
+SCM_SUITES = ("effectiveness", "causal_graph")
 
 
 def expected_sign(control: str, suite: str) -> str:
     """"+" where the control is expected to pass ``suite``, "-" where to fail it, "" otherwise."""
-    for word in CONTROLS.get(control, "").split():
+    for word in (CONTROLS.get(control) or SCM_CONTROLS.get(control, "")).split():
         if word[1:] == suite and word[0] in "+−":
             return "+" if word[0] == "+" else "-"
     return ""
@@ -177,12 +185,13 @@ def render(results: dict[str, tuple[dict[str, Any], float]], profile: str) -> st
     from cfcheck.metrics.cards import CARDS
 
     lines = [f"Verdict matrix ({profile} profile; passed/total bars per suite)", ""]
-    header = ["control", "expected", *SUITES, "s"]
+    suites = SCM_SUITES if results and all(name in SCM_CONTROLS for name in results) else SUITES
+    header = ["control", "expected", *suites, "s"]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, (scorecard, seconds) in results.items():
         counts = suite_verdicts(scorecard)
-        cells = [suite_summary(counts.get(suite, {})) for suite in SUITES]
-        expected = CONTROLS.get(name) or REFERENCE_METHODS.get(name, "-")
+        cells = [suite_summary(counts.get(suite, {})) for suite in suites]
+        expected = CONTROLS.get(name) or SCM_CONTROLS.get(name) or REFERENCE_METHODS.get(name, "-")
         lines.append("| " + " | ".join([name, expected, *cells, f"{seconds:.0f}"]) + " |")
     lines += ["", f"Calibration table (value range over tasks; {profile} profile)", ""]
     header = ["metric", "bar", *results]

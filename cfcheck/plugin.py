@@ -50,6 +50,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{KIND_MARKER}(kind): the method kind a cfcheck suite applies to")
+    config.addinivalue_line("markers", "cfcheck_parents(which): SCM suites: the 'intervened' parent or the 'others'")
     config.addinivalue_line(
         "markers", f"{TASKS_MARKER}(which): 'explained', 'random' or 'cascade' (randomised-layer) classifier tasks"
     )
@@ -158,7 +159,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrise a suite through its kind's specification (the kind marker)."""
     session = metafunc.config.stash.get(session_key, None)
     if session is None:
-        for name in ("cfcheck_oracle", "cfcheck_attribute", "cfcheck_task"):
+        for name in ("cfcheck_oracle", "cfcheck_attribute", "cfcheck_parent", "cfcheck_task"):
             if name in metafunc.fixturenames:  # suites collected without --method: skip them
                 metafunc.parametrize(name, [])
         return

@@ -156,3 +156,26 @@ def test_truth_passes_at_the_standard_profile(tmp_path):
         found = suite_verdicts(scorecard, suite)
         assert passes(found), {k: v for k, v in found.items() if v != "pass"}
     assert {s["task"].rsplit("/", 1)[1] for s in scorecard["scores"]} == {"seed0", "seed1"}
+
+
+SCM_SUITES = ("effectiveness", "causal_graph")
+
+
+def test_scm_controls_get_the_verdicts_they_exist_for(tmp_path):
+    """The SCM truth and the resampler pass effectiveness and causal-graph compliance; identity
+    fails effectiveness (and the intensity under do(thickness)); noise fails both."""
+    found = {c: run_control(tmp_path / c, c) for c in ("scm_truth", "scm_identity", "scm_resample", "scm_noise")}
+    for control in ("scm_truth", "scm_resample"):
+        for suite in SCM_SUITES:
+            verdicts_ = suite_verdicts(found[control], suite)
+            assert passes(verdicts_), (control, {k: v for k, v in verdicts_.items() if v != "pass"})
+    assert none_pass(suite_verdicts(found["scm_identity"], "effectiveness"))
+    assert verdicts(found["scm_identity"], "preservation_error:intensity", tasks="do_thickness") == {
+        "preservation_error:intensity@do_thickness/seed0": "fail"}
+    for suite in SCM_SUITES:
+        assert none_pass(suite_verdicts(found["scm_noise"], suite))
+    # the resampler is no counterfactual of its input: farther from the truth than identity
+    error = {c: {s["task"]: s["value"] for s in found[c]["scores"] if s["metric"] == "ground_truth_error"}
+             for c in ("scm_resample", "scm_identity", "scm_truth")}
+    assert all(error["scm_truth"][t] == 0 for t in error["scm_truth"])
+    assert all(error["scm_resample"][t] > error["scm_identity"][t] for t in error["scm_identity"])

@@ -25,6 +25,27 @@ def _image_key(image: torch.Tensor) -> bytes:
     return hashlib.blake2b(image.detach().cpu().contiguous().numpy().tobytes(), digest_size=16).digest()
 
 
+class SplitLookup:
+    """Finds inputs in a domain split by their exact pixels (the controls that know the truth
+    need each input's exogenous noise, which only its position in the split gives)."""
+
+    def __init__(self, domain: Any, split: str) -> None:
+        self.split = split
+        self.data = domain.split(split)
+        self._index = {_image_key(image): i for i, image in enumerate(self.data.images)}
+
+    def indices(self, x: torch.Tensor) -> torch.Tensor:
+        """Positions of the images of ``x`` in the split; ValueError if any is not one of them."""
+        keys = [_image_key(image) for image in x]
+        missing = sum(key not in self._index for key in keys)
+        if missing:
+            raise ValueError(
+                f"{missing} of {len(x)} inputs are not {self.split}-split images; the true "
+                "counterfactual needs each input's exogenous noise"
+            )
+        return torch.tensor([self._index[key] for key in keys], dtype=torch.long)
+
+
 class TrueCounterfactual:
     """The domain's true counterfactual of every input, found by matching inputs to a split.
 
@@ -48,8 +69,8 @@ class TrueCounterfactual:
             raise TypeError(f"{domain!r} cannot compute true counterfactuals (no {CLASS_COUNTERFACTUAL} capability)")
         split = split if split is not None else domain.split_roles["scored"]
         self._domain = domain
-        self._data = domain.split(split)
-        self._index = {_image_key(image): i for i, image in enumerate(self._data.images)}
+        self._lookup = SplitLookup(domain, split)
+        self._data = self._lookup.data
         self.split = split
         self.reject = reject
 
@@ -64,15 +85,7 @@ class TrueCounterfactual:
         """True counterfactuals of ``x`` towards ``target`` (and the rejection mask if asked)."""
         validate_explain_inputs(x, target)
         validate_classifier(classifier)
-        keys = [_image_key(image) for image in x]
-        missing = sum(key not in self._index for key in keys)
-        if missing:
-            raise ValueError(
-                f"{missing} of {len(x)} inputs are not {self.split}-split images; the true "
-                "counterfactual needs each input's exogenous noise"
-            )
-        indices = torch.tensor([self._index[key] for key in keys])
-        factors = self._data.factors[indices]
+        factors = self._data.factors[self._lookup.indices(x)]
         x_cf = self._domain.class_counterfactual(factors, target.cpu()).to(device=x.device, dtype=x.dtype)
         if not self.reject:
             return x_cf

@@ -8,7 +8,7 @@ IM2 changes by an order of magnitude with the normalisation, so one range is fix
 
 from __future__ import annotations
 
-import torch
+import torch  # noqa: F401  (the doctest examples)
 from torch import Tensor
 
 from cfcheck.metrics._validation import check_image_pair, check_range

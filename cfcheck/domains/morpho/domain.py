@@ -7,10 +7,15 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from cfcheck.domains.base import CLASS_COUNTERFACTUAL, INTERVENTION_COUNTERFACTUAL
+from cfcheck.domains.base import (
+    CLASS_COUNTERFACTUAL,
+    FACTOR_MEASUREMENT,
+    INTERVENTION_COUNTERFACTUAL,
+    PARENT_RESAMPLING,
+)
 
 from .rendering import IMAGE_SHAPE, render
-from .scm import NUM_CLASSES, MorphoFactors, intervene
+from .scm import NUM_CLASSES, MorphoFactors, intervene, sample_factors
 from .splits import LabeledImages, load_split, split_factors
 
 if TYPE_CHECKING:  # imported when called: the recipes need cfcheck.models
@@ -44,7 +49,8 @@ class MorphoDomain:
         "robust": ("robust_cnn",),
         "diffusion": ("ddpm",),
     }
-    capabilities = frozenset({CLASS_COUNTERFACTUAL, INTERVENTION_COUNTERFACTUAL})
+    capabilities = frozenset({CLASS_COUNTERFACTUAL, INTERVENTION_COUNTERFACTUAL, FACTOR_MEASUREMENT,
+                              PARENT_RESAMPLING})
 
     def split(self, name: str, n: int | None = None) -> LabeledImages:
         return load_split(name, n)
@@ -98,6 +104,26 @@ class MorphoDomain:
     ) -> torch.Tensor:
         factors = split_factors(split)[index]
         return true_counterfactual(factors, **intervention)
+
+    def counterfactual_parents(
+        self, split: str, index: torch.Tensor, intervention: dict[str, torch.Tensor]
+    ) -> dict[str, torch.Tensor]:
+        """The parents after the intervention, propagated by the SCM (do(t) moves the intensity)."""
+        factors = intervene(split_factors(split)[index], **intervention)
+        return {name: getattr(factors, name).clone() for name in self.factor_names}
+
+    def measure_factors(self, images: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The continuous factors read off the images: stroke thickness (px) and intensity (grey level)."""
+        from .measure import measure_intensity, measure_thickness
+
+        return {"thickness": measure_thickness(images), "intensity": measure_intensity(images)}
+
+    def resample_with_parents(self, parents: dict[str, torch.Tensor], seed: int) -> torch.Tensor:
+        """New images with exactly these parents and a fresh style (font, pose) drawn from ``seed``."""
+        style = sample_factors(len(parents["digit"]), seed)
+        factors = intervene(style, digit=parents["digit"], thickness=parents["thickness"],
+                            intensity=parents["intensity"])
+        return render(factors)
 
     # -- reference models --------------------------------------------------------------
     def model_recipes(self) -> MorphoRecipes:

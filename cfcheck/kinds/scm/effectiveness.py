@@ -1,0 +1,44 @@
+"""How well an SCM counterfactual shows each parent the intervention implies, read off the image.
+
+Continuous parents are measured on the image by the domain (``measure_factors``, capability
+``factor_measurement``) and compared with the SCM's counterfactual value in units of the
+parent's standard deviation on the scored split; categorical parents are read by the domain's
+attribute oracle for that parent. The intervened parent is the effectiveness suite's; the
+others (which the causal graph says to move, as morpho's intensity under do(thickness), or to
+keep) are the causal-graph suite's.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import torch
+
+from cfcheck.domains.base import FACTOR_MEASUREMENT, require
+from cfcheck.metrics.effectiveness import categorical_hits, standardised_error
+
+__all__ = ["parent_agreement"]
+
+
+@lru_cache(maxsize=None)
+def _scale(domain: Any, parent: str) -> float:
+    scored = domain.split_roles["scored"]
+    values = domain.parents(scored, torch.arange(len(domain.split(scored).labels)))[parent]
+    return float(values.double().std())
+
+
+def parent_agreement(result: Any, zoo: Any, parent: str) -> tuple[str, torch.Tensor]:
+    """``("accuracy", hits)`` for a categorical parent, ``("error", standardised errors)`` for a
+    continuous one, over the counterfactuals the method did not abstain on."""
+    domain = result.domain
+    keep = result.valid
+    cfs = result.x_cf[keep]
+    wanted = result.target_parents[parent][keep]
+    if parent in domain.categorical_factors:
+        if parent not in zoo.attribute_oracles:
+            raise KeyError(f"{domain.name} has no attribute oracle for the categorical parent {parent!r}")
+        predicted = zoo.logits(zoo.attribute_oracles[parent], cfs).argmax(1).cpu()
+        return "accuracy", categorical_hits(predicted, wanted.long())
+    require(domain, FACTOR_MEASUREMENT)
+    return "error", standardised_error(domain.measure_factors(cfs)[parent], wanted.float(), _scale(domain, parent))

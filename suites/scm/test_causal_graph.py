@@ -1,0 +1,24 @@
+"""Causal-graph compliance: the parents the intervention did not set show the values the SCM
+implies: a child of the intervened parent moves as its mechanism says (morpho: intensity
+under do(thickness)), every other parent keeps its value (thickness under do(intensity), both
+under do(digit)). See ``cfcheck cards preservation_error``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cfcheck.kinds.base import labels_where
+from cfcheck.kinds.scm.effectiveness import parent_agreement
+
+pytestmark = [pytest.mark.cfcheck_kind("scm"), pytest.mark.cfcheck_parents("others")]
+
+
+def test_other_parents(cfcheck_result, cfcheck_score, cfcheck_evaluation_models, cfcheck_parent):
+    """A parent the intervention did not set, as the image shows it, against the SCM's value."""
+    keep = cfcheck_result.valid
+    if int(keep.sum()) == 0:
+        cfcheck_score.unavailable(f"preservation_error:{cfcheck_parent}", "the method abstained on every input")
+    kind, values = parent_agreement(cfcheck_result, cfcheck_evaluation_models, cfcheck_parent)
+    cfcheck_score(f"preservation_{kind}:{cfcheck_parent}", values,
+                  labels=labels_where(cfcheck_result.sample_labels, keep))
