@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import torch
 
-from cfcheck.metrics.cards import CARDS, Bar, MetricCard, get_card
+from cfcheck.metrics.cards import CARDS, PROPORTION_UNITS, Bar, MetricCard, get_card
 from cfcheck.metrics.stats import summarize, verdict
 from cfcheck.records import ScoreRecord
 
@@ -85,7 +85,9 @@ class ScoreRecorder:
             values = torch.as_tensor(samples, dtype=torch.float64).flatten()
             if values.numel() == 0:
                 return self.unavailable(metric, "no samples to score")
-            summary = summarize(values, n_resamples=profile.bootstrap_resamples, seed=self.session.seed)
+            card = get_card(metric.split(":", 1)[0])
+            summary = summarize(values, n_resamples=profile.bootstrap_resamples, seed=self.session.seed,
+                                indicators=None if card.units == PROPORTION_UNITS else False)
             value, (ci_low, ci_high), n = summary.value, (summary.ci_low, summary.ci_high), summary.n
             sample_list = values.tolist()
         elif value is not None and n is not None:

@@ -162,9 +162,14 @@ SCM_SUITES = ("effectiveness", "causal_graph")
 
 
 def test_scm_controls_get_the_verdicts_they_exist_for(tmp_path):
-    """The SCM truth and the resampler pass effectiveness and causal-graph compliance; identity
-    fails effectiveness (and the intensity under do(thickness)); noise fails both."""
+    """The SCM truth passes composition, effectiveness and causal-graph compliance; identity passes
+    composition and fails effectiveness (and the intensity under do(thickness)); the resampler (same
+    parents, another style) is effective but fails composition; noise fails everything."""
     found = {c: run_control(tmp_path / c, c) for c in ("scm_truth", "scm_identity", "scm_resample", "scm_noise")}
+    for control, suite in (("scm_truth", "composition"), ("scm_identity", "composition")):
+        assert passes(suite_verdicts(found[control], suite)), control
+    assert none_pass(suite_verdicts(found["scm_resample"], "composition"))
+    assert none_pass(suite_verdicts(found["scm_noise"], "composition"))
     for control in ("scm_truth", "scm_resample"):
         for suite in SCM_SUITES:
             verdicts_ = suite_verdicts(found[control], suite)

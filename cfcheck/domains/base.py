@@ -19,7 +19,7 @@ import torch
 CLASS_COUNTERFACTUAL = "class_counterfactual"  # the true counterfactual under do(class = target)
 INTERVENTION_COUNTERFACTUAL = "intervention_counterfactual"  # under do(factor = value), and its parents
 FACTOR_MEASUREMENT = "factor_measurement"  # measure_factors(images): continuous factors read off the image
-PARENT_RESAMPLING = "parent_resampling"  # resample_with_parents(parents, seed): new style, given parents
+PARENT_RESAMPLING = "parent_resampling"  # propagate_parents(parents, do) and resample_with_parents(parents, seed)
 
 #: Roles of the splits (role → split name in ``Domain.split_roles``).
 SPLIT_ROLES = (

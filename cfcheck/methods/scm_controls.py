@@ -10,8 +10,8 @@
   composition and the ground-truth error;
 * :class:`SCMNoise` returns uniform noise: it must fail everything.
 
-The truth and the resampler find each input in the domain's scored split by its pixels, as the
-VCE truth control does (:class:`cfcheck.methods.truth.SplitLookup`).
+The truth finds each input in the domain's scored split by its pixels, as the VCE truth control
+does (:class:`cfcheck.methods.truth.SplitLookup`); the resampler needs only the parents.
 """
 
 from __future__ import annotations
@@ -62,18 +62,21 @@ class SCMTruth(_KnowsTheInputs):
         return cf.to(device=x.device, dtype=x.dtype)
 
 
-class SCMResample(_KnowsTheInputs):
-    """A new image with the counterfactual parents (propagated by the SCM) and a fresh style."""
+class SCMResample:
+    """A new image with the counterfactual parents and a fresh style. The parents come from the
+    observed ones by the domain's attribute mechanisms (abduction, action, prediction), as an SCM
+    method would compute them; the image ignores the input."""
 
-    def __init__(self, domain: Any, split: str | None = None) -> None:
+    def __init__(self, domain: Any) -> None:
         from cfcheck.domains.base import PARENT_RESAMPLING, require
 
-        super().__init__(domain, split)
         require(domain, PARENT_RESAMPLING)
+        self._domain = domain
 
     def counterfactual(self, x: torch.Tensor, parents: dict, intervention: dict, *,
                        generator: torch.Generator | None = None) -> torch.Tensor:
-        index = self._lookup.indices(x)
-        new_parents = self._domain.counterfactual_parents(self._lookup.split, index, self._intervention(intervention))
+        observed = {name: value.detach().cpu() for name, value in parents.items()}
+        action = {name: value.detach().cpu() for name, value in intervention.items()}
+        new_parents = self._domain.propagate_parents(observed, action)
         seed = int(torch.randint(0, 2**31 - 1, (1,), generator=resolve_generator(generator)))
         return self._domain.resample_with_parents(new_parents, seed).to(device=x.device, dtype=x.dtype)

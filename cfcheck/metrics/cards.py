@@ -26,6 +26,10 @@ __all__ = ["CARDS", "Bar", "MetricCard", "format_card", "get_card"]
 Direction = Literal["higher", "lower", "none"]
 
 
+#: the units of a card whose per-sample values are {0, 1} indicators (a proportion: Wilson CI)
+PROPORTION_UNITS = "fraction of inputs"
+
+
 @dataclass(frozen=True)
 class MetricCard:
     """Everything a reader needs to interpret one score."""

@@ -297,14 +297,17 @@ def summarize(
     confidence: float = 0.95,
     n_resamples: int = 1000,
     seed: int = 0,
+    indicators: bool | None = None,
 ) -> Summary:
     """Point estimate ``statistic(values)`` with its CI and n.
 
     The mean of {0, 1} indicators gets the Wilson interval (see the module docstring); every
-    other statistic the percentile bootstrap over samples.
+    other statistic the percentile bootstrap over samples. ``indicators`` says whether the values
+    are indicators (a proportion): ``None`` decides from the values, ``False`` keeps the bootstrap
+    for a continuous quantity that happens to take only the values 0 and 1 (a distance of 0).
     """
     array = _as_values(values)
-    if statistic is np.mean and _is_binary(array):
+    if statistic is np.mean and indicators is not False and _is_binary(array):
         low, high = wilson_interval(int(array.sum()), array.size, confidence)
         return Summary(value=float(array.mean()), ci_low=low, ci_high=high, n=int(array.size))
     low, high = bootstrap_ci(

@@ -230,3 +230,13 @@ def test_set_bootstrap_method_validation() -> None:
         bootstrap_set_ci(np.zeros((3, 1)), np.zeros((3, 1)), fid, method="half_sampling")
     with pytest.raises(ValueError, match="method"):
         bootstrap_set_ci(np.zeros((3, 1)), np.zeros((3, 1)), fid, method="jackknife")
+
+
+def test_a_continuous_quantity_of_zeros_and_ones_keeps_the_bootstrap():
+    """Distances that are all 0 (a perfect method) are not a proportion: no Wilson width."""
+    from cfcheck.metrics.stats import summarize
+
+    zeros = torch.zeros(60)
+    assert summarize(zeros).ci_high > 0.05  # read as indicators: Wilson's upper bound at n = 60
+    continuous = summarize(zeros, indicators=False)
+    assert (continuous.ci_low, continuous.value, continuous.ci_high) == (0.0, 0.0, 0.0)

@@ -15,7 +15,7 @@ from cfcheck.domains.base import (
 )
 
 from .rendering import IMAGE_SHAPE, render
-from .scm import NUM_CLASSES, MorphoFactors, intervene, sample_factors
+from .scm import NUM_CLASSES, MorphoFactors, abduct_intensity_noise, intensity_mechanism, intervene, sample_factors
 from .splits import LabeledImages, load_split, split_factors
 
 if TYPE_CHECKING:  # imported when called: the recipes need cfcheck.models
@@ -111,6 +111,17 @@ class MorphoDomain:
         """The parents after the intervention, propagated by the SCM (do(t) moves the intensity)."""
         factors = intervene(split_factors(split)[index], **intervention)
         return {name: getattr(factors, name).clone() for name in self.factor_names}
+
+    def propagate_parents(self, parents: dict[str, torch.Tensor], intervention: dict[str, torch.Tensor]
+                          ) -> dict[str, torch.Tensor]:
+        """Counterfactual parents from the observed ones alone (abduction of the intensity noise ε
+        from thickness and intensity, action, prediction): what an SCM method can compute."""
+        new = {name: parents[name].clone() for name in self.factor_names}
+        if "thickness" in intervention and "intensity" not in intervention:
+            eps = abduct_intensity_noise(parents["thickness"], parents["intensity"])
+            new["intensity"] = intensity_mechanism(intervention["thickness"].float(), eps)
+        new.update({name: value.clone() for name, value in intervention.items()})
+        return new
 
     def measure_factors(self, images: torch.Tensor) -> dict[str, torch.Tensor]:
         """The continuous factors read off the images: stroke thickness (px) and intensity (grey level)."""

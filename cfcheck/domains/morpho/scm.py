@@ -110,6 +110,13 @@ def intensity_mechanism(thickness: torch.Tensor, eps: torch.Tensor) -> torch.Ten
     return (INTENSITY_MIN + INTENSITY_RANGE * torch.sigmoid(logit)).float()
 
 
+def abduct_intensity_noise(thickness: torch.Tensor, intensity: torch.Tensor) -> torch.Tensor:
+    """ε such that ``intensity_mechanism(thickness, ε) == intensity``: the mechanism is invertible,
+    so abduction from the observed parents is exact (float64; intensities at the bounds clipped)."""
+    share = ((intensity.double() - INTENSITY_MIN) / INTENSITY_RANGE).clamp(1e-12, 1 - 1e-12)
+    return ((torch.logit(share) - 2.0 * (thickness.double() - 2.5)) / 0.5).float()
+
+
 def sample_factors(n: int, seed: int) -> MorphoFactors:
     """Ancestral sample of ``n`` factor tuples, a deterministic function of ``seed``."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:

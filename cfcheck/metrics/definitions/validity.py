@@ -3,7 +3,7 @@ independent oracles? (Väth et al. 2023 §3.1; Hvilshøj et al. 2021 §3)"""
 
 from __future__ import annotations
 
-from cfcheck.metrics.cards import Bar, MetricCard
+from cfcheck.metrics.cards import PROPORTION_UNITS, Bar, MetricCard
 from cfcheck.metrics.definitions._common import (
     EXPLAINED_ARCHITECTURES,
     F_PRED,
@@ -17,7 +17,7 @@ from cfcheck.metrics.definitions._common import (
 
 def _proportion(key: str, name: str, formula: str, direction: str, *, abstentions: str = FAILURE0,
                 citation: str = VAETH_31, normalisation: str = F_PRED, **kwargs: object) -> MetricCard:
-    return MetricCard(key, name, formula, direction, (0.0, 1.0), "fraction of inputs", normalisation,
+    return MetricCard(key, name, formula, direction, (0.0, 1.0), PROPORTION_UNITS, normalisation,
                       abstentions, citation, True, **kwargs)
 
 
