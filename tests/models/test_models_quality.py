@@ -173,11 +173,12 @@ def test_class_autoencoders_prefer_their_own_class(test_split):
     assert float(ratio.max()) < 1.2, ratio
 
 
-#: The DDPM's quality is re-measured on a smaller sample than its card (1,000 samples, 50 DDIM
-#: steps): 200 samples with 25 steps. Its bars are then read with these allowances, measured as
-#: the difference between the two sample sizes (README, the DDPM's card).
-DDPM_SMALL_SAMPLE = {"n": 200, "num_steps": 25}
-DDPM_ALLOWANCE = {"fid_ratio": 1.5, "class_tv": 0.05, "thickness_ks": 0.05, "intensity_ks": 0.05}
+#: The DDPM's quality is re-measured on 200 samples (the card: 1,000), with the same 50 DDIM steps.
+#: Bars are read with the sampling allowance of the smaller sample: the two-sample KS statistic's 95%
+#: critical value at n = m = 200 (1.36·√(2/200) = 0.136), and 0.05 on the class histogram's total
+#: variation. Measured at this size: fid_ratio 1.61, class_tv 0.095, thickness_ks 0.19, intensity_ks 0.18.
+DDPM_SMALL_SAMPLE = {"n": 200, "num_steps": 50}
+DDPM_ALLOWANCE = {"fid_ratio": 0.0, "class_tv": 0.05, "thickness_ks": 0.136, "intensity_ks": 0.136}
 
 
 @pytest.mark.slow
@@ -190,5 +191,6 @@ def test_ddpm_samples_meet_the_quality_bars():
         quality = ddpm_quality(load_model("ddpm", domain=DOMAIN), DDPM_CONFIG, **DDPM_SMALL_SAMPLE)
     for metric, allowance in DDPM_ALLOWANCE.items():
         bar = entry["quality_bar"][metric]["max"]
-        assert quality[metric] <= bar * (allowance if metric == "fid_ratio" else 1) + (
-            0 if metric == "fid_ratio" else allowance), (metric, quality[metric], bar)
+        assert quality[metric] <= bar + allowance, (metric, quality[metric], bar)
+    # the samples are digits of every class: the committee finds each class at least 5% of the time
+    assert quality["class_tv"] < 0.25
