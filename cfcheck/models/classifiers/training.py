@@ -25,8 +25,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ..cards import write_model_cards
-from ..registry import domain_dir, save_weights, update_manifest
+from ..registry import save_weights
 from .adversarial import pgd_attack
 from .architectures import build_model, calibrate_logits, count_parameters
 from .evaluation import bar_violations, head_logits, main_accuracy, measure_quality, task_targets
@@ -288,30 +287,13 @@ def train_reference_models(
     unknown = [name for name in selected if name not in specs]
     if unknown:
         raise ValueError(f"unknown reference model(s) {unknown}; expected names from {sorted(specs)}")
-    if out_dir is None:
-        if smoke:
-            raise ValueError("smoke training needs an explicit out_dir; it must not overwrite the bundled weights")
-        out_dir = domain_dir(domain)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    previous_threads = torch.get_num_threads()
-    if num_threads is not None:
-        if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
-            raise ValueError(f"num_threads must be a positive int or None, got {num_threads!r}")
-        torch.set_num_threads(num_threads)
-    entries = {}
-    try:
-        for name in selected:
-            spec = smoke_spec(specs[name]) if smoke else specs[name]
-            entry = train_model(spec, out_dir, domain=domain, device=device, log=log)
-            entry["num_threads"] = torch.get_num_threads()
-            entries[f"{domain}/{name}"] = entry
-            # re-read and write after every model, so an interrupted run keeps what it finished
-            manifest = update_manifest(out_dir, entries)
-            write_model_cards({"models": {k: manifest["models"][k] for k in entries}}, out_dir)
-    finally:
-        torch.set_num_threads(previous_threads)
-    return entries
+    from ..publishing import train_into_folder
+
+    def train_one(name: str, folder: Path) -> dict[str, Any]:
+        spec = smoke_spec(specs[name]) if smoke else specs[name]
+        return train_model(spec, folder, domain=domain, device=device, log=log)
+
+    return train_into_folder(domain, selected, train_one, out_dir, smoke=smoke, num_threads=num_threads)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

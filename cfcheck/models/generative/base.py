@@ -274,34 +274,18 @@ def train_generative_models(
     """
     from cfcheck.domains import get_domain
 
-    from ..cards import write_model_cards
-    from ..registry import domain_dir, update_manifest
-
     dom = get_domain(domain)
     recipes = dom.generative_recipes() if hasattr(dom, "generative_recipes") else {}
     selected = list(recipes) if names is None else list(names)
     unknown = [name for name in selected if name not in recipes]
     if unknown:
         raise ValueError(f"unknown generative model(s) {unknown}; {domain} has {sorted(recipes)}")
-    if out_dir is None:
-        if smoke:
-            raise ValueError("smoke training needs an explicit out_dir; it must not overwrite the bundled weights")
-        out_dir = domain_dir(domain)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    previous = torch.get_num_threads()
-    torch.set_num_threads(num_threads)
-    entries: dict[str, dict[str, Any]] = {}
-    try:
-        for name in selected:
-            recipe = recipes[name]
-            config = recipe.smoke_config() if smoke else recipe.config
-            data = dom.split(config.split, config.n)
-            entry = train_generative_model(recipe, data, out_dir, domain=domain, smoke=smoke, log=log)
-            entry["num_threads"] = num_threads
-            entries[f"{domain}/{name}"] = entry
-            manifest = update_manifest(out_dir, entries)
-            write_model_cards({"models": {k: manifest["models"][k] for k in entries}}, out_dir)
-    finally:
-        torch.set_num_threads(previous)
-    return entries
+    from ..publishing import train_into_folder
+
+    def train_one(name: str, folder: Path) -> dict[str, Any]:
+        recipe = recipes[name]
+        config = recipe.smoke_config() if smoke else recipe.config
+        return train_generative_model(recipe, dom.split(config.split, config.n), folder, domain=domain,
+                                      smoke=smoke, log=log)
+
+    return train_into_folder(domain, selected, train_one, out_dir, smoke=smoke, num_threads=num_threads)
