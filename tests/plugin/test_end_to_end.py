@@ -201,14 +201,14 @@ def test_methods_may_load_explained_classifiers_but_not_evaluation_models(tiny):
     assert result.ret != 0
 
 
-def test_method_model_view_lists_the_explained_classifiers():
+def test_method_model_view_lists_the_explained_classifiers_and_the_diffusion_prior():
     import torch
 
     from cfcheck.zoo import MethodModels, ModelZoo
 
     view = MethodModels(ModelZoo("morpho", torch.device("cpu")))
-    assert set(view.names()) == {"cnn", "robust_cnn", "mlp", "noise_cnn", "random_net"}
-    for name in ("oracle_lenet", "attr_digit", "embedding"):
+    assert set(view.names()) == {"cnn", "robust_cnn", "mlp", "noise_cnn", "random_net", "ddpm"}
+    for name in ("oracle_lenet", "attr_digit", "embedding", "ae_class3"):  # the IM1/IM2 autoencoders judge too
         with pytest.raises(KeyError, match="evaluation model"):
             view[name]
 
