@@ -82,6 +82,18 @@ def resolve_generator(generator: torch.Generator | None) -> torch.Generator:
     return generator
 
 
+def seeded_chunks(generator: torch.Generator, n: int, batch_size: int, device: torch.device
+                  ) -> list[tuple[slice, torch.Generator]]:
+    """``n`` inputs in chunks of ``batch_size``, each with its own generator on ``device``.
+
+    One seed is drawn from ``generator``; chunk ``start`` gets ``seed + start``, so a method's
+    noise depends on the caller's seed and the chunking, never on the global RNG.
+    """
+    seed = int(torch.randint(0, 2**62, (1,), generator=generator))
+    return [(slice(start, start + batch_size), torch.Generator(device=device).manual_seed(seed + start))
+            for start in range(0, n, batch_size)]
+
+
 def uniform_like(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """Uniform [0, 1) noise shaped like ``x`` on ``x.device``, drawn from ``generator``.
 

@@ -37,6 +37,7 @@ from cfcheck.methods.contract import (
     check_positive,
     predict_logits,
     resolve_generator,
+    seeded_chunks,
     validate_classifier,
     validate_explain_inputs,
     validate_target_range,
@@ -172,11 +173,8 @@ class DiffusionCounterfactual:
         network = self.diffusion.to(x.device)
         outputs = []
         for _ in range(self.num_counterfactuals):
-            seed = int(torch.randint(0, 2**62, (1,), generator=generator))
             chunks = []
-            for start in range(0, n, self.batch_size):
-                part = slice(start, start + self.batch_size)
-                chunk_generator = torch.Generator(device=x.device).manual_seed(seed + start)
+            for part, chunk_generator in seeded_chunks(generator, n, self.batch_size, x.device):
                 guide = self._guide(network, x[part].detach(), target[part], classifier)
                 chunks.append(encode_decode(network, x[part].detach(), self.start_fraction, self.num_steps,
                                             chunk_generator, guide=guide))

@@ -37,6 +37,7 @@ from cfcheck.methods.contract import (
     check_positive,
     predict_logits,
     resolve_generator,
+    seeded_chunks,
     validate_classifier,
     validate_explain_inputs,
 )
@@ -110,12 +111,10 @@ class FastDiME:
         n = x.shape[0]
         if n == 0:
             return x.clone(), torch.zeros(0, dtype=torch.bool, device=x.device)
-        seed = int(torch.randint(0, 2**62, (1,), generator=generator))
         network = self.diffusion.to(x.device)
         cfs = torch.cat([
-            self._counterfactual(network, x[i:i + self.batch_size].detach(), target[i:i + self.batch_size],
-                                 classifier, torch.Generator(device=x.device).manual_seed(seed + i))
-            for i in range(0, n, self.batch_size)
+            self._counterfactual(network, x[part].detach(), target[part], classifier, chunk_generator)
+            for part, chunk_generator in seeded_chunks(generator, n, self.batch_size, x.device)
         ])
         hits = predict_logits(classifier, cfs, 256).argmax(1) == target
         valid = hits if self.rejection else torch.ones(n, dtype=torch.bool, device=x.device)
