@@ -15,8 +15,8 @@ Noisy linear imputation, as the reference implementation (``road/imputations.py`
 * each channel is imputed with the same mask, independently of the others;
 * i.i.d. Gaussian noise of standard deviation ``noise`` (absolute, default 0.01, in the units
   of the image before any normalisation transform) is added to every imputed value and never
-  to the kept ones. Park et al. (2023) describe this noise as N(0, 0.01); the reference code
-  multiplies a standard normal draw by 0.01, so 0.01 is the standard deviation.
+  to the kept ones: the reference adds ``noise · randn`` with ``noise = 0.01`` (the default of
+  ``NoisyLinearImputer`` and of ``run_road``), so 0.01 is the standard deviation (variance 1e-4).
 
 Ranking (``road/imputed_dataset.py``, ``road/utils.py``): the reference sums the attribution
 over channels (signed), min-max normalises it, adds a fixed 1e-4·N(0, 1) map to break ties,
@@ -144,18 +144,23 @@ def noisy_linear_imputation(
     outside the image) and t = T·1: four shifted adds per product for the whole chunk. CG runs
     in float32 (half the memory traffic) as iterative refinement: each round solves for a
     correction, and the residual b − M·y of the float64 iterate decides when to stop; planes on
-    which float32 stops gaining are finished by float64 CG. The result is exact to the float64
-    stopping rule: every plane's residual below 1e-10 of its right-hand side (the tests compare
-    with ``scipy.sparse.linalg.spsolve`` to 1e-5; the agreement is near 1e-12 in float64).
+    which float32 stops gaining are finished by float64 CG. Each plane is first scaled so its
+    kept values are at most 1 in magnitude (the system is linear), so tolerances mean the same
+    for any image scale. The result is exact to the float64 stopping rule, every plane's
+    residual below 1e-10 of its right-hand side: the tests require agreement with
+    ``scipy.sparse.linalg.spsolve`` to 1e-8 for float64 images (seen: about 1e-13) and to 1e-5
+    for float32 ones.
 
     Why not one block-diagonal scipy.sparse system: on this project's shared 2-core machine,
     for 1,000 32×32 planes with half the pixels removed at random, one SuperLU solve of the
     block-diagonal system took 1.2–2.6 s (by column ordering) and a banded Cholesky (LAPACK
-    ``pbsv``) of the whole batch 0.8 s, against about 1.1 s for ``spsolve`` image by image
-    (2.6 s with building the systems); this solver takes about 0.5 s
-    (``benchmarks/bench_road.py``). CG's cost grows with the size of contiguous removed regions
-    (random masks: about 30 iterations; a removed half image: about 100); in exact arithmetic
-    it ends within as many iterations as there are removed pixels.
+    ``pbsv``) of the whole batch 0.8 s, against 1.1–1.5 s for ``spsolve`` image by image
+    (2.6–3.0 s with building the systems); this solver takes about 0.5 s, 3–6 times faster
+    (``benchmarks/bench_road.py``) but short of the 20 times hoped for: a CG iteration is
+    about ten passes over the batch, and a pass costs about 1 ns per value there. The number
+    of iterations grows with the size of contiguous removed regions (random masks: about 30
+    in all; a removed half image: about 100); in exact arithmetic CG ends within as many
+    iterations as there are removed pixels.
 
     Args:
         x: float N×C×H×W images, finite (ROAD imputes before any normalisation transform).
@@ -268,7 +273,7 @@ def _solve_chunk(values: Tensor, removed: Tensor) -> Tensor:
             break
         low = residual.to(torch.float32)
         # ask each round for at most what is still missing, with a factor 10 to spare
-        reduction = torch.maximum(1e-2 * target / norm2.clamp_min(1e-300), torch.tensor(_INNER_RTOL**2))
+        reduction = (1e-2 * target / norm2.clamp_min(1e-300)).clamp_min(_INNER_RTOL**2)
         correction, _ = fast.conjugate_gradients(low, reduction.to(torch.float32) * fast.norm2(low), strict=False)
         y.add_(correction.to(torch.float64))
         residual = exact.residual(rhs, y)
