@@ -1,0 +1,170 @@
+"""The Gaussian-mixture toy of Park et al. (2023, "Geometric Remove-and-Retrain", §5.1) behind
+the :class:`cfcheck.domains.base.Domain` protocol.
+
+Two classes of equal probability; class k's points are N(μ_k, σ²·I) in D dimensions, with the
+paper's D = 64, σ² = 0.3, μ₁ = (1, …, 1) and μ₂ = (−1, …, −1). Label 0 is the paper's class 1
+(mean μ₁) and label 1 its class 2 (mean μ₂). The ground-truth feature is the direction
+μ₁ − μ₂, which Park et al. find the input gradients of a trained classifier align with. The
+domain has no structural causal model (no factors) and no optional capabilities; what it adds
+is the exact diffusion denoiser of its data distribution (:mod:`.denoiser`), a perfect
+stand-in for a trained diffusion model in GOAR's manifold projection.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from cfcheck.domains.base import INTERVENTION_COUNTERFACTUAL, require
+
+from . import denoiser
+
+#: The paper's dimension, per-coordinate variance and (absolute) mean entry.
+DIM = 64
+VARIANCE = 0.3
+
+#: Each split is its own fixed seed, so the splits are independent draws. Roles as in morpho:
+#: train (explained classifiers), val (model selection, feature standardisation), test (the
+#: inputs that are scored), reference (real points for realism references; never trained on).
+SPLIT_SEEDS = {"train": 61_000, "val": 62_000, "test": 63_000, "reference": 65_000}
+SPLIT_SIZES = {"train": 20_000, "val": 2_000, "test": 2_000, "reference": 5_000}
+
+
+@dataclass(frozen=True)
+class LabeledPoints:
+    """Points of the mixture and their classes.
+
+    Attributes:
+        x: float32 N×D, the points (the classifier's input; the counterpart of morpho's ``images``).
+        labels: int64 N, the class of each point: 0 for mean μ₁, 1 for mean μ₂.
+    """
+
+    x: Tensor
+    labels: Tensor
+
+    def __post_init__(self) -> None:
+        if self.x.ndim != 2 or self.labels.shape != (self.x.shape[0],):
+            raise ValueError(
+                f"LabeledPoints parts disagree: x {tuple(self.x.shape)} (expected N×D), "
+                f"labels {tuple(self.labels.shape)} (expected N)"
+            )
+
+    def __len__(self) -> int:
+        return int(self.labels.shape[0])
+
+
+def default_means(dim: int) -> Tensor:
+    """The paper's class means as a float64 2×D tensor: rows (1, …, 1) and (−1, …, −1)."""
+    return torch.stack([torch.ones(dim, dtype=torch.float64), -torch.ones(dim, dtype=torch.float64)])
+
+
+def sample_mixture(n: int, seed: int, means: Tensor, variance: float) -> LabeledPoints:
+    """``n`` points of the equal-prior mixture of N(means[k], variance·I), from ``seed``: the
+    labels are drawn first (uniform over the components), then standard normal noise."""
+    generator = torch.Generator().manual_seed(seed)
+    labels = torch.randint(0, means.shape[0], (n,), generator=generator)
+    noise = torch.randn(n, means.shape[1], generator=generator, dtype=torch.float64)
+    x = means.to(torch.float64)[labels] + math.sqrt(variance) * noise
+    return LabeledPoints(x=x.to(torch.float32), labels=labels)
+
+
+class GMMDomain:
+    """Park et al.'s two-class Gaussian mixture (see the module docstring).
+
+    Args:
+        dim: dimension D (default 64; taken from ``means`` when only they are given).
+        variance: σ², the variance of every coordinate within a class (default 0.3).
+        means: 2×D class means, row k for label k (default ±(1, …, 1)).
+    """
+
+    name = "gmm"
+    num_classes = 2
+    class_names = ("mu1", "mu2")
+    factor_names: tuple[str, ...] = ()
+    categorical_factors: tuple[str, ...] = ()
+    split_roles = {"train": "train", "selection": "val", "scored": "test", "reference": "reference"}
+    model_roles: dict[str, tuple[str, ...]] = {}
+    capabilities: frozenset[str] = frozenset()
+
+    def __init__(self, dim: int | None = None, variance: float = VARIANCE, means: object = None) -> None:
+        if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int) or dim < 1):
+            raise ValueError(f"`dim` must be a positive int, got {dim!r}")
+        if isinstance(variance, bool) or not isinstance(variance, (int, float)) or not 0 < variance < math.inf:
+            raise ValueError(f"`variance` must be a positive finite number (σ² per coordinate), got {variance!r}")
+        if means is None:
+            centres = default_means(DIM if dim is None else dim)
+        else:
+            centres = torch.as_tensor(means, dtype=torch.float64).clone()
+            expected = "2×D" if dim is None else f"2×{dim}"
+            if centres.ndim != 2 or centres.shape[0] != 2 or centres.shape[1] < 1 or (
+                dim is not None and centres.shape[1] != dim
+            ):
+                raise ValueError(f"`means` must be {expected} (one row per class), got shape {tuple(centres.shape)}")
+            if not bool(torch.isfinite(centres).all()):
+                raise ValueError("`means` must be finite")
+        self.means = centres
+        self.variance = float(variance)
+        self.dim = int(centres.shape[1])
+        self.input_shape = (self.dim,)
+        self._splits: dict[str, LabeledPoints] = {}
+
+    # -- data ------------------------------------------------------------------------------
+    def split(self, name: str, n: int | None = None) -> LabeledPoints:
+        """A split, or its first ``n`` points (the same points whatever ``n``; deterministic,
+        memoised per domain: treat the tensors as read-only)."""
+        if name not in SPLIT_SEEDS:
+            raise ValueError(f"unknown split {name!r}; expected one of {sorted(SPLIT_SEEDS)}")
+        size = SPLIT_SIZES[name]
+        if n is None:
+            n = size
+        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= size:
+            raise ValueError(f"n must be an int in [0, {size}] for split {name!r}, got {n!r}")
+        if name not in self._splits:
+            self._splits[name] = sample_mixture(size, SPLIT_SEEDS[name], self.means, self.variance)
+        full = self._splits[name]
+        return LabeledPoints(x=full.x[:n], labels=full.labels[:n])
+
+    def feature_direction(self) -> Tensor:
+        """μ₁ − μ₂ (float32 D): label 0's mean minus label 1's, the ground-truth feature
+        direction of Park et al. §5.1 (2·(1, …, 1) by default; not normalised)."""
+        return (self.means[0] - self.means[1]).to(torch.float32)
+
+    # -- the exact denoiser (see .denoiser) --------------------------------------------------
+    def class_posterior(self, x: Tensor) -> Tensor:
+        """p(label | x) of clean points (N×2): the Bayes-optimal classifier."""
+        return denoiser.responsibilities(x, 1.0, self.means, self.variance)
+
+    def responsibilities(self, x_t: Tensor, alpha_bar: float | Tensor) -> Tensor:
+        """p(label | x_t) for x_t = √ᾱ·x₀ + √(1 − ᾱ)·ε (N×2)."""
+        return denoiser.responsibilities(x_t, alpha_bar, self.means, self.variance)
+
+    def posterior_mean(self, x_t: Tensor, alpha_bar: float | Tensor) -> Tensor:
+        """E[x₀ | x_t] for x_t = √ᾱ·x₀ + √(1 − ᾱ)·ε (N×D; ᾱ a number or one per row, in [0, 1])."""
+        return denoiser.posterior_mean(x_t, alpha_bar, self.means, self.variance)
+
+    def predicted_noise(self, x_t: Tensor, alpha_bar: float | Tensor) -> Tensor:
+        """(x_t − √ᾱ·E[x₀ | x_t]) / √(1 − ᾱ) = E[ε | x_t], the ε a perfect network predicts
+        (N×D; 0 at ᾱ = 1)."""
+        return denoiser.predicted_noise(x_t, alpha_bar, self.means, self.variance)
+
+    # -- the Domain protocol's SCM part: there is no SCM --------------------------------------
+    def parents(self, split: str, index: Tensor) -> dict[str, Tensor]:
+        """No factors: always an empty dict (after checking the split name)."""
+        if split not in SPLIT_SEEDS:
+            raise ValueError(f"unknown split {split!r}; expected one of {sorted(SPLIT_SEEDS)}")
+        return {}
+
+    def sample_intervention(self, factor: str, parents: dict[str, Tensor], generator: torch.Generator) -> Tensor:
+        raise ValueError(f"unknown factor {factor!r}: the gmm domain has no structural causal model (no factors)")
+
+    def intervention_counterfactual(self, split: str, index: Tensor, intervention: dict[str, Tensor]) -> Tensor:
+        require(self, INTERVENTION_COUNTERFACTUAL)  # always raises MissingCapability
+        raise AssertionError("unreachable")
+
+    def __repr__(self) -> str:
+        if self.variance == VARIANCE and torch.equal(self.means, default_means(self.dim)):
+            return f"GMMDomain(dim={self.dim})" if self.dim != DIM else "GMMDomain()"
+        return f"GMMDomain(dim={self.dim}, variance={self.variance}, means=<2×{self.dim}>)"
