@@ -8,7 +8,7 @@ from functools import lru_cache
 from cfcheck.domains.base import Domain
 
 #: name → "module:class"; imported lazily so unused domains cost nothing
-_DOMAINS = {"morpho": "cfcheck.domains.morpho:MorphoDomain"}
+_DOMAINS = {"morpho": "cfcheck.domains.morpho:MorphoDomain", "gmm": "cfcheck.domains.gmm:GMMDomain"}
 
 
 def available_domains() -> tuple[str, ...]:

@@ -36,6 +36,7 @@ MODEL_ROLES = (
     "randomisation_counterpart",  # the trained classifier the random one is compared with
     "robust",  # an adversarially trained classifier whose gradients a method may borrow (DVCE's cone)
     "diffusion",  # the domain's bundled diffusion model (a method's generative prior)
+    "retrained",  # the model whose recipe removal benchmarks (ROAR, GOAR) retrain on removed data
 )
 
 

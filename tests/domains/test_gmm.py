@@ -28,7 +28,8 @@ def test_the_domain_protocol_and_its_declared_absences():
     assert (domain.name, domain.input_shape, domain.num_classes) == ("gmm", (64,), 2)
     assert len(domain.class_names) == 2 and domain.factor_names == () and domain.categorical_factors == ()
     assert set(domain.split_roles) == set(SPLIT_ROLES) and set(domain.split_roles.values()) <= set(SPLIT_SIZES)
-    assert dict(domain.model_roles) == {} and domain.capabilities == frozenset()
+    assert dict(domain.model_roles) == {"explained": ("mlp",), "retrained": ("mlp",)}
+    assert domain.capabilities == frozenset()
     assert domain.parents("test", torch.arange(3)) == {}
     with pytest.raises(MissingCapability, match="gmm"):
         domain.intervention_counterfactual("test", torch.arange(3), {})

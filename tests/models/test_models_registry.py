@@ -61,7 +61,7 @@ def test_manifest_schema_and_file_sizes():
 
 
 def test_one_manifest_per_domain_folder():
-    assert registry.available_domains() == ["morpho"]
+    assert sorted(registry.available_domains()) == ["gmm", "morpho"]
     assert domain_dir("morpho") == weights_dir() / "morpho"
     assert (domain_dir("morpho") / registry.MANIFEST_NAME).is_file()
     assert not (weights_dir() / registry.MANIFEST_NAME).exists()  # no global manifest any more

@@ -55,6 +55,11 @@ class LabeledPoints:
     def __len__(self) -> int:
         return int(self.labels.shape[0])
 
+    @property
+    def images(self) -> Tensor:
+        """The points, under the name the generic training and scoring code reads."""
+        return self.x
+
 
 def default_means(dim: int) -> Tensor:
     """The paper's class means as a float64 2×D tensor: rows (1, …, 1) and (−1, …, −1)."""
@@ -86,7 +91,7 @@ class GMMDomain:
     factor_names: tuple[str, ...] = ()
     categorical_factors: tuple[str, ...] = ()
     split_roles = {"train": "train", "selection": "val", "scored": "test", "reference": "reference"}
-    model_roles: dict[str, tuple[str, ...]] = {}
+    model_roles: dict[str, tuple[str, ...]] = {"explained": ("mlp",), "retrained": ("mlp",)}
     capabilities: frozenset[str] = frozenset()
 
     def __init__(self, dim: int | None = None, variance: float = VARIANCE, means: object = None) -> None:
@@ -149,6 +154,12 @@ class GMMDomain:
         """(x_t − √ᾱ·E[x₀ | x_t]) / √(1 − ᾱ) = E[ε | x_t], the ε a perfect network predicts
         (N×D; 0 at ᾱ = 1)."""
         return denoiser.predicted_noise(x_t, alpha_bar, self.means, self.variance)
+
+    def model_recipes(self) -> object:
+        """The reference-model recipe table (:mod:`.recipes`)."""
+        from .recipes import GMM_RECIPES
+
+        return GMM_RECIPES
 
     # -- the Domain protocol's SCM part: there is no SCM --------------------------------------
     def parents(self, split: str, index: Tensor) -> dict[str, Tensor]:

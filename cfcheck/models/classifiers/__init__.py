@@ -1,4 +1,4 @@
-"""Classifiers of 32×32 grey images: explained classifiers, oracles, attribute oracles, the
+"""Classifiers of 32×32 grey images (and of vectors, :mod:`.vector`): explained classifiers, oracles, attribute oracles, the
 domain embedding network; their architectures, deterministic recipes, training, evaluation,
 adversarial training and transfer, and the cascading model-parameter randomisation.
 
@@ -9,6 +9,7 @@ directly (``cfcheck.models.classifiers.training``, ``...recipes``, ...).
 
 from __future__ import annotations
 
+from . import vector  # noqa: F401  (registers vector_mlp)
 from .architectures import ARCHITECTURES, IMAGE_SHAPE, build_model, count_parameters
 
 __all__ = ["ARCHITECTURES", "IMAGE_SHAPE", "build_model", "count_parameters"]

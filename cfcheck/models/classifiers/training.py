@@ -27,7 +27,8 @@ from torch.nn import functional as F
 
 from ..registry import save_weights
 from .adversarial import pgd_attack
-from .architectures import build_model, calibrate_logits, count_parameters
+from ..builders import build_model
+from .architectures import calibrate_logits, count_parameters
 from .evaluation import bar_violations, head_logits, main_accuracy, measure_quality, task_targets
 from .recipes import ModelSpec, TrainingRecipe, domain_recipes, model_specs, smoke_spec
 
