@@ -10,4 +10,5 @@ fi
 if ! .venv/bin/python -c "import torch" 2>/dev/null; then
     .venv/bin/pip install --quiet "torch==2.13.0" || .venv/bin/pip install --quiet torch
 fi
-.venv/bin/pip install --quiet -e ".[dev]"
+# CFCHECK_EXTRAS adds extras (CI sets "dev,captum" so the captum adapter test runs)
+.venv/bin/pip install --quiet -e ".[${CFCHECK_EXTRAS:-dev}]"

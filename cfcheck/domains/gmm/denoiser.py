@@ -24,7 +24,7 @@ from torch import Tensor
 
 from cfcheck.metrics._validation import check_float_tensor, describe
 
-__all__ = ["posterior_mean", "predicted_noise", "responsibilities"]
+__all__ = ["MixtureDenoiser", "posterior_mean", "predicted_noise", "responsibilities"]
 
 
 def _prepare(x_t: object, alpha_bar: object, means: Tensor) -> tuple[Tensor, Tensor]:
@@ -83,3 +83,46 @@ def predicted_noise(x_t: Tensor, alpha_bar: float | Tensor, means: Tensor, varia
     points, alpha = _prepare(x_t, alpha_bar, means)
     _, weighted, v = _parts(points, alpha, means, variance)
     return ((1 - alpha).sqrt() / v * (points - alpha.sqrt() * weighted)).to(x_t.dtype)
+
+
+class MixtureDenoiser(torch.nn.Module):
+    """The exact ε-prediction "network" of the mixture, behind the interface the DDIM loop of
+    :mod:`cfcheck.models.generative.diffusion.sampling` drives (``alphas_cumprod``,
+    ``sampling_scheduler()``, ``forward(x_t, t)``): what a perfectly trained diffusion model of
+    the toy would predict, on a linear β schedule (10⁻⁴ to 0.02 over T = 1000 steps, the DDPM
+    default). The toy's points are the model space itself (scale 1).
+
+    Args:
+        means: K×D class means.
+        variance: σ² of every coordinate within a class.
+        num_train_timesteps: T.
+    """
+
+    model_space_scale = 1.0
+
+    def __init__(self, means: Tensor, variance: float, num_train_timesteps: int = 1000) -> None:
+        super().__init__()
+        from diffusers import DDPMScheduler
+
+        self.means, self.variance = means, float(variance)
+        self.num_train_timesteps = num_train_timesteps
+        schedule = DDPMScheduler(num_train_timesteps=num_train_timesteps, beta_schedule="linear")
+        self.register_buffer("alphas_cumprod", schedule.alphas_cumprod.clone().float(), persistent=False)
+
+    @staticmethod
+    def to_model_space(x: Tensor) -> Tensor:
+        return x
+
+    @staticmethod
+    def to_data_space(x: Tensor) -> Tensor:
+        return x
+
+    def sampling_scheduler(self):
+        from diffusers import DDIMScheduler
+
+        return DDIMScheduler(num_train_timesteps=self.num_train_timesteps, beta_schedule="linear",
+                             prediction_type="epsilon", clip_sample=False, set_alpha_to_one=True)
+
+    def forward(self, x_t: Tensor, t: Tensor) -> Tensor:
+        alpha = self.alphas_cumprod.to(torch.float64)[torch.as_tensor(t).long().expand(x_t.shape[0]).cpu()]
+        return predicted_noise(x_t, alpha, self.means, self.variance)

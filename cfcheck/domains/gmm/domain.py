@@ -137,6 +137,15 @@ class GMMDomain:
         direction of Park et al. §5.1 (2·(1, …, 1) by default; not normalised)."""
         return (self.means[0] - self.means[1]).to(torch.float32)
 
+    def class_feature(self, target: Tensor) -> Tensor:
+        """μ_target − μ_other per row (float32 N×D): the ground-truth feature that raises the
+        target class's evidence (±:meth:`feature_direction`)."""
+        target = torch.as_tensor(target)
+        if target.dtype != torch.int64 or target.ndim != 1 or bool(((target < 0) | (target > 1)).any()):
+            raise ValueError(f"target must be an int64 vector of labels in {{0, 1}}, got {target!r}")
+        sign = 1.0 - 2.0 * target.to(torch.float32)
+        return sign[:, None] * self.feature_direction()[None, :]
+
     # -- the exact denoiser (see .denoiser) --------------------------------------------------
     def class_posterior(self, x: Tensor) -> Tensor:
         """p(label | x) of clean points (N×2): the Bayes-optimal classifier."""
@@ -160,6 +169,20 @@ class GMMDomain:
         from .recipes import GMM_RECIPES
 
         return GMM_RECIPES
+
+    def exact_denoiser(self) -> denoiser.MixtureDenoiser:
+        """The perfect diffusion model of the mixture (GOAR's manifold projection needs no
+        trained network here)."""
+        return denoiser.MixtureDenoiser(self.means, self.variance)
+
+    @property
+    def pixel_grid(self) -> tuple[int, int, int] | None:
+        """How pixel-removal benchmarks (ROAD's neighbour imputation) lay the coordinates out:
+        a √D×√D single-channel grid in coordinate order (8×8 for the paper's D = 64), or None
+        when D is not a square. The layout is cfcheck's choice; the coordinates are
+        exchangeable, so any layout gives the same distribution."""
+        side = math.isqrt(self.dim)
+        return (1, side, side) if side * side == self.dim else None
 
     # -- the Domain protocol's SCM part: there is no SCM --------------------------------------
     def parents(self, split: str, index: Tensor) -> dict[str, Tensor]:

@@ -48,6 +48,7 @@ class MorphoDomain:
         "randomisation_counterpart": ("cnn",),
         "robust": ("robust_cnn",),
         "diffusion": ("ddpm",),
+        "retrained": ("cnn",),  # ROAR and GOAR retrain the CNN's recipe on removed images
     }
     capabilities = frozenset({CLASS_COUNTERFACTUAL, INTERVENTION_COUNTERFACTUAL, FACTOR_MEASUREMENT,
                               PARENT_RESAMPLING})

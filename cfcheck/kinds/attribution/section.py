@@ -7,18 +7,39 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class AttributionSection:
-    """The attribution part of a profile."""
+    """The attribution part of a profile.
+
+    The removal benchmarks (ROAR, ROAD, GOAR) attribute ``removal_train`` training inputs and
+    ``removal_test`` scored inputs per model and seed, remove at each of ``removal_fractions``
+    (ROAR, ROAD: shares of the pixels) and ``goar_levels`` (GOAR: multiples of the domain's
+    removal scale, the median distance from a scored input to the nearest training input of
+    another class), and retrain the domain's ``retrained`` model for ``retrain_epochs``.
+    """
 
     n_inputs: int  # scored images per model and seed
-    models: tuple[str, ...] | None = None  # None: every explained classifier of the domain
+    #: the explained classifiers to attribute, in the domains that have them (a domain with none
+    #: of them attributes all its own); None: every explained classifier of every domain
+    models: tuple[str, ...] | None = None
+    removal_train: int = 1000
+    removal_test: int = 500
+    removal_fractions: tuple[float, ...] = (0.1, 0.3, 0.5, 0.7, 0.9)
+    goar_levels: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0)
+    retrain_epochs: int = 8
 
     def validate(self) -> None:
-        if self.n_inputs < 1:
-            raise ValueError(f"n_inputs must be >= 1, got {self.n_inputs}")
+        for name in ("n_inputs", "removal_train", "removal_test", "retrain_epochs"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("removal_fractions", "goar_levels"):
+            levels = tuple(getattr(self, name))
+            if not levels or any(b <= a for a, b in zip(levels, levels[1:])) or levels[0] <= 0:
+                raise ValueError(f"{name} must be positive and increasing, got {levels}")
+        if max(self.removal_fractions) >= 1:
+            raise ValueError(f"removal_fractions must lie below 1 (something must be kept), got {self.removal_fractions}")
 
 
 SECTION_DEFAULTS = {
     "quick": AttributionSection(n_inputs=50, models=("cnn",)),
-    "standard": AttributionSection(n_inputs=200),
-    "full": AttributionSection(n_inputs=500),
+    "standard": AttributionSection(n_inputs=200, removal_train=3000, removal_test=1000),
+    "full": AttributionSection(n_inputs=500, removal_train=10000, removal_test=2000, retrain_epochs=10),
 }

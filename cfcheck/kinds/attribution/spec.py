@@ -31,10 +31,14 @@ SEED_OFFSET = 5
 class AttributionTask(Task):
     kind: ClassVar[str] = "attribution"
     model: str
+    #: which inputs: "scored" (``n_inputs`` scored inputs), or the removal benchmarks'
+    #: "removal_train" (training inputs to retrain on) and "removal_test" (scored inputs)
+    inputs_from: str = "scored"
 
     @property
     def id(self) -> str:
-        return f"{self.model}/seed{self.seed}"
+        suffix = {"scored": "", "removal_train": "/removal-train", "removal_test": "/removal"}[self.inputs_from]
+        return f"{self.model}/seed{self.seed}{suffix}"
 
 
 @dataclass
@@ -72,11 +76,7 @@ class AttributionSpec(KindSpec):
     output_noun = "saliency maps"
     output = OutputSpec(call="attribute", value_range=None)
     section_defaults = SECTION_DEFAULTS
-    pending_suites = {
-        "roar": "remove-and-retrain accuracy curves: the removal issue (#10)",
-        "road": "noisy-linear-imputation removal curves: the removal issue (#10)",
-        "goar": "geometric removal with diffusion projection: the removal issue (#10)",
-    }
+    pending_suites: dict[str, str] = {}
 
     def examples(self, run: Run, result: AttributionResult, k: int) -> dict[str, torch.Tensor]:  # type: ignore[override]
         return {"input": result.x[:k], "saliency": result.saliency[:k]}
@@ -87,20 +87,34 @@ class AttributionSpec(KindSpec):
         return None
 
     def check(self, run: Run, domain: str) -> None:
+        from cfcheck.domains import available_domains
+
         requested = run.profile.section("attribution").models or ()
-        explained = run.domain(domain).model_roles["explained"]
-        unknown = sorted(set(requested) - set(explained))
+        known = {m for name in available_domains() for m in run.domain(name).model_roles.get("explained", ())}
+        unknown = sorted(set(requested) - known)
         if unknown:
-            raise ValueError(f"models has unknown entries {unknown}; {domain} has {', '.join(explained)}")
+            raise ValueError(f"models has unknown entries {unknown}; the bundled domains have {', '.join(sorted(known))}")
+
+    def _models(self, run: Run, domain: str) -> tuple[str, ...]:
+        """The section's models that ``domain`` has, or all its explained models if it has none of them."""
+        explained = tuple(run.domain(domain).model_roles["explained"])
+        requested = run.profile.section("attribution").models or ()
+        return tuple(m for m in requested if m in explained) or explained
 
     def tasks(self, run: Run, domain: str, which: str) -> list[AttributionTask]:  # type: ignore[override]
         dom = run.domain(domain)
-        models = run.profile.section("attribution").models or dom.model_roles["explained"]
-        trained = [AttributionTask(domain=domain, model=m, seed=s) for m in models for s in run.seeds]
+        models = self._models(run, domain)
         if which == "explained":
-            return trained
+            return [AttributionTask(domain=domain, model=m, seed=s) for m in models for s in run.seeds]
+        if which == "removal":
+            # the scored inputs' task needs the training inputs' (both feed every removal curve)
+            return [AttributionTask(domain=domain, model=m, seed=s, inputs_from="removal_test",
+                                    needs=(AttributionTask(domain=domain, model=m, seed=s, inputs_from="removal_train"),))
+                    for m in models for s in run.seeds]
         if which != "random":
-            raise ValueError(f"attribution suites have 'explained' and 'random' tasks, got cfcheck_tasks({which!r})")
+            raise ValueError(f"attribution suites have 'explained', 'random' and 'removal' tasks, got cfcheck_tasks({which!r})")
+        if not dom.model_roles.get("random"):
+            return []
         counterpart = dom.model_roles["randomisation_counterpart"][0]
         return [
             AttributionTask(domain=domain, model=random, seed=s,
@@ -111,15 +125,21 @@ class AttributionSpec(KindSpec):
 
     def inputs(self, run: Run, task: AttributionTask) -> Inputs:  # type: ignore[override]
         domain = run.domain(task.domain)
-        scored = domain.split(domain.split_roles["scored"])
-        n = min(run.profile.section("attribution").n_inputs, len(scored.labels))
-        generator = torch.Generator().manual_seed(10_007 * task.seed + SEED_OFFSET)
-        index = torch.randperm(len(scored.labels), generator=generator)[:n].sort().values
-        x = scored.images[index].clone()
+        section = run.profile.section("attribution")
+        split_role, n, offset = {
+            "scored": ("scored", section.n_inputs, SEED_OFFSET),
+            "removal_train": ("train", section.removal_train, SEED_OFFSET + 1),
+            "removal_test": ("scored", section.removal_test, SEED_OFFSET + 2),
+        }[task.inputs_from]
+        data = domain.split(domain.split_roles[split_role])
+        n = min(n, len(data.labels))
+        generator = torch.Generator().manual_seed(10_007 * task.seed + offset)
+        index = torch.randperm(len(data.labels), generator=generator)[:n].sort().values
+        x = data.images[index].clone()
         # explained for the class the (trained) model predicts: the random task uses its counterpart's
-        decider = task.needs[0].model if task.needs else task.model
+        decider = task.needs[0].model if task.needs and task.inputs_from == "scored" else task.model
         target = run.zoo(task.domain).logits(decider, x).argmax(1)
-        return Inputs(like=x, arguments={"x": x, "target": target}, labels={"label": scored.labels[index], "target": target})
+        return Inputs(like=x, arguments={"x": x, "target": target}, labels={"label": data.labels[index], "target": target})
 
     def arguments(self, run: Run, task: AttributionTask, batch: Mapping[str, Any]) -> tuple[Any, ...]:  # type: ignore[override]
         return batch["x"], run.zoo(task.domain)[task.model], batch["target"]

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from cfcheck.metrics.definitions.closeness import CLOSENESS_CARDS
 from cfcheck.metrics.definitions.realism import REALISM_CARDS
+from cfcheck.metrics.definitions.removal import REMOVAL_CARDS
 from cfcheck.metrics.definitions.sanity import SANITY_CARDS
 from cfcheck.metrics.definitions.scm import SCM_CARDS
 from cfcheck.metrics.definitions.validity import TRANSITION_CARDS, VALIDITY_CARDS
 
-ALL_CARDS = (*VALIDITY_CARDS, *TRANSITION_CARDS, *CLOSENESS_CARDS, *REALISM_CARDS, *SANITY_CARDS, *SCM_CARDS)
+ALL_CARDS = (*VALIDITY_CARDS, *TRANSITION_CARDS, *CLOSENESS_CARDS, *REALISM_CARDS, *SANITY_CARDS, *SCM_CARDS,
+             *REMOVAL_CARDS)
 
 __all__ = ["ALL_CARDS"]

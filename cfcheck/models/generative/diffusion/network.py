@@ -76,6 +76,17 @@ class DenoisingUNet(nn.Module):
         scheduler = self.training_scheduler()
         self.register_buffer("alphas_cumprod", scheduler.alphas_cumprod.clone().float(), persistent=False)
 
+    #: model-space units per image unit (images in [0, 1] live in [-1, 1] here)
+    model_space_scale = 2.0
+
+    @staticmethod
+    def to_model_space(images: torch.Tensor) -> torch.Tensor:
+        return to_diffusion_space(images)
+
+    @staticmethod
+    def to_data_space(x: torch.Tensor) -> torch.Tensor:
+        return to_image_space(x)
+
     def forward(self, x_t: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
         """The predicted noise ε̂(x_t, t) for a batch of noisy images in diffusion space."""
         if t.dim() == 0:

@@ -1,0 +1,148 @@
+"""Park et al.'s (2023) removal comparisons, outside pytest: every strategy for several
+attribution methods on the same inputs, through the same engine the suites use.
+
+``python -m cfcheck.kinds.attribution.reproduction --domain gmm`` prints the table README shows
+(the gmm toy: the true feature μ_target − μ_other degraded by noise of ratio 0, 0.5, 1, 2 and 4,
+and the random attribution); ``--domain morpho`` compares the reference attribution methods.
+The project's tests assert the paper's qualitative findings on these tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import torch
+
+from cfcheck.kinds.attribution.removal import REMOVAL_SEED, STRATEGIES, RemovalData, removal_curve
+from cfcheck.kinds.attribution.section import SECTION_DEFAULTS, AttributionSection
+
+__all__ = ["LocalRun", "default_methods", "removal_table"]
+
+
+class LocalRun:
+    """The part of a cfcheck session the removal engine uses, without pytest."""
+
+    def __init__(self, section: AttributionSection, device: str = "cpu", seed: int = 0) -> None:
+        self.device, self.seed = torch.device(device), seed
+        self._section, self._memo, self._zoos = section, {}, {}
+
+    @property
+    def profile(self) -> Any:
+        section = self._section
+
+        class _Profile:
+            name = "local"
+
+            @staticmethod
+            def section(kind: str) -> AttributionSection:
+                return section
+
+        return _Profile()
+
+    def domain(self, name: str) -> Any:
+        from cfcheck.domains import get_domain
+
+        return get_domain(name)
+
+    def zoo(self, domain: str) -> Any:
+        from cfcheck.zoo import ModelZoo
+
+        if domain not in self._zoos:
+            self._zoos[domain] = ModelZoo(domain, self.device)
+        return self._zoos[domain]
+
+    def memo(self, key: tuple[Any, ...], factory: Callable[[], Any]) -> Any:
+        if key not in self._memo:
+            self._memo[key] = factory()
+        return self._memo[key]
+
+
+def _attribute(method: Any, x: torch.Tensor, model: torch.nn.Module, target: torch.Tensor, seed: int) -> torch.Tensor:
+    import inspect
+
+    takes_generator = "generator" in inspect.signature(method.attribute).parameters
+    parts = []
+    for start in range(0, len(x), 250):
+        part = slice(start, start + 250)
+        kwargs = {"generator": torch.Generator().manual_seed(seed + start)} if takes_generator else {}
+        parts.append(method.attribute(x[part], model, target[part], **kwargs).detach())
+    return torch.cat(parts)
+
+
+def removal_data(run: LocalRun, domain: str, model_name: str, method: Any, seed: int = 0) -> RemovalData:
+    """Training and scored inputs as the removal tasks draw them, attributed by ``method``."""
+    dom = run.domain(domain)
+    section = run.profile.section("attribution")
+    model = run.zoo(domain)[model_name]
+    parts = []
+    for split_role, n, offset in (("train", section.removal_train, 6), ("scored", section.removal_test, 7)):
+        data = dom.split(dom.split_roles[split_role])
+        generator = torch.Generator().manual_seed(10_007 * seed + offset)
+        index = torch.randperm(len(data.labels), generator=generator)[:min(n, len(data.labels))].sort().values
+        x = data.images[index].clone()
+        target = run.zoo(domain).logits(model_name, x).argmax(1)
+        parts += [x, data.labels[index], _attribute(method, x, model, target, REMOVAL_SEED + offset)]
+    return RemovalData(domain, model_name, *parts)
+
+
+def removal_table(run: LocalRun, domain: str, model_name: str, methods: Mapping[str, Any],
+                  strategies: Sequence[tuple[str, str]] | None = None, log: Callable[[str], None] = print,
+                  ) -> dict[str, dict[str, float]]:
+    """Mean area of every (strategy, order) curve for every method: method → "roar:morf" → area."""
+    from cfcheck.metrics.removal_curves import curve_area
+
+    pairs = strategies or [(s, o) for s, orders in STRATEGIES.items() for o in orders]
+    table: dict[str, dict[str, float]] = {}
+    for name, method in methods.items():
+        started = time.perf_counter()
+        data = removal_data(run, domain, model_name, method)
+        table[name] = {}
+        for strategy, order in pairs:
+            curve = removal_curve(run, data, strategy, order)
+            table[name][f"{strategy}:{order}"] = float(curve_area(curve.outcomes, curve.levels).mean())
+        log(f"{name}: {table[name]} ({time.perf_counter() - started:.0f} s)")
+    return table
+
+
+def default_methods(domain: str) -> dict[str, Any]:
+    """A domain with a ground-truth feature: that feature at Park et al.'s noise ratios and random;
+    any other: the five reference methods."""
+    from cfcheck.domains import get_domain
+    from cfcheck.methods import attributions as A
+
+    if callable(getattr(get_domain(domain), "class_feature", None)):
+        truth = A.TrueFeature(get_domain(domain))
+        return {**{f"true feature + noise {r:g}": A.NoisyAttribution(truth, r) for r in (0.0, 0.5, 1.0, 2.0, 4.0)},
+                "random": A.RandomAttribution()}
+    return {"gradient": A.Gradient(), "input×gradient": A.InputTimesGradient(), "smoothgrad": A.SmoothGrad(),
+            "integrated gradients": A.IntegratedGradients(), "random": A.RandomAttribution()}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--domain", required=True)
+    parser.add_argument("--model", default=None, help="the explained model (default: the domain's first)")
+    parser.add_argument("--profile", default="quick", choices=sorted(SECTION_DEFAULTS))
+    parser.add_argument("--removal-train", type=int, default=None)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    section = SECTION_DEFAULTS[args.profile]
+    if args.removal_train is not None:
+        section = dataclasses.replace(section, removal_train=args.removal_train)
+    run = LocalRun(section)
+    model = args.model or run.domain(args.domain).model_roles["explained"][0]
+    table = removal_table(run, args.domain, model, default_methods(args.domain))
+    columns = list(next(iter(table.values())))
+    print(f"\n| method ({args.domain}/{model}, {args.profile}) | " + " | ".join(columns) + " |")
+    print("|---" * (len(columns) + 1) + "|")
+    for name, row in table.items():
+        print(f"| {name} | " + " | ".join(f"{row[c]:.3f}" for c in columns) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

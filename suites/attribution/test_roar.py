@@ -1,0 +1,16 @@
+"""ROAR (Hooker et al. 2019): remove the pixels an attribution ranks first (MoRF) or last (LeRF),
+set them to the training mean, retrain, and read the accuracy curve. See ``cfcheck cards roar_area``."""
+
+from __future__ import annotations
+
+import pytest
+
+from cfcheck.kinds.attribution.removal import STRATEGIES, score_removal
+
+pytestmark = pytest.mark.cfcheck_kind("attribution")
+
+
+@pytest.mark.cfcheck_tasks("removal")
+@pytest.mark.parametrize("order", STRATEGIES["roar"])
+def test_roar(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_method, order):
+    score_removal(cfcheck_session, cfcheck_result, cfcheck_method, cfcheck_score, "roar", order)
