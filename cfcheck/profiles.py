@@ -231,9 +231,10 @@ def _coerce(key: str, value: Any) -> Any:
             raise ValueError(f"[tool.cfcheck] inconclusive must be one of {INCONCLUSIVE_OUTCOMES}, got {value!r}")
         return value
     if isinstance(value, (list, tuple)):
-        if not all(isinstance(v, str) for v in value):
-            raise ValueError(f"[tool.cfcheck] {key} must be a list of strings, got {value!r}")
-        return tuple(value)
+        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+        if not (numbers or all(isinstance(v, str) for v in value)):
+            raise ValueError(f"[tool.cfcheck] {key} must be a list of strings or of numbers, got {value!r}")
+        return tuple(float(v) for v in value) if numbers and value else tuple(value)
     if key == "timeout" and isinstance(value, int) and not isinstance(value, bool) and value == 0:
         return 0
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:

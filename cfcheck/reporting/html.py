@@ -22,6 +22,7 @@ from typing import Any
 #: Score identity key → control name → {"value": float, "expected": "+" | "-" | ""}.
 Calibration = dict[str, dict[str, dict[str, Any]]]
 
+from cfcheck.reporting.curves import curve_section
 from cfcheck.reporting.examples import ExampleGrid, load_example_grids
 from cfcheck.scorecard import (
     CATEGORY_NAMES,
@@ -92,6 +93,7 @@ def render_html(scorecard: dict[str, Any], run_dir: Path | None = None,
         "<div class='top'><div>", _counts(scores), _failures(scores), "</div><div>", _matrices(scores), "</div></div>",
         _grids(grids, run_dir, scores),
         _charts(scores, calibration),
+        curve_section(scores),
         _cards(scores),
         _provenance(scorecard),
         _all_scores(scorecard),

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cfcheck.reporting.curves import curve_table
 from cfcheck.reporting.examples import ExampleGrid, load_example_grids
 from cfcheck.scorecard import (
     HEADER,
@@ -40,6 +41,8 @@ def render_markdown(scorecard: dict[str, Any], run_dir: Path | None = None) -> s
     lines += _summary(scorecard["scores"])
     lines += _failures(scorecard["scores"])
     lines += _grids(grids)
+    table = curve_table(scorecard["scores"])
+    lines += [table] if table else []
     lines += _all_scores(scorecard)
     lines += _provenance(scorecard)
     return "\n".join(lines) + "\n"

@@ -18,6 +18,11 @@ n_inputs = 8
 [tool.cfcheck.attribution]
 n_inputs = 8
 models = ["cnn"]
+removal_train = 48
+removal_test = 24
+removal_fractions = [0.5]
+goar_levels = [1.0]
+retrain_epochs = 1
 """
 
 
