@@ -22,10 +22,10 @@ import torch
 from cfcheck.adapter import MethodSpec
 from cfcheck.baseline import Baseline
 from cfcheck.cache import GenerationCache, method_fingerprint, tensor_digest
-from cfcheck.domains import Domain, available_domains, get_domain
+from cfcheck.domains import available_domains
 from cfcheck.io import atomic_write_text
 from cfcheck.kinds import MethodKind, kind_spec
-from cfcheck.kinds.base import Task
+from cfcheck.kinds.base import RunResources, Task
 from cfcheck.kinds.calling import MethodOutput, MethodOutputError
 from cfcheck.profiles import Profile
 from cfcheck.records import ScoreRecord
@@ -56,7 +56,7 @@ def _peak_rss_mb() -> float | None:
 EXAMPLE_ROWS = 4
 
 
-class CfcheckSession:
+class CfcheckSession(RunResources):
     def __init__(
         self,
         *,
@@ -98,9 +98,6 @@ class CfcheckSession:
         self._last_from_cache = False  # why suites of other kinds were deselected
 
     # -- domains, models and per-run memos (the kinds' view of the run: cfcheck.kinds.base.Run) --
-    def domain(self, name: str) -> Domain:
-        return get_domain(name)
-
     def domains_for(self, kind: MethodKind | str) -> tuple[list[str], str | None]:
         """The selected domains that have suites for ``kind``, and why there are none if so."""
         spec = kind_spec(kind)
@@ -119,16 +116,6 @@ class CfcheckSession:
         for kind in MethodKind:
             for domain in self.domains_for(kind)[0]:
                 kind_spec(kind).check(self, domain)
-
-    def zoo(self, domain: str) -> ModelZoo:
-        if domain not in self._zoos:
-            self._zoos[domain] = ModelZoo(domain, self.device)
-        return self._zoos[domain]
-
-    def memo(self, key: tuple[Any, ...], factory: Callable[[], Any]) -> Any:
-        if key not in self._memo:
-            self._memo[key] = factory()
-        return self._memo[key]
 
     @property
     def seeds(self) -> tuple[int, ...]:

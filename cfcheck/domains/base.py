@@ -93,3 +93,20 @@ def require(domain: Domain, capability: str) -> None:
             f"domain {domain.name!r} cannot compute {capability.replace('_', ' ')}; "
             f"it provides: {', '.join(sorted(domain.capabilities)) or 'no optional capabilities'}"
         )
+
+
+def split_prefix_size(name: str, n: object, sizes: dict[str, int]) -> int:
+    """How many of split ``name``'s samples a request for its first ``n`` (None: all) means.
+
+    Raises:
+        ValueError: for an unknown split (naming the known ones) or an ``n`` that is not an int
+            in [0, the split's size].
+    """
+    if name not in sizes:
+        raise ValueError(f"unknown split {name!r}; expected one of {sorted(sizes)}")
+    size = sizes[name]
+    if n is None:
+        return size
+    if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= size:
+        raise ValueError(f"n must be an int in [0, {size}] for split {name!r}, got {n!r}")
+    return n

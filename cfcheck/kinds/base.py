@@ -38,6 +38,33 @@ class Run(Protocol):
     def memo(self, key: tuple[Any, ...], factory: Callable[[], Any]) -> Any: ...
 
 
+class RunResources:
+    """A run's domains, per-domain model zoos and memo: what the session and offline runs
+    (e.g. :mod:`cfcheck.kinds.attribution.reproduction`) share. Needs ``device``, ``_zoos``
+    and ``_memo`` set by the subclass."""
+
+    device: torch.device
+    _zoos: dict[str, Any]
+    _memo: dict[tuple[Any, ...], Any]
+
+    def domain(self, name: str) -> Domain:
+        from cfcheck.domains import get_domain
+
+        return get_domain(name)
+
+    def zoo(self, domain: str) -> Any:
+        from cfcheck.zoo import ModelZoo
+
+        if domain not in self._zoos:
+            self._zoos[domain] = ModelZoo(domain, self.device)
+        return self._zoos[domain]
+
+    def memo(self, key: tuple[Any, ...], factory: Callable[[], Any]) -> Any:
+        if key not in self._memo:
+            self._memo[key] = factory()
+        return self._memo[key]
+
+
 @dataclass(frozen=True, kw_only=True)
 class Task:
     """One unit of generation: the method's outputs for one set of inputs.

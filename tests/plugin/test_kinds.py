@@ -96,18 +96,25 @@ def test_the_true_scm_counterfactual_scores_zero_error(tiny, scorecard_of):
     assert values == pytest.approx([0.0, 0.0, 0.0], abs=1e-6)
 
 
-def test_an_attribution_adapter_gets_its_contract_and_randomisation_scored(tiny, scorecard_of):
+def test_an_attribution_adapter_gets_its_contract_randomisation_and_removal_scored(tiny, scorecard_of):
     tiny.makepyfile(gradient=GRADIENT)
     result = tiny.runpytest("--method=gradient", "-rs")
-    outcomes = result.parseoutcomes()  # contract 2, randomisation 1; ROAR/ROAD/GOAR and other kinds skip
-    assert (outcomes.get("passed"), outcomes.get("failed"), outcomes.get("error")) == (3, None, None)
-    assert "the roar suite is not built yet: remove-and-retrain accuracy curves: the removal issue (#10)" in result.stdout.str()
-    (record,) = scorecard_of("gradient")["scores"]
+    outcomes = result.parseoutcomes()  # contract, randomisation (morpho), ROAR/ROAD/GOAR on morpho and gmm
+    assert (outcomes.get("passed"), outcomes.get("failed"), outcomes.get("error")) == (13, None, None)
+    scores = scorecard_of("gradient")["scores"]
+    (record,) = [r for r in scores if r["metric"] == "attribution_randomisation_similarity"]
     assert (record["kind"], record["domain"], record["metric"], record["task"]) == (
         "attribution", "morpho", "attribution_randomisation_similarity", "random_net/seed0"
     )
     assert -1 <= record["value"] < 0.9 and record["n"] == 8  # a gradient depends on the weights
     assert len(record.get("samples", [])) == 0  # per-sample values live in the CSV
+    removal = {(r["domain"], r["task"], r["metric"]) for r in scores if r is not record}
+    metrics = {f"{s}_{m}:{o}" for s in ("roar", "road") for m in ("area", "gap") for o in ("morf", "lerf")}
+    metrics |= {"goar_area", "goar_gap"}
+    assert removal == {(d, f"{model}/seed0/removal", m) for d, model in (("morpho", "cnn"), ("gmm", "mlp")) for m in metrics}
+    curves = [r["extra"]["curve"] for r in scores if r["metric"] == "goar_area"]
+    assert all(c["levels"] == [0.0, 1.0] and len(c["method"]) == len(c["random"]) == 2 for c in curves)
+    assert all(r["n"] == 24 for r in scores if r is not record)  # removal_test of the tiny settings
     csv_header = (tiny.path / "reports" / "gradient-standard" / "samples.csv").read_text().splitlines()[0]
     assert csv_header == "kind,domain,suite,metric,task,sample,value,input,label,target"
 

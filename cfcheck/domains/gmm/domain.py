@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from cfcheck.domains.base import INTERVENTION_COUNTERFACTUAL, require
+from cfcheck.domains.base import INTERVENTION_COUNTERFACTUAL, require, split_prefix_size
 
 from . import denoiser
 
@@ -120,15 +120,9 @@ class GMMDomain:
     def split(self, name: str, n: int | None = None) -> LabeledPoints:
         """A split, or its first ``n`` points (the same points whatever ``n``; deterministic,
         memoised per domain: treat the tensors as read-only)."""
-        if name not in SPLIT_SEEDS:
-            raise ValueError(f"unknown split {name!r}; expected one of {sorted(SPLIT_SEEDS)}")
-        size = SPLIT_SIZES[name]
-        if n is None:
-            n = size
-        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= size:
-            raise ValueError(f"n must be an int in [0, {size}] for split {name!r}, got {n!r}")
+        n = split_prefix_size(name, n, SPLIT_SIZES)
         if name not in self._splits:
-            self._splits[name] = sample_mixture(size, SPLIT_SEEDS[name], self.means, self.variance)
+            self._splits[name] = sample_mixture(SPLIT_SIZES[name], SPLIT_SEEDS[name], self.means, self.variance)
         full = self._splits[name]
         return LabeledPoints(x=full.x[:n], labels=full.labels[:n])
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import torch
 
 from cfcheck.cache import file_digest, memoise_on_disk
+from cfcheck.domains.base import split_prefix_size
 
 from .fonts import FONT_SOURCES
 from .rendering import render
@@ -66,13 +67,7 @@ def intensity_bin(i: object) -> torch.Tensor:
 
 def split_factors(name: str, n: int | None = None) -> MorphoFactors:
     """The factors of a split (or its first ``n``) without rendering."""
-    if name not in SPLIT_SEEDS:
-        raise ValueError(f"unknown split {name!r}; expected one of {sorted(SPLIT_SEEDS)}")
-    size = SPLIT_SIZES[name]
-    if n is None:
-        n = size
-    if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= size:
-        raise ValueError(f"n must be an int in [0, {size}] for split {name!r}, got {n!r}")
+    n = split_prefix_size(name, n, SPLIT_SIZES)
     # Sampling the full split is cheap (milliseconds); slicing it makes prefixes exact by design.
     return _all_split_factors(name)[:n]
 

@@ -19,11 +19,12 @@ import torch
 
 from cfcheck.kinds.attribution.removal import REMOVAL_SEED, STRATEGIES, RemovalData, removal_curve
 from cfcheck.kinds.attribution.section import SECTION_DEFAULTS, AttributionSection
+from cfcheck.kinds.base import RunResources
 
 __all__ = ["LocalRun", "default_methods", "removal_table"]
 
 
-class LocalRun:
+class LocalRun(RunResources):
     """The part of a cfcheck session the removal engine uses, without pytest."""
 
     def __init__(self, section: AttributionSection, device: str = "cpu", seed: int = 0) -> None:
@@ -43,22 +44,6 @@ class LocalRun:
 
         return _Profile()
 
-    def domain(self, name: str) -> Any:
-        from cfcheck.domains import get_domain
-
-        return get_domain(name)
-
-    def zoo(self, domain: str) -> Any:
-        from cfcheck.zoo import ModelZoo
-
-        if domain not in self._zoos:
-            self._zoos[domain] = ModelZoo(domain, self.device)
-        return self._zoos[domain]
-
-    def memo(self, key: tuple[Any, ...], factory: Callable[[], Any]) -> Any:
-        if key not in self._memo:
-            self._memo[key] = factory()
-        return self._memo[key]
 
 
 def _attribute(method: Any, x: torch.Tensor, model: torch.nn.Module, target: torch.Tensor, seed: int) -> torch.Tensor:

@@ -93,6 +93,8 @@ class VCESpec(KindSpec):
     def supports(self, domain: Domain) -> str | None:
         if not domain.model_roles.get("explained"):
             return f"domain {domain.name!r} has no classifiers to explain"
+        if len(domain.input_shape) != 3:
+            return f"domain {domain.name!r} has {domain.input_shape}-shaped inputs: the VCE suites score C×H×W images"
         return None
 
     def check(self, run: Run, domain: str) -> None:
