@@ -18,6 +18,10 @@ Two controls degrade or replace a feature, as in Park et al.'s Fig. 3:
 * :class:`TrueFeature` returns the ground-truth feature direction of a domain that knows it
   (the gmm toy's μ_target − μ_other), which a perfect attribution would return.
 
+:class:`CounterfactualDirection` turns any visual counterfactual explainer into an attribution:
+v = x − c, with c its counterfactual towards the model's runner-up class (Park et al.: a
+counterfactual's direction is a feature the removal benchmarks can score).
+
 Every method works on a batch at once, takes inputs of any shape N×… (vectors or images), and
 returns float32 maps on the input's device. None needs the input in [0, 1].
 """
@@ -38,6 +42,7 @@ __all__ = [
     "NoisyAttribution",
     "RandomAttribution",
     "SmoothGrad",
+    "CounterfactualDirection",
     "TrueFeature",
     "validate_attribution_inputs",
 ]
@@ -190,3 +195,37 @@ class TrueFeature:
     def attribute(self, x: torch.Tensor, model: nn.Module, target: torch.Tensor) -> torch.Tensor:
         validate_attribution_inputs(x, model, target)
         return self.domain.class_feature(target.cpu()).to(x).reshape(x.shape)
+
+
+class CounterfactualDirection:
+    """x − c for a visual counterfactual explainer's c = ``explain(x, runner_up, model)``.
+
+    The counterfactual's target is the class the model ranks second on x (the nearest decision
+    boundary); the direction from c back to x is what makes x look like the explained class, so
+    removing it (GOAR's x − s·v/‖v‖) moves x towards c. Abstentions are ignored: the explainer's
+    returned image is used either way. Needs image inputs in [0, 1], as the explainer does.
+
+    Args:
+        explainer: an object with ``explain(x, target, classifier[, generator=])`` returning
+            ``x_cf`` or ``(x_cf, valid)``.
+    """
+
+    def __init__(self, explainer: Any) -> None:
+        if not callable(getattr(explainer, "explain", None)):
+            raise TypeError(f"Expected a visual counterfactual explainer with explain(x, target, classifier), "
+                            f"got {type(explainer).__name__}.")
+        self.explainer = explainer
+
+    def attribute(self, x: torch.Tensor, model: nn.Module, target: torch.Tensor, *,
+                  generator: torch.Generator | None = None) -> torch.Tensor:
+        import inspect
+
+        validate_attribution_inputs(x, model, target)
+        with torch.no_grad():
+            logits = model(x)
+        runner_up = logits.scatter(1, target[:, None], float("-inf")).argmax(1)
+        kwargs = {"generator": resolve_generator(generator)} if "generator" in inspect.signature(
+            self.explainer.explain).parameters else {}
+        output = self.explainer.explain(x, runner_up, model, **kwargs)
+        counterfactual = output[0] if isinstance(output, tuple) else output
+        return (x - counterfactual).detach()

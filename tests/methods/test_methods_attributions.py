@@ -13,7 +13,8 @@ from torch import nn
 
 from cfcheck.domains import get_domain
 from cfcheck.methods.attributions import (
-    Gradient, InputTimesGradient, IntegratedGradients, NoisyAttribution, RandomAttribution, SmoothGrad, TrueFeature,
+    CounterfactualDirection, Gradient, InputTimesGradient, IntegratedGradients, NoisyAttribution, RandomAttribution,
+    SmoothGrad, TrueFeature,
 )
 
 
@@ -138,3 +139,21 @@ def test_captum_missing_gives_install_advice(monkeypatch):
     monkeypatch.delitem(__import__("sys").modules, "captum.attr", raising=False)
     with pytest.raises(OptionalDependencyError, match=r'pip install "cfcheck\[captum\]"'):
         captum_adapter.require_captum()
+
+
+def test_counterfactual_direction_points_from_the_counterfactual_to_the_input():
+    class HalfWay:  # "explains" by moving half-way to a fixed image, recording the targets it got
+        def explain(self, x, target, classifier):
+            self.target = target
+            return x / 2
+
+    model = _linear(4, 3)
+    x = torch.rand(5, 4)
+    explainer = HalfWay()
+    direction = CounterfactualDirection(explainer).attribute(x, model, torch.zeros(5, dtype=torch.long))
+    torch.testing.assert_close(direction, x / 2)
+    logits = model(x).detach()
+    logits[:, 0] = float("-inf")
+    assert torch.equal(explainer.target, logits.argmax(1))  # the runner-up once class 0 is excluded
+    with pytest.raises(TypeError, match="explain"):
+        CounterfactualDirection(object())
