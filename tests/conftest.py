@@ -2,7 +2,9 @@
 
 pytester's in-process runs drop every module first imported during a run; compiled
 extensions (numpy.fft, scipy) cannot be imported twice, and re-importing cfcheck would also
-throw away its in-memory data caches. Importing them here, once, keeps them loaded.
+throw away its in-memory data caches; diffusers and captum import torch modules that register
+native operators, which a second import registers again and fails. Importing them here, once,
+keeps them loaded.
 """
 
 import pytest
@@ -10,8 +12,13 @@ import scipy.linalg  # noqa: F401
 import scipy.spatial  # noqa: F401
 import scipy.stats  # noqa: F401
 import torchmetrics.image.fid  # noqa: F401
+from diffusers import DDIMScheduler, DDPMScheduler, UNet2DModel  # noqa: F401  (register torch operators)
 
+import cfcheck.domains.gmm  # noqa: F401
 import cfcheck.domains.morpho  # noqa: F401
+import cfcheck.kinds.attribution.removal  # noqa: F401
+import cfcheck.metrics.removal_curves  # noqa: F401
+import cfcheck.models.generative.diffusion  # noqa: F401
 import cfcheck.kinds.attribution.spec  # noqa: F401
 import cfcheck.kinds.contract  # noqa: F401
 import cfcheck.kinds.latent.spec  # noqa: F401
@@ -22,6 +29,11 @@ import cfcheck.methods  # noqa: F401
 import cfcheck.models.registry  # noqa: F401
 import cfcheck.scoring  # noqa: F401
 import cfcheck.session  # noqa: F401
+
+try:  # the optional captum extra (its adapter test skips without it)
+    import captum.attr  # noqa: F401
+except ImportError:
+    pass
 
 
 @pytest.fixture(autouse=True)

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+# imported here, before pytester snapshots sys.modules: captum pulls in torch modules that register
+# native operators, and a second import after the in-process run's cleanup would register them twice
+pytest.importorskip("captum.attr", reason="captum is an optional extra: pip install 'cfcheck[captum]'")
+
 CAPTUM_IG = """
 import pytest
 from captum.attr import IntegratedGradients
@@ -19,7 +23,6 @@ def cf_method():
 
 
 def test_a_captum_one_liner_gets_goar_scores_and_curves(tiny, scorecard_of):
-    pytest.importorskip("captum.attr", reason="captum is an optional extra: pip install 'cfcheck[captum]'")
     tiny.makepyfile(captum_ig=CAPTUM_IG)
     result = tiny.runpytest("--method=captum_ig", "-k", "goar")
     result.assert_outcomes(passed=2)  # GOAR on morpho's cnn and gmm's mlp
