@@ -38,9 +38,28 @@ def test_goar_orders_the_noise_ratios_of_the_true_feature(toy_table):
 
 @pytest.mark.parametrize("curve", ["roar:morf", "roar:lerf", "road:morf", "road:lerf"])
 def test_pixel_removal_does_not_separate_the_features(toy_table, curve):
-    areas = [row[curve] for row in toy_table.values()]
-    # measured: every feature and the random attribution score 0.9998-1.0 (the toy stays separable
-    # after any pixel removal: each coordinate carries the class)
-    assert max(areas) - min(areas) < 0.01, areas
+    areas = {name: row[curve] for name, row in toy_table.items()}
+    # measured (600 training points): ROAD 1.0 for every feature and for random (the toy stays
+    # separable after any pixel removal: each coordinate carries the class); ROAR 0.970 for every
+    # noisy feature and for random, 1.0 for the clean one, whose equal entries remove the same
+    # coordinates from every input (ties go in coordinate order), which a retrained MLP absorbs
+    assert max(areas.values()) - min(areas.values()) < 0.05, areas
+    noisy = [area for name, area in areas.items() if name != "true feature + noise 0"]
+    assert max(noisy) - min(noisy) < 0.01, areas  # the noise ratio makes no difference at all
     goar = [row["goar:morf"] for row in toy_table.values()]
     assert max(goar) - min(goar) > 0.3  # where GOAR's spread is 0.38
+
+
+#: morpho at CI size: the quick 600 training images (fewer leave the retrained CNN too weak: at 300 both
+#: curves start high), 150 scored ones, GOAR at half and full removal scale
+MORPHO_CI = dataclasses.replace(SECTION_DEFAULTS["quick"], removal_test=150, goar_levels=(0.5, 1.0))
+
+
+def test_on_morpho_the_random_attribution_is_worst_under_goar_and_road():
+    from cfcheck.methods.attributions import Gradient, RandomAttribution
+
+    table = removal_table(LocalRun(MORPHO_CI), "morpho", "cnn", {"gradient": Gradient(), "random": RandomAttribution()},
+                          strategies=[("goar", "morf"), ("road", "morf")], log=lambda _: None)
+    # quick profile (600/300, README): GOAR 0.504 vs 0.296, ROAD MoRF accuracy 0.390 vs 0.943
+    assert table["gradient"]["goar:morf"] > table["random"]["goar:morf"] + 0.1, table
+    assert table["gradient"]["road:morf"] < table["random"]["road:morf"] - 0.3, table

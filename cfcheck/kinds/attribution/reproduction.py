@@ -113,11 +113,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", default=None, help="the explained model (default: the domain's first)")
     parser.add_argument("--profile", default="quick", choices=sorted(SECTION_DEFAULTS))
     parser.add_argument("--removal-train", type=int, default=None)
+    parser.add_argument("--removal-test", type=int, default=None)
+    parser.add_argument("--goar-levels", type=int, default=None, metavar="K",
+                        help="K evenly spaced GOAR levels 1/K .. 1 (Fig. 3's sweep; the tests use 10 on the toy)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     section = SECTION_DEFAULTS[args.profile]
-    if args.removal_train is not None:
-        section = dataclasses.replace(section, removal_train=args.removal_train)
+    changes = {key: value for key, value in (("removal_train", args.removal_train),
+                                             ("removal_test", args.removal_test)) if value is not None}
+    if args.goar_levels:
+        changes["goar_levels"] = tuple(round((i + 1) / args.goar_levels, 6) for i in range(args.goar_levels))
+    section = dataclasses.replace(section, **changes)
     run = LocalRun(section)
     model = args.model or run.domain(args.domain).model_roles["explained"][0]
     table = removal_table(run, args.domain, model, default_methods(args.domain))
