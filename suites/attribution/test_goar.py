@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from cfcheck.kinds.attribution.removal import STRATEGIES, score_removal
+from cfcheck.kinds.attribution.removal import STRATEGIES, score_leakage, score_removal
 
 pytestmark = pytest.mark.cfcheck_kind("attribution")
 
@@ -15,3 +15,8 @@ pytestmark = pytest.mark.cfcheck_kind("attribution")
 @pytest.mark.parametrize("order", STRATEGIES["goar"])
 def test_goar(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_method, order):
     score_removal(cfcheck_session, cfcheck_result, cfcheck_method, cfcheck_score, "goar", order)
+
+
+@pytest.mark.cfcheck_tasks("removal")
+def test_goar_leakage(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_method):
+    score_leakage(cfcheck_session, cfcheck_result, cfcheck_method, cfcheck_score, "goar")

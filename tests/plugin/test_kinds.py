@@ -100,7 +100,7 @@ def test_an_attribution_adapter_gets_its_contract_randomisation_and_removal_scor
     tiny.makepyfile(gradient=GRADIENT)
     result = tiny.runpytest("--method=gradient", "-rs")
     outcomes = result.parseoutcomes()  # contract, randomisation (morpho), ROAR/ROAD/GOAR on morpho and gmm
-    assert (outcomes.get("passed"), outcomes.get("failed"), outcomes.get("error")) == (13, None, None)
+    assert (outcomes.get("passed"), outcomes.get("failed"), outcomes.get("error")) == (17, None, None)
     scores = scorecard_of("gradient")["scores"]
     (record,) = [r for r in scores if r["metric"] == "attribution_randomisation_similarity"]
     assert (record["kind"], record["domain"], record["metric"], record["task"]) == (
@@ -110,7 +110,7 @@ def test_an_attribution_adapter_gets_its_contract_randomisation_and_removal_scor
     assert len(record.get("samples", [])) == 0  # per-sample values live in the CSV
     removal = {(r["domain"], r["task"], r["metric"]) for r in scores if r is not record}
     metrics = {f"{s}_{m}:{o}" for s in ("roar", "road") for m in ("area", "gap") for o in ("morf", "lerf")}
-    metrics |= {"goar_area", "goar_gap"}
+    metrics |= {"goar_area", "goar_gap", "roar_leakage", "goar_leakage"}
     assert removal == {(d, f"{model}/seed0/removal", m) for d, model in (("morpho", "cnn"), ("gmm", "mlp")) for m in metrics}
     curves = [r["extra"]["curve"] for r in scores if r["metric"] == "goar_area"]
     assert all(c["levels"] == [0.0, 1.0] and len(c["method"]) == len(c["random"]) == 2 for c in curves)

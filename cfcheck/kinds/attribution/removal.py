@@ -247,3 +247,50 @@ def score_removal(run: Run, result: Any, method: Any, score: Any, strategy: str,
     # more after removing the least relevant ones, more inputs misclassified by GOAR
     better = random_area - area if (strategy != "goar" and order == "morf") else area - random_area
     score(f"{strategy}_gap{suffix}", better, labels=labels)
+
+
+def leakage(run: Run, data: RemovalData, strategy: str) -> torch.Tensor:
+    """Per test input, 1 where a model retrained on what removal leaves *besides* the data still
+    classifies it (Park et al. §4.1's class-information leakage; Rong et al.'s mask leakage):
+
+    * ``roar``: the masks alone (1 where a pixel was removed, MoRF at the middle fraction);
+    * ``goar``: x − s·a/‖a‖ without the projection, at the largest strength.
+
+    High accuracy means the removal itself tells the retrained model the class, so the curve
+    understates what was removed.
+    """
+    from cfcheck.metrics.removal import removal_mask
+    from cfcheck.metrics.removal_curves import feature_removal
+
+    section = run.profile.section("attribution")
+    shape = data.x_test.shape[1:]
+    if strategy == "roar":
+        fraction = section.removal_fractions[len(section.removal_fractions) // 2]
+        parts = [removal_mask(_as_grid(run, data.domain, a), fraction, "morf").to(data.x_train.dtype)
+                 .reshape(-1, *shape) for a in (data.a_train, data.a_test)]
+    elif strategy == "goar":
+        scale = run.memo(("removal_scale", data.domain, data.model, len(data.x_test)), lambda: removal_scale(data))
+        strength = section.goar_levels[-1] * scale
+        parts = [feature_removal(x, a, strength) for x, a in ((data.x_train, data.a_train), (data.x_test, data.a_test))]
+    else:
+        raise ValueError(f"leakage is defined for 'roar' and 'goar', got {strategy!r}")
+    model = _retrain(run, data.domain, parts[0], data.y_train)
+    return _correct(model, parts[1], data.y_test)
+
+
+def score_leakage(run: Run, result: Any, method: Any, score: Any, strategy: str) -> None:
+    """Records ``<strategy>_leakage`` for one removal task (see :func:`leakage`)."""
+    __tracebackhide__ = True
+    import pytest
+
+    from cfcheck.kinds.calling import MethodOutputError
+
+    (needed,) = result.task.needs
+    try:
+        train = run.outputs(needed, method)
+        data = task_removal_data(run, result, train)
+    except MethodOutputError as error:
+        pytest.fail(str(error), pytrace=False)
+    except ValueError as error:
+        score.unavailable(f"{strategy}_leakage", str(error))
+    score(f"{strategy}_leakage", leakage(run, data, strategy), labels=result.sample_labels)

@@ -57,6 +57,21 @@ REMOVAL_CARDS = (
               "DDPM. " + _NO_BAR,
     ),
     MetricCard(
+        "roar_leakage", "ROAR mask leakage (accuracy from the masks alone)",
+        "1[a model retrained on the MoRF removal masks alone (1 = removed, at the middle fraction) classifies the "
+        "test input's mask correctly]", "lower", (0.0, 1.0), "fraction of inputs", _INPUTS, _ABSTAIN,
+        "Rong et al. 2022 §3 (class information in the mask); " + _PARK, True,
+        notes="High: where an attribution removes pixels says the class, so a retrained model can read the label "
+              "off the removal pattern and ROAR understates the removal. " + _NO_BAR,
+    ),
+    MetricCard(
+        "goar_leakage", "GOAR leakage without projection (accuracy on x − v)",
+        "1[a model retrained on x − s·a/‖a‖ without the projection, at the largest strength, classifies the test "
+        "input correctly]", "lower", (0.0, 1.0), "fraction of inputs", _INPUTS, _ABSTAIN, _PARK + " §4.1", True,
+        notes="High: the move v itself carries the class (off-manifold), which the projection is there to remove; "
+              "compare with goar_area. " + _NO_BAR,
+    ),
+    MetricCard(
         "goar_gap", "GOAR area gap to the random attribution", _GAP, "higher", (-1.0, 1.0),
         "difference of mean cumulative errors", _INPUTS, _ABSTAIN, _PARK, True, notes=_NO_BAR,
     ),
