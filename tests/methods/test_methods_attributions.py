@@ -157,3 +157,24 @@ def test_counterfactual_direction_points_from_the_counterfactual_to_the_input():
     assert torch.equal(explainer.target, logits.argmax(1))  # the runner-up once class 0 is excluded
     with pytest.raises(TypeError, match="explain"):
         CounterfactualDirection(object())
+
+
+def test_randomisation_similarity_of_the_bundled_attributions_as_readme_reports():
+    """README's attribution table: model-dependent maps change with random weights, the input-
+    multiplied ones and the seeded random map barely do (Adebayo et al.'s observation)."""
+    from cfcheck.metrics.sanity import rank_similarity
+    from cfcheck.zoo import ModelZoo
+
+    domain, zoo = get_domain("morpho"), ModelZoo("morpho", "cpu")
+    x = domain.split("test", 40).images
+    target = zoo.logits("cnn", x).argmax(1)
+
+    def similarity(method):
+        maps = [method.attribute(x, zoo[m], target, **({"generator": torch.Generator().manual_seed(0)}
+                                                         if isinstance(method, RandomAttribution) else {}))
+                for m in ("cnn", "random_net")]
+        return float(rank_similarity(maps[0], maps[1]).mean())
+
+    assert similarity(Gradient()) < 0.4  # README: 0.19
+    assert similarity(InputTimesGradient()) > 0.9 and similarity(IntegratedGradients(steps=8)) > 0.9  # 0.995
+    assert similarity(RandomAttribution()) == pytest.approx(1.0)
