@@ -25,9 +25,9 @@ def cf_method():
 def test_a_captum_one_liner_gets_goar_scores_and_curves(tiny, scorecard_of):
     tiny.makepyfile(captum_ig=CAPTUM_IG)
     result = tiny.runpytest("--method=captum_ig", "-k", "goar")
-    result.assert_outcomes(passed=2)  # GOAR on morpho's cnn and gmm's mlp
+    result.assert_outcomes(passed=4)  # GOAR and its leakage check on morpho's cnn and gmm's mlp
     scores = {(r["domain"], r["metric"]): r for r in scorecard_of("captum_ig")["scores"]}
-    assert set(scores) == {(d, m) for d in ("morpho", "gmm") for m in ("goar_area", "goar_gap")}
+    assert set(scores) == {(d, m) for d in ("morpho", "gmm") for m in ("goar_area", "goar_gap", "goar_leakage")}
     for domain in ("morpho", "gmm"):
         area = scores[(domain, "goar_area")]
         curve = area["extra"]["curve"]
