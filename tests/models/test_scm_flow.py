@@ -157,3 +157,27 @@ def test_parent_condition_is_thickness_intensity_and_one_hot_digit():
         parent_condition({"thickness": parents["thickness"], "intensity": parents["intensity"]})
     with pytest.raises(ValueError, match="digit"):
         parent_condition({**parents, "digit": torch.tensor([0, 10])})
+
+
+@pytest.mark.parametrize("name", sorted(FLOW_RECIPES))
+def test_bundled_flows_meet_their_bars_remeasured(name):
+    """Re-measured here with scipy from the SCM's own draws (not the recipe's code), on the test split."""
+    from cfcheck.domains.morpho.splits import split_factors
+    from cfcheck.models.registry import load_model, model_entry
+    from cfcheck.thresholds import Bars
+
+    flow, entry = load_model(name, domain="morpho"), model_entry(name, domain="morpho")
+    test = split_factors("test")
+    with torch.no_grad():
+        if name == "thickness_flow":
+            drawn = flow.sample(5000, generator=torch.Generator().manual_seed(12)).double().numpy()
+            statistic = stats.ks_2samp(drawn, sample_factors(20_000, seed=99).thickness.double().numpy()).statistic
+            key = "ks"
+        else:
+            drawn = flow.sample(len(test), test.thickness[:, None], generator=torch.Generator().manual_seed(12))
+            twin = intensity_mechanism(test.thickness, torch.randn(len(test), generator=torch.Generator().manual_seed(1)))
+            statistic = stats.ks_2samp(drawn.double().numpy(), twin.double().numpy()).statistic
+            key = "conditional_ks"
+    # a two-sample statistic carries the second sample's noise too: allow its 95% quantile on top
+    assert statistic <= entry["quality_bar"][key]["max"] + 0.025, statistic
+    assert all(Bars.from_dict(bar).passes(entry["quality"][metric]) for metric, bar in entry["quality_bar"].items())
