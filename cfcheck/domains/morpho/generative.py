@@ -141,9 +141,10 @@ AUTOENCODERS = {recipe.name: recipe for recipe in [_autoencoder(None), *(_autoen
 
 #: name -> recipe, as :meth:`cfcheck.domains.morpho.domain.MorphoDomain.generative_recipes` returns them
 def _scm_recipes() -> dict[str, object]:
+    from .scm_image import IMAGE_RECIPES
     from .scm_mechanisms import FLOW_RECIPES
 
-    return dict(FLOW_RECIPES)
+    return {**FLOW_RECIPES, **IMAGE_RECIPES}
 
 
 GENERATIVE_RECIPES = {DDPM.name: DDPM, **AUTOENCODERS, **_scm_recipes()}
