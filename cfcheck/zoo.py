@@ -24,8 +24,9 @@ class MethodModels:
     """
 
     #: registry roles a method may use: the explained classifiers and the generative priors a
-    #: method may build on (a diffusion model is a tool of the method, not a judge of it)
-    ALLOWED_ROLES = ("classifier", "diffusion")
+    #: method may build on (a diffusion model, an SCM generator's attribute and image mechanisms:
+    #: tools of the method, not judges of it)
+    ALLOWED_ROLES = ("classifier", "diffusion", "attribute_mechanism", "image_mechanism")
 
     def __init__(self, zoo: ModelZoo) -> None:
         self._zoo = zoo

@@ -37,6 +37,8 @@ MODEL_ROLES = (
     "robust",  # an adversarially trained classifier whose gradients a method may borrow (DVCE's cone)
     "diffusion",  # the domain's bundled diffusion model (a method's generative prior)
     "retrained",  # the model whose recipe removal benchmarks (ROAR, GOAR) retrain on removed data
+    "attribute_mechanisms",  # bundled flows of the SCM's continuous parents (abduction and prediction)
+    "scm_vae",  # the bundled conditional-VAE image mechanism of the reference SCM generator
 )
 
 

@@ -48,7 +48,7 @@ def test_manifest_schema_and_file_sizes():
                       "training", "data", "quality", "quality_bar", "torch_version"):
             assert field in entry, f"{key} lacks {field}"
         if "family" in entry:  # a generative model: its family, and what it trained on
-            assert entry["role"] in ("diffusion", "autoencoder")
+            assert entry["role"] in ("diffusion", "autoencoder", "attribute_mechanism", "image_mechanism")
             assert set(entry["data"]) == {"split", "n"} and entry["interface"]
         else:
             assert entry["role"] in ("classifier", "oracle", "attribute_oracle", "embedding")
@@ -98,6 +98,17 @@ def test_shipped_model_loads_frozen_in_eval_mode(name):
     assert all(not p.requires_grad for p in model.parameters())
     assert sum(p.numel() for p in model.parameters()) == entry["parameters"]
     x = torch.rand(2, 1, 32, 32)
+    if entry["role"] == "attribute_mechanism":  # log-density of two values (given a context)
+        context = torch.rand(2, model.context_features) + 2.0 if model.context_features else None
+        with torch.no_grad():
+            out = model(torch.tensor([2.0, 150.0]) if context is None else torch.tensor([120.0, 200.0]), context)
+        assert out.shape == (2,) and torch.isfinite(out).all()
+        return
+    if entry["role"] == "image_mechanism":  # reconstruction given a condition
+        with torch.no_grad():
+            out = model(x, torch.zeros(2, model.condition_features))
+        assert out.shape == x.shape and torch.isfinite(out).all()
+        return
     with torch.no_grad():
         out = model(x * 2 - 1, torch.tensor([10, 500])) if entry["role"] == "diffusion" else model(x)
     if entry["role"] in ("diffusion", "autoencoder"):  # noise prediction, reconstruction: image-shaped

@@ -49,6 +49,8 @@ class MorphoDomain:
         "robust": ("robust_cnn",),
         "diffusion": ("ddpm",),
         "retrained": ("cnn",),  # ROAR and GOAR retrain the CNN's recipe on removed images
+        "attribute_mechanisms": ("thickness_flow", "intensity_flow"),
+        "scm_vae": ("cvae",),
     }
     capabilities = frozenset({CLASS_COUNTERFACTUAL, INTERVENTION_COUNTERFACTUAL, FACTOR_MEASUREMENT,
                               PARENT_RESAMPLING})
@@ -143,6 +145,14 @@ class MorphoDomain:
         from .recipes import RECIPES
 
         return RECIPES
+
+    def attribute_mechanisms(self, models: object) -> object:
+        """The learned attribute mechanisms (thickness and intensity flows) of the bundled SCM
+        generators, from ``models`` (name -> module, e.g. a method's ``cfcheck_models``)."""
+        from .scm_mechanisms import MorphoAttributeMechanisms
+
+        thickness, intensity = self.model_roles["attribute_mechanisms"]
+        return MorphoAttributeMechanisms(models[thickness], models[intensity])
 
     def generative_recipes(self) -> dict[str, object]:
         """The recipes of the morpho generative models (the optional ``generative_recipes`` hook)."""

@@ -140,4 +140,11 @@ def _autoencoder(label: int | None) -> AutoencoderRecipe:
 AUTOENCODERS = {recipe.name: recipe for recipe in [_autoencoder(None), *(_autoencoder(k) for k in range(10))]}
 
 #: name -> recipe, as :meth:`cfcheck.domains.morpho.domain.MorphoDomain.generative_recipes` returns them
-GENERATIVE_RECIPES = {DDPM.name: DDPM, **AUTOENCODERS}
+def _scm_recipes() -> dict[str, object]:
+    from .scm_image import IMAGE_RECIPES
+    from .scm_mechanisms import FLOW_RECIPES
+
+    return {**FLOW_RECIPES, **IMAGE_RECIPES}
+
+
+GENERATIVE_RECIPES = {DDPM.name: DDPM, **AUTOENCODERS, **_scm_recipes()}

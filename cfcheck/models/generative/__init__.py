@@ -20,12 +20,14 @@ from .base import (
     train_generative_models,
 )
 
-from . import autoencoder, diffusion  # noqa: E402  (register "conv_autoencoder" and "ddpm_unet")
+from . import autoencoder, diffusion, flow, vae  # noqa: E402  (register their architectures)
 
 __all__ = [
     "GENERATIVE_FAMILIES",
     "autoencoder",
     "diffusion",
+    "flow",
+    "vae",
     "GenerativeRecipe",
     "GenerativeTrainConfig",
     "GenerativeTrainResult",

@@ -1,0 +1,73 @@
+"""The recipe of a bundled conditional VAE: a :class:`~cfcheck.models.generative.GenerativeRecipe`.
+
+A domain declares its image mechanism as a :class:`ConditionalVAERecipe`: the architecture, the
+training configuration, how a split becomes (images, condition) and a ``measure_quality``
+function that knows the domain's SCM and evaluation models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from ..base import GenerativeTrainConfig, GenerativeTrainResult
+from ..diffusion.recipe import training_checkpoint
+from .network import ConditionalVAE
+from .training import train_cvae
+
+__all__ = ["ConditionalVAERecipe"]
+
+
+@dataclass(frozen=True)
+class ConditionalVAERecipe:
+    """A conditional VAE image mechanism (implements :class:`~cfcheck.models.generative.GenerativeRecipe`).
+
+    Attributes:
+        name: model name within its domain.
+        arch_kwargs: keyword arguments of :class:`ConditionalVAE`.
+        config: the training configuration (``options``: see
+            :data:`~cfcheck.models.generative.vae.training.VAE_OPTIONS`).
+        smoke: the tiny configuration the tests train.
+        quality_bar: metric -> ``{"min"/"max": v}`` over what ``measure_quality`` returns.
+        purpose: one sentence for the manifest and the model card.
+        columns: ``(data) -> (images N×C×32×32, condition N×k)``.
+        measure_quality: ``(vae in eval mode, config) -> {metric: value}``.
+        notes: lines for the card.
+    """
+
+    name: str
+    arch_kwargs: Mapping[str, Any]
+    config: GenerativeTrainConfig
+    smoke: GenerativeTrainConfig
+    quality_bar: Mapping[str, Mapping[str, float]]
+    purpose: str
+    columns: Callable[[Any], tuple[torch.Tensor, torch.Tensor]] = field(compare=False)
+    measure_quality: Callable[[ConditionalVAE, GenerativeTrainConfig], Mapping[str, float]] = field(compare=False)
+    notes: tuple[str, ...] = ()
+    role: str = "image_mechanism"
+    architecture: str = "conditional_vae"
+    interface: str = ("encode(x, c) -> posterior mean and log-variance of z; decode(z, c) -> per-pixel Gaussian "
+                      "mean (in [0, 1]) and standard deviation; counterfactual(x, c, c*) abducts z and the pixel "
+                      "noise under c and decodes under c*. c: the parents as the domain encodes them.")
+
+    def smoke_config(self) -> GenerativeTrainConfig:
+        return self.smoke
+
+    def train(self, config: GenerativeTrainConfig, data: Any) -> GenerativeTrainResult:
+        """Trains on the (images, condition) of ``data``, resuming from its checkpoint."""
+        images, condition = self.columns(data)
+        if config.n is not None:
+            images, condition = images[:config.n], condition[:config.n]
+        state, info = train_cvae(images, condition, self.arch_kwargs, seed=config.seed, epochs=config.epochs,
+                                 batch_size=config.batch_size, lr=config.lr, options=config.options,
+                                 checkpoint=training_checkpoint(self.name, self.arch_kwargs, config))
+        vae = ConditionalVAE(**dict(self.arch_kwargs))
+        vae.load_state_dict(state)
+        vae.eval()
+        with torch.no_grad():
+            quality = {"final_nll": info["final_nll"], "final_kl": info["final_kl"],
+                       **self.measure_quality(vae, config)}
+        return GenerativeTrainResult(state_dict=state, quality=quality, examples=int(images.shape[0]))
