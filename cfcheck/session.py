@@ -56,6 +56,15 @@ def _peak_rss_mb() -> float | None:
 EXAMPLE_ROWS = 4
 
 
+def _manifest_digest(domain: str) -> str:
+    """Digest of the domain's reference-model manifest ("none" for a domain without one)."""
+    from cfcheck.cache import file_digest
+    from cfcheck.models.registry import MANIFEST_NAME, domain_dir
+
+    path = domain_dir(domain) / MANIFEST_NAME
+    return file_digest(path) if path.is_file() else "none"
+
+
 class CfcheckSession(RunResources):
     def __init__(
         self,
@@ -167,6 +176,9 @@ class CfcheckSession(RunResources):
             method=self.method.spec,
             code=method_fingerprint(method, self.method.module),
             domain=task.domain,
+            # the bundled models a method may load (its classifier, a diffusion model, a generator):
+            # retrained weights change the manifest's sha256 entries, so they miss the cache
+            reference_models=self.memo(("manifest_digest", task.domain), lambda: _manifest_digest(task.domain)),
             task=json.dumps(task.identity(), sort_keys=True),
             inputs=tensor_digest(*inputs.tensors()),
             profile_batch=self.profile.batch_size,

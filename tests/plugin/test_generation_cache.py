@@ -120,3 +120,18 @@ def test_dependent_tasks_are_generated_once_under_xdist(tiny):
     assert _calls(tiny) == 2  # cnn/ideal/seed0 and random_net/ideal/seed0, once each
     scorecard = json.loads((tiny.path / "reports" / "counting-standard" / "scorecard.json").read_text())
     assert scorecard["provenance"]["generation"]["tasks_generated"] == 2
+
+
+def test_retrained_reference_models_miss_the_cache(tiny, scorecard_of, monkeypatch):
+    """The key holds the domain manifest's digest: a retrained bundled model (a new sha256 in the
+    manifest) must not be answered with outputs generated against the old weights."""
+    import cfcheck.session
+
+    tiny.makepyfile(counting=COUNTING)
+    tiny.runpytest("--method=counting", *SELECTION)
+    assert _calls(tiny) == 1
+    tiny.runpytest("--method=counting", *SELECTION)
+    assert _calls(tiny) == 1  # same weights: read from the cache
+    monkeypatch.setattr(cfcheck.session, "_manifest_digest", lambda domain: "retrained-" + domain)
+    tiny.runpytest("--method=counting", *SELECTION)
+    assert _calls(tiny) == 2 and scorecard_of("counting")["provenance"]["generation"]["tasks_generated"] == 1
