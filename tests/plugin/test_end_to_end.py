@@ -201,13 +201,15 @@ def test_methods_may_load_explained_classifiers_but_not_evaluation_models(tiny):
     assert result.ret != 0
 
 
-def test_method_model_view_lists_the_explained_classifiers_and_the_diffusion_prior():
+def test_method_model_view_lists_the_explained_classifiers_and_the_generative_priors():
     import torch
 
     from cfcheck.zoo import MethodModels, ModelZoo
 
     view = MethodModels(ModelZoo("morpho", torch.device("cpu")))
-    assert set(view.names()) == {"cnn", "robust_cnn", "mlp", "noise_cnn", "random_net", "ddpm"}
+    # the SCM generator's flows and VAE are priors a method may build on, like the DDPM
+    assert set(view.names()) == {"cnn", "robust_cnn", "mlp", "noise_cnn", "random_net", "ddpm",
+                                 "thickness_flow", "intensity_flow", "cvae"}
     for name in ("oracle_lenet", "attr_digit", "embedding", "ae_class3"):  # the IM1/IM2 autoencoders judge too
         with pytest.raises(KeyError, match="evaluation model"):
             view[name]
