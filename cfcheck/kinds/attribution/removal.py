@@ -159,7 +159,7 @@ def removal_curve(run: Run, data: RemovalData, strategy: str, order: str) -> Rem
             rows.append(_correct(model, removed_test.reshape(-1, *shape), data.y_test))
         return RemovalCurve(strategy, order, levels, torch.stack(rows))
     denoiser = _denoiser(run, data.domain)
-    scale = run.memo(("removal_scale", data.domain, data.model, len(data.x_test)), lambda: removal_scale(data))
+    scale = _memo_scale(run, data)
     levels = (0.0, *section.goar_levels)
     for level in levels:
         if level == 0:
@@ -171,6 +171,11 @@ def removal_curve(run: Run, data: RemovalData, strategy: str, order: str) -> Rem
         model = _retrain(run, data.domain, projected[0], data.y_train)
         rows.append(_correct(model, projected[1], data.y_test))
     return RemovalCurve(strategy, order, levels, cumulative_errors(torch.stack(rows)))
+
+
+def _memo_scale(run: Run, data: RemovalData) -> float:
+    """:func:`removal_scale` of ``data``, computed once per run (GOAR's curve and its leakage share it)."""
+    return run.memo(("removal_scale", data.domain, data.model, len(data.x_test)), lambda: removal_scale(data))
 
 
 def _clean_model(run: Run, data: RemovalData) -> torch.nn.Module:
@@ -269,7 +274,7 @@ def leakage(run: Run, data: RemovalData, strategy: str) -> torch.Tensor:
         parts = [removal_mask(_as_grid(run, data.domain, a), fraction, "morf").to(data.x_train.dtype)
                  .reshape(-1, *shape) for a in (data.a_train, data.a_test)]
     elif strategy == "goar":
-        scale = run.memo(("removal_scale", data.domain, data.model, len(data.x_test)), lambda: removal_scale(data))
+        scale = _memo_scale(run, data)
         strength = section.goar_levels[-1] * scale
         parts = [feature_removal(x, a, strength) for x, a in ((data.x_train, data.a_train), (data.x_test, data.a_test))]
     else:
