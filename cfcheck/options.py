@@ -52,6 +52,14 @@ def add_options(parser: pytest.Parser) -> None:
         "suites for the method's kind)",
     )
     group.addoption(
+        "--cfcheck-view",
+        action="append",
+        default=None,
+        metavar="KIND",
+        help="also run KIND's suites on a view of the method as that kind (repeatable): 'attribution' "
+        "scores a visual counterfactual explainer's direction x - c with ROAR, ROAD and GOAR",
+    )
+    group.addoption(
         "--cfcheck-timeout",
         type=float,
         default=None,

@@ -104,6 +104,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(
             f"--cfcheck-domain: unknown domain {', '.join(map(repr, unknown))}; bundled: {', '.join(available_domains())}"
         )
+    views = _parse_views(_split_list(config.getoption("cfcheck_view")))
     baseline_path = config.getoption("cfcheck_baseline")
     try:
         baseline = Baseline.load(baseline_path) if baseline_path else None
@@ -124,6 +125,7 @@ def pytest_configure(config: pytest.Config) -> None:
         domains=tuple(domains) or None,
         cache=GenerationCache(cache_dir),
         shard=shard,
+        views=views,
     )
     if not hasattr(config, "workerinput"):  # the controller (or a single process) starts afresh
         from cfcheck.reporting.examples import clear_examples
@@ -148,10 +150,11 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     baseline = f", baseline {session.baseline.source}" if session.baseline else ""
     domains = ", ".join(session.requested_domains) if session.requested_domains else "all with suites"
     cache = "off" if session.cache.directory is None else str(session.cache.directory)
+    views = f", views {', '.join(sorted(v.value for v in session.views))}" if session.views else ""
     return (
         f"cfcheck: method {session.method.spec}, profile {session.profile.name} "
         f"(seeds {list(session.seeds)}, timeout {session.profile.timeout:g} s/call), domains {domains}, "
-        f"device {session.device}, cache {cache}{baseline}"
+        f"device {session.device}, cache {cache}{baseline}{views}"
     )
 
 
@@ -189,7 +192,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if cf_session is None:
         return
     if cf_session.method.kinds is not None:
-        kinds = {k.value for k in cf_session.method.kinds}
+        from cfcheck.kinds import view_source
+
+        known = cf_session.method.kinds
+        kinds = {k.value for k in known | {v for v in cf_session.views if view_source(known, v) is not None}}
         other = [i for i in items if (m := i.get_closest_marker(KIND_MARKER)) is not None and m.args[0] not in kinds]
         if other:
             _deselect(config, items, other)
@@ -205,6 +211,20 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         sizes = Counter(groups.values())
         assignment = assign_groups(sizes, cf_session.shard.count)
         _deselect(config, items, [i for i in items if assignment[groups[i.nodeid]] != cf_session.shard.index])
+
+
+def _parse_views(names: list[str]) -> frozenset[MethodKind]:
+    """The kinds named by --cfcheck-view; UsageError for a kind no view leads to."""
+    from cfcheck.kinds import VIEWS
+
+    targets = {target.value: target for _, target in VIEWS}
+    unknown = [name for name in names if name not in targets]
+    if unknown:
+        raise pytest.UsageError(
+            f"--cfcheck-view: no view as {', '.join(map(repr, unknown))}; available: "
+            + "; ".join(f"{target.value} (for {source.value} methods: {what})" for (source, target), (_, what) in VIEWS.items())
+        )
+    return frozenset(targets[name] for name in names)
 
 
 def _shard_group(item: pytest.Item) -> str:

@@ -9,7 +9,7 @@ import pytest
 
 from cfcheck import faults
 from cfcheck.adapter import FIXTURE_NAME, check_method_object
-from cfcheck.kinds.protocols import MethodKind, detect_kinds
+from cfcheck.kinds.protocols import MethodKind, detect_kinds, view_source
 
 if TYPE_CHECKING:  # torch and the models load only when a method is under test
     import torch
@@ -97,9 +97,24 @@ def cfcheck_method(request: pytest.FixtureRequest, cfcheck_session: CfcheckSessi
         required = MethodKind(marker.args[0])
         kinds = detect_kinds(method)
         if required not in kinds:
+            if required in cfcheck_session.views and view_source(kinds, required) is not None:
+                return cfcheck_session.memo(("view", required), lambda: _view(method, required, cfcheck_session))
             implemented = ", ".join(sorted(k.value for k in kinds))
-            pytest.skip(f"suite for {required.value} methods; {type(method).__name__} implements {implemented}")
+            hint = (f" (--cfcheck-view {required.value} scores it through its view as one)"
+                    if view_source(kinds, required) is not None else "")
+            pytest.skip(f"suite for {required.value} methods; {type(method).__name__} implements {implemented}{hint}")
     return method
+
+
+def _view(method: Any, kind: MethodKind, session: CfcheckSession) -> Any:
+    """``method`` seen as ``kind``; its cache fingerprint covers the method and the view's code."""
+    from cfcheck.cache import method_fingerprint
+    from cfcheck.kinds import view_as
+
+    view = view_as(method, kind)
+    view.cfcheck_version = (f"view {type(view).__name__} {method_fingerprint(view, None)} of "
+                            f"{method_fingerprint(method, session.method.module)}")
+    return view
 
 
 @pytest.fixture

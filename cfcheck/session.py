@@ -24,7 +24,7 @@ from cfcheck.baseline import Baseline
 from cfcheck.cache import GenerationCache, method_fingerprint, tensor_digest
 from cfcheck.domains import available_domains
 from cfcheck.io import atomic_write_text
-from cfcheck.kinds import MethodKind, kind_spec
+from cfcheck.kinds import VIEWS, MethodKind, kind_spec, view_source
 from cfcheck.kinds.base import RunResources, Task
 from cfcheck.kinds.calling import MethodOutput, MethodOutputError
 from cfcheck.profiles import Profile
@@ -79,8 +79,11 @@ class CfcheckSession(RunResources):
         domains: tuple[str, ...] | None = None,
         cache: GenerationCache | None = None,
         shard: Shard | None = None,
+        views: frozenset[MethodKind] = frozenset(),
     ) -> None:
         self.method = method
+        #: kinds whose suites also score the method through its view as that kind (--cfcheck-view)
+        self.views = views
         self.profile = profile
         self.device = device
         self.seed = seed
@@ -103,22 +106,32 @@ class CfcheckSession(RunResources):
         self._results: dict[Task, Any] = {}
         self._zoos: dict[str, ModelZoo] = {}
         self._memo: dict[tuple[Any, ...], Any] = {}
-        self.deselected: str | None = None
-        self._last_from_cache = False  # why suites of other kinds were deselected
+        self.deselected: str | None = None  # why suites of other kinds were deselected
+        self._last_from_cache = False
 
     # -- domains, models and per-run memos (the kinds' view of the run: cfcheck.kinds.base.Run) --
     def domains_for(self, kind: MethodKind | str) -> tuple[list[str], str | None]:
         """The selected domains that have suites for ``kind``, and why there are none if so."""
-        spec = kind_spec(kind)
+        specs = [kind_spec(kind)]
+        viewed_from = self._view_source(MethodKind(kind))
+        if viewed_from is not None:  # the view calls the method as its own kind: both must apply
+            specs.append(kind_spec(viewed_from))
         names = self.requested_domains or available_domains()
         chosen, reasons = [], []
         for name in names:
-            reason = spec.supports(self.domain(name))
+            reason = next((r for spec in specs if (r := spec.supports(self.domain(name))) is not None), None)
             if reason is None:
                 chosen.append(name)
             else:
                 reasons.append(reason)
         return chosen, ("; ".join(reasons) or None) if not chosen else None
+
+    def _view_source(self, kind: MethodKind) -> MethodKind | None:
+        """The method's kind that ``kind``'s suites view it through (None: no view is used)."""
+        known = self.method.kinds
+        if kind not in self.views or (known is not None and kind in known):
+            return None
+        return view_source(known if known is not None else frozenset(MethodKind), kind)
 
     def check_profile(self) -> None:
         """ValueError when the profile asks a selected domain for something it lacks."""
@@ -267,6 +280,9 @@ class CfcheckSession(RunResources):
             "bootstrap_resamples": self.profile.bootstrap_resamples,
             "timeout": self.profile.timeout,
             "shard": self.shard.label if self.shard is not None else None,
+            # suites that scored the method through a view as another kind (--cfcheck-view)
+            "views": {kind.value: VIEWS[source, kind][1] for kind in sorted(self.views)
+                      if (source := self._view_source(kind)) is not None},
             "sections": self.profile.describe_sections(),
             "thresholds": {k: t.describe() for k, t in sorted(self.profile.thresholds.items())},
             "domains": {name: self._domain_facts(name) for name in sorted({r.domain for r in self.records} - {"-"})},

@@ -15,12 +15,15 @@ from cfcheck.kinds.protocols import (
     CALLS,
     FeatureAttribution,
     LatentExplainer,
+    VIEWS,
     MethodKind,
     SCMCounterfactualGenerator,
     VisualCounterfactualExplainer,
     accepts_generator,
     detect_kinds,
     expected_interface,
+    view_as,
+    view_source,
 )
 
 if TYPE_CHECKING:
@@ -45,10 +48,13 @@ __all__ = [
     "LatentExplainer",
     "MethodKind",
     "SCMCounterfactualGenerator",
+    "VIEWS",
     "VisualCounterfactualExplainer",
     "accepts_generator",
     "detect_kinds",
     "expected_interface",
     "kind_spec",
     "section_defaults",
+    "view_as",
+    "view_source",
 ]

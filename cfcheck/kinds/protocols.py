@@ -71,6 +71,38 @@ CALLS = {
 }
 
 
+#: Views: a method of one kind seen as another, so that kind's suites can score it (opt-in with
+#: ``--cfcheck-view``). (source, target) -> (the view class as "module:Class", what it computes).
+VIEWS: dict[tuple[MethodKind, MethodKind], tuple[str, str]] = {
+    (MethodKind.VCE, MethodKind.ATTRIBUTION): (
+        "cfcheck.methods.attributions:CounterfactualDirection",
+        "the counterfactual direction v = x − c towards the class the model ranks second",
+    ),
+}
+
+
+def view_source(kinds: frozenset[MethodKind], target: MethodKind) -> MethodKind | None:
+    """The kind among ``kinds`` that has a view as ``target`` (None if none has)."""
+    return next((source for source in sorted(kinds) if (source, target) in VIEWS), None)
+
+
+def view_as(method: object, target: MethodKind) -> object:
+    """``method`` wrapped in its view as ``target`` (see :data:`VIEWS`).
+
+    Raises:
+        ValueError: when no kind ``method`` implements has a view as ``target``.
+    """
+    source = view_source(detect_kinds(method), target)
+    if source is None:
+        views = ", ".join(f"{a.value} -> {b.value}" for a, b in VIEWS) or "none"
+        raise ValueError(f"{type(method).__name__} implements no kind with a view as {target.value} "
+                         f"(views: {views})")
+    module_name, _, class_name = VIEWS[source, target][0].partition(":")
+    import importlib
+
+    return getattr(importlib.import_module(module_name), class_name)(method)
+
+
 def detect_kinds(method: object) -> frozenset[MethodKind]:
     """All kinds ``method`` implements (possibly none)."""
     declared = getattr(method, "cfcheck_kind", None)

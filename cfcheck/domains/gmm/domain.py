@@ -93,6 +93,10 @@ class GMMDomain:
     split_roles = {"train": "train", "selection": "val", "scored": "test", "reference": "reference"}
     model_roles: dict[str, tuple[str, ...]] = {"explained": ("mlp",), "retrained": ("mlp",)}
     capabilities: frozenset[str] = frozenset()
+    #: GOAR strengths (multiples of the removal scale) when the profile sets none: Park et al.'s
+    #: Fig. 3 orders the degraded features only with ten or so levels (measured: the areas for
+    #: noise ratios 0–4 are monotone with ten levels; four levels tie two of them)
+    goar_levels: tuple[float, ...] = tuple(round(0.1 * i, 1) for i in range(1, 11))
 
     def __init__(self, dim: int | None = None, variance: float = VARIANCE, means: object = None) -> None:
         if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int) or dim < 1):

@@ -160,7 +160,7 @@ def removal_curve(run: Run, data: RemovalData, strategy: str, order: str) -> Rem
         return RemovalCurve(strategy, order, levels, torch.stack(rows))
     denoiser = _denoiser(run, data.domain)
     scale = _memo_scale(run, data)
-    levels = (0.0, *section.goar_levels)
+    levels = (0.0, *section.goar_levels_for(run.domain(data.domain)))
     for level in levels:
         if level == 0:
             rows.append(_correct(_clean_model(run, data), data.x_test, data.y_test))
@@ -275,7 +275,7 @@ def leakage(run: Run, data: RemovalData, strategy: str) -> torch.Tensor:
                  .reshape(-1, *shape) for a in (data.a_train, data.a_test)]
     elif strategy == "goar":
         scale = _memo_scale(run, data)
-        strength = section.goar_levels[-1] * scale
+        strength = section.goar_levels_for(run.domain(data.domain))[-1] * scale
         parts = [feature_removal(x, a, strength) for x, a in ((data.x_train, data.a_train), (data.x_test, data.a_test))]
     else:
         raise ValueError(f"leakage is defined for 'roar' and 'goar', got {strategy!r}")

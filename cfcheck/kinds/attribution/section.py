@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+#: GOAR strengths (multiples of the domain's removal scale) for a domain that names none
+DEFAULT_GOAR_LEVELS: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0)
+
+
 @dataclass(frozen=True)
 class AttributionSection:
     """The attribution part of a profile.
@@ -14,6 +18,11 @@ class AttributionSection:
     (ROAR, ROAD: shares of the pixels) and ``goar_levels`` (GOAR: multiples of the domain's
     removal scale, the median distance from a scored input to the nearest training input of
     another class), and retrain the domain's ``retrained`` model for ``retrain_epochs``.
+
+    ``goar_levels`` of None (the default) takes each domain's own levels (a domain's optional
+    ``goar_levels`` attribute, else :data:`DEFAULT_GOAR_LEVELS`): the gmm toy needs ten levels
+    to order its degraded features, morpho's quick run affords four; a profile that sets
+    ``goar_levels`` uses them on every domain.
     """
 
     n_inputs: int  # scored images per model and seed
@@ -23,7 +32,7 @@ class AttributionSection:
     removal_train: int = 2000
     removal_test: int = 1000
     removal_fractions: tuple[float, ...] = (0.1, 0.3, 0.5, 0.7, 0.9)
-    goar_levels: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0)
+    goar_levels: tuple[float, ...] | None = None
     retrain_epochs: int = 8
 
     def validate(self) -> None:
@@ -31,11 +40,19 @@ class AttributionSection:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         for name in ("removal_fractions", "goar_levels"):
+            if getattr(self, name) is None and name == "goar_levels":
+                continue
             levels = tuple(getattr(self, name))
             if not levels or any(b <= a for a, b in zip(levels, levels[1:])) or levels[0] <= 0:
                 raise ValueError(f"{name} must be positive and increasing, got {levels}")
         if max(self.removal_fractions) >= 1:
             raise ValueError(f"removal_fractions must lie below 1 (something must be kept), got {self.removal_fractions}")
+
+    def goar_levels_for(self, domain: object) -> tuple[float, ...]:
+        """The GOAR strengths used on ``domain``: the profile's, else the domain's, else the default."""
+        if self.goar_levels is not None:
+            return tuple(self.goar_levels)
+        return tuple(getattr(domain, "goar_levels", DEFAULT_GOAR_LEVELS))
 
 
 SECTION_DEFAULTS = {
