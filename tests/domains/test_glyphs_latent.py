@@ -103,3 +103,57 @@ def test_standardiser_box_and_validation():
         domain.causal_oracle(torch.zeros(3, 10))
     with pytest.raises(ValueError, match="finite"):
         domain.causal_oracle(torch.full((3, 11), float("nan")))
+
+
+def test_the_latent_layout_scores_known_counterfactuals():
+    """Three counterfactuals per input: another character of the other parity (a causal flip for
+    a classifier that reads only the font), another font of the other parity (a non-causal flip),
+    and a small translation (neither). S# is 2: the two flips move different embeddings."""
+    from cfcheck.metrics.synbols import synbols_scores
+
+    domain = GlyphsDomain()
+    layout = domain.latent_layout()
+    assert [g.name for g in layout.categorical] == ["character", "font"] and layout.continuous == (6, 11)
+    assert [g.radius for g in layout.categorical] == [domain.proximity_radii()["character"],
+                                                      domain.proximity_radii()["font"]]
+    z = domain.latents("test", 40)
+    decoded = domain.decode_categories(z)
+    z_cf = z[:, None, :].repeat(1, 3, 1)
+    z_cf[:, 0, domain.character_slice] = domain.character_embedding[(decoded["character"] + 1) % 48]
+    z_cf[:, 1, domain.font_slice] = domain.font_embedding[(decoded["font"] + 1) % 22]
+    z_cf[:, 2, 6] += 0.5
+
+    def font_classifier(latents):
+        return domain.decode_categories(latents)["font"] % 2
+
+    scores = synbols_scores(z, z_cf, layout, font_classifier(z), font_classifier(z_cf), domain.causal_oracle(z),
+                            domain.causal_oracle(z_cf))
+    assert scores.categories.cf[:, 0].all() and scores.categories.ncf[:, 1].all()
+    assert not scores.categories.sce[:, 2].any() and not scores.categories.trivial.any()
+    assert scores.s_sharp.tolist() == [2] * 40
+    # a jump across the whole character space is not proximal
+    far = z_cf.clone()
+    far[:, 0, domain.character_slice] = z[:, domain.character_slice] + layout.categorical[0].radius
+    rescored = synbols_scores(z, far, layout, font_classifier(z), font_classifier(far), domain.causal_oracle(z),
+                              domain.causal_oracle(far))
+    assert not rescored.categories.sce[:, 0].any() and rescored.s_sharp.tolist() == [1] * 40
+
+
+def test_four_different_explanations_count_four_with_the_concatenated_cosine_and_one_when_summed():
+    """Character, font, x and y moves, all taken as successful: the concatenated cosine (the
+    default) keeps all four; the reference code's sum of per-part cosines keeps one, because the
+    parts a counterfactual leaves alone still have identical residual softmax vectors."""
+    from cfcheck.metrics.synbols import synbols_scores
+
+    domain = GlyphsDomain()
+    z = domain.latents("test", 40)
+    decoded = domain.decode_categories(z)
+    z_cf = z[:, None, :].repeat(1, 4, 1)
+    z_cf[:, 0, domain.character_slice] = domain.character_embedding[(decoded["character"] + 1) % 48]
+    z_cf[:, 1, domain.font_slice] = domain.font_embedding[(decoded["font"] + 1) % 22]
+    z_cf[:, 2, 6] += 0.5
+    z_cf[:, 3, 7] += 0.5
+    zeros, ones = torch.zeros(40, dtype=torch.int64), torch.ones(40, 4, dtype=torch.int64)
+    every_one_flips = (z, z_cf, domain.latent_layout(), zeros, ones, zeros, torch.zeros_like(ones))
+    assert synbols_scores(*every_one_flips).s_sharp.tolist() == [4] * 40
+    assert synbols_scores(*every_one_flips, cosine="summed").s_sharp.tolist() == [1] * 40

@@ -13,6 +13,7 @@ from __future__ import annotations
 import torch
 
 from cfcheck.domains.base import INTERVENTION_COUNTERFACTUAL, require
+from cfcheck.metrics.synbols import CategoricalGroup, LatentLayout
 
 from .fonts import CHARACTERS, FONTS
 from .latent import (
@@ -109,6 +110,17 @@ class GlyphsDomain:
             "font": proximity_radius(self.font_embedding),
             "continuous": CONTINUOUS_RADIUS,
         }
+
+    def latent_layout(self) -> LatentLayout:
+        """The latent space's groups for Bex et al.'s metrics (:mod:`cfcheck.metrics.synbols`):
+        the character and font embeddings with their radii, then the continuous attributes."""
+        radii = self.proximity_radii()
+        groups = [
+            CategoricalGroup("character", (CHARACTER_SLICE.start, CHARACTER_SLICE.stop), self.character_embedding,
+                             radii["character"]),
+            CategoricalGroup("font", (FONT_SLICE.start, FONT_SLICE.stop), self.font_embedding, radii["font"]),
+        ]
+        return LatentLayout(groups, (CONTINUOUS_SLICE.start, CONTINUOUS_SLICE.stop), continuous_radius=radii["continuous"])
 
     def _check_latents(self, z: torch.Tensor) -> torch.Tensor:
         z = torch.as_tensor(z)
