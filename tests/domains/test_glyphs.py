@@ -215,3 +215,16 @@ def test_the_domain_protocol_and_its_declared_absences():
 def test_every_kind_skips_the_domain_until_its_models_exist(kind):
     reason = kind_spec(kind).supports(get_domain("glyphs"))
     assert reason is not None and "glyphs" in reason
+
+
+def test_the_measurement_report_covers_every_scenario(capsys):
+    from cfcheck.domains.glyphs import measure
+
+    rows = measure.scenario_rows()
+    assert [row["scenario"] for row in rows] == list(SCENARIOS)
+    for row in rows:
+        expected = get_scenario(row["scenario"]).correlation
+        assert abs(row["correlation"] - expected) <= 4 * row["correlation_se"]
+        assert abs(row["label_noise"] - LABEL_NOISE) <= _binomial_tolerance(LABEL_NOISE, row["n"])
+        assert row["shift_range"] <= 5.0
+    assert measure.rendering_speed(n=256, repeats=1) > 0
