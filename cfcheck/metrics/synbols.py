@@ -317,7 +317,8 @@ def greedy_orthogonal_set(parts: Sequence[Tensor], order_norm: Tensor, candidate
     for i, part in enumerate(parts):
         part = check_float_tensor(f"parts[{i}]", part, ndim=3)
         if part.shape[:2] != candidates.shape:
-            raise ValueError(f"`parts[{i}]` must be N×K×P with N×K = {tuple(candidates.shape)}, got {tuple(part.shape)}")
+            raise ValueError(f"`parts[{i}]` must be N×K×P with N×K = {tuple(candidates.shape)}, "
+                             f"got {tuple(part.shape)}")
     order_norm = check_float_tensor("order_norm", order_norm, ndim=2)
     if order_norm.shape != candidates.shape:
         raise ValueError(f"`order_norm` must have the shape of `candidates` {tuple(candidates.shape)}")

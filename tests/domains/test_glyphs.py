@@ -49,7 +49,8 @@ def test_characters_and_fonts():
     assert len(CHARACTERS) == len(set(CHARACTERS)) == 48
     # digits and both cases, less the shapes one could confuse: 0/O, 1/I/l, and the lowercase
     # letters that are their capital made small (c o p s u v w x z)
-    assert set(CHARACTERS) == set("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") - set("01IOlcopsuvwxz")
+    alphabet = set("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+    assert set(CHARACTERS) == alphabet - set("01IOlcopsuvwxz")
     assert FONTS == EXPECTED_FONTS
 
 

@@ -120,7 +120,8 @@ class GlyphsDomain:
                              radii["character"]),
             CategoricalGroup("font", (FONT_SLICE.start, FONT_SLICE.stop), self.font_embedding, radii["font"]),
         ]
-        return LatentLayout(groups, (CONTINUOUS_SLICE.start, CONTINUOUS_SLICE.stop), continuous_radius=radii["continuous"])
+        continuous = (CONTINUOUS_SLICE.start, CONTINUOUS_SLICE.stop)
+        return LatentLayout(groups, continuous, continuous_radius=radii["continuous"])
 
     def _check_latents(self, z: torch.Tensor) -> torch.Tensor:
         z = torch.as_tensor(z)

@@ -27,12 +27,13 @@ def _rate_card(key: str, name: str, formula: str, direction: str, notes: str) ->
 
 
 SYNBOLS_CARDS = (
-    _rate_card("synbols_ef_rate", "Estimator flips (EF)", f"z′ ∈ P_r ∧ ĥ(z′) ≠ ĥ(z) (Eq. 3); {_PROXIMAL}", "none",
-               "The classic success criterion; gameable by trivial flips (see synbols_trivial_rate)."),
+    _rate_card("synbols_ef_rate", "Estimator flips (EF)", f"z′ ∈ P_r ∧ ĥ(z′) ≠ ĥ(z) (Eq. 3); {_PROXIMAL}",
+               "none", "The classic success criterion; gameable by trivial flips (see synbols_trivial_rate)."),
     _rate_card("synbols_ncf_rate", "Non-causal flips (NCF)", "EF ∧ h_causal(z′) = h_causal(z) (Eq. 4)", "higher",
                "The classifier flips where the causal oracle does not: a spurious dependence revealed."),
-    _rate_card("synbols_cf_rate", "Causal flips (CF)", "z′ ∈ P_r ∧ ĥ(z′) = ĥ(z) ∧ h_causal(z′) ≠ h_causal(z) (Eq. 5)",
-               "higher", "The causal label changes and the classifier does not notice: a failure case revealed."),
+    _rate_card("synbols_cf_rate", "Causal flips (CF)",
+               "z′ ∈ P_r ∧ ĥ(z′) = ĥ(z) ∧ h_causal(z′) ≠ h_causal(z) (Eq. 5)", "higher",
+               "The causal label changes and the classifier does not notice: a failure case revealed."),
     _rate_card("synbols_sce_rate", "Successful counterfactual explanations (SCE)", "NCF ∨ CF (Eq. 6)", "higher",
                "Any proximal counterfactual on which the classifier and the causal oracle disagree about change."),
     _rate_card("synbols_trivial_rate", "Trivial counterfactuals", "EF ∧ h_causal(z′) ≠ h_causal(z) (Table 2)",
