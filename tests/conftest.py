@@ -14,6 +14,7 @@ import scipy.stats  # noqa: F401
 import torchmetrics.image.fid  # noqa: F401
 from diffusers import DDIMScheduler, DDPMScheduler, UNet2DModel  # noqa: F401  (register torch operators)
 
+import cfcheck.domains.glyphs  # noqa: F401
 import cfcheck.domains.gmm  # noqa: F401
 import cfcheck.domains.morpho  # noqa: F401
 import cfcheck.kinds.attribution.removal  # noqa: F401

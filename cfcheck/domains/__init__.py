@@ -8,7 +8,11 @@ from functools import lru_cache
 from cfcheck.domains.base import Domain
 
 #: name → "module:class"; imported lazily so unused domains cost nothing
-_DOMAINS = {"morpho": "cfcheck.domains.morpho:MorphoDomain", "gmm": "cfcheck.domains.gmm:GMMDomain"}
+_DOMAINS = {
+    "morpho": "cfcheck.domains.morpho:MorphoDomain",
+    "gmm": "cfcheck.domains.gmm:GMMDomain",
+    "glyphs": "cfcheck.domains.glyphs:GlyphsDomain",
+}
 
 
 def available_domains() -> tuple[str, ...]:

@@ -52,6 +52,11 @@ _EXPORTS = {
     "randomisation_similarity": "cfcheck.metrics.sanity",
     "summarize": "cfcheck.metrics.stats",
     "target_hits": "cfcheck.metrics.validity",
+    "CategoricalGroup": "cfcheck.metrics.synbols",
+    "LatentLayout": "cfcheck.metrics.synbols",
+    "flip_categories": "cfcheck.metrics.synbols",
+    "greedy_orthogonal_set": "cfcheck.metrics.synbols",
+    "synbols_scores": "cfcheck.metrics.synbols",
 }
 
 __all__ = [
@@ -91,6 +96,11 @@ __all__ = [
     "standardised_error",
     "summarize",
     "target_hits",
+    "CategoricalGroup",
+    "LatentLayout",
+    "flip_categories",
+    "greedy_orthogonal_set",
+    "synbols_scores",
 ]
 
 

@@ -69,10 +69,21 @@ def test_retrain_smoke_writes_a_loadable_manifest(tmp_path):
 def test_models_of_one_domain_and_of_an_unknown_one(capsys):
     assert main(["models", "--domain", "morpho"]) == 0
     assert "morpho/cnn" in capsys.readouterr().out
-    assert main(["models", "--domain", "glyphs"]) == 2
-    assert "unknown domain 'glyphs'" in capsys.readouterr().err
+    assert main(["models", "--domain", "nosuchdomain"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown domain 'nosuchdomain'" in err and "glyphs" in err  # the known ones are named
+
+
+def test_a_registered_domain_without_models_lists_none_and_cannot_be_retrained(tmp_path, capsys):
+    assert main(["models", "--domain", "glyphs"]) == 0
+    assert capsys.readouterr().out == ""
+    assert main(["models"]) == 0
+    assert "glyphs/" not in capsys.readouterr().out
+    assert main(["retrain", "--domain", "glyphs", "--smoke", "--out", str(tmp_path)]) == 2
+    assert "domain 'glyphs' has no reference-model recipes" in capsys.readouterr().err
+    assert not (tmp_path / "manifest.json").exists()
 
 
 def test_retrain_an_unknown_domain_is_an_error(tmp_path, capsys):
-    assert main(["retrain", "--domain", "glyphs", "--smoke", "--out", str(tmp_path)]) == 2
-    assert "unknown domain 'glyphs'" in capsys.readouterr().err
+    assert main(["retrain", "--domain", "nosuchdomain", "--smoke", "--out", str(tmp_path)]) == 2
+    assert "unknown domain 'nosuchdomain'" in capsys.readouterr().err
