@@ -31,7 +31,8 @@ from cfcheck.domains.morpho import (
     thickness_bin,
     true_counterfactual,
 )
-from cfcheck.domains.morpho.fonts import FONT_DIR, is_usable_font
+from cfcheck.domains.morpho.fonts import DIGITS
+from cfcheck.domains.truetype import FONT_DIR, discover_fonts, is_usable_font
 from cfcheck.domains.morpho.rendering import render_coverage
 from cfcheck.domains.morpho.splits import SPLIT_SIZES, split_factors
 
@@ -73,7 +74,8 @@ def test_fonts_are_the_usable_sorted_matplotlib_fonts():
     assert len(FONTS) == 22  # the design's count; a matplotlib upgrade changing it must be noticed
     for rejected in ("cmex10.ttf", "cmsy10.ttf", "LastResortHE-Regular.ttf", "DejaVuSansDisplay.ttf"):
         assert rejected not in FONTS
-        assert not is_usable_font(os.path.join(FONT_DIR, rejected))
+        assert not is_usable_font(os.path.join(FONT_DIR, rejected), DIGITS)
+    assert discover_fonts(DIGITS) == FONTS  # the on-disk memo holds what discovery finds
     for family in ("DejaVuSans-", "DejaVuSansMono", "DejaVuSerif", "STIXGeneral", "cmr10", "cmss10", "cmtt10"):
         assert any(name.startswith(family) for name in FONTS), family
 

@@ -16,13 +16,14 @@ only on this file and the font files, so both are kept on disk
 from __future__ import annotations
 
 import functools
-import importlib.util
 import os
 
 import numpy as np
 import torch
 
 from cfcheck.cache import file_digest, memoise_on_disk
+from cfcheck.domains import truetype
+from cfcheck.domains.truetype import FONT_DIR, FONT_FILES_DIGEST, cached_usable_fonts, centred_glyph, rasterise_character
 
 #: The 48 characters: digits and letters of both cases less the shapes one could confuse (0/O,
 #: 1/I/l, and the lowercase letters that are their capital made small: c o p s u v w x z).
@@ -39,114 +40,20 @@ BANK_GLYPH_FRACTION = 0.5
 _RASTER_FONT_SIZE = 256
 
 
-def _matplotlib_font_dir() -> str:
-    """matplotlib's bundled TrueType folder, found without importing matplotlib (slow)."""
-    spec = importlib.util.find_spec("matplotlib")
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError("the glyph domain draws its characters with matplotlib's bundled fonts; install matplotlib")
-    return os.path.join(list(spec.submodule_search_locations)[0], "mpl-data", "fonts", "ttf")
-
-
-FONT_DIR = _matplotlib_font_dir()
-
-
-def rasterise_character(path: str, char: str, size: int = _RASTER_FONT_SIZE) -> np.ndarray:
-    """Greyscale coverage (uint8) of one character of the font at ``path``, cropped to its ink
-    (a 0×0 array when the glyph has no ink)."""
-    from PIL import Image, ImageDraw, ImageFont
-
-    font = ImageFont.truetype(path, size)
-    canvas = Image.new("L", (3 * size, 3 * size), 0)
-    ImageDraw.Draw(canvas).text((size, size), char, font=font, fill=255)
-    array = np.asarray(canvas)
-    rows = np.flatnonzero(array.max(axis=1) > 0)
-    cols = np.flatnonzero(array.max(axis=0) > 0)
-    if rows.size == 0:
-        return np.zeros((0, 0), dtype=np.uint8)
-    return array[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
-
-
-_DIGIT_NAMES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-
-
-def _glyph_name_matches(char: str, glyph: str | None) -> bool:
-    """Whether a cmap glyph name is the character itself: "A" for A, "two" or "twooldstyle" for
-    2, or the generic "uniXXXX"."""
-    if glyph is None:
-        return False
-    if glyph == f"uni{ord(char):04X}":
-        return True
-    return glyph.startswith(_DIGIT_NAMES[int(char)]) if char.isdigit() else glyph == char
-
-
-def _maps_every_character(path: str) -> bool:
-    """True when every character's code point maps to a glyph named as that character. TeX
-    symbol fonts (cmsy10) map letters' code points to symbols ("a" → "turnstileright") and
-    would pass an ink-only check; glyph names expose them."""
-    from fontTools.ttLib import TTFont  # a matplotlib dependency; imported lazily
-
-    cmap = TTFont(path, lazy=True).getBestCmap() or {}
-    return all(_glyph_name_matches(char, cmap.get(ord(char))) for char in CHARACTERS)
-
-
-def is_usable_font(path: str) -> bool:
-    """Deterministic legibility check: all 48 characters are mapped, carry ink and are distinct."""
-    try:
-        if not _maps_every_character(path):
-            return False
-        glyphs = [rasterise_character(path, char, size=48) > 127 for char in CHARACTERS]
-    except OSError:
-        return False
-    if any(glyph.sum() == 0 for glyph in glyphs):
-        return False
-    return all(
-        g.shape != h.shape or not np.array_equal(g, h) for i, g in enumerate(glyphs) for h in glyphs[i + 1 :]
-    )
-
-
-def discover_fonts(font_dir: str = FONT_DIR) -> tuple[str, ...]:
-    """Usable ``*.ttf`` file names in ``font_dir``, sorted by name so indices are stable."""
-    names = sorted(n for n in os.listdir(font_dir) if n.lower().endswith(".ttf"))
-    return tuple(n for n in names if is_usable_font(os.path.join(font_dir, n)))
-
-
-def _ttf_files(font_dir: str) -> list[str]:
-    return sorted(os.path.join(font_dir, n) for n in os.listdir(font_dir) if n.lower().endswith(".ttf"))
-
-
-#: What the fonts and the bank are computed from: this file and every candidate font file.
-FONT_SOURCES = {"code": file_digest(__file__), "font_files": file_digest(*_ttf_files(FONT_DIR))}
-
-
-def _cached_fonts() -> tuple[str, ...]:
-    def compute() -> dict[str, torch.Tensor]:
-        text = "\n".join(discover_fonts()).encode()
-        return {"names": torch.tensor(list(text), dtype=torch.uint8)}
-
-    text = bytes(memoise_on_disk("glyphs.fonts", compute, **FONT_SOURCES)["names"].tolist()).decode()
-    return tuple(text.split("\n")) if text else ()
-
+#: What the fonts and the bank are computed from: this file, the shared TrueType code and every
+#: candidate font file.
+FONT_SOURCES = {"code": file_digest(__file__, truetype.__file__), "font_files": FONT_FILES_DIGEST}
 
 #: The usable font file names (22 with matplotlib's bundled fonts); index = font class.
-FONTS: tuple[str, ...] = _cached_fonts()
+FONTS: tuple[str, ...] = cached_usable_fonts("glyphs.fonts", CHARACTERS, FONT_SOURCES["code"])
 NUM_FONTS = len(FONTS)
 
 
 def _bank_coverage(path: str, char: str) -> np.ndarray:
     """The glyph's coverage (uint8) on the bank canvas: longer side BANK_GLYPH_FRACTION of it,
     centred by the ink bounding box."""
-    from PIL import Image
-
-    raster = Image.fromarray(rasterise_character(path, char))
     side = CANVAS * BANK_RESOLUTION
-    factor = BANK_GLYPH_FRACTION * side / max(raster.size)
-    width = max(1, round(raster.size[0] * factor))
-    height = max(1, round(raster.size[1] * factor))
-    glyph = np.asarray(raster.resize((width, height), Image.Resampling.LANCZOS))
-    canvas = np.zeros((side, side), dtype=np.uint8)
-    top, left = (side - height) // 2, (side - width) // 2
-    canvas[top : top + height, left : left + width] = glyph
-    return canvas
+    return centred_glyph(rasterise_character(path, char, _RASTER_FONT_SIZE), BANK_GLYPH_FRACTION * side, side)
 
 
 @functools.lru_cache(maxsize=1)
