@@ -158,6 +158,16 @@ def test_truth_passes_at_the_standard_profile(tmp_path):
     assert {s["task"].rsplit("/", 1)[1] for s in scorecard["scores"]} == {"seed0", "seed1"}
 
 
+def test_dvce_reaches_the_target_on_the_hardest_pairs(tmp_path):
+    """The DVCE fixture (guidance 1.5) passes every validity bar of the quick profile (README's
+    matrix); at 1.0 the robust and noise-trained CNNs' "other" pairs kept only 0.83 and 0.85
+    after the rejection step, inconclusive at the 0.8 bar. Re-checked on those two tasks."""
+    scorecard = run_control(tmp_path, "dvce", "-k", "test_target_accuracy and other and (robust_cnn or noise_cnn)")
+    found = verdicts(scorecard, "target_accuracy")
+    assert sorted(found) == ["target_accuracy@noise_cnn/other/seed0", "target_accuracy@robust_cnn/other/seed0"]
+    assert passes(found), found
+
+
 SCM_SUITES = ("effectiveness", "causal_graph")
 
 
