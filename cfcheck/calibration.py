@@ -50,13 +50,13 @@ REFERENCE_METHODS: dict[str, str] = {
 }
 #: The SCM controls (``cfcheck calibrate --methods scm_truth scm_identity scm_resample scm_noise``).
 SCM_CONTROLS: dict[str, str] = {
-    "scm_truth": "+composition +effectiveness +causal_graph",
-    "scm_identity": "+composition −effectiveness −causal_graph",
-    "scm_resample": "−composition +effectiveness +causal_graph",
-    "scm_noise": "−composition −effectiveness −causal_graph",
+    "scm_truth": "+composition +effectiveness +causal_graph +realism",
+    "scm_identity": "+composition −effectiveness −causal_graph −realism",
+    "scm_resample": "−composition +effectiveness +causal_graph +realism",
+    "scm_noise": "−composition −effectiveness −causal_graph −realism",
 }
 SUITES = ("validity", "closeness", "realism", "random_classifier")
-SCM_SUITES = ("composition", "effectiveness", "causal_graph")
+SCM_SUITES = ("composition", "effectiveness", "causal_graph", "realism")
 
 
 def expected_sign(control: str, suite: str) -> str:

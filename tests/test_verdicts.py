@@ -168,13 +168,15 @@ def test_dvce_reaches_the_target_on_the_hardest_pairs(tmp_path):
     assert passes(found), found
 
 
-SCM_SUITES = ("effectiveness", "causal_graph")
+SCM_SUITES = ("effectiveness", "causal_graph", "realism")
 
 
 def test_scm_controls_get_the_verdicts_they_exist_for(tmp_path):
     """The SCM truth passes composition, effectiveness and causal-graph compliance; identity passes
     composition and fails effectiveness (and the intensity under do(thickness)); the resampler (same
-    parents, another style) is effective but fails composition; noise fails everything."""
+    parents, another style) is effective but fails composition; noise fails everything. Realism:
+    the truth and the resampler are real images with the counterfactual parents; identity shows
+    the wrong digits under do(digit)."""
     found = {c: run_control(tmp_path / c, c) for c in ("scm_truth", "scm_identity", "scm_resample", "scm_noise")}
     for control, suite in (("scm_truth", "composition"), ("scm_identity", "composition")):
         assert passes(suite_verdicts(found[control], suite)), control
@@ -185,6 +187,7 @@ def test_scm_controls_get_the_verdicts_they_exist_for(tmp_path):
             verdicts_ = suite_verdicts(found[control], suite)
             assert passes(verdicts_), (control, {k: v for k, v in verdicts_.items() if v != "pass"})
     assert none_pass(suite_verdicts(found["scm_identity"], "effectiveness"))
+    assert verdicts(found["scm_identity"], "scm_fid", tasks="do_digit") == {"scm_fid@do_digit/seed0": "fail"}
     assert verdicts(found["scm_identity"], "preservation_error:intensity", tasks="do_thickness") == {
         "preservation_error:intensity@do_thickness/seed0": "fail"}
     for suite in SCM_SUITES:

@@ -14,7 +14,7 @@ pair_sets = ["ideal"]
 bootstrap_resamples = 50
 seeds = 1
 [tool.cfcheck.scm]
-n_inputs = 8
+n_inputs = 20
 [tool.cfcheck.attribution]
 n_inputs = 8
 models = ["cnn"]

@@ -101,7 +101,6 @@ class SCMSpec(KindSpec):
     pending_suites = {
         "composition (predictor embeddings)": "L1 of the anti-causal predictors' embeddings: the SCM issue (#9)",
         "effectiveness (predictors)": "the anti-causal predictors (the image measurements are built): the SCM issue (#9)",
-        "realism": "FID/KID of the counterfactuals against real images: the SCM issue (#9)",
         "minimality": "CLD with the unconditional VAE: the SCM issue (#9)",
     }
 

@@ -1,0 +1,30 @@
+"""Realism: do the counterfactuals look like real images with the parents the intervention
+implies? FID and KID on the domain embedding against images the domain renders with exactly the
+counterfactual parents and fresh styles, judged against real-vs-real floors at the same n
+(see :mod:`cfcheck.kinds.scm.realism` and ``cfcheck cards scm_fid``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from cfcheck.kinds.scm.realism import scm_realism
+from cfcheck.metrics.realism import fid
+from cfcheck.metrics.set_statistics import kid_all_pairs
+
+pytestmark = pytest.mark.cfcheck_kind("scm")
+
+#: FID/KID are recomputed per resample.
+SET_BOOTSTRAP_RESAMPLES = 200
+STATISTICS = {"scm_fid": (fid, "bootstrap"), "scm_kid": (kid_all_pairs, "half_sampling")}
+
+
+@pytest.mark.parametrize("metric", sorted(STATISTICS))
+def test_realism(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_evaluation_models, metric):
+    statistic, ci_method = STATISTICS[metric]
+    try:
+        score = scm_realism(cfcheck_result, cfcheck_evaluation_models, statistic, ci_method=ci_method,
+                            n_resamples=min(SET_BOOTSTRAP_RESAMPLES, cfcheck_session.profile.bootstrap_resamples))
+    except ValueError as error:
+        cfcheck_score.unavailable(metric, str(error))
+    cfcheck_score(metric, value=score.value, ci=score.ci, n=score.n, floor=score.floor_max,
+                  extra={"real_floor": score.floors, "classes_skipped": score.classes_skipped})
