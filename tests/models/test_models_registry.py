@@ -48,7 +48,8 @@ def test_manifest_schema_and_file_sizes():
                       "training", "data", "quality", "quality_bar", "torch_version"):
             assert field in entry, f"{key} lacks {field}"
         if "family" in entry:  # a generative model: its family, and what it trained on
-            assert entry["role"] in ("diffusion", "autoencoder", "attribute_mechanism", "image_mechanism")
+            assert entry["role"] in ("diffusion", "autoencoder", "attribute_mechanism", "image_mechanism",
+                                     "anticausal_predictor", "minimality_vae")
             assert set(entry["data"]) == {"split", "n"} and entry["interface"]
         else:
             assert entry["role"] in ("classifier", "oracle", "attribute_oracle", "embedding")
