@@ -170,7 +170,7 @@ def cf_method():
 """
     )
     result = tiny.runpytest("--method=latent", "-rs", "-k", "not_built_yet")
-    result.assert_outcomes(skipped=1 + 4)  # its own; the SCM ones skip as another kind (attribution has none left)
+    result.assert_outcomes(skipped=1 + 1)  # its own; the SCM one (realism) skips as another kind (attribution has none left)
     result.stdout.fnmatch_lines(["*suite for scm methods; Latent implements latent*"])
     result.stdout.fnmatch_lines(["*the synbols suite is not built yet: no bundled domain has a latent space yet*"])
 
