@@ -15,7 +15,7 @@ pytestmark = pytest.mark.cfcheck_kind("scm")
 
 
 @pytest.mark.parametrize("metric", ["cld", "cld_p_counterfactual", "cld_p_factual"])
-def test_minimality(cfcheck_result, cfcheck_score, cfcheck_evaluation_models, metric):
+def test_minimality(cfcheck_result, cfcheck_score, cfcheck_evaluation_models, cfcheck_session, metric):
     """CLD per counterfactual, or one of its probabilities P(S_x* ≤ div), P(S_x ≥ div)."""
     keep = cfcheck_result.valid
     if int(keep.sum()) == 0:
@@ -24,6 +24,7 @@ def test_minimality(cfcheck_result, cfcheck_score, cfcheck_evaluation_models, me
         cfcheck_evaluation_models.minimality_vae
     except KeyError as error:
         pytest.skip(str(error))
-    cld, p_counterfactual, p_factual = cld_scores(cfcheck_result, cfcheck_evaluation_models)
+    cld, p_counterfactual, p_factual = cfcheck_session.memo(  # once per task for the three scores
+        ("scm-cld", cfcheck_result.task), lambda: cld_scores(cfcheck_result, cfcheck_evaluation_models))
     values = {"cld": cld, "cld_p_counterfactual": p_counterfactual, "cld_p_factual": p_factual}[metric]
     cfcheck_score(metric, values, labels=labels_where(cfcheck_result.sample_labels, keep))
