@@ -186,7 +186,7 @@ def test_scm_controls_get_the_verdicts_they_exist_for(tmp_path):
     assert all(error["scm_truth"][t] == 0 for t in error["scm_truth"])
     assert all(error["scm_resample"][t] > error["scm_identity"][t] for t in error["scm_identity"])
     # CLD has no bar (truth and identity are not separated) but orders the changes: an unchanged image
-    # sits at its ceiling log(0.8 + 0.2e), the truth at or under it, the resampler and noise above
+    # scores log(0.8 + 0.2e) (div = 0), the truth at most that, the resampler and noise above
     cld = {c: {s["task"]: s["value"] for s in found[c]["scores"] if s["metric"] == "cld"} for c in found}
     assert all(v == pytest.approx(math.log(0.8 + 0.2 * math.e)) for v in cld["scm_identity"].values())
     for task, truth in cld["scm_truth"].items():
