@@ -138,3 +138,13 @@ def test_parent_bins_are_the_ones_interventions_leave():
         assert int(bins_after.min()) >= 0 and int(bins_after.max()) <= 9
     with pytest.raises(ValueError, match="unknown factor"):
         domain.parent_bin("font", torch.zeros(2))
+
+
+def test_methods_cannot_load_the_models_that_score_them():
+    from cfcheck.zoo import MethodModels, ModelZoo
+
+    models = MethodModels(ModelZoo(DOMAIN, torch.device("cpu")))
+    for name in NAMES:
+        assert name not in models.names()
+        with pytest.raises(KeyError, match="evaluation model"):
+            models[name]
