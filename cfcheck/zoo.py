@@ -101,6 +101,45 @@ class ModelZoo:
         return {registry.model_entry(n, domain=self.domain)["attribute"]: n for n in names}
 
     @cached_property
+    def anticausal_predictors(self) -> dict[str, str]:
+        """SCM parent → name of the anti-causal predictor that reads it off an image."""
+        names = registry.available_models(self.domain, role="anticausal_predictor")
+        return {registry.model_entry(n, domain=self.domain)["attribute"]: n for n in names}
+
+    @torch.no_grad()
+    def predictor_embedding(self, images: torch.Tensor, batch_size: int = CPU_BATCH_SIZE) -> torch.Tensor:
+        """The anti-causal predictors' last hidden layers, concatenated in parent order (N×ΣD, float64):
+        Melistas et al.'s composition embedding. Raises KeyError when the domain bundles none."""
+        if not self.anticausal_predictors:
+            raise KeyError(f"{self.domain} bundles no anti-causal predictors")
+        parts = []
+        for parent in sorted(self.anticausal_predictors):
+            model = self[self.anticausal_predictors[parent]]
+            parts.append(torch.cat([model.features(images[i:i + batch_size].to(self.device)).double().cpu()
+                                    for i in range(0, len(images), batch_size)]) if len(images) else
+                         torch.empty(0, 0, dtype=torch.float64))
+        return torch.cat(parts, 1)
+
+    @cached_property
+    def minimality_vae(self) -> str:
+        """Name of the unconditional VAE whose posteriors give CLD's distance (KeyError without one)."""
+        names = registry.available_models(self.domain, role="minimality_vae")
+        if not names:
+            raise KeyError(f"{self.domain} bundles no minimality VAE (role 'minimality_vae')")
+        return names[0]
+
+    @torch.no_grad()
+    def posterior(self, images: torch.Tensor, batch_size: int = CPU_BATCH_SIZE) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean and log-variance of the minimality VAE's q(z | x), each N×latent (float64, on the CPU)."""
+        vae = self[self.minimality_vae]
+        means, log_vars = [], []
+        for start in range(0, len(images), batch_size):
+            mean, log_var = vae.encode(images[start:start + batch_size].to(self.device))
+            means.append(mean.double().cpu())
+            log_vars.append(log_var.double().cpu())
+        return torch.cat(means), torch.cat(log_vars)
+
+    @cached_property
     def autoencoders(self) -> dict[int | None, str]:
         """Class → name of the IM1/IM2 autoencoder of that class (``None``: the all-class one)."""
         names = registry.available_models(self.domain, role="autoencoder")

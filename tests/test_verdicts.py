@@ -9,6 +9,7 @@ Wachter robust-classifier finding on three seeds. ``cfcheck calibrate`` prints t
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -197,3 +198,9 @@ def test_scm_controls_get_the_verdicts_they_exist_for(tmp_path):
              for c in ("scm_resample", "scm_identity", "scm_truth")}
     assert all(error["scm_truth"][t] == 0 for t in error["scm_truth"])
     assert all(error["scm_resample"][t] > error["scm_identity"][t] for t in error["scm_identity"])
+    # CLD has no bar (truth and identity are not separated) but orders the changes: an unchanged image
+    # scores log(0.8 + 0.2e) (div = 0), the truth at most that, the resampler and noise above
+    cld = {c: {s["task"]: s["value"] for s in found[c]["scores"] if s["metric"] == "cld"} for c in found}
+    assert all(v == pytest.approx(math.log(0.8 + 0.2 * math.e)) for v in cld["scm_identity"].values())
+    for task, truth in cld["scm_truth"].items():
+        assert truth <= cld["scm_identity"][task] + 1e-9 < cld["scm_resample"][task] < cld["scm_noise"][task], task

@@ -39,6 +39,8 @@ MODEL_ROLES = (
     "retrained",  # the model whose recipe removal benchmarks (ROAR, GOAR) retrain on removed data
     "attribute_mechanisms",  # bundled flows of the SCM's continuous parents (abduction and prediction)
     "scm_vae",  # the bundled conditional-VAE image mechanism of the reference SCM generator
+    "anticausal_predictors",  # evaluation: one predictor per SCM parent (effectiveness, composition embedding)
+    "minimality_vae",  # evaluation: the unconditional VAE whose posteriors give CLD's distance
 )
 
 
@@ -75,6 +77,10 @@ class Domain(Protocol):
         self, factor: str, parents: dict[str, torch.Tensor], generator: torch.Generator
     ) -> torch.Tensor:
         """New values of ``factor``, each in another bin than the observed value."""
+
+    def parent_bin(self, factor: str, values: torch.Tensor) -> torch.Tensor:
+        """The bin (int64) of each value of ``factor``: a categorical factor's value itself, a continuous
+        factor's intervention bin (the bins :meth:`sample_intervention` moves a value out of)."""
 
     def intervention_counterfactual(
         self, split: str, index: torch.Tensor, intervention: dict[str, torch.Tensor]

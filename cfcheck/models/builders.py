@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 #: role packages whose import registers the bundled architectures
-BUILTIN_PACKAGES = ("cfcheck.models.classifiers", "cfcheck.models.generative")
+BUILTIN_PACKAGES = ("cfcheck.models.classifiers", "cfcheck.models.generative", "cfcheck.models.predictors")
 
 _TABLE: dict[str, ArchitectureSpec] = {}
 _builtins_loaded = False

@@ -1,6 +1,6 @@
 """Composition: the null intervention, applied m = 1 and 10 times, must return the input
-(Melistas et al. 2024 §3.1). L1 in pixels and the perceptual distance on the domain network;
-see ``cfcheck cards composition_l1``.
+(Melistas et al. 2024 §3.1). L1 in pixels, the perceptual distance on the domain network, and L1
+of the anti-causal predictors' concatenated embeddings; see ``cfcheck cards composition_l1``.
 """
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ from cfcheck.kinds import kind_spec
 from cfcheck.kinds.calling import MethodOutputError
 from cfcheck.kinds.scm.composition import CYCLES, composition_cycles
 from cfcheck.metrics.closeness import minkowski_distance, perceptual_distance
+from cfcheck.metrics.composition import embedding_l1
 
 pytestmark = pytest.mark.cfcheck_kind("scm")
 
 
-@pytest.mark.parametrize("metric", ["composition_l1", "composition_perceptual"])
+@pytest.mark.parametrize("metric", ["composition_l1", "composition_perceptual", "composition_embedding"])
 @pytest.mark.parametrize("cycles", CYCLES)
 def test_composition(cfcheck_task, cfcheck_method, cfcheck_session, cfcheck_score, cfcheck_evaluation_models,
                      metric, cycles):
@@ -30,9 +31,13 @@ def test_composition(cfcheck_task, cfcheck_method, cfcheck_session, cfcheck_scor
     if int(kept.sum()) == 0:
         cfcheck_score.unavailable(f"{metric}:m{cycles}", "the method abstained on every input")
     x, composed = x[kept], composed[kept]
+    zoo = cfcheck_evaluation_models
     if metric == "composition_l1":
         values = minkowski_distance(x, composed, 1) / x[0].numel()
+    elif metric == "composition_embedding":
+        if not zoo.anticausal_predictors:
+            pytest.skip("the domain bundles no anti-causal predictors")
+        values = embedding_l1(zoo.predictor_embedding(x), zoo.predictor_embedding(composed))
     else:
-        zoo = cfcheck_evaluation_models
         values = perceptual_distance(x.to(zoo.device), composed.to(zoo.device), zoo.feature_maps).cpu()
     cfcheck_score(f"{metric}:m{cycles}", values, labels={"input": kept.nonzero().flatten().tolist()})

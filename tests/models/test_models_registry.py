@@ -48,7 +48,8 @@ def test_manifest_schema_and_file_sizes():
                       "training", "data", "quality", "quality_bar", "torch_version"):
             assert field in entry, f"{key} lacks {field}"
         if "family" in entry:  # a generative model: its family, and what it trained on
-            assert entry["role"] in ("diffusion", "autoencoder", "attribute_mechanism", "image_mechanism")
+            assert entry["role"] in ("diffusion", "autoencoder", "attribute_mechanism", "image_mechanism",
+                                     "anticausal_predictor", "minimality_vae")
             assert set(entry["data"]) == {"split", "n"} and entry["interface"]
         else:
             assert entry["role"] in ("classifier", "oracle", "attribute_oracle", "embedding")
@@ -111,8 +112,11 @@ def test_shipped_model_loads_frozen_in_eval_mode(name):
         return
     with torch.no_grad():
         out = model(x * 2 - 1, torch.tensor([10, 500])) if entry["role"] == "diffusion" else model(x)
-    if entry["role"] in ("diffusion", "autoencoder"):  # noise prediction, reconstruction: image-shaped
+    if entry["role"] in ("diffusion", "autoencoder", "minimality_vae"):  # noise prediction, reconstruction: image-shaped
         assert out.shape == x.shape and torch.isfinite(out).all()
+        return
+    if entry["role"] == "anticausal_predictor":  # one value per image (regressor) or class logits
+        assert out.shape == (2, entry["arch_kwargs"]["outputs"]) and torch.isfinite(out).all()
         return
     width = 64 if entry["role"] == "embedding" else entry["num_classes"]
     assert out.shape == (2, width) and torch.isfinite(out).all()

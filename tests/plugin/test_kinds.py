@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from cfcheck.kinds import kind_spec
-
 SCM_IDENTITY = """
 import pytest
 
@@ -65,7 +63,7 @@ def test_an_scm_adapter_gets_its_contract_and_ground_truth_scored(tiny, scorecar
     result = tiny.runpytest("--method=scm_identity", "-rs")
     outcomes = result.parseoutcomes()
     output = result.stdout.str()
-    assert "the minimality suite is not built yet: CLD with the unconditional VAE: the SCM issue (#9)" in output
+    assert "not built yet" not in output  # every SCM suite is built
     assert "tests of the attribution, latent, vce suites deselected: the method implements scm" not in output
     records = _records(scorecard_of("scm_identity"))
     errors = {task: r["value"] for (kind, domain, suite, metric, task), r in records.items() if metric == "ground_truth_error"}
@@ -77,16 +75,17 @@ def test_an_scm_adapter_gets_its_contract_and_ground_truth_scored(tiny, scorecar
         assert record["n"] == 20 if suite != "realism" else 2 <= record["n"] <= 20
         if suite == "ground_truth":
             assert record["verdict"] is None  # no bar: reported, not judged
-    # contract 2; per do(): coverage and two ground-truth scores, 4 composition scores (identity
-    # composes perfectly), 1 effectiveness (it fails: nothing changes), 2 causal-graph scores,
-    # 2 realism scores (its images show the observed digits: wrong under do(digit))
+    # contract 2; per do(): coverage and two ground-truth scores, 6 composition scores (identity
+    # composes perfectly), 2 effectiveness (image and predictors: it fails, nothing changes), 4
+    # causal-graph scores (2 other parents, image and predictors), 3 minimality scores (CLD, its
+    # parts), 2 realism scores (its images show the observed digits: wrong under do(digit))
     failed = {(suite, metric, task) for (_, _, suite, metric, task), r in records.items()
               if r["verdict"] in ("fail", "inconclusive")}  # n = 20: some intervals straddle the bar
     assert {"effectiveness", "causal_graph"} <= {suite for suite, _, _ in failed} <= {
         "effectiveness", "causal_graph", "realism"}
     assert ("causal_graph", "preservation_error:intensity", "do_thickness/seed0") in failed
     assert (outcomes.get("passed"), outcomes.get("failed"), outcomes.get("error")) == (
-        2 + 3 * (3 + 4 + 1 + 2 + 2) - len(failed), len(failed), None)
+        2 + 3 * (3 + 6 + 2 + 4 + 3 + 2) - len(failed), len(failed), None)
     from cfcheck.reporting.examples import load_example_grids
 
     grids = load_example_grids(tiny.path / "reports" / "scm_identity-standard")
@@ -175,8 +174,7 @@ def cf_method():
 """
     )
     result = tiny.runpytest("--method=latent", "-rs", "-k", "not_built_yet")
-    # its own; the SCM ones skip as another kind (attribution has none left)
-    result.assert_outcomes(skipped=1 + len(kind_spec("scm").pending_suites))
+    result.assert_outcomes(skipped=1)  # its own: no other kind has a suite left to build
     result.stdout.fnmatch_lines(["*suite for scm methods; Latent implements latent*"])
     result.stdout.fnmatch_lines(["*the synbols suite is not built yet: no bundled domain has a latent space yet*"])
 
@@ -201,3 +199,20 @@ def test_a_custom_suite_without_a_kind_is_told_to_declare_one(tiny):
     tiny.makepyfile(test_mine="def test_mine(cfcheck_task):\n    pass\n")
     result = tiny.runpytest("--method=scm_identity", "test_mine.py")
     result.stdout.fnmatch_lines(["*uses cfcheck_task but has no kind: mark it*cfcheck_kind(kind), kind one of 'vce', 'scm'*"])
+
+
+def test_predictor_effectiveness_passes_the_truth_and_fails_identity(tiny, scorecard_of, tiny_settings):
+    """Effectiveness read by the anti-causal predictors: the true counterfactual passes every
+    intervention, the input left unchanged fails every one (24 inputs: with 8 some intervals straddle)."""
+    tiny.makepyprojecttoml(tiny_settings.replace("[tool.cfcheck.scm]\nn_inputs = 8", "[tool.cfcheck.scm]\nn_inputs = 24"))
+    found = {}
+    for name, source in (("scm_truth", SCM_TRUTH), ("scm_identity", SCM_IDENTITY)):
+        tiny.makepyfile(**{name: source})
+        tiny.runpytest(f"--method={name}", "-k", "scm and effectiveness_predictors")
+        found[name] = {f"{s['metric']}@{s['task']}": s["verdict"] for s in scorecard_of(name)["scores"]}
+    assert set(found["scm_truth"]) == set(found["scm_identity"]) == {
+        "effectiveness_predictor_error:thickness@do_thickness/seed0",
+        "effectiveness_predictor_error:intensity@do_intensity/seed0",
+        "effectiveness_predictor_accuracy:digit@do_digit/seed0"}
+    assert set(found["scm_truth"].values()) == {"pass"}, found["scm_truth"]
+    assert set(found["scm_identity"].values()) == {"fail"}, found["scm_identity"]

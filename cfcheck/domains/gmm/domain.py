@@ -192,6 +192,9 @@ class GMMDomain:
     def sample_intervention(self, factor: str, parents: dict[str, Tensor], generator: torch.Generator) -> Tensor:
         raise ValueError(f"unknown factor {factor!r}: the gmm domain has no structural causal model (no factors)")
 
+    def parent_bin(self, factor: str, values: Tensor) -> Tensor:
+        raise ValueError(f"unknown factor {factor!r}: the gmm domain has no structural causal model (no factors)")
+
     def intervention_counterfactual(self, split: str, index: Tensor, intervention: dict[str, Tensor]) -> Tensor:
         require(self, INTERVENTION_COUNTERFACTUAL)  # always raises MissingCapability
         raise AssertionError("unreachable")

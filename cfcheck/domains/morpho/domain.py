@@ -51,6 +51,8 @@ class MorphoDomain:
         "retrained": ("cnn",),  # ROAR and GOAR retrain the CNN's recipe on removed images
         "attribute_mechanisms": ("thickness_flow", "intensity_flow"),
         "scm_vae": ("cvae",),
+        "anticausal_predictors": ("predictor_thickness", "predictor_intensity", "predictor_digit"),
+        "minimality_vae": ("cld_vae",),
     }
     capabilities = frozenset({CLASS_COUNTERFACTUAL, INTERVENTION_COUNTERFACTUAL, FACTOR_MEASUREMENT,
                               PARENT_RESAMPLING})
@@ -93,14 +95,24 @@ class MorphoDomain:
         if factor == "digit":
             shift = torch.randint(1, NUM_CLASSES, (n,), generator=generator)
             return (current + shift) % NUM_CLASSES
-        if factor not in self._bin_edges:
-            raise ValueError(f"unknown factor {factor!r}; morpho factors: {self.factor_names}")
-        edges = self._bin_edges[factor]
-        observed = torch.bucketize(current, edges[1:-1], right=True)
+        edges = self._edges(factor)
+        observed = self.parent_bin(factor, current)
         shift = torch.randint(1, INTERVENTION_BINS, (n,), generator=generator)
         chosen = (observed + shift) % INTERVENTION_BINS
         low, high = edges[chosen], edges[chosen + 1]
         return low + (high - low) * torch.rand(n, generator=generator)
+
+    def _edges(self, factor: str) -> torch.Tensor:
+        if factor not in self._bin_edges:
+            raise ValueError(f"unknown factor {factor!r}; morpho factors: {self.factor_names}")
+        return self._bin_edges[factor]
+
+    def parent_bin(self, factor: str, values: torch.Tensor) -> torch.Tensor:
+        """Digit → the digit; thickness, intensity → their decile bin of the train split (0–9), the
+        bins interventions move a value out of (Melistas et al.'s 10 bins, also CLD's)."""
+        if factor == "digit":
+            return values.long()
+        return torch.bucketize(values.float(), self._edges(factor)[1:-1], right=True)
 
     def intervention_counterfactual(
         self, split: str, index: torch.Tensor, intervention: dict[str, torch.Tensor]

@@ -141,10 +141,11 @@ AUTOENCODERS = {recipe.name: recipe for recipe in [_autoencoder(None), *(_autoen
 
 #: name -> recipe, as :meth:`cfcheck.domains.morpho.domain.MorphoDomain.generative_recipes` returns them
 def _scm_recipes() -> dict[str, object]:
+    from .scm_evaluation import SCM_EVALUATION_RECIPES
     from .scm_image import IMAGE_RECIPES
     from .scm_mechanisms import FLOW_RECIPES
 
-    return {**FLOW_RECIPES, **IMAGE_RECIPES}
+    return {**FLOW_RECIPES, **IMAGE_RECIPES, **SCM_EVALUATION_RECIPES}
 
 
 GENERATIVE_RECIPES = {DDPM.name: DDPM, **AUTOENCODERS, **_scm_recipes()}

@@ -18,7 +18,7 @@ import torch
 from cfcheck.domains.base import FACTOR_MEASUREMENT, require
 from cfcheck.metrics.effectiveness import categorical_hits, standardised_error
 
-__all__ = ["parent_agreement"]
+__all__ = ["parent_agreement", "predictor_agreement"]
 
 
 @lru_cache(maxsize=None)
@@ -42,3 +42,22 @@ def parent_agreement(result: Any, zoo: Any, parent: str) -> tuple[str, torch.Ten
         return "accuracy", categorical_hits(predicted, wanted.long())
     require(domain, FACTOR_MEASUREMENT)
     return "error", standardised_error(domain.measure_factors(cfs)[parent], wanted.float(), _scale(domain, parent))
+
+
+def predictor_agreement(result: Any, zoo: Any, parent: str) -> tuple[str, torch.Tensor]:
+    """As :func:`parent_agreement`, with the parent read by its anti-causal predictor: ``("accuracy",
+    hits)`` for a categorical parent, ``("error", |prediction − SCM value| / sd)`` for a continuous one.
+
+    Raises:
+        KeyError: when the domain bundles no predictor of ``parent``.
+    """
+    domain = result.domain
+    if parent not in zoo.anticausal_predictors:
+        raise KeyError(f"{domain.name} bundles no anti-causal predictor of {parent!r}")
+    keep = result.valid
+    cfs = result.x_cf[keep]
+    wanted = result.target_parents[parent][keep]
+    out = zoo.logits(zoo.anticausal_predictors[parent], cfs).cpu()
+    if parent in domain.categorical_factors:
+        return "accuracy", categorical_hits(out.argmax(1), wanted.long())
+    return "error", standardised_error(out[:, 0].float(), wanted.float(), _scale(domain, parent))

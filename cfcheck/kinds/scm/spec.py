@@ -98,11 +98,6 @@ class SCMSpec(KindSpec):
     output_noun = "counterfactuals"
     output = OutputSpec(call="counterfactual", value_range=(0.0, 1.0))
     section_defaults = SECTION_DEFAULTS
-    pending_suites = {
-        "composition (predictor embeddings)": "L1 of the anti-causal predictors' embeddings: the SCM issue (#9)",
-        "effectiveness (predictors)": "the anti-causal predictors (the image measurements are built): the SCM issue (#9)",
-        "minimality": "CLD with the unconditional VAE: the SCM issue (#9)",
-    }
 
     def parametrize(self, metafunc: pytest.Metafunc, run: Run, domains: list[str]) -> None:
         """Tasks, and per task the parents a test scores: ``@pytest.mark.cfcheck_parents("intervened")``

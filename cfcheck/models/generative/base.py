@@ -40,8 +40,10 @@ __all__ = [
     "train_generative_model",
 ]
 
-#: the generative families the design names; a family is how the architecture is trained
-GENERATIVE_FAMILIES = ("diffusion", "flow", "vae", "gan", "autoencoder")
+#: the families trained by a recipe's own loop (this module's publishing): the generative ones the
+#: design names, and the evaluation networks that train the same way (autoencoders for IM1/IM2,
+#: anti-causal predictors of an SCM's parents, :mod:`cfcheck.models.predictors`)
+GENERATIVE_FAMILIES = ("diffusion", "flow", "vae", "gan", "autoencoder", "predictor")
 
 
 def register_generative_architecture(
