@@ -154,26 +154,6 @@ def test_a_return_annotation_also_declares_the_kind(tiny):
     result.stdout.fnmatch_lines(["*deselected: the method implements attribution*"])
 
 
-def test_a_latent_method_is_told_why_nothing_runs(tiny):
-    tiny.makepyfile(
-        latent="""
-import pytest
-
-class Latent:
-    def explain(self, z, latent_classifier, generator):
-        return z[:, None]
-
-@pytest.fixture
-def cf_method():
-    return Latent()
-"""
-    )
-    result = tiny.runpytest("--method=latent", "-rs", "-k", "not_built_yet")
-    result.assert_outcomes(skipped=1 + 4)  # its own; the SCM ones skip as another kind (attribution has none left)
-    result.stdout.fnmatch_lines(["*suite for scm methods; Latent implements latent*"])
-    result.stdout.fnmatch_lines(["*the synbols suite is not built yet: no bundled domain has a latent space yet*"])
-
-
 def test_an_unknown_domain_is_a_usage_error(tiny):
     tiny.makepyfile(scm_identity=SCM_IDENTITY)
     result = tiny.runpytest("--method=scm_identity", "--cfcheck-domain=glyphz")
