@@ -14,7 +14,8 @@ from cfcheck.domains import get_domain
 from cfcheck.domains.glyphs import SCENARIOS, GlyphsDomain, load_split, raw_latents
 from cfcheck.domains.glyphs.networks import ENCODER_HEADS, GlyphEncoder, GlyphGenerator, StandardisedGenerator
 from cfcheck.domains.glyphs.recipes import ENCODER, GENERATOR, GlyphRecipe, classifier_name, glyph_recipes
-from cfcheck.domains.glyphs.training import font_swap_fonts, refont, train_glyph_models
+from cfcheck.domains.glyphs.training import font_swap_fonts, refont, refresh_bars_and_cards, train_glyph_models
+from cfcheck.models.cards import model_card_markdown
 from cfcheck.models.registry import domain_dir, load_manifest, load_model, model_entry
 from cfcheck.thresholds import Bars
 
@@ -118,6 +119,13 @@ def test_smoke_training_writes_verified_loadable_models(tmp_path):
     assert generator(domain.latents("test", 2)).shape == (2, 1, 32, 32)
     assert domain.encode(load_split("fonts6-corr50", "test", 3).images,
                          domain.latent_encoder(weights_dir=str(tmp_path))).shape == (3, 11)
+    # bars are refreshed from the recipes without retraining: the weights and hashes stay
+    manifest["models"]["glyphs/encoder"]["quality_bar"] = {"character_accuracy": {"min": 0.0}}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    assert refresh_bars_and_cards(tmp_path) == sorted(names)
+    refreshed = load_manifest(tmp_path / "manifest.json")["models"]["glyphs/encoder"]
+    assert refreshed["quality_bar"] == ENCODER.quality_bar
+    assert refreshed["sha256"] == manifest["models"]["glyphs/encoder"]["sha256"]
     with pytest.raises(ValueError, match="out_dir"):
         train_glyph_models(names[:1], None, smoke=True)
     with pytest.raises(ValueError, match="unknown glyph model"):
@@ -143,7 +151,8 @@ def test_every_recipe_is_shipped_with_a_card_and_its_hash():
         path = domain_dir("glyphs") / entry["file"]
         assert hashlib.sha256(path.read_bytes()).hexdigest() == entry["sha256"]
         assert path.stat().st_size < 5 * 2**20
-        assert (domain_dir("glyphs") / f"glyphs_{name}.md").is_file()
+        card = (domain_dir("glyphs") / f"glyphs_{name}.md").read_text(encoding="utf-8")
+        assert card == model_card_markdown({"domain": "glyphs", "name": name, **entry})
         assert entry["quality_bar"] == glyph_recipes()[name].quality_bar  # the recipe's bar is the card's
         assert entry["num_threads"] == 1 and entry["train_seconds"] > 0
 

@@ -21,7 +21,8 @@ from torch import nn
 from cfcheck.models.builders import build_model
 from cfcheck.models.inference import batched_apply
 from cfcheck.models.publishing import train_into_folder
-from cfcheck.models.registry import load_model, save_weights
+from cfcheck.models.cards import write_model_cards
+from cfcheck.models.registry import MANIFEST_NAME, domain_dir, load_manifest, load_model, save_weights, update_manifest
 from cfcheck.thresholds import bar_violations, parse_bars
 
 from . import networks  # noqa: F401  (registers the glyph architectures)
@@ -263,6 +264,23 @@ def train_glyph_models(names: Sequence[str] | None = None, out_dir: str | Path |
     return train_into_folder(DOMAIN, selected, train_one, out_dir, smoke=smoke, num_threads=1)
 
 
+def refresh_bars_and_cards(out_dir: str | Path | None = None) -> list[str]:
+    """Copies every recipe's current quality bar (and notes) into the manifest entries and rewrites
+    the cards, without retraining: bars are set from measured values after a training run, and
+    they do not change the weights. Returns the names of the entries refreshed."""
+    folder = Path(out_dir) if out_dir is not None else domain_dir(DOMAIN)
+    manifest = load_manifest(folder / MANIFEST_NAME)
+    recipes = glyph_recipes()
+    refreshed = {}
+    for key, entry in manifest["models"].items():
+        name = key.split("/", 1)[1]
+        if key.startswith(f"{DOMAIN}/") and name in recipes:
+            refreshed[key] = {**entry, "quality_bar": recipes[name].quality_bar, "notes": list(recipes[name].notes)}
+    manifest = update_manifest(folder, refreshed)
+    write_model_cards({"models": {k: manifest["models"][k] for k in refreshed}}, folder)
+    return sorted(k.split("/", 1)[1] for k in refreshed)
+
+
 def standardised_generator(generator: nn.Module, scenario: str) -> StandardisedGenerator:
     """``generator`` (raw latents) wrapped to take ``scenario``'s standardised z."""
     return StandardisedGenerator(generator, standardiser(scenario)).eval()
@@ -273,7 +291,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", action="append", metavar="NAME", help="train only this model (repeatable)")
     parser.add_argument("--smoke", action="store_true", help="tiny configuration (needs --out)")
     parser.add_argument("--out", type=Path, default=None, help="domain folder (default: the bundled one)")
+    parser.add_argument("--refresh-bars", action="store_true",
+                        help="copy the recipes' quality bars and notes into the manifest and cards; no training")
     args = parser.parse_args(argv)
+    if args.refresh_bars:
+        print("refreshed:", ", ".join(refresh_bars_and_cards(args.out)))
+        return 0
     train_glyph_models(args.only, args.out, smoke=args.smoke)
     return 0
 
