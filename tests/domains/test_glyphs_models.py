@@ -205,3 +205,12 @@ def test_shipped_models_load_through_the_registry_frozen():
         model = load_model(name, domain="glyphs")
         assert not model.training and all(not p.requires_grad for p in model.parameters())
         assert sum(p.numel() for p in model.parameters()) == model_entry(name, domain="glyphs")["parameters"]
+
+
+def test_a_recipe_is_deterministic(tmp_path):
+    """Two smoke trainings of one recipe write byte-identical weights (same torch, one thread)."""
+    hashes = []
+    for run in ("first", "second"):
+        entries = train_glyph_models(["classifier_fonts10_corr95"], tmp_path / run, smoke=True, log=lambda line: None)
+        hashes.append(entries["glyphs/classifier_fonts10_corr95"]["sha256"])
+    assert hashes[0] == hashes[1]
