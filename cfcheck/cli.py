@@ -73,6 +73,9 @@ def _retrain(args: argparse.Namespace) -> int:
 
     domain = args.domain if args.domain is not None else available_domains()[0]
     dom = get_domain(domain)
+    if hasattr(dom, "retrain_models"):  # a domain that trains its models with its own recipes
+        dom.retrain_models(args.only, args.out, smoke=args.smoke, log=print)
+        return 0
     generative = set(dom.generative_recipes()) if hasattr(dom, "generative_recipes") else set()
     names = args.only
     classifier_names = None if names is None else [n for n in names if n not in generative]

@@ -74,14 +74,16 @@ def test_models_of_one_domain_and_of_an_unknown_one(capsys):
     assert "unknown domain 'nosuchdomain'" in err and "glyphs" in err  # the known ones are named
 
 
-def test_a_registered_domain_without_models_lists_none_and_cannot_be_retrained(tmp_path, capsys):
+def test_a_domain_with_its_own_training_hook_is_retrained_through_it(tmp_path, capsys):
     assert main(["models", "--domain", "glyphs"]) == 0
-    assert capsys.readouterr().out == ""
-    assert main(["models"]) == 0
-    assert "glyphs/" not in capsys.readouterr().out
-    assert main(["retrain", "--domain", "glyphs", "--smoke", "--out", str(tmp_path)]) == 2
-    assert "domain 'glyphs' has no reference-model recipes" in capsys.readouterr().err
-    assert not (tmp_path / "manifest.json").exists()
+    assert "glyphs/generator" in capsys.readouterr().out
+    assert main(["retrain", "--domain", "glyphs", "--smoke", "--only", "classifier_fonts6_corr50",
+                 "--out", str(tmp_path)]) == 0
+    assert "[classifier_fonts6_corr50]" in capsys.readouterr().out
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert list(manifest["models"]) == ["glyphs/classifier_fonts6_corr50"]
+    assert main(["retrain", "--domain", "glyphs", "--smoke", "--only", "decoder", "--out", str(tmp_path)]) == 2
+    assert "unknown glyph model" in capsys.readouterr().err
 
 
 def test_retrain_an_unknown_domain_is_an_error(tmp_path, capsys):

@@ -202,7 +202,14 @@ def test_the_domain_protocol_and_its_declared_absences():
     assert (domain.name, domain.input_shape, domain.num_classes) == ("glyphs", (1, 32, 32), 2)
     assert domain.factor_names == () and domain.categorical_factors == ()
     assert set(domain.split_roles) == set(SPLIT_ROLES) and set(domain.split_roles.values()) <= set(SPLIT_SIZES)
-    assert dict(domain.model_roles) == {} and domain.capabilities == frozenset()
+    assert dict(domain.model_roles) == {"latent_explained": ("classifier_fonts6_corr95",),
+                                        "latent_generator": ("generator",), "latent_encoder": ("encoder",)}
+    assert "explained" not in domain.model_roles  # the VCE and attribution kinds keep skipping it
+    assert domain.capabilities == frozenset({"latent_space"}) and domain.variants == tuple(SCENARIOS)
+    assert domain.variant("fonts10-corr50").scenario.name == "fonts10-corr50"
+    assert domain.variant("fonts10-corr50") is domain.variant("fonts10-corr50")
+    z = torch.full((2, 11), 100.0)
+    assert torch.equal(domain.clip_latents(z), domain.standardiser.high.expand(2, 11))
     assert domain.parents("test", torch.arange(3)) == {}
     with pytest.raises(ValueError, match="unknown split"):
         domain.parents("oracle", torch.arange(3))
@@ -213,9 +220,12 @@ def test_the_domain_protocol_and_its_declared_absences():
 
 
 @pytest.mark.parametrize("kind", list(MethodKind))
-def test_every_kind_skips_the_domain_until_its_models_exist(kind):
+def test_only_the_latent_kind_runs_on_the_domain(kind):
     reason = kind_spec(kind).supports(get_domain("glyphs"))
-    assert reason is not None and "glyphs" in reason
+    if kind == MethodKind.LATENT:
+        assert reason is None
+    else:
+        assert reason is not None and "glyphs" in reason
 
 
 def test_the_measurement_report_covers_every_scenario(capsys):

@@ -62,7 +62,7 @@ def test_manifest_schema_and_file_sizes():
 
 
 def test_one_manifest_per_domain_folder():
-    assert sorted(registry.available_domains()) == ["gmm", "morpho"]
+    assert sorted(registry.available_domains()) == ["glyphs", "gmm", "morpho"]
     assert domain_dir("morpho") == weights_dir() / "morpho"
     assert (domain_dir("morpho") / registry.MANIFEST_NAME).is_file()
     assert not (weights_dir() / registry.MANIFEST_NAME).exists()  # no global manifest any more
@@ -70,7 +70,7 @@ def test_one_manifest_per_domain_folder():
     for entry in MANIFEST["models"].values():
         assert (domain_dir("morpho") / entry["file"]).is_file()
         assert (domain_dir("morpho") / entry["file"].replace(".safetensors", ".md")).is_file()
-    assert available_models("glyphs") == []  # a domain without a folder has no models
+    assert available_models("nonexistent") == []  # a domain without a folder has no models
     with pytest.raises(ValueError, match="plain folder name"):
         domain_dir("../morpho")
 

@@ -15,6 +15,9 @@ bootstrap_resamples = 50
 seeds = 1
 [tool.cfcheck.scm]
 n_inputs = 20
+[tool.cfcheck.latent]
+n_inputs = 8
+variants = ["fonts6-corr95"]
 [tool.cfcheck.attribution]
 n_inputs = 8
 models = ["cnn"]

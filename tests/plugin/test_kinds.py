@@ -139,7 +139,7 @@ def cf_method():
 """
     )
     result = tiny.runpytest("--method=flat", "-k", "test_output_contract")
-    result.assert_outcomes(failed=1, skipped=2)  # the VCE and SCM contracts skip
+    result.assert_outcomes(failed=1, skipped=3)  # the VCE, SCM and latent contracts skip
     result.stdout.fnmatch_lines(["*attribute returned shape (*, 1024); expected (*, 1, 32, 32) (one per input)*"])
 
 
@@ -157,25 +157,6 @@ def test_a_return_annotation_also_declares_the_kind(tiny):
     result = tiny.runpytest("--method=annotated", "-k", "contract")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*deselected: the method implements attribution*"])
-
-
-def test_a_latent_method_is_told_why_nothing_runs(tiny):
-    tiny.makepyfile(
-        latent="""
-import pytest
-
-class Latent:
-    def explain(self, z, latent_classifier, generator):
-        return z[:, None]
-
-@pytest.fixture
-def cf_method():
-    return Latent()
-"""
-    )
-    result = tiny.runpytest("--method=latent", "-rs", "-k", "not_built_yet")
-    result.assert_outcomes(skipped=1)  # its own: no other kind has a suite left to build
-    result.stdout.fnmatch_lines(["*the synbols suite is not built yet: no bundled domain has a latent space yet*"])
 
 
 def test_an_unknown_domain_is_a_usage_error(tiny):

@@ -2,13 +2,17 @@
 protocol: one instance per scenario of spurious fonts.
 
 The domain has no structural causal model to intervene on (``factor_names`` is empty, so the
-SCM kind skips it) and, until its generator, encoder and classifiers are bundled, no reference
-models (``model_roles`` is empty, so the VCE and attribution kinds skip it too). What it gives
-now: seeded splits, the exact latent z of every sample, the embedding tables and proximity
-radii of Bex et al.'s metrics, and the causal oracle h_causal on latents.
+SCM kind skips it). It gives seeded splits, the exact latent z of every sample, the embedding
+tables and proximity radii of Bex et al.'s metrics, the causal oracle h_causal on latents, and
+its bundled models (``recipes.py``): the scenario's classifier, the generator g(z) and the
+encoder q(x). Their roles are ``latent_explained``, ``latent_generator`` and ``latent_encoder``:
+deliberately not ``explained``, which would make the VCE and attribution kinds run on glyphs,
+whose oracle committee, attribute oracles and embedding network do not exist.
 """
 
 from __future__ import annotations
+
+import functools
 
 import torch
 
@@ -28,6 +32,8 @@ from .latent import (
     nearest_category,
     proximity_radius,
 )
+from .networks import ENCODER_HEADS, LatentClassifier, StandardisedGenerator
+from .recipes import classifier_name
 from .rendering import IMAGE_SHAPE
 from .sampling import SCENARIOS, Scenario, get_scenario
 from .splits import SPLIT_SEEDS, GlyphImages, load_split, split_latents, standardiser
@@ -59,8 +65,11 @@ class GlyphsDomain:
     factor_names: tuple[str, ...] = ()
     categorical_factors: tuple[str, ...] = ()
     split_roles = {"train": "train", "selection": "val", "scored": "test", "reference": "reference"}
-    model_roles: dict[str, tuple[str, ...]] = {}
-    capabilities: frozenset[str] = frozenset()
+    #: the latent kind's interface (``cfcheck.kinds.latent.spec``): latents, latent_classifier,
+    #: latent_generator, latent_layout, causal_oracle, clip_latents, variants/variant
+    capabilities: frozenset[str] = frozenset({"latent_space"})
+    #: one variant per scenario, each with its own explained classifier
+    variants = tuple(SCENARIOS)
     characters = CHARACTERS
     fonts = FONTS
     latent_names = LATENT_NAMES
@@ -71,6 +80,60 @@ class GlyphsDomain:
 
     def __init__(self, scenario: str = DEFAULT_SCENARIO) -> None:
         self.scenario: Scenario = get_scenario(scenario)
+        #: role -> bundled model names (``cfcheck.models.registry``, domain "glyphs")
+        self.model_roles: dict[str, tuple[str, ...]] = {
+            "latent_explained": (classifier_name(self.scenario.name),),
+            "latent_generator": ("generator",),
+            "latent_encoder": ("encoder",),
+        }
+
+    def variant(self, name: str) -> GlyphsDomain:
+        """The domain of scenario ``name`` (one instance per scenario)."""
+        return _scenario_domain(name)
+
+    def clip_latents(self, z: torch.Tensor) -> torch.Tensor:
+        """``z`` (..., 11) clipped to the scenario's train box, coordinate by coordinate."""
+        return self.standardiser.clip(self._check_latents(z))
+
+    # -- bundled models ------------------------------------------------------------------------
+    def _load(self, name: str, weights_dir: str | None = None) -> torch.nn.Module:
+        from cfcheck.models.registry import load_model
+
+        return load_model(name, domain=self.name, weights_dir=weights_dir)
+
+    def explained_classifier(self, weights_dir: str | None = None) -> torch.nn.Module:
+        """The scenario's bundled classifier f (images -> 2 logits), frozen, verified."""
+        return self._load(self.model_roles["latent_explained"][0], weights_dir)
+
+    def latent_generator(self, weights_dir: str | None = None) -> StandardisedGenerator:
+        """g(z) on this scenario's standardised latents (N×11 -> N×1×32×32), frozen."""
+        raw = self._load(self.model_roles["latent_generator"][0], weights_dir)
+        return StandardisedGenerator(raw, self.standardiser).eval()
+
+    def latent_encoder(self, weights_dir: str | None = None) -> torch.nn.Module:
+        """q(x): images -> 48 character logits, 22 font logits, 5 raw continuous attributes."""
+        return self._load(self.model_roles["latent_encoder"][0], weights_dir)
+
+    def latent_classifier(self, weights_dir: str | None = None) -> LatentClassifier:
+        """f(g(z)): the scenario's classifier on generated images, a function of z (differentiable)."""
+        return LatentClassifier(self.explained_classifier(weights_dir), self.latent_generator(weights_dir)).eval()
+
+    def encode(self, images: torch.Tensor, encoder: torch.nn.Module | None = None) -> torch.Tensor:
+        """Standardised latents (N×11) the encoder reads off ``images``: the embeddings of its
+        most likely character and font, and its continuous attributes."""
+        from cfcheck.models.inference import batched_apply
+
+        encoder = encoder if encoder is not None else self.latent_encoder()
+        character, font, continuous = torch.split(batched_apply(encoder, images), list(ENCODER_HEADS.values()), 1)
+        raw = torch.cat([CHARACTER_EMBEDDING[character.argmax(1)], FONT_EMBEDDING[font.argmax(1)], continuous], 1)
+        return self.standardiser.standardise(raw)
+
+    def retrain_models(self, names: list[str] | None = None, out_dir: str | None = None, *, smoke: bool = False,
+                       log=print) -> dict:
+        """Trains the glyph models (all, or ``names``) into ``out_dir`` (``cfcheck retrain``'s hook)."""
+        from .training import train_glyph_models
+
+        return train_glyph_models(names, out_dir, smoke=smoke, log=log)
 
     # -- data ----------------------------------------------------------------------------------
     def split(self, name: str, n: int | None = None) -> GlyphImages:
@@ -161,6 +224,11 @@ class GlyphsDomain:
 
     def __repr__(self) -> str:
         return f"GlyphsDomain({self.scenario.name!r})"
+
+
+@functools.lru_cache(maxsize=len(SCENARIOS))
+def _scenario_domain(name: str) -> GlyphsDomain:
+    return GlyphsDomain(name)
 
 
 __all__ = ["DEFAULT_SCENARIO", "SCENARIOS", "GlyphsDomain"]
