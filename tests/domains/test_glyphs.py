@@ -217,6 +217,8 @@ def test_the_domain_protocol_and_its_declared_absences():
         domain.intervention_counterfactual("test", torch.arange(3), {})
     with pytest.raises(ValueError, match="no factors"):
         domain.sample_intervention("font", {}, torch.Generator())
+    with pytest.raises(ValueError, match="no factors"):
+        domain.parent_bin("font", torch.zeros(3))
 
 
 @pytest.mark.parametrize("kind", list(MethodKind))

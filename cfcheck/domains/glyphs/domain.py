@@ -217,6 +217,9 @@ class GlyphsDomain:
                             ) -> torch.Tensor:
         raise ValueError(f"unknown factor {factor!r}: the glyphs domain has no structural causal model (no factors)")
 
+    def parent_bin(self, factor: str, values: torch.Tensor) -> torch.Tensor:
+        raise ValueError(f"unknown factor {factor!r}: the glyphs domain has no structural causal model (no factors)")
+
     def intervention_counterfactual(self, split: str, index: torch.Tensor, intervention: dict[str, torch.Tensor]
                                     ) -> torch.Tensor:
         require(self, INTERVENTION_COUNTERFACTUAL)  # always raises MissingCapability
