@@ -16,7 +16,8 @@ def _readme_adapters() -> dict[str, str]:
     return {name: code for name, code in blocks}
 
 
-@pytest.mark.parametrize(("name", "kind", "metric"), [("my_scm", "scm", "ground_truth_error"), ("my_saliency", "attribution", "attribution_randomisation_similarity")])
+@pytest.mark.parametrize(("name", "kind", "metric"), [("my_scm", "scm", "ground_truth_error"), ("my_saliency", "attribution", "attribution_randomisation_similarity"),
+     ("my_explainer", "latent", "synbols_s_sharp")])
 def test_readme_adapter_runs_as_printed(tiny, scorecard_of, name, kind, metric):
     adapters = _readme_adapters()
     assert name in adapters, f"README.md has no `# {name}.py` example"
