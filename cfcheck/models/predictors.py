@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .generative.base import GenerativeTrainConfig, GenerativeTrainResult, register_generative_architecture
+from .generative.base import GenerativeTrainConfig, GenerativeTrainResult, RecipeFields, register_generative_architecture
 
 __all__ = ["AnticausalPredictor", "PredictorRecipe", "train_predictor"]
 
@@ -146,8 +146,8 @@ def train_predictor(images: torch.Tensor, targets: torch.Tensor, arch_kwargs: Ma
     return {k: v.detach().clone() for k, v in model.eval().state_dict().items()}
 
 
-@dataclass(frozen=True)
-class PredictorRecipe:
+@dataclass(frozen=True, kw_only=True)
+class PredictorRecipe(RecipeFields):
     """An anti-causal predictor (implements :class:`~cfcheck.models.generative.GenerativeRecipe`).
 
     Attributes:
@@ -163,16 +163,8 @@ class PredictorRecipe:
         notes: lines for the card.
     """
 
-    name: str
     attribute: str
-    arch_kwargs: Mapping[str, Any]
-    config: GenerativeTrainConfig
-    smoke: GenerativeTrainConfig
-    quality_bar: Mapping[str, Mapping[str, float]]
-    purpose: str
     columns: Callable[[Any], tuple[torch.Tensor, torch.Tensor]] = field(compare=False)
-    measure_quality: Callable[[AnticausalPredictor, GenerativeTrainConfig], Mapping[str, float]] = field(compare=False)
-    notes: tuple[str, ...] = ()
     role: str = "anticausal_predictor"
     architecture: str = "anticausal_predictor"
     interface: str = ("forward(x) -> N×1 values of the parent in its own units (regressor) or N×K logits "
@@ -182,9 +174,6 @@ class PredictorRecipe:
     def manifest_fields(self) -> dict[str, Any]:
         """Extra manifest keys: the parent the predictor reads."""
         return {"attribute": self.attribute}
-
-    def smoke_config(self) -> GenerativeTrainConfig:
-        return self.smoke
 
     def train(self, config: GenerativeTrainConfig, data: Any) -> GenerativeTrainResult:
         images, targets = self.columns(data)

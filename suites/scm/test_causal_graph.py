@@ -9,30 +9,18 @@ from __future__ import annotations
 
 import pytest
 
-from cfcheck.kinds.base import labels_where
-from cfcheck.kinds.scm.effectiveness import parent_agreement, predictor_agreement
+from cfcheck.kinds.scm.effectiveness import score_parent
 
 pytestmark = [pytest.mark.cfcheck_kind("scm"), pytest.mark.cfcheck_parents("others")]
 
 
 def test_other_parents(cfcheck_result, cfcheck_score, cfcheck_evaluation_models, cfcheck_parent):
     """A parent the intervention did not set, as the image shows it, against the SCM's value."""
-    keep = cfcheck_result.valid
-    if int(keep.sum()) == 0:
-        cfcheck_score.unavailable(f"preservation_error:{cfcheck_parent}", "the method abstained on every input")
-    kind, values = parent_agreement(cfcheck_result, cfcheck_evaluation_models, cfcheck_parent)
-    cfcheck_score(f"preservation_{kind}:{cfcheck_parent}", values,
-                  labels=labels_where(cfcheck_result.sample_labels, keep))
+    score_parent(cfcheck_result, cfcheck_score, cfcheck_evaluation_models, cfcheck_parent, "preservation",
+                 by_predictor=False)
 
 
 def test_other_parents_predictors(cfcheck_result, cfcheck_score, cfcheck_evaluation_models, cfcheck_parent):
     """A parent the intervention did not set, as its anti-causal predictor reads it, against the SCM's value."""
-    keep = cfcheck_result.valid
-    zoo = cfcheck_evaluation_models
-    if int(keep.sum()) == 0:
-        cfcheck_score.unavailable(f"preservation_predictor_error:{cfcheck_parent}", "the method abstained on every input")
-    if cfcheck_parent not in zoo.anticausal_predictors:
-        pytest.skip(f"{cfcheck_result.domain.name} bundles no anti-causal predictor of {cfcheck_parent}")
-    kind, values = predictor_agreement(cfcheck_result, zoo, cfcheck_parent)
-    cfcheck_score(f"preservation_predictor_{kind}:{cfcheck_parent}", values,
-                  labels=labels_where(cfcheck_result.sample_labels, keep))
+    score_parent(cfcheck_result, cfcheck_score, cfcheck_evaluation_models, cfcheck_parent, "preservation_predictor",
+                 by_predictor=True)

@@ -61,3 +61,22 @@ def predictor_agreement(result: Any, zoo: Any, parent: str) -> tuple[str, torch.
     if parent in domain.categorical_factors:
         return "accuracy", categorical_hits(out.argmax(1), wanted.long())
     return "error", standardised_error(out[:, 0].float(), wanted.float(), _scale(domain, parent))
+
+
+def score_parent(result: Any, score: Any, zoo: Any, parent: str, prefix: str, *, by_predictor: bool) -> None:
+    """Records ``<prefix>_error:<parent>`` (continuous) or ``<prefix>_accuracy:<parent>``
+    (categorical) over the non-abstained counterfactuals, read off the image
+    (:func:`parent_agreement`) or by the domain's anti-causal predictor
+    (:func:`predictor_agreement`; skipped where the domain bundles none for ``parent``)."""
+    __tracebackhide__ = True
+    import pytest
+
+    from cfcheck.kinds.base import labels_where
+
+    keep = result.valid
+    if int(keep.sum()) == 0:
+        score.unavailable(f"{prefix}_error:{parent}", "the method abstained on every input")
+    if by_predictor and parent not in zoo.anticausal_predictors:
+        pytest.skip(f"{result.domain.name} bundles no anti-causal predictor of {parent}")
+    kind, values = (predictor_agreement if by_predictor else parent_agreement)(result, zoo, parent)
+    score(f"{prefix}_{kind}:{parent}", values, labels=labels_where(result.sample_labels, keep))

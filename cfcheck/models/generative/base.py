@@ -36,6 +36,7 @@ __all__ = [
     "GenerativeRecipe",
     "GenerativeTrainConfig",
     "GenerativeTrainResult",
+    "RecipeFields",
     "register_generative_architecture",
     "train_generative_model",
 ]
@@ -133,6 +134,43 @@ class GenerativeTrainResult:
         for key, value in self.quality.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ValueError(f"quality[{key!r}] must be a finite number, got {value!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecipeFields:
+    """The fields every bundled recipe trained by :func:`train_generative_model` shares, and its
+    ``smoke_config``; a family's recipe adds its own (``columns``, ``attribute``, ...), sets the
+    defaults of ``role``, ``architecture`` and ``interface``, and implements ``train``.
+
+    Attributes:
+        name: model name within its domain.
+        arch_kwargs: keyword arguments of the registered architecture.
+        config: the training configuration.
+        smoke: the tiny configuration the tests train.
+        quality_bar: metric -> ``{"min"/"max": v}`` over what ``measure_quality`` returns.
+        purpose: one sentence for the manifest and the model card.
+        measure_quality: ``(network in eval mode, config) -> {metric: value}``, the domain's own
+            evaluation.
+        notes: lines for the card: what the quality values mean, how the bars were chosen.
+        role: the manifest role.
+        architecture: the registered architecture name.
+        interface: what the network computes, for the card.
+    """
+
+    name: str
+    arch_kwargs: Mapping[str, Any]
+    config: GenerativeTrainConfig
+    smoke: GenerativeTrainConfig
+    quality_bar: Mapping[str, Mapping[str, float]]
+    purpose: str
+    measure_quality: Callable[[Any, GenerativeTrainConfig], Mapping[str, float]] = field(compare=False)
+    notes: tuple[str, ...] = ()
+    role: str
+    architecture: str
+    interface: str
+
+    def smoke_config(self) -> GenerativeTrainConfig:
+        return self.smoke
 
 
 @runtime_checkable

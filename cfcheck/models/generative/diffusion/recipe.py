@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from ..base import GenerativeTrainConfig, GenerativeTrainResult
+from ..base import GenerativeTrainConfig, GenerativeTrainResult, RecipeFields
 from .network import DenoisingUNet
 from .training import train_denoiser
 
@@ -34,8 +34,8 @@ def training_checkpoint(name: str, arch_kwargs: Mapping[str, Any], config: Gener
     return (directory or default_cache_dir() / "training") / f"{name}-{key}.pt"
 
 
-@dataclass(frozen=True)
-class DiffusionRecipe:
+@dataclass(frozen=True, kw_only=True)
+class DiffusionRecipe(RecipeFields):
     """A DDPM recipe (implements :class:`~cfcheck.models.generative.GenerativeRecipe`).
 
     Attributes:
@@ -53,21 +53,10 @@ class DiffusionRecipe:
         architecture: the registered architecture name.
     """
 
-    name: str
-    arch_kwargs: Mapping[str, Any]
-    config: GenerativeTrainConfig
-    smoke: GenerativeTrainConfig
-    quality_bar: Mapping[str, Mapping[str, float]]
-    purpose: str
-    measure_quality: Callable[[DenoisingUNet, GenerativeTrainConfig], Mapping[str, float]] = field(compare=False)
-    notes: tuple[str, ...] = ()
     role: str = "diffusion"
     architecture: str = "ddpm_unet"
     interface: str = ("predicts the noise ε̂(x_t, t) of a noisy batch x_t in diffusion space [-1, 1] "
                       "(images x map to 2x − 1) at integer timesteps t; the schedule is rebuilt from arch_kwargs.")
-
-    def smoke_config(self) -> GenerativeTrainConfig:
-        return self.smoke
 
     def train(self, config: GenerativeTrainConfig, data: Any) -> GenerativeTrainResult:
         """Trains on ``data.images`` (or an image tensor), resuming from its checkpoint."""

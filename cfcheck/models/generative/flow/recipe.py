@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from ..base import GenerativeTrainConfig, GenerativeTrainResult
+from ..base import GenerativeTrainConfig, GenerativeTrainResult, RecipeFields
 from .network import ScalarSplineFlow
 
 __all__ = ["FlowRecipe", "train_flow"]
@@ -61,8 +61,8 @@ def train_flow(values: torch.Tensor, context: torch.Tensor | None, arch_kwargs: 
     return flow, last
 
 
-@dataclass(frozen=True)
-class FlowRecipe:
+@dataclass(frozen=True, kw_only=True)
+class FlowRecipe(RecipeFields):
     """A scalar attribute mechanism (implements :class:`~cfcheck.models.generative.GenerativeRecipe`).
 
     Attributes:
@@ -77,23 +77,12 @@ class FlowRecipe:
         notes: lines for the card.
     """
 
-    name: str
-    arch_kwargs: Mapping[str, Any]
-    config: GenerativeTrainConfig
-    smoke: GenerativeTrainConfig
-    quality_bar: Mapping[str, Mapping[str, float]]
-    purpose: str
     columns: Callable[[Any], tuple[torch.Tensor, torch.Tensor | None]] = field(compare=False)
-    measure_quality: Callable[[ScalarSplineFlow, GenerativeTrainConfig], Mapping[str, float]] = field(compare=False)
-    notes: tuple[str, ...] = ()
     role: str = "attribute_mechanism"
     architecture: str = "scalar_spline_flow"
     interface: str = ("abduct(v, context) -> exogenous noise u (inverse pass); predict(u, context) -> v (forward "
                       "pass); log_prob(v, context); values and context in the data's units (standardised inside "
                       "the module, outside the flow).")
-
-    def smoke_config(self) -> GenerativeTrainConfig:
-        return self.smoke
 
     def train(self, config: GenerativeTrainConfig, data: Any) -> GenerativeTrainResult:
         values, context = self.columns(data)

@@ -7,13 +7,13 @@ function that knows the domain's SCM and evaluation models.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
-from ..base import GenerativeTrainConfig, GenerativeTrainResult
+from ..base import GenerativeTrainConfig, GenerativeTrainResult, RecipeFields
 from ..diffusion.recipe import training_checkpoint
 from .network import ConditionalVAE
 from .training import train_cvae
@@ -21,8 +21,8 @@ from .training import train_cvae
 __all__ = ["ConditionalVAERecipe"]
 
 
-@dataclass(frozen=True)
-class ConditionalVAERecipe:
+@dataclass(frozen=True, kw_only=True)
+class ConditionalVAERecipe(RecipeFields):
     """A conditional VAE image mechanism (implements :class:`~cfcheck.models.generative.GenerativeRecipe`).
 
     Attributes:
@@ -38,23 +38,12 @@ class ConditionalVAERecipe:
         notes: lines for the card.
     """
 
-    name: str
-    arch_kwargs: Mapping[str, Any]
-    config: GenerativeTrainConfig
-    smoke: GenerativeTrainConfig
-    quality_bar: Mapping[str, Mapping[str, float]]
-    purpose: str
     columns: Callable[[Any], tuple[torch.Tensor, torch.Tensor]] = field(compare=False)
-    measure_quality: Callable[[ConditionalVAE, GenerativeTrainConfig], Mapping[str, float]] = field(compare=False)
-    notes: tuple[str, ...] = ()
     role: str = "image_mechanism"
     architecture: str = "conditional_vae"
     interface: str = ("encode(x, c) -> posterior mean and log-variance of z; decode(z, c) -> per-pixel Gaussian "
                       "mean (in [0, 1]) and standard deviation; counterfactual(x, c, c*) abducts z and the pixel "
                       "noise under c and decodes under c*. c: the parents as the domain encodes them.")
-
-    def smoke_config(self) -> GenerativeTrainConfig:
-        return self.smoke
 
     def train(self, config: GenerativeTrainConfig, data: Any) -> GenerativeTrainResult:
         """Trains on the (images, condition) of ``data``, resuming from its checkpoint."""

@@ -11,14 +11,14 @@ ELBO (binary cross-entropy + KL to N(0, I)) with Adam.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..base import GenerativeTrainConfig, GenerativeTrainResult, register_generative_architecture
+from ..base import GenerativeTrainConfig, GenerativeTrainResult, RecipeFields, register_generative_architecture
 
 __all__ = ["UnconditionalVAE", "UnconditionalVAERecipe", "train_unconditional_vae"]
 
@@ -111,8 +111,8 @@ def train_unconditional_vae(images: torch.Tensor, arch_kwargs: Mapping[str, Any]
     return {k: v.detach().clone() for k, v in model.eval().state_dict().items()}, totals
 
 
-@dataclass(frozen=True)
-class UnconditionalVAERecipe:
+@dataclass(frozen=True, kw_only=True)
+class UnconditionalVAERecipe(RecipeFields):
     """The CLD VAE (implements :class:`~cfcheck.models.generative.GenerativeRecipe`).
 
     Attributes:
@@ -126,21 +126,10 @@ class UnconditionalVAERecipe:
         notes: lines for the card.
     """
 
-    name: str
-    arch_kwargs: Mapping[str, Any]
-    config: GenerativeTrainConfig
-    smoke: GenerativeTrainConfig
-    quality_bar: Mapping[str, Mapping[str, float]]
-    purpose: str
-    measure_quality: Callable[[UnconditionalVAE, GenerativeTrainConfig], Mapping[str, float]] = field(compare=False)
-    notes: tuple[str, ...] = ()
     role: str = "minimality_vae"
     architecture: str = "unconditional_vae"
     interface: str = ("encode(x) -> posterior mean and log-variance of z (N×latent each); forward(x) -> the "
                       "reconstruction in [0, 1].")
-
-    def smoke_config(self) -> GenerativeTrainConfig:
-        return self.smoke
 
     def train(self, config: GenerativeTrainConfig, data: Any) -> GenerativeTrainResult:
         images = data.images if config.n is None else data.images[:config.n]
