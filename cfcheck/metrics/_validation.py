@@ -48,7 +48,8 @@ def check_range(name: str, tensor: Tensor, value_range: tuple[float, float] | No
     if value_range is None or tensor.numel() == 0:
         return
     low, high = value_range
-    t_min, t_max = float(tensor.min()), float(tensor.max())
+    values = tensor.detach()
+    t_min, t_max = float(values.min()), float(values.max())
     if t_min < low or t_max > high:
         raise ValueError(
             f"`{name}` must lie in [{low}, {high}] (the normalisation the metric cards assume), "
