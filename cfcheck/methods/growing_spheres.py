@@ -24,7 +24,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from cfcheck.methods.contract import check_positive, resolve_generator
+from cfcheck.methods.contract import check_positive, resolve_generator, validate_latent_inputs
 
 __all__ = ["GrowingSpheres", "sample_spherical_layer"]
 
@@ -60,11 +60,7 @@ class GrowingSpheres:
 
     def explain(self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, *,
                 rng: torch.Generator | None = None) -> torch.Tensor:
-        if not isinstance(z, torch.Tensor) or not z.is_floating_point() or z.ndim != 2:
-            raise TypeError(f"z must be a float N×D tensor, got {type(z).__name__} "
-                            f"{tuple(z.shape) if isinstance(z, torch.Tensor) else ''}")
-        if not callable(latent_classifier):
-            raise TypeError(f"latent_classifier must be callable, got {type(latent_classifier).__name__}")
+        validate_latent_inputs(z, latent_classifier)
         rng = resolve_generator(rng)
         with torch.no_grad():
             return torch.stack([self._explain_one(row.detach(), latent_classifier, rng) for row in z])

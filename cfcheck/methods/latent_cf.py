@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from cfcheck.methods.contract import check_positive, resolve_generator
+from cfcheck.methods.contract import check_positive, resolve_generator, validate_latent_inputs
 
 __all__ = ["LatentCF"]
 
@@ -49,11 +49,7 @@ class LatentCF:
 
     def explain(self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, *,
                 rng: torch.Generator | None = None) -> torch.Tensor:
-        if not isinstance(z, torch.Tensor) or not z.is_floating_point() or z.ndim != 2:
-            raise TypeError(f"z must be a float N×D tensor, got {type(z).__name__} "
-                            f"{tuple(z.shape) if isinstance(z, torch.Tensor) else ''}")
-        if not callable(latent_classifier):
-            raise TypeError(f"latent_classifier must be callable, got {type(latent_classifier).__name__}")
+        validate_latent_inputs(z, latent_classifier)
         rng = resolve_generator(rng)
         n, d = z.shape
         with torch.no_grad():
