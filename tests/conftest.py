@@ -42,3 +42,16 @@ def _own_generation_cache(tmp_path, monkeypatch):
     """Every test gets an empty generation cache of its own: runs inside a test never read
     another test's cached outputs, nor the user's ~/.cache."""
     monkeypatch.setenv("CFCHECK_CACHE_DIR", str(tmp_path / "generation-cache"))
+
+
+@pytest.fixture(scope="module")
+def single_torch_thread():
+    """One torch thread for a module's tests, as the reference models are trained: small CPU
+    kernels with two OpenMP threads slow down by an order of magnitude on an oversubscribed
+    machine (CI runners, parallel helpers). The previous setting is restored afterwards."""
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)

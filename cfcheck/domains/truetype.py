@@ -68,7 +68,7 @@ def rasterise_character(path: str, char: str, size: int) -> np.ndarray:
 
 def _glyph_name_matches(char: str, glyph: str | None) -> bool:
     """Whether a cmap glyph name is the character itself: "A" for A, "two" or "twooldstyle" for
-    2, or the generic "uniXXXX"."""
+    2, or the generic "uni" + the code point in four hex digits."""
     if glyph is None:
         return False
     if glyph == f"uni{ord(char):04X}":

@@ -23,13 +23,7 @@ NAMES = list(glyph_recipes())
 CLASSIFIERS = [classifier_name(s) for s in SCENARIOS]
 TEST_N = 2000
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _single_torch_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("single_torch_thread")  # as the models are trained
 
 
 def test_recipes_name_every_model_once_in_training_order():
