@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 import torch
 
 from cfcheck.kinds.calling import MethodOutput, OutputSpec, Progress, check_output, concatenate, in_batches, invoke
-from cfcheck.kinds.protocols import CALLS, MethodKind, accepts_generator
+from cfcheck.kinds.protocols import CALLS, MethodKind, accepts_generator, names_parameter
 
 if TYPE_CHECKING:
     import pytest
@@ -168,6 +168,11 @@ class KindSpec(ABC):
         empty when the kind shows none."""
         return {}
 
+    def oracle_arguments(self, run: Run, task: Task) -> dict[str, Any]:
+        """Knowledge only an oracle control may use (keyword → value), passed to a method whose
+        call names the keyword explicitly (never through ``**kwargs``); none by default."""
+        return {}
+
     def check(self, run: Run, domain: str) -> None:
         """Raise ValueError when the profile asks for something ``domain`` does not have."""
 
@@ -192,6 +197,8 @@ class KindSpec(ABC):
         kwargs: dict[str, Any] = {}
         if accepts_generator(function, rng_keyword):
             kwargs[rng_keyword] = torch.Generator(device=run.device).manual_seed(task.seed)
+        kwargs.update({keyword: value for keyword, value in self.oracle_arguments(run, task).items()
+                       if names_parameter(function, keyword)})
         progress = Progress(len(inputs), write, unit=f"inputs ({self.output_noun})")
         outputs = []
         for part in in_batches(len(inputs), method_batch_size(method, run.profile.batch_size)):

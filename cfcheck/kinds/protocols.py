@@ -135,6 +135,11 @@ def accepts_generator(function: Any, keyword: str = "generator") -> bool:
     return any(p.name == keyword or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
 
 
+def names_parameter(function: Any, keyword: str) -> bool:
+    """Whether ``function``'s signature names ``keyword`` itself (``**kwargs`` does not count)."""
+    return keyword in _parameter_names(function)
+
+
 def expected_interface() -> str:
     """The sentence every 'implements no kind' error ends with."""
     lines = "\n".join(f"  - {kind.description}" for kind in MethodKind)

@@ -185,3 +185,37 @@ def test_the_engine_rejects_a_wrong_k_and_unknown_variants():
         SPEC.check(_Run(LatentSection(n_inputs=4, variants=("c",))), "stub")
     with pytest.raises(ValueError, match="only 'explained'"):
         SPEC.tasks(run, "stub", "random")
+
+
+class _Spy:
+    """Records the keywords it was called with; returns z repeated K = 3 times."""
+
+    def __init__(self) -> None:
+        self.seen: list[set[str]] = []
+
+    def _result(self, z, kwargs):
+        self.seen.append(set(kwargs))
+        return z[:, None].repeat(1, 3, 1)
+
+
+class _Oracle(_Spy):
+    def explain(self, z, latent_classifier, generator, *, rng=None, oracle_domain=None):
+        assert isinstance(oracle_domain, _StubDomain) and oracle_domain.label == "b"
+        return self._result(z, {"rng": rng, "oracle_domain": oracle_domain})
+
+
+class _Catchall(_Spy):
+    def explain(self, z, latent_classifier, generator, **kwargs):
+        return self._result(z, kwargs)
+
+
+def test_only_a_method_that_names_oracle_domain_gets_the_variants_domain():
+    from cfcheck.kinds.latent.spec import SPEC
+
+    run = _Run(LatentSection(n_inputs=4, counterfactuals_per_input=3))
+    task = SPEC.tasks(run, "stub", "explained")[1]  # variant "b"
+    oracle, catchall = _Oracle(), _Catchall()
+    SPEC.generate(run, task, oracle, SPEC.inputs(run, task), None)
+    SPEC.generate(run, task, catchall, SPEC.inputs(run, task), None)
+    assert oracle.seen == [{"rng", "oracle_domain"}]
+    assert catchall.seen == [{"rng"}]  # **kwargs gets cfcheck's generator, never the oracle's knowledge

@@ -154,6 +154,12 @@ class GlyphsDomain:
         """Indices of the fonts correlated with label 0 and with label 1."""
         return self.scenario.spurious_fonts
 
+    @property
+    def spurious_categories(self) -> dict[str, tuple[tuple[int, ...], ...]]:
+        """The latent groups tied to the label by the scenario: {"font": (label 0's, label 1's)}
+        (what an oracle explainer such as informed search may know)."""
+        return {"font": self.spurious_fonts}
+
     # -- the latent space's categories, radii and the causal oracle --------------------------
     @property
     def character_embedding(self) -> torch.Tensor:

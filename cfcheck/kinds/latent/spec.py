@@ -9,7 +9,9 @@ A domain has a latent space (capability ``"latent_space"``) when it offers: ``la
 (standardised z of a split), ``latent_classifier()``, ``latent_generator()``, ``latent_layout()``
 (:class:`cfcheck.metrics.synbols.LatentLayout`), ``causal_oracle(z)`` and ``clip_latents(z)``;
 optionally ``variants`` (names) and ``variant(name)`` returning the domain for one of them (one
-classifier each, e.g. one per scenario of spurious correlations).
+classifier each, e.g. one per scenario of spurious correlations). An oracle control that names
+the keyword ``oracle_domain`` in its ``explain`` gets the variant's domain (informed search
+reads the spurious attributes from it); no other method does.
 
 Tasks are (domain, variant, seed). Their inputs follow Bex et al. (appendix A.3.2): from the
 scored split, inputs near each level of the latent classifier's confidence p(class 1) ∈
@@ -210,6 +212,10 @@ class LatentSpec(KindSpec):
 
     def inputs(self, run: Run, task: LatentTask) -> Inputs:  # type: ignore[override]
         return run.memo(("latent-draw", task), lambda: self._draw(run, task))
+
+    def oracle_arguments(self, run: Run, task: LatentTask) -> dict[str, Any]:  # type: ignore[override]
+        """``oracle_domain``: the variant's domain, for oracle controls such as informed search."""
+        return {"oracle_domain": variant_domain(run.domain(task.domain), task.variant)}
 
     def arguments(self, run: Run, task: LatentTask, batch: Mapping[str, Any]) -> tuple[Any, ...]:  # type: ignore[override]
         models = latent_models(run, task)
