@@ -46,15 +46,21 @@ def test_gradient_explainers_flip_a_halfspace_reproducibly_without_touching_the_
     assert torch.equal(z_cf, again)
 
 
-def test_dice_stops_an_input_once_all_its_counterfactuals_are_valid():
-    """Frozen together at the first step where all K cross: they stay near the boundary, while
-    xGEM (no stop, cross-entropy) keeps going far beyond it."""
+class _NoStop(XGEM):
+    stop_probability = None
+
+
+def test_the_explainers_stop_at_the_flip_and_the_engine_runs_every_step_without_a_stop_rule():
+    """DiCE and DiVE freeze an input's K together at the first step where all cross, xGEM each
+    counterfactual at its own flip: they stay near the boundary, while the same objective without
+    a stop rule (cross-entropy for 50 steps) goes far beyond it."""
     classifier = Halfspace([1.0, 0.0])
     z = torch.tensor([[-0.3, 0.0]])
-    dice = DiCE(k=3, diversity_weight=0.0).explain(z, classifier, nn.Identity(), rng=torch.Generator().manual_seed(0))
-    xgem = XGEM(k=3).explain(z, classifier, nn.Identity(), rng=torch.Generator().manual_seed(0))
-    assert bool((dice[..., 0] > 0).all()) and float(dice[..., 0].max()) < 0.6
-    assert float(xgem[..., 0].min()) > 2.0
+    for method in (DiCE(k=3, diversity_weight=0.0), XGEM(k=3), DiVE(k=3, masked=0)):
+        z_cf = method.explain(z, classifier, nn.Identity(), rng=torch.Generator().manual_seed(0))
+        assert bool((z_cf[..., 0] > 0).all()) and float(z_cf[..., 0].max()) < 0.6, method.name
+    far = _NoStop(k=3).explain(z, classifier, nn.Identity(), rng=torch.Generator().manual_seed(0))
+    assert float(far[..., 0].min()) > 2.0
 
 
 @given(k=st.integers(2, 5), d=st.integers(1, 4), seed=st.integers(0, 10_000))

@@ -1,0 +1,109 @@
+"""Bex et al.'s seven explainers on the glyphs scenarios, beside the paper's Tables 2 and 4.
+
+Runs ``pytest suites/latent --method=fixtures/<explainer>.py --cfcheck-profile PROFILE`` for each
+explainer (one process at a time, one thread; an existing scorecard under ``--out`` is reused
+unless ``--rerun``), then prints one Markdown table: per explainer and scenario, cfcheck's mean
+EF, SCE, trivial rate (as percentages of the K counterfactuals) and S#, each beside the paper's.
+
+    python benchmarks/bex_table.py --profile quick --out reports/bex
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+EXPLAINERS = {  # fixture -> the paper's name
+    "informed_search": "IS (oracle)",
+    "dice": "DiCE",
+    "dive": "DiVE",
+    "growing_spheres": "GS",
+    "stylex_attfind": "StylEx",
+    "latent_cf": "Latent-CF",
+    "xgem": "xGEM",
+}
+SCENARIOS = ("fonts6-corr50", "fonts6-corr95", "fonts10-corr50", "fonts10-corr95")
+#: Bex et al. 2022, Table 2 (S#, trivial %) and Table 4 (EF %, SCE %), in SCENARIOS order
+PAPER = {
+    "IS (oracle)": {"s_sharp": (2.40, 2.67, 2.80, 3.63), "trivial": (0, 0, 0, 0),
+                    "ef": (40.55, 76.97, 35.33, 71.19), "sce": (67.5, 62.25, 54.50, 51.25)},
+    "DiCE": {"s_sharp": (1.18, 1.17, 1.13, 1.19), "trivial": (9.37, 6.78, 8.62, 6.70),
+             "ef": (32.90, 31.96, 31.77, 33.25), "sce": (55.42, 56.67, 45.00, 39.17)},
+    "DiVE": {"s_sharp": (1.02, 1.00, 1.00, 1.04), "trivial": (2.51, 1.68, 2.28, 1.44),
+             "ef": (25.02, 36.58, 22.39, 31.8), "sce": (67.5, 60.83, 60.00, 54.58)},
+    "GS": {"s_sharp": (1.01, 1.01, 1.01, 1.00), "trivial": (4.49, 2.34, 4.91, 1.95),
+           "ef": (36.14, 34.94, 37.38, 36.38), "sce": (31.67, 31.67, 44.58, 40.42)},
+    "StylEx": {"s_sharp": (1.04, 1.17, 1.15, 1.12), "trivial": (2.41, 1.58, 3.37, 1.62),
+               "ef": (23.66, 24.84, 24.20, 23.04), "sce": (23.07, 25.80, 23.65, 23.77)},
+    "Latent-CF": {"s_sharp": (0.82, 0.93, 0.81, 0.81), "trivial": (0, 0, 0, 0),
+                  "ef": (20.98, 24.18, 22.00, 23.33), "sce": (20.96, 24.18, 21.98, 23.24)},
+    "xGEM": {"s_sharp": (1.18, 1.15, 1.15, 1.16), "trivial": (12.46, 6.45, 10.17, 6.38),
+             "ef": (70.61, 75.98, 66.45, 74.95), "sce": (76.67, 78.33, 61.67, 62.92)},
+}
+METRICS = {"ef": "synbols_ef_rate", "sce": "synbols_sce_rate", "trivial": "synbols_trivial_rate",
+           "s_sharp": "synbols_s_sharp"}
+
+
+def run_explainer(fixture: str, profile: str, out: Path, rerun: bool) -> tuple[Path, float | None]:
+    """The explainer's scorecard (run now unless one exists) and the run's seconds."""
+    report = out / fixture
+    scorecard = report / f"{fixture}-{profile}" / "scorecard.json"
+    if scorecard.exists() and not rerun:
+        return scorecard, None
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    command = [sys.executable, "-m", "pytest", "suites/latent", f"--method=fixtures/{fixture}.py",
+               f"--cfcheck-profile={profile}", f"--cfcheck-report-dir={report}", "--cfcheck-no-cache", "-q",
+               "-p", "no:randomly"]
+    start = time.perf_counter()
+    subprocess.run(command, cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL)
+    return scorecard, time.perf_counter() - start
+
+
+def scenario_means(scorecard: Path) -> dict[str, dict[str, float]]:
+    """Per scenario, the mean of each metric over the scorecard's seeds (weighted by n)."""
+    scores = json.loads(scorecard.read_text())["scores"]
+    table: dict[str, dict[str, float]] = {}
+    for key, metric in METRICS.items():
+        for scenario in SCENARIOS:
+            rows = [s for s in scores if s["metric"] == metric and s["task"].startswith(f"{scenario}/")]
+            total = sum(s["n"] for s in rows)
+            table.setdefault(scenario, {})[key] = sum(s["value"] * s["n"] for s in rows) / total
+    return table
+
+
+def markdown(results: dict[str, dict[str, dict[str, float]]]) -> str:
+    lines = ["| explainer | scenario | EF % (paper) | SCE % (paper) | trivial % (paper) | S# (paper) |",
+             "|---|---|---|---|---|---|"]
+    for name, per_scenario in results.items():
+        for i, scenario in enumerate(SCENARIOS):
+            ours, paper = per_scenario[scenario], PAPER[name]
+            cells = [f"{100 * ours[m]:.1f} ({paper[m][i]:g})" for m in ("ef", "sce", "trivial")]
+            lines.append(f"| {name} | {scenario} | " + " | ".join(cells)
+                         + f" | {ours['s_sharp']:.2f} ({paper['s_sharp'][i]:.2f}) |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", default="quick")
+    parser.add_argument("--out", type=Path, default=REPO / "reports" / "bex")
+    parser.add_argument("--rerun", action="store_true", help="run every explainer even where a scorecard exists")
+    parser.add_argument("--only", nargs="*", choices=sorted(EXPLAINERS), help="a subset of the explainers")
+    args = parser.parse_args()
+    results = {}
+    for fixture in args.only or EXPLAINERS:
+        scorecard, seconds = run_explainer(fixture, args.profile, args.out, args.rerun)
+        if seconds is not None:
+            print(f"{fixture}: {seconds:.0f} s", file=sys.stderr)
+        results[EXPLAINERS[fixture]] = scenario_means(scorecard)
+    print(markdown(results))
+
+
+if __name__ == "__main__":
+    main()
