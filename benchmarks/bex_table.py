@@ -27,6 +27,9 @@ EXPLAINERS = {  # fixture -> the paper's name
     "stylex_attfind": "StylEx",
     "latent_cf": "Latent-CF",
     "xgem": "xGEM",
+    "latent_identity": "identity (control)",
+    "latent_noise": "noise (control)",
+    "latent_repeater": "repeater (control)",
 }
 SCENARIOS = ("fonts6-corr50", "fonts6-corr95", "fonts10-corr50", "fonts10-corr95")
 #: Bex et al. 2022, Table 2 (S#, trivial %) and Table 4 (EF %, SCE %), in SCENARIOS order
@@ -82,10 +85,10 @@ def markdown(results: dict[str, dict[str, dict[str, float]]]) -> str:
              "|---|---|---|---|---|---|"]
     for name, per_scenario in results.items():
         for i, scenario in enumerate(SCENARIOS):
-            ours, paper = per_scenario[scenario], PAPER[name]
-            cells = [f"{100 * ours[m]:.1f} ({paper[m][i]:g})" for m in ("ef", "sce", "trivial")]
-            lines.append(f"| {name} | {scenario} | " + " | ".join(cells)
-                         + f" | {ours['s_sharp']:.2f} ({paper['s_sharp'][i]:.2f}) |")
+            ours, paper = per_scenario[scenario], PAPER.get(name)
+            cells = [f"{100 * ours[m]:.1f}" + (f" ({paper[m][i]:g})" if paper else "") for m in ("ef", "sce", "trivial")]
+            s_sharp = f"{ours['s_sharp']:.2f}" + (f" ({paper['s_sharp'][i]:.2f})" if paper else "")
+            lines.append(f"| {name} | {scenario} | " + " | ".join(cells) + f" | {s_sharp} |")
     return "\n".join(lines)
 
 
