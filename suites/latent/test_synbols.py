@@ -2,7 +2,9 @@
 
 Per input, the share of its K counterfactuals in each category (``cfcheck cards synbols_ef_rate``
 and the other ``synbols_*`` cards), and S#, the size of its greedy orthogonal/complementary set
-of successful counterfactuals. No bars yet: the scores are reported, not judged.
+of successful counterfactuals. S# is judged against its bar (at least one non-redundant
+successful explanation per input on average; ``cfcheck cards synbols_s_sharp`` gives the
+calibration); the rates are reported without a verdict.
 """
 
 from __future__ import annotations
