@@ -64,12 +64,15 @@ def run_explainer(fixture: str, profile: str, out: Path, rerun: bool) -> tuple[P
                f"--cfcheck-profile={profile}", f"--cfcheck-report-dir={report}", "--cfcheck-no-cache", "-q",
                "-p", "no:randomly"]
     start = time.perf_counter()
-    subprocess.run(command, cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL)
+    finished = subprocess.run(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL)
+    if finished.returncode not in (0, 1):  # 1: some verdict failed, which is a result, not an error
+        raise RuntimeError(f"{' '.join(command)} exited with {finished.returncode}")
     return scorecard, time.perf_counter() - start
 
 
 def scenario_means(scorecard: Path) -> dict[str, dict[str, float]]:
-    """Per scenario, the mean of each metric over the scorecard's seeds (weighted by n)."""
+    """Per scenario, the mean of each metric over the scorecard's seeds (weighted by n), and the
+    verdict(s) of S# against its bar."""
     scores = json.loads(scorecard.read_text())["scores"]
     table: dict[str, dict[str, float]] = {}
     for key, metric in METRICS.items():
@@ -77,18 +80,21 @@ def scenario_means(scorecard: Path) -> dict[str, dict[str, float]]:
             rows = [s for s in scores if s["metric"] == metric and s["task"].startswith(f"{scenario}/")]
             total = sum(s["n"] for s in rows)
             table.setdefault(scenario, {})[key] = sum(s["value"] * s["n"] for s in rows) / total
+            if key == "s_sharp":
+                verdicts = sorted({str(s["verdict"]) for s in rows})
+                table[scenario]["verdict"] = "/".join(verdicts)  # type: ignore[assignment]
     return table
 
 
 def markdown(results: dict[str, dict[str, dict[str, float]]]) -> str:
-    lines = ["| explainer | scenario | EF % (paper) | SCE % (paper) | trivial % (paper) | S# (paper) |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| explainer | scenario | EF % (paper) | SCE % (paper) | trivial % (paper) | S# (paper) | S# verdict |",
+             "|---|---|---|---|---|---|---|"]
     for name, per_scenario in results.items():
         for i, scenario in enumerate(SCENARIOS):
             ours, paper = per_scenario[scenario], PAPER.get(name)
             cells = [f"{100 * ours[m]:.1f}" + (f" ({paper[m][i]:g})" if paper else "") for m in ("ef", "sce", "trivial")]
             s_sharp = f"{ours['s_sharp']:.2f}" + (f" ({paper['s_sharp'][i]:.2f})" if paper else "")
-            lines.append(f"| {name} | {scenario} | " + " | ".join(cells) + f" | {s_sharp} |")
+            lines.append(f"| {name} | {scenario} | " + " | ".join(cells) + f" | {s_sharp} | {ours['verdict']} |")
     return "\n".join(lines)
 
 
