@@ -146,6 +146,18 @@ def test_large_contiguous_regions_match_spsolve_in_one_chunk_or_many(dtype, monk
     torch.testing.assert_close(chunked, whole, atol=1e-9 if dtype == torch.float64 else 1e-5, rtol=0)
 
 
+def test_large_float32_planes_are_solved_in_float64(monkeypatch):
+    x = random_images(25, (2, 1, 16, 16))
+    rows = torch.arange(16).view(16, 1).expand(16, 16)
+    mask = torch.stack([rows < 14, random_mask(26, (1, 16, 16), 0.9)[0]])
+    monkeypatch.setattr(removal, "_FLOAT32_MAX_PIXELS", 16 * 16 - 1)
+    result = noisy_linear_imputation(x.float(), mask, noise_std=0.0)
+    assert result.dtype == torch.float32
+    # float64 arithmetic: the float32 rounding of the float64 solve of the float32 values
+    expected = noisy_linear_imputation(x.float().double(), mask, noise_std=0.0).float()
+    torch.testing.assert_close(result, expected, atol=0, rtol=0)
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_half_precision_images_are_solved_in_float32(dtype):
     x = random_images(23, (2, 1, 8, 8))
