@@ -159,9 +159,9 @@ def noisy_linear_imputation(
     random, one thread on this project's shared 2-core machine): about 0.1 s, 20–26 times the
     per-image loop that builds each sparse system and calls ``scipy.sparse.linalg.spsolve``
     (the README has the measured figure). One block-diagonal scipy.sparse system for the batch,
-    assembled without a per-image loop and factorised once by SuperLU, is at best 1.1 times
-    that loop: 1.6 s to assemble, then 1.0 s (``NATURAL`` column ordering) to 2.5 s (COLAMD,
-    MMD) to factorise and solve, against 2.8 s for the loop in the same run.
+    assembled without a per-image loop and factorised once by SuperLU, is at best 2.1 times
+    that loop (``--superlu``: 1.7 s with the ``NATURAL`` column ordering, 2.4–3.5 s with
+    COLAMD or MMD, against 3.5 s for the loop in the same run).
 
     Args:
         x: float N×C×H×W images, finite (ROAD imputes before any normalisation transform).
