@@ -260,7 +260,7 @@ def _impute_planes(values: Tensor, removed: Tensor) -> Tensor:
         low, high = torch.aminmax(kept, dim=1, keepdim=True)
         scale = torch.maximum(high, low.neg_())
         scale = torch.where(scale > 0, scale, 1.0)
-        y = grid.conjugate_gradients(grid.right_hand_side(kept / scale), _RTOL[dtype])
+        y = grid.conjugate_gradients(grid.right_hand_side(kept, scale), _RTOL[dtype])
         # y is exactly 0 at kept pixels: adding it leaves them untouched
         out[chunk] = torch.addcmul(kept, y, scale).view(-1, height + 1, width + 1)[:, :height, :width]
     return out
@@ -321,10 +321,10 @@ class _Grid:
         torch.add(self._rows[:-stride], self._rows[stride:], out=self._product.view(-1))
         return self._product
 
-    def right_hand_side(self, kept: Tensor) -> Tensor:
-        """12·b = (T⊗T)(kept values) at removed pixels, 0 elsewhere, for kept values in this
-        layout (0 at removed pixels, so the centre term is 0)."""
-        self.direction.copy_(kept)
+    def right_hand_side(self, kept: Tensor, scale: Tensor) -> Tensor:
+        """12·b = (T⊗T)(kept values / scale) at removed pixels, 0 elsewhere, for kept values in
+        this layout (0 at removed pixels, so the centre term is 0) and a scale per plane."""
+        torch.div(kept, scale, out=self.direction)
         return self._stencil(0).mul(self.unknown)
 
     def negative_matvec(self) -> Tensor:
@@ -344,9 +344,10 @@ class _Grid:
 
     def conjugate_gradients(self, rhs: Tensor, rtol: float) -> Tensor:
         """Preconditioned CG (:meth:`precondition`) for 12·M·y = rhs, all planes together,
-        until every plane's preconditioned residual r·z is at most ``rtol``² of its start."""
+        until every plane's preconditioned residual r·z is at most ``rtol``² of its start.
+        ``rhs`` is overwritten (it becomes the residual)."""
         y = torch.zeros_like(rhs)
-        r = rhs.clone()
+        r = rhs
         z = self.precondition(r)
         p = self.direction  # search directions live in a padded buffer
         p.copy_(z)
