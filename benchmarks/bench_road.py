@@ -33,6 +33,40 @@ from cfcheck.domains.morpho import load_split
 from cfcheck.metrics.removal import NEIGHBOUR_WEIGHTS, noisy_linear_imputation, removal_mask
 
 
+def assemble(removed: np.ndarray, values: np.ndarray, coords: tuple) -> tuple[sp.csc_matrix, np.ndarray]:
+    """:func:`image_system` for a batch: the block-diagonal system over the removed pixels at
+    ``coords`` (``np.nonzero`` of N×H×W masks), numbered in that order; b is U×C from
+    ``values`` (N×H×W×C, channels last). :func:`image_system` is left as it was, not rebuilt on
+    this function, so that the loop timed is the one earlier figures were measured with."""
+    *lead, rows, cols = coords
+    height, width = removed.shape[-2:]
+    index = np.full(removed.shape, -1)
+    index[coords] = np.arange(len(rows))
+    diagonal = np.zeros(len(rows))
+    rhs = np.zeros((len(rows), values.shape[-1]))
+    entries_i, entries_j, entries_v = [], [], []
+    for (dr, dc), weight in NEIGHBOUR_WEIGHTS.items():
+        r, c = rows + dr, cols + dc
+        inside = (r >= 0) & (r < height) & (c >= 0) & (c < width)
+        diagonal[inside] += weight  # weights of in-image neighbours; the row is divided by their sum
+        who = np.nonzero(inside)[0]
+        neighbour = (*(axis[inside] for axis in lead), r[inside], c[inside])
+        unknown = removed[neighbour]
+        entries_i.append(who[unknown])
+        entries_j.append(index[tuple(axis[unknown] for axis in neighbour)])
+        entries_v.append(np.full(int(unknown.sum()), -weight))
+        # a pixel has one neighbour per offset, so `who` has no repeats and += needs no np.add.at
+        rhs[who[~unknown]] += weight * values[tuple(axis[~unknown] for axis in neighbour)]
+    entries_i.append(np.arange(len(rows)))
+    entries_j.append(np.arange(len(rows)))
+    entries_v.append(diagonal)
+    matrix = sp.csc_matrix(
+        (np.concatenate(entries_v), (np.concatenate(entries_i), np.concatenate(entries_j))),
+        shape=(len(rows), len(rows)),
+    )
+    return matrix, rhs
+
+
 def image_system(removed: np.ndarray, image: np.ndarray) -> tuple[sp.csc_matrix, np.ndarray, tuple]:
     """One image's system A·y = b over its removed pixels (H×W mask, C×H×W values; b is U×C)."""
     height, width = removed.shape
@@ -74,32 +108,10 @@ def impute_loop(images: np.ndarray, removed: np.ndarray) -> np.ndarray:
 def impute_block_diagonal(images: np.ndarray, removed: np.ndarray, ordering: str) -> np.ndarray:
     """The issue's other option: one block-diagonal system for the whole batch (N×C×H×W images,
     N×H×W masks), assembled in numpy without a per-image loop, factorised once by SuperLU."""
-    _, height, width = removed.shape
-    image, rows, cols = np.nonzero(removed)
-    index = np.full(removed.shape, -1)
-    index[image, rows, cols] = np.arange(len(rows))
-    diagonal = np.zeros(len(rows))
-    rhs = np.zeros((len(rows), images.shape[1]))
-    entries_i, entries_j, entries_v = [], [], []
-    for (dr, dc), weight in NEIGHBOUR_WEIGHTS.items():
-        r, c = rows + dr, cols + dc
-        inside = (r >= 0) & (r < height) & (c >= 0) & (c < width)
-        diagonal[inside] += weight
-        who, n, r, c = np.nonzero(inside)[0], image[inside], r[inside], c[inside]
-        unknown = removed[n, r, c]
-        entries_i.append(who[unknown])
-        entries_j.append(index[n[unknown], r[unknown], c[unknown]])
-        entries_v.append(np.full(int(unknown.sum()), -weight))
-        rhs[who[~unknown]] += weight * images[n[~unknown], :, r[~unknown], c[~unknown]]  # who is unique per offset
-    entries_i.append(np.arange(len(rows)))
-    entries_j.append(np.arange(len(rows)))
-    entries_v.append(diagonal)
-    matrix = sp.csc_matrix(
-        (np.concatenate(entries_v), (np.concatenate(entries_i), np.concatenate(entries_j))),
-        shape=(len(rows), len(rows)),
-    )
+    coords = np.nonzero(removed)
+    matrix, rhs = assemble(removed, np.moveaxis(images, 1, -1), coords)
     out = images.copy()
-    out[image, :, rows, cols] = spla.splu(matrix, permc_spec=ordering).solve(rhs)
+    out[coords[0], :, coords[1], coords[2]] = spla.splu(matrix, permc_spec=ordering).solve(rhs)
     return out
 
 
