@@ -257,8 +257,8 @@ def _impute_planes(values: Tensor, removed: Tensor) -> Tensor:
         kept = flat.addcmul_(flat, grid.unknown, value=-1)
         # the system is linear: solve for kept values scaled to at most 1 in magnitude per plane,
         # so that tolerances neither underflow (tiny images) nor squares overflow (huge ones)
-        low, high = torch.aminmax(kept, dim=1, keepdim=True)
-        scale = torch.maximum(high, low.neg_())
+        # (amax and amin along a dimension are each ~10 times faster than aminmax on a CPU)
+        scale = torch.maximum(kept.amax(dim=1, keepdim=True), kept.amin(dim=1, keepdim=True).neg_())
         scale = torch.where(scale > 0, scale, 1.0)
         y = grid.conjugate_gradients(grid.right_hand_side(kept, scale), _RTOL[dtype])
         # y is exactly 0 at kept pixels: adding it leaves them untouched
