@@ -298,7 +298,8 @@ class _Grid:
         self.direction, self._scaled = (padded[margin : margin + size].view(batch, self.length) for padded in self._padded)
         self._pairs = torch.empty(size + 2 * margin - 1, **like)
         self._triples = torch.empty(size + 2 * self.stride, **like)
-        self._rows = torch.empty(size + self.stride, **like)
+        self._rows = self._pairs[: size + self.stride]  # the pairs are used up when the rows are made
+        self._terms = self._pairs[:size].view(batch, self.length)  # products of a dot, between stencils
         self._product = torch.empty(batch, self.length, **like)
         self._preconditioned = torch.empty(batch, self.length, **like)
 
@@ -342,6 +343,10 @@ class _Grid:
         wu = self._stencil(1).add_(u, alpha=-4)  # W·u = (T⊗T)·u − 4u at removed pixels
         return torch.addcmul(u, self.inverse_diagonal, wu, out=self._preconditioned)
 
+    def _dot(self, a: Tensor, b: Tensor) -> Tensor:
+        """Per-plane a·b, B×1."""
+        return torch.mul(a, b, out=self._terms).sum(dim=1, keepdim=True)
+
     def conjugate_gradients(self, rhs: Tensor, rtol: float) -> Tensor:
         """Preconditioned CG (:meth:`precondition`) for 12·M·y = rhs, all planes together,
         until every plane's preconditioned residual r·z is at most ``rtol``² of its start.
@@ -351,20 +356,21 @@ class _Grid:
         z = self.precondition(r)
         p = self.direction  # search directions live in a padded buffer
         p.copy_(z)
-        rz = torch.linalg.vecdot(r, z)
+        rz = self._dot(r, z)
         threshold = (rtol**2) * rz
         limit = 4 * self.height * self.width + 100
         for _ in range(limit):
             if bool((rz <= threshold).all()):
                 return y
             q = self.negative_matvec()
-            # p·M·p > 0 unless p = 0, and then r·z = 0 too: the clamps only turn 0/0 into 0
-            alpha = (rz / torch.linalg.vecdot(p, q).neg_().clamp_min_(self.tiny)).unsqueeze_(1)
-            y.addcmul_(alpha, p)
-            r.addcmul_(alpha, q)
+            # −α = r·z / p·q with q = −12·M·p; p·M·p > 0 unless p = 0, and then r·z = 0 too: the
+            # clamps only turn 0/0 into 0
+            minus_alpha = rz / self._dot(p, q).clamp_max_(-self.tiny)
+            y.addcmul_(minus_alpha, p, value=-1)
+            r.addcmul_(minus_alpha, q, value=-1)
             z = self.precondition(r)
-            rz_new = torch.linalg.vecdot(r, z)
-            torch.addcmul(z, (rz_new / rz.clamp_min(self.tiny)).unsqueeze_(1), p, out=p)  # p = z + β·p
+            rz_new = self._dot(r, z)
+            torch.addcmul(z, rz_new / rz.clamp_min(self.tiny), p, out=p)  # p = z + β·p
             rz = rz_new
         if bool((rz <= threshold).all()):
             return y
