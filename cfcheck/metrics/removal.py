@@ -156,9 +156,9 @@ def noisy_linear_imputation(
     removed half image.
 
     Speed (``benchmarks/bench_road.py``, 1,000 32×32 morpho planes, half the pixels removed at
-    random, one thread on this project's shared 2-core machine): about 0.1 s, 20–26 times the
+    random, one thread on this project's shared 2-core machine): 0.07–0.14 s, 21–32 times the
     per-image loop that builds each sparse system and calls ``scipy.sparse.linalg.spsolve``
-    (the README has the measured figure). One block-diagonal scipy.sparse system for the batch,
+    (the README has the measured figures). One block-diagonal scipy.sparse system for the batch,
     assembled without a per-image loop and factorised once by SuperLU, is at best 2.1 times
     that loop (``--superlu``: 1.7 s with the ``NATURAL`` column ordering, 2.4–3.5 s with
     COLAMD or MMD, against 3.5 s for the loop in the same run).
