@@ -13,9 +13,10 @@ loop's time without building the systems, and the largest difference between the
 morpho images are float32, so the batched solve runs in float32 (to 1e-7 of each plane's
 right-hand side); the same images as float64 take the float64 path (to 1e-10), timed on the
 side. ``--superlu`` also times one block-diagonal system for the whole batch, assembled in
-numpy and factorised once by SuperLU, per column ordering. ``--loop-n`` times the loop on the first N images only and scales it to ``n`` (said so in
-the output). The machine's load average is printed with the figures: other work slows both
-sides of the comparison, not always equally.
+numpy and factorised once by SuperLU, per column ordering. ``--loop-n`` times the loop on the
+first N images only and scales it to ``n`` (said so in the output). The machine's load
+average is printed with the figures: other work slows both sides of the comparison, not
+always equally.
 """
 
 from __future__ import annotations
@@ -157,8 +158,8 @@ def main() -> None:
     precise_difference = float(np.abs(precise[:loop_n].numpy() - looped).max())
 
     print(f"batched noisy_linear_imputation: {batched_s:.3f} s")
-    print(f"  the same on float64 images:    {precise_s:.3f} s ({loop_s * scale / precise_s:.1f}x over build + spsolve, "
-          f"largest difference {precise_difference:.1e})")
+    print(f"  the same on float64 images:    {precise_s:.3f} s ({loop_s * scale / precise_s:.1f}x over build + "
+          f"spsolve, largest difference {precise_difference:.1e})")
     subset = "" if loop_n == args.n else f" (timed on the first {loop_n}, scaled ×{scale:.1f})"
     print(f"per-image build + spsolve loop:  {loop_s * scale:.3f} s{subset}")
     print(f"per-image spsolve only:          {solve_s * scale:.3f} s{subset}")

@@ -295,7 +295,9 @@ class _Grid:
         # work buffers: the stencil reads vectors from between the margins of a padded buffer,
         # one for search directions and one for the preconditioner
         self._padded = [torch.zeros(size + 2 * margin, **like) for _ in range(2)]
-        self.direction, self._scaled = (padded[margin : margin + size].view(batch, self.length) for padded in self._padded)
+        self.direction, self._scaled = (
+            padded[margin : margin + size].view(batch, self.length) for padded in self._padded
+        )
         self._pairs = torch.empty(size + 2 * margin - 1, **like)
         self._triples = torch.empty(size + 2 * self.stride, **like)
         self._rows = self._pairs[: size + self.stride]  # the pairs are used up when the rows are made
