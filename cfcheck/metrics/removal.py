@@ -53,18 +53,17 @@ DEFAULT_NOISE_STD = 0.01
 
 _ORDERS = ("morf", "lerf")
 
-#: Solving stops once every plane's residual (float64, weighted by the inverse diagonal) is
-#: below this fraction of its right-hand side's; the tests check the result against a direct
-#: sparse solve.
-_RTOL = 1e-10
+#: Conjugate gradients stop once every plane's preconditioned residual is at most this fraction
+#: of its right-hand side's, in the arithmetic the plane is solved in (the tests check the
+#: result against a direct sparse solve).
+_RTOL = {torch.float64: 1e-10, torch.float32: 1e-7}
+#: Images that are not float64 are solved in float32 up to this many pixels per plane, in float64
+#: beyond: float32 conjugate gradients stop gaining accuracy at an error of about 1e-5 on a
+#: 224×224 plane with 90 % of its rows removed (5e-6 at 128×128, 3e-6 at 32×32).
+_FLOAT32_MAX_PIXELS = 128 * 128
 #: Pixels per chunk of planes solved together: big enough that torch's per-call overhead is
 #: small, small enough that a chunk's work arrays stay in cache.
-_CHUNK_PIXELS = 65_536
-#: Corrections come from float32 conjugate gradients (half the memory traffic), each solved
-#: to this relative residual, for at most this many refinement rounds; then float64 CG.
-_MIXED_PRECISION = True
-_INNER_RTOL = 1e-5
-_MAX_ROUNDS = 6
+_CHUNK_PIXELS = 131_072
 
 
 def removal_count(fraction: float, num_pixels: int) -> int:
@@ -137,30 +136,32 @@ def noisy_linear_imputation(
     neighbours K. The weights are symmetric, so M is symmetric; it is weakly diagonally dominant
     with strict dominance at every pixel touching a kept one, and every connected group of
     removed pixels touches one unless the whole plane is removed (refused), so M is positive
-    definite. All planes of a batch are therefore solved together by Jacobi-preconditioned
-    conjugate gradients (CG), in chunks of planes that fit in cache. The matrix is never
-    assembled: the weights are the 3×3 kernel (1/12)·[1, 2, 1]ᵀ[1, 2, 1] minus its centre 1/3,
-    so 12·M·p = t⊙p − (T⊗T)·p with T the tridiagonal [1, 2, 1] along rows and columns (zero
-    outside the image) and t = T·1: four shifted adds per product for the whole chunk. CG runs
-    in float32 (half the memory traffic) as iterative refinement: each round solves for a
-    correction, and the residual b − M·y of the float64 iterate decides when to stop; planes on
-    which float32 stops gaining are finished by float64 CG. Each plane is first scaled so its
-    kept values are at most 1 in magnitude (the system is linear), so tolerances mean the same
-    for any image scale. The result is exact to the float64 stopping rule, every plane's
-    residual below 1e-10 of its right-hand side: the tests require agreement with
-    ``scipy.sparse.linalg.spsolve`` to 1e-8 for float64 images (seen: about 1e-13) and to 1e-5
-    for float32 ones.
+    definite. All planes of a batch are therefore solved together by preconditioned conjugate
+    gradients (CG), in chunks of planes that fit in cache. The matrix is never assembled: the
+    weights are the 3×3 kernel (1/12)·[1, 2, 1]ᵀ[1, 2, 1] minus its centre 1/3, so
+    12·M·p = t⊙p − (T⊗T)·p with T the tridiagonal [1, 2, 1] along rows and columns (zero outside
+    the image) and t = T·1: four shifted adds per product for the whole chunk. The
+    preconditioner is the first two terms of the Neumann series of M⁻¹ (D⁻¹ + D⁻¹WD⁻¹, D the
+    diagonal), which halves the iterations of Jacobi's D⁻¹ for one more stencil product each.
+    float64 images are solved in float64 until every plane's preconditioned residual is below
+    1e-10 of its right-hand side; other images (float32, half) in float32, half the memory
+    traffic, to 1e-7, on planes of up to 128×128 pixels (larger ones in float64: float32 CG
+    stops gaining at errors near 1e-5 on a 224×224 plane with 90 % of its rows removed). Each
+    plane is first scaled so its kept values are at most 1 in magnitude (the system is linear),
+    so tolerances mean the same for any image scale. The tests require agreement with
+    ``scipy.sparse.linalg.spsolve`` to 1e-8 for float64 images and to 1e-5 for float32 ones
+    (seen on 1,000 morpho images at 50 % removal: 3e-7, the float32 rounding of the values).
+    Iterations grow with the size of contiguous removed regions: on 32×32 planes, 10 (float32)
+    or 14 (float64) for half the pixels removed at random, 29 / 37 for 90 %, 44 / 53 for a
+    removed half image.
 
-    Why not one block-diagonal scipy.sparse system: on this project's shared 2-core machine,
-    for 1,000 32×32 planes with half the pixels removed at random, one SuperLU solve of the
-    block-diagonal system took 1.2–2.6 s (by column ordering) and a banded Cholesky (LAPACK
-    ``pbsv``) of the whole batch 0.8 s, against 1.1–1.5 s for ``spsolve`` image by image
-    (2.6–3.0 s with building the systems); this solver takes about 0.5 s, 3–6 times faster
-    (``benchmarks/bench_road.py``) but short of the 20 times hoped for: a CG iteration is
-    about ten passes over the batch, and a pass costs about 1 ns per value there. The number
-    of iterations grows with the size of contiguous removed regions (random masks: about 30
-    in all; a removed half image: about 100); in exact arithmetic CG ends within as many
-    iterations as there are removed pixels.
+    Speed (``benchmarks/bench_road.py``, 1,000 32×32 morpho planes, half the pixels removed at
+    random, one thread on this project's shared 2-core machine): 0.07–0.14 s, 21–32 times the
+    per-image loop that builds each sparse system and calls ``scipy.sparse.linalg.spsolve``
+    (the README has the measured figures). One block-diagonal scipy.sparse system for the batch,
+    assembled without a per-image loop and factorised once by SuperLU, is at best 2.1 times
+    that loop (``--superlu``: 1.7 s with the ``NATURAL`` column ordering, 2.4–3.5 s with
+    COLAMD or MMD, against 3.5 s for the loop in the same run).
 
     Args:
         x: float N×C×H×W images, finite (ROAD imputes before any normalisation transform).
@@ -194,17 +195,18 @@ def noisy_linear_imputation(
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"`generator` must be a torch.Generator or None, got {describe(generator)}")
     n, channels, height, width = images.shape
-    planes_mask = removed.expand(n, channels, height, width).reshape(n * channels, height, width)
-    empty = planes_mask.flatten(1).all(dim=1)
-    if height * width and bool(empty.any()):
-        bad = sorted({int(i) // channels for i in torch.nonzero(empty).flatten()})
+    # removed pixels per image and mask channel (a sum is much faster than bool any/all on a CPU)
+    counts = removed.flatten(2).sum(dim=2)
+    if height * width and bool((counts == height * width).any()):
+        bad = sorted({int(i) for i in torch.nonzero(counts == height * width)[:, 0]})
         raise ValueError(
             f"`mask` removes every pixel of image(s) {bad[:10]}{' …' if len(bad) > 10 else ''}: "
             "linear imputation needs at least one kept pixel per image and channel"
         )
-    values = images.reshape(n * channels, height, width).to(torch.float64)
-    solved = _solve_planes(values, planes_mask)
-    result = torch.where(planes_mask, solved.to(images.dtype), images.reshape(n * channels, height, width))
+    if not bool(counts.any()):
+        return images.clone()
+    planes_mask = removed.expand(n, channels, height, width).reshape(n * channels, height, width)
+    result = _impute_planes(images.reshape(n * channels, height, width), planes_mask)
     result = result.reshape(n, channels, height, width)
     if std > 0:
         noise = torch.randn(result.shape, generator=generator, dtype=result.dtype, device=result.device)
@@ -239,152 +241,143 @@ def _row_sums(length: int) -> Tensor:
     return t
 
 
-def _solve_planes(values: Tensor, removed: Tensor) -> Tensor:
-    """The noiseless imputation of B planes (float64 B×H×W): removed pixels solved, others kept."""
+def _impute_planes(values: Tensor, removed: Tensor) -> Tensor:
+    """B planes (B×H×W, some pixel removed, none fully) with their removed pixels replaced by
+    the noiseless imputation."""
     planes, height, width = values.shape
-    out = values.clone()
-    if planes == 0 or height * width == 0 or not bool(removed.any()):
-        return out
-    # the system is linear: solve for kept values scaled to at most 1 in magnitude per plane, so
-    # that tolerances neither underflow (tiny images) nor squares overflow (huge ones)
-    scale = torch.where(removed, 0.0, values.abs()).amax(dim=(1, 2), keepdim=True)
-    scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+    single = values.dtype != torch.float64 and height * width <= _FLOAT32_MAX_PIXELS
+    dtype = torch.float32 if single else torch.float64
+    out = torch.empty_like(values)
     step = max(1, _CHUNK_PIXELS // (height * width))
     for start in range(0, planes, step):
         chunk = slice(start, start + step)
-        if bool(removed[chunk].any()):
-            solution = _solve_chunk(values[chunk] / scale[chunk], removed[chunk]) * scale[chunk]
-            out[chunk] = torch.where(removed[chunk], solution, out[chunk])
+        grid = _Grid(removed[chunk], dtype)
+        # kept values, 0 at removed pixels (x − x·1 is exactly 0; the bool ops are slower)
+        flat = grid.flat(values[chunk])
+        kept = flat.addcmul_(flat, grid.unknown, value=-1)
+        # the system is linear: solve for kept values scaled to at most 1 in magnitude per plane,
+        # so that tolerances neither underflow (tiny images) nor squares overflow (huge ones)
+        # (amax and amin along a dimension are each ~10 times faster than aminmax on a CPU)
+        scale = torch.maximum(kept.amax(dim=1, keepdim=True), kept.amin(dim=1, keepdim=True).neg_())
+        scale = torch.where(scale > 0, scale, 1.0)
+        y = grid.conjugate_gradients(grid.right_hand_side(kept, scale), _RTOL[dtype])
+        # y is exactly 0 at kept pixels: adding it leaves them untouched
+        out[chunk] = torch.addcmul(kept, y, scale).view(-1, height + 1, width + 1)[:, :height, :width]
     return out
-
-
-def _solve_chunk(values: Tensor, removed: Tensor) -> Tensor:
-    """Mixed-precision iterative refinement: float32 conjugate gradients find corrections, float64
-    residuals (b − M·y, computed exactly from the float64 iterate) decide when to stop. Planes
-    whose float32 corrections stop gaining a factor 10 per round are finished in float64."""
-    exact = _Grid(removed, torch.float64)
-    rhs = exact.right_hand_side(values)
-    target = (_RTOL**2) * exact.norm2(rhs)
-    y = torch.zeros_like(rhs)
-    residual, norm2 = rhs, exact.norm2(rhs)
-    fast = _Grid(removed, torch.float32) if _MIXED_PRECISION else None
-    for _ in range(_MAX_ROUNDS if fast is not None else 0):
-        if bool((norm2 <= target).all()):
-            break
-        low = residual.to(torch.float32)
-        # ask each round for at most what is still missing, with a factor 10 to spare
-        reduction = (1e-2 * target / norm2.clamp_min(1e-300)).clamp_min(_INNER_RTOL**2)
-        correction, _ = fast.conjugate_gradients(low, reduction.to(torch.float32) * fast.norm2(low), strict=False)
-        y.add_(correction.to(torch.float64))
-        residual = exact.residual(rhs, y)
-        previous, norm2 = norm2, exact.norm2(residual)
-        if not bool(((norm2 <= target) | (norm2 <= 1e-2 * previous)).all()):
-            break
-    if not bool((norm2 <= target).all()):
-        correction, _ = exact.conjugate_gradients(residual, target, strict=True)
-        y.add_(correction)
-        residual = exact.residual(rhs, y)
-        if not bool((exact.norm2(residual) <= 1e4 * target + 1e-280).all()):
-            raise RuntimeError("linear imputation: conjugate gradients lost accuracy (true residual too large)")
-    return exact.unflat(y)
 
 
 class _Grid:
     """12·M for a chunk of B planes (removed pixels B×H×W), in a flat layout that makes the
     stencil cheap, with the work buffers of conjugate gradients in one dtype.
 
-    Each plane is stored row after row with one zero *separator* column after every row
-    (row length S = W + 1, flat length L = H·S), so neighbours are flat offsets ±1 (columns)
-    and ±S (rows), every shifted add is a unit-stride slice of the whole chunk, and the
-    separator (kept at zero in every search direction) stands in for the missing neighbours
-    beyond the left and right edges; zero padding at both ends of each flat plane stands in
-    for those above the first and below the last row.
+    Each plane is stored row after row with one zero *separator* column after every row and
+    one zero separator row after the last (row length S = W + 1, plane length L = (H + 1)·S),
+    and the planes one after another, so neighbours are flat offsets ±1 (columns) and ±S
+    (rows), every shifted add is one contiguous slice of the whole chunk, and the separators
+    (kept at zero in every vector the stencil is applied to) stand in for the missing
+    neighbours beyond the edges; S + 1 zeros before and after the chunk do so for the first
+    and the last plane.
     """
 
     def __init__(self, removed: Tensor, dtype: torch.dtype) -> None:
         batch, height, width = removed.shape
         self.batch, self.height, self.width, self.dtype = batch, height, width, dtype
         self.stride = width + 1
-        self.length = height * self.stride
+        self.length = (height + 1) * self.stride
+        size, margin = batch * self.length, self.stride + 1
         like = dict(dtype=dtype, device=removed.device)
         tt = torch.outer(_row_sums(height), _row_sums(width)).to(**like)
-        self.tt = self.flat(tt.unsqueeze(0))[0]
-        self.unknown = self.flat(removed.to(dtype))
+        self.tt = self.flat(tt.unsqueeze(0))
+        self.unknown = self.flat(removed)
         # 12·s = t_row·t_col − 4, the diagonal (> 0 unless the plane is a single pixel)
-        self.inverse_diagonal = self.unknown / (self.tt - 4).clamp_min(1)
+        self.inverse_diagonal = self.unknown * (self.tt - 4).clamp_min(1).reciprocal()
         self.tiny = torch.finfo(dtype).tiny
-        # work buffers: p with one zero either side, u with S zeros either side
-        self._padded_p = torch.zeros(batch, self.length + 2, **like)
-        self._padded_u = torch.zeros(batch, self.length + 2 * self.stride, **like)
-        self._pairs = torch.empty(batch, self.length + 1, **like)
-        self._row_pairs = torch.empty(batch, self.length + self.stride, **like)
+        # work buffers: the stencil reads vectors from between the margins of a padded buffer,
+        # one for search directions and one for the preconditioner
+        self._padded = [torch.zeros(size + 2 * margin, **like) for _ in range(2)]
+        self.direction, self._scaled = (
+            padded[margin : margin + size].view(batch, self.length) for padded in self._padded
+        )
+        self._pairs = torch.empty(size + 2 * margin - 1, **like)
+        self._triples = torch.empty(size + 2 * self.stride, **like)
+        self._rows = self._pairs[: size + self.stride]  # the pairs are used up when the rows are made
+        self._terms = self._pairs[:size].view(batch, self.length)  # products of a dot, between stencils
         self._product = torch.empty(batch, self.length, **like)
+        self._preconditioned = torch.empty(batch, self.length, **like)
 
     def flat(self, planes: Tensor) -> Tensor:
-        """B×H×W → B×L with a zero separator column after each row."""
-        return torch.nn.functional.pad(planes, (0, 1)).reshape(planes.shape[0], self.length)
+        """b×H×W → b×L (this grid's dtype) with zero separators."""
+        out = torch.zeros(planes.shape[0], self.height + 1, self.stride, dtype=self.dtype, device=planes.device)
+        out[:, : self.height, : self.width] = planes
+        return out.view(planes.shape[0], self.length)
 
     def unflat(self, flat: Tensor) -> Tensor:
-        return flat.reshape(self.batch, self.height, self.stride)[:, :, : self.width]
+        return flat.view(self.batch, self.height + 1, self.stride)[:, : self.height, : self.width]
 
-    def _stencil(self, p: Tensor) -> Tensor:
-        """(T⊗T)·p into the product buffer (meaningful off the separator columns)."""
-        padded, pairs, row_pairs, stride = self._padded_p, self._pairs, self._row_pairs, self.stride
-        if p.data_ptr() != padded[:, 1:-1].data_ptr():
-            padded[:, 1:-1].copy_(p)
-        torch.add(padded[:, :-1], padded[:, 1:], out=pairs)  # p[j−1] + p[j]
-        torch.add(pairs[:, :-1], pairs[:, 1:], out=self._padded_u[:, stride:-stride])  # p[j−1] + 2p[j] + p[j+1]
-        torch.add(self._padded_u[:, :-stride], self._padded_u[:, stride:], out=row_pairs)
-        return torch.add(row_pairs[:, :-stride], row_pairs[:, stride:], out=self._product)
+    def _stencil(self, which: int) -> Tensor:
+        """(T⊗T)·v into the product buffer for v the vector in padded buffer ``which``
+        (meaningful off the separators)."""
+        padded, stride = self._padded[which], self.stride
+        torch.add(padded[:-1], padded[1:], out=self._pairs)  # v[j] + v[j+1]
+        torch.add(self._pairs[:-1], self._pairs[1:], out=self._triples)  # v[j] + 2v[j+1] + v[j+2]
+        torch.add(self._triples[:-stride], self._triples[stride:], out=self._rows)
+        torch.add(self._rows[:-stride], self._rows[stride:], out=self._product.view(-1))
+        return self._product
 
-    def negative_matvec(self, p: Tensor) -> Tensor:
-        """−12·M·p at removed pixels (for p zero elsewhere); arbitrary at kept ones."""
-        return self._stencil(p).addcmul_(self.tt, p, value=-1)
+    def right_hand_side(self, kept: Tensor, scale: Tensor) -> Tensor:
+        """12·b = (T⊗T)(kept values / scale) at removed pixels, 0 elsewhere, for kept values in
+        this layout (0 at removed pixels, so the centre term is 0) and a scale per plane."""
+        torch.div(kept, scale, out=self.direction)
+        return self._stencil(0).mul(self.unknown)
 
-    def right_hand_side(self, values: Tensor) -> Tensor:
-        """12·b = (T⊗T)(kept values) at removed pixels (the centre term is 0 there)."""
-        kept = self.flat(values.to(self.dtype) * (self.unflat(self.unknown) == 0))
-        return self._stencil(kept) * self.unknown
+    def negative_matvec(self) -> Tensor:
+        """−12·M·p for the search direction p (zero off the removed pixels), at removed pixels;
+        arbitrary elsewhere."""
+        return self._stencil(0).addcmul_(self.tt, self.direction, value=-1)
 
-    def residual(self, rhs: Tensor, y: Tensor) -> Tensor:
-        """12·(b − M·y) at removed pixels, zero elsewhere."""
-        return (rhs + self.negative_matvec(y)) * self.unknown
+    def precondition(self, r: Tensor) -> Tensor:
+        """z = (D⁻¹ + D⁻¹·W·D⁻¹)·r with 12·M = D − W (D the diagonal): the first two terms of the
+        Neumann series of (12·M)⁻¹ = (I − D⁻¹W)⁻¹·D⁻¹. D⁻¹W is non-negative with row sums at
+        most 1 and below 1 where a kept pixel is adjacent, so its eigenvalues lie in (−1, 1)
+        for every plane that keeps a pixel, and this z is symmetric positive definite in r.
+        It halves the iterations of Jacobi (z = D⁻¹r) for four more passes each."""
+        u = torch.mul(r, self.inverse_diagonal, out=self._scaled)
+        wu = self._stencil(1).add_(u, alpha=-4)  # W·u = (T⊗T)·u − 4u at removed pixels
+        return torch.addcmul(u, self.inverse_diagonal, wu, out=self._preconditioned)
 
-    def norm2(self, r: Tensor) -> Tensor:
-        """Per-plane squared norm weighted by the inverse diagonal (the preconditioned norm)."""
-        return torch.linalg.vecdot(r, r * self.inverse_diagonal)
+    def _dot(self, a: Tensor, b: Tensor) -> Tensor:
+        """Per-plane a·b, B×1."""
+        return torch.mul(a, b, out=self._terms).sum(dim=1, keepdim=True)
 
-    def conjugate_gradients(self, rhs: Tensor, threshold: Tensor, *, strict: bool) -> tuple[Tensor, bool]:
-        """Jacobi-preconditioned CG for 12·M·y = rhs, all planes together, until every plane's
-        preconditioned squared residual is ≤ ``threshold``; ``strict`` raises when the
-        iteration limit comes first, otherwise the iterate is returned with ``False``."""
+    def conjugate_gradients(self, rhs: Tensor, rtol: float) -> Tensor:
+        """Preconditioned CG (:meth:`precondition`) for 12·M·y = rhs, all planes together,
+        until every plane's preconditioned residual r·z is at most ``rtol``² of its start.
+        ``rhs`` is overwritten (it becomes the residual)."""
         y = torch.zeros_like(rhs)
-        r = rhs.clone()
-        z = r * self.inverse_diagonal
-        p = self._padded_p[:, 1:-1]  # search directions live in the padded buffer
+        r = rhs
+        z = self.precondition(r)
+        p = self.direction  # search directions live in a padded buffer
         p.copy_(z)
-        rz = torch.linalg.vecdot(r, z)
-        zero = torch.zeros((), dtype=self.dtype, device=rhs.device)
+        rz = self._dot(r, z)
+        threshold = (rtol**2) * rz
         limit = 4 * self.height * self.width + 100
         for _ in range(limit):
             if bool((rz <= threshold).all()):
-                return y, True
-            q = self.negative_matvec(p)
-            pq = -torch.linalg.vecdot(p, q)
-            alpha = torch.where(pq > 0, rz / pq.clamp_min(self.tiny), zero).unsqueeze(1)
-            y.addcmul_(alpha, p)
-            r.addcmul_(alpha, q)
-            torch.mul(r, self.inverse_diagonal, out=z)
-            rz_new = torch.linalg.vecdot(r, z)
-            beta = torch.where(rz > 0, rz_new / rz.clamp_min(self.tiny), zero).unsqueeze(1)
-            torch.addcmul(z, beta, p, out=p)  # p = z + β·p
+                return y
+            q = self.negative_matvec()
+            # −α = r·z / p·q with q = −12·M·p; p·M·p > 0 unless p = 0, and then r·z = 0 too: the
+            # clamps only turn 0/0 into 0
+            minus_alpha = rz / self._dot(p, q).clamp_max_(-self.tiny)
+            y.addcmul_(minus_alpha, p, value=-1)
+            r.addcmul_(minus_alpha, q, value=-1)
+            z = self.precondition(r)
+            rz_new = self._dot(r, z)
+            torch.addcmul(z, rz_new / rz.clamp_min(self.tiny), p, out=p)  # p = z + β·p
             rz = rz_new
         if bool((rz <= threshold).all()):
-            return y, True
-        if strict:
-            worst = float((rz / threshold.clamp_min(self.tiny)).sqrt().max())
-            raise RuntimeError(
-                f"linear imputation did not converge in {limit} conjugate-gradient iterations "
-                f"(worst residual {worst:.3g} times the tolerance)"
-            )
-        return y, False
+            return y
+        worst = float((rz / threshold.clamp_min(self.tiny)).sqrt().max())
+        raise RuntimeError(
+            f"linear imputation did not converge in {limit} conjugate-gradient iterations "
+            f"(worst residual {worst:.3g} times the tolerance)"
+        )
