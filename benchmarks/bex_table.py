@@ -18,6 +18,9 @@ import sys
 import time
 from pathlib import Path
 
+from cfcheck.metrics.cards import get_card
+from cfcheck.metrics.stats import verdict
+
 REPO = Path(__file__).resolve().parents[1]
 EXPLAINERS = {  # fixture -> the paper's name
     "informed_search": "IS (oracle)",
@@ -72,7 +75,8 @@ def run_explainer(fixture: str, profile: str, out: Path, rerun: bool) -> tuple[P
 
 def scenario_means(scorecard: Path) -> dict[str, dict[str, float]]:
     """Per scenario, the mean of each metric over the scorecard's seeds (weighted by n), and the
-    verdict(s) of S# against its bar."""
+    verdict(s) of S# against the bar its card holds now (from the recorded value and interval,
+    so a scorecard made before a bar changed is judged as a new run would judge it)."""
     scores = json.loads(scorecard.read_text())["scores"]
     table: dict[str, dict[str, float]] = {}
     for key, metric in METRICS.items():
@@ -80,8 +84,9 @@ def scenario_means(scorecard: Path) -> dict[str, dict[str, float]]:
             rows = [s for s in scores if s["metric"] == metric and s["task"].startswith(f"{scenario}/")]
             total = sum(s["n"] for s in rows)
             table.setdefault(scenario, {})[key] = sum(s["value"] * s["n"] for s in rows) / total
-            if key == "s_sharp":
-                verdicts = sorted({str(s["verdict"]) for s in rows})
+            if key == "s_sharp":  # judged against the card's current bar, from the recorded interval
+                bar = get_card(metric).bar
+                verdicts = sorted({verdict(s["value"], s["ci_low"], s["ci_high"], bar.bound, bar.kind) for s in rows})
                 table[scenario]["verdict"] = "/".join(verdicts)  # type: ignore[assignment]
     return table
 

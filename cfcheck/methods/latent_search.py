@@ -19,7 +19,7 @@ models' parameters are never modified.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import nn
@@ -46,6 +46,7 @@ class SearchState:
         logits: N×K×2 the latent classifier's logits on z_cf.
         source, target: N predicted and target classes.
         generator: the domain's g(z) (for objectives measured on images).
+        cache: shared by the steps of one call (g(z) of the inputs, computed once).
     """
 
     z: torch.Tensor
@@ -54,6 +55,7 @@ class SearchState:
     source: torch.Tensor
     target: torch.Tensor
     generator: nn.Module
+    cache: dict = field(default_factory=dict)  # per call: what does not change between steps
 
     def probability(self, which: torch.Tensor) -> torch.Tensor:
         """N×K softmax probability of class ``which`` (N)."""
@@ -74,8 +76,10 @@ class SearchState:
     def image_distance(self) -> torch.Tensor:
         """N×K mean absolute pixel change |g(z′) − g(z)| (the generator runs on every step)."""
         n, k, d = self.z_cf.shape
-        with torch.no_grad():
-            original = self.generator(self.z).flatten(1)
+        if "images" not in self.cache:
+            with torch.no_grad():
+                self.cache["images"] = self.generator(self.z).flatten(1)
+        original = self.cache["images"]
         generated = self.generator(self.z_cf.reshape(n * k, d)).reshape(n, k, -1)
         return (generated - original[:, None]).abs().mean(-1)
 
@@ -130,10 +134,11 @@ class LatentGradientSearch(ABC):
         optimiser = torch.optim.Adam([current], lr=self.lr)
         done = torch.zeros(n, self.k, dtype=torch.bool, device=z.device)
         result = start.clone()
+        cache: dict = {}
         for _ in range(self.max_iterations):
             z_cf = current if keep is None else z[:, None, :] + (current - z[:, None, :]) * keep
             logits = latent_classifier(z_cf.reshape(n * self.k, d)).reshape(n, self.k, -1)
-            state = SearchState(z, z_cf, logits, source, 1 - source, generator)
+            state = SearchState(z, z_cf, logits, source, 1 - source, generator, cache)
             if self.stop_probability is not None:
                 reached = state.probability(state.target).detach() > self.stop_probability
                 if self.stop_when_all:

@@ -54,15 +54,16 @@ SYNBOLS_CARDS = (
                "§3.4's text says, not Algorithm 1's 'complementary to any member', which admits a repeated "
                "complement. Both alternatives are available (cosine='summed', admission='algorithm1'). "
                "Per input; averaged over inputs, 95% percentile bootstrap CI."),
-        bar=Bar(1.0, "min"),
-        rationale=("Bex et al.'s criterion for a useful explainer is more than one non-redundant successful "
+        bar=Bar(1.1, "min"),
+        rationale=("Bex et al.'s criterion for a useful explainer is *more than one* non-redundant successful "
                    "explanation per input (§4.2: explainers 'fail to consistently find more than one altering "
-                   "attribute'); a mean of 1 is what one good explanation per input reaches. Calibrated on the quick "
-                   "profile (`python benchmarks/bex_table.py`, 32 inputs × 4 scenarios, K = 10): the negative "
-                   "controls reach identity 0, noise 0.41–0.69 and the repeater (one flipping move repeated with "
-                   "noise, which games DPP diversity) 0.59–0.75, at most 1 by construction; the informed-search "
-                   "oracle 1.78–4.22. Judged on the 95% interval: a method whose interval straddles 1 is "
-                   "inconclusive."),
+                   "attribute'). A method that returns one successful explanation per input, or repeats it K times "
+                   "with noise (Bex et al.'s diversity gaming) even when it always succeeds, reaches exactly 1, so "
+                   "the bar is above 1: 1.1, a second non-redundant explanation for one input in ten on average. "
+                   "Calibrated on the quick profile (`python benchmarks/bex_table.py`, 32 inputs × 4 scenarios, "
+                   "K = 10): the negative controls reach identity 0, noise 0.41–0.69 and the repeater 0.59–0.75 "
+                   "(at most 1 by construction); the informed-search oracle 1.78–4.22. Judged on the 95% "
+                   "interval: a method whose interval straddles 1.1 is inconclusive."),
     ),
 )
 

@@ -1,0 +1,114 @@
+"""Bex et al.'s findings about the seven latent explainers, as measured on the glyphs scenarios.
+
+Every explainer (and the latent kind's negative controls) runs through the latent kind's engine
+on the four scenarios' bundled classifiers, with the quick profile's inputs (32 per scenario,
+drawn near the confidence levels, seed 0) and K = 10, so the numbers are those of README's table
+(``python benchmarks/bex_table.py``). What reproduces is asserted as the paper states it; what
+does not is asserted as measured, and README ("The glyphs domain") says which is which. With 16
+inputs per scenario the oracle's lead over xGEM and Latent-CF in fonts6-corr95 already vanishes
+(1.31 against 1.62 and 1.56): the orderings below are not robust to much smaller samples.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from cfcheck.domains import get_domain
+from cfcheck.kinds.latent.section import LatentSection
+from cfcheck.kinds.latent.spec import SPEC
+from cfcheck.methods.growing_spheres import GrowingSpheres
+from cfcheck.methods.informed_search import InformedSearch
+from cfcheck.methods.latent_cf import LatentCF
+from cfcheck.methods.latent_controls import LatentIdentity, LatentNoise, LatentRepeater
+from cfcheck.methods.latent_gradient_explainers import XGEM, DiCE, DiVE
+from cfcheck.methods.stylex_attfind import StylExAttFind
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("synbols-findings")]
+
+N_INPUTS = 32  # the quick profile's
+EXPLAINERS = {"IS": InformedSearch, "DiCE": DiCE, "DiVE": DiVE, "GS": GrowingSpheres, "StylEx": StylExAttFind,
+              "Latent-CF": LatentCF, "xGEM": XGEM}
+CONTROLS = {"identity": LatentIdentity, "noise": LatentNoise, "repeater": LatentRepeater}
+GRADIENT_BASED = ("DiCE", "DiVE", "Latent-CF", "xGEM")
+
+
+class _Run:
+    """The part of a cfcheck run the latent engine reads: one seed, the glyphs domain, a memo."""
+
+    def __init__(self) -> None:
+        section = LatentSection(n_inputs=N_INPUTS)
+        self.device = torch.device("cpu")
+        self.seed, self.seeds = 0, (0,)
+        self.profile = SimpleNamespace(section=lambda kind: section, batch_size=64, timeout=None)
+        self._memo: dict = {}
+        self._domain = get_domain("glyphs")
+
+    def domain(self, name: str):
+        return self._domain
+
+    def memo(self, key, factory):
+        if key not in self._memo:
+            self._memo[key] = factory()
+        return self._memo[key]
+
+
+@pytest.fixture(scope="module")
+def table(single_torch_thread) -> dict[str, dict[str, dict[str, float]]]:
+    """method -> scenario -> mean S# and trivial rate."""
+    run = _Run()
+    measured: dict[str, dict[str, dict[str, float]]] = {}
+    for task in SPEC.tasks(run, "glyphs", "explained"):
+        inputs = SPEC.inputs(run, task)
+        for name, factory in {**EXPLAINERS, **CONTROLS}.items():
+            output = SPEC.generate(run, task, factory(), inputs, None)
+            scores = SPEC.result(run, task, inputs, output, 0.0).scores
+            measured.setdefault(name, {})[task.variant] = {
+                "s_sharp": float(scores.s_sharp.double().mean()), "trivial": float(scores.rates["trivial"].mean())}
+    return measured
+
+
+def _s_sharp(table, name):
+    return {scenario: row["s_sharp"] for scenario, row in table[name].items()}
+
+
+def test_informed_search_beats_every_explainer_but_stylex_in_every_scenario(table):
+    """Reproduces for five of the six: the oracle's S# is above DiCE's, DiVE's, GS's, Latent-CF's and
+    xGEM's in all four scenarios."""
+    oracle = _s_sharp(table, "IS")
+    for name in ("DiCE", "DiVE", "GS", "Latent-CF", "xGEM"):
+        for scenario, value in _s_sharp(table, name).items():
+            assert oracle[scenario] > value, (name, scenario, oracle[scenario], value)
+
+
+def test_stylex_outscores_the_oracle_here_unlike_the_paper(table):
+    """Does not reproduce: Bex et al. find StylEx near 1. Here AttFind's K single-coordinate shifts of
+    an axis-aligned latent space are orthogonal by construction, so each one that flips counts, and
+    StylEx's S# is above 2 in every scenario, above the oracle's in most (quick profile: 3 of 4)."""
+    stylex, oracle = _s_sharp(table, "StylEx"), _s_sharp(table, "IS")
+    assert min(stylex.values()) > 2.0
+    assert sum(stylex[s] > oracle[s] for s in stylex) >= 2
+
+
+def test_gradient_explainers_score_near_one(table):
+    """Reproduces for DiCE and DiVE (mean S# over the scenarios within 0.35 of 1, as the paper's
+    0.81–1.19); xGEM and Latent-CF score higher here (their K random starts give more than one
+    direction), so Latent-CF is not the lowest, unlike the paper's Table 2."""
+    mean = {name: sum(_s_sharp(table, name).values()) / 4 for name in (*GRADIENT_BASED, "GS")}
+    for name in ("DiCE", "DiVE"):
+        assert abs(mean[name] - 1.0) <= 0.35, (name, mean[name])
+    assert mean["Latent-CF"] > mean["GS"] and mean["Latent-CF"] > mean["DiVE"], mean
+
+
+def test_the_oracle_is_never_trivial_and_the_bar_separates_it_from_the_controls(table):
+    """IS never touches the character, so none of its counterfactuals is trivial (the paper's 0%);
+    every control's mean S# is below 1 and the oracle's above the bar (1.1), in every scenario."""
+    from cfcheck.metrics.cards import get_card
+
+    bar = get_card("synbols_s_sharp").bar
+    assert all(row["trivial"] == 0.0 for row in table["IS"].values())
+    for name in CONTROLS:
+        assert all(value < 1.0 for value in _s_sharp(table, name).values()), name
+    assert all(value > bar.bound for value in _s_sharp(table, "IS").values())
