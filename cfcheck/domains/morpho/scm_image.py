@@ -1,4 +1,5 @@
-"""The morpho SCM's learned image mechanism: a conditional VAE given thickness, intensity, digit.
+"""The morpho SCM's learned image mechanisms given thickness, intensity, digit: a conditional VAE (``cvae``)
+and a conditional hierarchical VAE (``chvae``); the conditional GAN's is in :mod:`.scm_gan`.
 
 Trained on the train split (the data of the methods' models), conditioned on the observed
 parents (standardised thickness and intensity, one-hot digit; :func:`parent_condition`).
@@ -28,11 +29,11 @@ from typing import Any
 import torch
 
 from cfcheck.models.generative import GenerativeTrainConfig
-from cfcheck.models.generative.vae import ConditionalVAE, ConditionalVAERecipe
+from cfcheck.models.generative.vae import ConditionalVAERecipe
 
 from .scm_mechanisms import parent_condition
 
-__all__ = ["CVAE", "cvae_quality"]
+__all__ = ["CVAE", "HVAE", "cvae_quality"]
 
 CVAE_ARCH = {"condition_features": 12, "latent_dim": 16, "channels": 1, "standardised_columns": 2, "sigma_min": 0.01}
 #: 12 epochs of the 30k train split at 128 per step (2,808 steps; ~0.35 s/step alone on one CPU thread)
@@ -48,7 +49,7 @@ def _columns(data: Any) -> tuple[torch.Tensor, torch.Tensor]:
     return data.images, parent_condition(parents)
 
 
-def cvae_quality(vae: ConditionalVAE, config: GenerativeTrainConfig, *, n: int | None = None,
+def cvae_quality(vae: Any, config: GenerativeTrainConfig, *, n: int | None = None,
                  abduct_pixel_noise: bool = True) -> dict[str, float]:
     """The quality values of the module docstring on ``n`` test images (default 1,000; 32 for a smoke
     configuration), for counterfactuals with or without the abducted pixel noise."""
@@ -106,4 +107,30 @@ CVAE = ConditionalVAERecipe(
            "which only re-measured the quality."),
 )
 
-IMAGE_RECIPES = {CVAE.name: CVAE}
+#: Melistas et al.'s HVAE, scaled down (see the card): 3 latent levels (16-d at 1×1, 8×4×4, 4×8×8), 32-wide maps
+HVAE_ARCH = {"condition_features": 12, "top_dim": 16, "mid_channels": 8, "low_channels": 4, "width": 32,
+             "channels": 1, "standardised_columns": 2, "sigma_min": 0.01}
+HVAE_CONFIG = GenerativeTrainConfig(seed=62, split="train", n=None, epochs=6, batch_size=128, lr=1e-3,
+                                    options={"checkpoint_every": 200})
+HVAE_SMOKE = GenerativeTrainConfig(seed=62, split="train", n=128, epochs=1, batch_size=64, lr=1e-3,
+                                   options={"checkpoint_every": 1000})
+
+HVAE = ConditionalVAERecipe(
+    name="chvae", arch_kwargs=HVAE_ARCH, config=HVAE_CONFIG, smoke=HVAE_SMOKE, quality_bar=CVAE.quality_bar,
+    architecture="conditional_hvae",
+    interface=("encode(x, c) -> posterior means and log-variances of the three latent levels z1 (vector), z2 (4×4), "
+               "z3 (8×8), taken top-down; decode(z1:3, c) -> per-pixel Gaussian mean (in [0, 1]) and standard "
+               "deviation, the parents entering at every level; counterfactual(x, c, c*) abducts z1:3 and the pixel "
+               "noise under c and decodes under c*. c: the parents as the domain encodes them."),
+    purpose="Image mechanism of the bundled SCM HVAE generator (conditional hierarchical VAE of de Sousa Ribeiro "
+            "et al. as Melistas et al. benchmark it, scaled down): q(z1:3 | x, parents), p(x | z1:3, parents).",
+    columns=_columns, measure_quality=cvae_quality,
+    notes=("Scaled down from Melistas et al.'s MorphoMNIST HVAE (20 latents over resolutions 1, 4, 8, 16, 32; "
+           "widths 256-16; ~1M steps): three latent levels at resolutions 1, 4 and 8 (16, 8×4×4 and 4×8×8 "
+           "dimensions), 32-channel feature maps, the parents projected in at every top-down level (eq. 2), priors "
+           "p(z2 | z1), p(z3 | z1, z2) on a parent-free stream; 6 epochs of the train split. Optimiser, warm-up, "
+           "gradient clipping and skipping, beta = 1 as theirs.",
+           *CVAE.notes[:5]),
+)
+
+IMAGE_RECIPES = {CVAE.name: CVAE, HVAE.name: HVAE}

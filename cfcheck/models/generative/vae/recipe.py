@@ -13,9 +13,9 @@ from typing import Any
 
 import torch
 
+from ...builders import architecture, build_model
 from ..base import GenerativeTrainConfig, GenerativeTrainResult, RecipeFields
 from ..diffusion.recipe import training_checkpoint
-from .network import ConditionalVAE
 from .training import train_cvae
 
 __all__ = ["ConditionalVAERecipe"]
@@ -23,11 +23,12 @@ __all__ = ["ConditionalVAERecipe"]
 
 @dataclass(frozen=True, kw_only=True)
 class ConditionalVAERecipe(RecipeFields):
-    """A conditional VAE image mechanism (implements :class:`~cfcheck.models.generative.GenerativeRecipe`).
+    """A conditional VAE image mechanism (implements :class:`~cfcheck.models.generative.GenerativeRecipe`);
+    with ``architecture="conditional_hvae"`` (and its interface) the conditional hierarchical VAE.
 
     Attributes:
         name: model name within its domain.
-        arch_kwargs: keyword arguments of :class:`ConditionalVAE`.
+        arch_kwargs: keyword arguments of the architecture's network.
         config: the training configuration (``options``: see
             :data:`~cfcheck.models.generative.vae.training.VAE_OPTIONS`).
         smoke: the tiny configuration the tests train.
@@ -52,8 +53,9 @@ class ConditionalVAERecipe(RecipeFields):
             images, condition = images[:config.n], condition[:config.n]
         state, info = train_cvae(images, condition, self.arch_kwargs, seed=config.seed, epochs=config.epochs,
                                  batch_size=config.batch_size, lr=config.lr, options=config.options,
-                                 checkpoint=training_checkpoint(self.name, self.arch_kwargs, config))
-        vae = ConditionalVAE(**dict(self.arch_kwargs))
+                                 checkpoint=training_checkpoint(self.name, self.arch_kwargs, config),
+                                 network=architecture(self.architecture).factory)
+        vae = build_model(self.architecture, **dict(self.arch_kwargs))
         vae.load_state_dict(state)
         vae.eval()
         with torch.no_grad():
