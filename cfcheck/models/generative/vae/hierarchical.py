@@ -16,9 +16,9 @@ widths {256, …, 16}; this keeps the top three resolutions, one latent each, an
   encoder's features at 1×1, 4×4 and 8×8, each combined with the decoder's top-down state there
   (which carries the parents and the latents above).
 
-The counterfactual abducts every zᵢ as its posterior mean (top-down, under the observed parents) and
-the pixel noise ε = (x − μ)/σ, and decodes x* = μ(z, pa*) + σ(z, pa*)·ε (or μ(z, pa*) alone), as the
-conditional VAE does.
+The counterfactual (:class:`~.network.GaussianImageMechanism`) abducts every zᵢ as its posterior mean
+(top-down, under the observed parents) and the pixel noise ε = (x − μ)/σ, and decodes
+x* = μ(z, pa*) + σ(z, pa*)·ε (or μ(z, pa*) alone), as the conditional VAE does.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .network import ConditionedNetwork, gaussian_nll, predict_with_pixel_noise
+from .network import GaussianImageMechanism, gaussian_nll
 
 __all__ = ["ConditionalHVAE", "gaussian_kl"]
 
@@ -43,7 +43,7 @@ def _conv(cin: int, cout: int, k: int = 3) -> nn.Conv2d:
     return nn.Conv2d(cin, cout, k, 1, k // 2)
 
 
-class ConditionalHVAE(ConditionedNetwork):
+class ConditionalHVAE(GaussianImageMechanism):
     """q(z₁:₃ | x, c) and p(x | z₁:₃, c) for images of side 32 (module docstring).
 
     Args:
@@ -152,18 +152,3 @@ class ConditionalHVAE(ConditionedNetwork):
         nll = gaussian_nll(x, *self.decode(latents, condition))
         kl = sum(gaussian_kl(*q, *p) for q, p in zip(posteriors, priors))
         return nll + beta * kl, nll, kl
-
-    def reconstruct(self, x: torch.Tensor, condition: torch.Tensor) -> torch.Tensor:
-        """μ(z, c) at the posterior means (no pixel noise)."""
-        return self.decode(self.encode(x, condition)[0], condition)[0]
-
-    def counterfactual(self, x: torch.Tensor, condition: torch.Tensor, counterfactual_condition: torch.Tensor, *,
-                       abduct_pixel_noise: bool = True) -> torch.Tensor:
-        """x* under the counterfactual condition (module docstring), clamped to [0, 1]."""
-        latents = self.encode(x, condition)[0]
-        return predict_with_pixel_noise(x, self.decode(latents, condition),
-                                        self.decode(latents, counterfactual_condition), abduct_pixel_noise)
-
-    def forward(self, x: torch.Tensor, condition: torch.Tensor) -> torch.Tensor:
-        """The reconstruction μ(z, c) (what a registry-built module's call returns)."""
-        return self.reconstruct(x, condition)

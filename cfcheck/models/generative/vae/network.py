@@ -25,22 +25,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["ConditionalVAE", "ConditionedNetwork", "gaussian_nll", "predict_with_pixel_noise"]
+__all__ = ["ConditionalVAE", "ConditionedNetwork", "GaussianImageMechanism", "gaussian_nll"]
 
 
 def gaussian_nll(x: torch.Tensor, loc: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
     """Per-image negative log-likelihood (nats) of ``x`` under the per-pixel Gaussian (loc, scale)."""
     return (0.5 * ((x - loc) / scale) ** 2 + scale.log() + 0.5 * math.log(2 * math.pi)).flatten(1).sum(1)
-
-
-def predict_with_pixel_noise(x: torch.Tensor, factual: tuple[torch.Tensor, torch.Tensor],
-                             counterfactual: tuple[torch.Tensor, torch.Tensor], abduct_pixel_noise: bool) -> torch.Tensor:
-    """x* = μ* + σ*·(x − μ)/σ from the factual and counterfactual (μ, σ), or μ* alone; clamped to [0, 1]."""
-    loc_cf, scale_cf = counterfactual
-    if not abduct_pixel_noise:
-        return loc_cf.clamp(0.0, 1.0)
-    loc, scale = factual
-    return (loc_cf + scale_cf * (x - loc) / scale).clamp(0.0, 1.0)
 
 
 class ConditionedNetwork(nn.Module):
@@ -90,7 +80,31 @@ class ConditionedNetwork(nn.Module):
             raise ValueError(f"x must be N×{expected[0]}×32×32, got {tuple(x.shape)}")
 
 
-class ConditionalVAE(ConditionedNetwork):
+class GaussianImageMechanism(ConditionedNetwork):
+    """A conditional VAE's counterfactual, whatever its latents: ``encode(x, c)[0]`` gives the posterior
+    mean(s) and ``decode(z, c)`` the per-pixel Gaussian (μ, σ). The pixel noise ε = (x − μ(z, c)) / σ(z, c) is
+    abducted and x* = μ(z, c*) + σ(z, c*)·ε, or μ(z, c*) alone; clamped to [0, 1]."""
+
+    def reconstruct(self, x: torch.Tensor, condition: torch.Tensor) -> torch.Tensor:
+        """μ(z, c) at the posterior mean z (no pixel noise)."""
+        return self.decode(self.encode(x, condition)[0], condition)[0]
+
+    def counterfactual(self, x: torch.Tensor, condition: torch.Tensor, counterfactual_condition: torch.Tensor, *,
+                       abduct_pixel_noise: bool = True) -> torch.Tensor:
+        """x* under the counterfactual condition (class docstring), clamped to [0, 1]."""
+        z = self.encode(x, condition)[0]
+        loc_cf, scale_cf = self.decode(z, counterfactual_condition)
+        if not abduct_pixel_noise:
+            return loc_cf.clamp(0.0, 1.0)
+        loc, scale = self.decode(z, condition)
+        return (loc_cf + scale_cf * (x - loc) / scale).clamp(0.0, 1.0)
+
+    def forward(self, x: torch.Tensor, condition: torch.Tensor) -> torch.Tensor:
+        """The reconstruction μ(z, c) (what a registry-built module's call returns)."""
+        return self.reconstruct(x, condition)
+
+
+class ConditionalVAE(GaussianImageMechanism):
     """q(z | x, c) and p(x | z, c) for square single- or multi-channel images of side 32.
 
     Args:
@@ -151,18 +165,3 @@ class ConditionalVAE(ConditionedNetwork):
         nll = gaussian_nll(x, *self.decode(z, condition))
         kl = 0.5 * (mean ** 2 + log_var.exp() - 1.0 - log_var).sum(1)
         return nll + beta * kl, nll, kl
-
-    def reconstruct(self, x: torch.Tensor, condition: torch.Tensor) -> torch.Tensor:
-        """μ(z, c) at the posterior mean z (no pixel noise)."""
-        return self.decode(self.encode(x, condition)[0], condition)[0]
-
-    def counterfactual(self, x: torch.Tensor, condition: torch.Tensor, counterfactual_condition: torch.Tensor, *,
-                       abduct_pixel_noise: bool = True) -> torch.Tensor:
-        """x* under the counterfactual condition (module docstring), clamped to [0, 1]."""
-        z = self.encode(x, condition)[0]
-        return predict_with_pixel_noise(x, self.decode(z, condition), self.decode(z, counterfactual_condition),
-                                        abduct_pixel_noise)
-
-    def forward(self, x: torch.Tensor, condition: torch.Tensor) -> torch.Tensor:
-        """The reconstruction μ(z, c) (what a registry-built module's call returns)."""
-        return self.reconstruct(x, condition)

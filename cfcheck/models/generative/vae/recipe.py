@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -46,19 +46,26 @@ class ConditionalVAERecipe(RecipeFields):
                       "mean (in [0, 1]) and standard deviation; counterfactual(x, c, c*) abducts z and the pixel "
                       "noise under c and decodes under c*. c: the parents as the domain encodes them.")
 
+    #: the training values recorded with the measured quality
+    final_keys: ClassVar[tuple[str, ...]] = ("final_nll", "final_kl")
+
+    def fit(self, images: torch.Tensor, condition: torch.Tensor, config: GenerativeTrainConfig
+            ) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
+        """The training loop: (state dict, training values); resumes from its checkpoint."""
+        return train_cvae(images, condition, self.arch_kwargs, seed=config.seed, epochs=config.epochs,
+                          batch_size=config.batch_size, lr=config.lr, options=config.options,
+                          checkpoint=training_checkpoint(self.name, self.arch_kwargs, config),
+                          network=architecture(self.architecture).factory)
+
     def train(self, config: GenerativeTrainConfig, data: Any) -> GenerativeTrainResult:
-        """Trains on the (images, condition) of ``data``, resuming from its checkpoint."""
+        """Trains on the (images, condition) of ``data`` with :meth:`fit`, then measures the quality."""
         images, condition = self.columns(data)
         if config.n is not None:
             images, condition = images[:config.n], condition[:config.n]
-        state, info = train_cvae(images, condition, self.arch_kwargs, seed=config.seed, epochs=config.epochs,
-                                 batch_size=config.batch_size, lr=config.lr, options=config.options,
-                                 checkpoint=training_checkpoint(self.name, self.arch_kwargs, config),
-                                 network=architecture(self.architecture).factory)
-        vae = build_model(self.architecture, **dict(self.arch_kwargs))
-        vae.load_state_dict(state)
-        vae.eval()
+        state, info = self.fit(images, condition, config)
+        network = build_model(self.architecture, **dict(self.arch_kwargs))
+        network.load_state_dict(state)
+        network.eval()
         with torch.no_grad():
-            quality = {"final_nll": info["final_nll"], "final_kl": info["final_kl"],
-                       **self.measure_quality(vae, config)}
+            quality = {**{key: info[key] for key in self.final_keys}, **self.measure_quality(network, config)}
         return GenerativeTrainResult(state_dict=state, quality=quality, examples=int(images.shape[0]))
