@@ -204,3 +204,33 @@ def test_adapter_contract_and_null_intervention(which):
         with torch.no_grad():
             expected = image_mechanism.reconstruct(x, mechanisms.condition(parents))
         torch.testing.assert_close(null, expected, atol=1e-4, rtol=0)
+
+
+# -- counterfactual fine-tuning ------------------------------------------------------------------------
+def test_condition_loss_is_mse_on_the_continuous_columns_plus_cross_entropy_of_the_one_hot_block():
+    from cfcheck.models.generative.vae.counterfactual_training import condition_loss
+
+    predicted = torch.tensor([[0.5, -1.0, 2.0, 0.0, 0.0]])
+    target = torch.tensor([[1.0, -1.0, 0.0, 1.0, 0.0]])
+    expected = 0.5 * 0.25 + torch.nn.functional.cross_entropy(predicted[:, 2:], torch.tensor([1]))
+    torch.testing.assert_close(condition_loss(predicted, target, 2), expected)
+
+
+def test_counterfactual_finetuning_is_deterministic_and_moves_the_weights():
+    from cfcheck.models.generative.vae.counterfactual_training import counterfactual_finetune
+
+    g = torch.Generator().manual_seed(0)
+    images = torch.rand(64, 1, 32, 32, generator=g)
+    condition = torch.cat([torch.randn(64, 2, generator=g), torch.eye(10)[torch.arange(64) % 10]], 1)
+    states = []
+    for _ in range(2):
+        model = _hvae()
+        model.set_standardisation(condition)
+        info = counterfactual_finetune(model, images, condition, seed=1, epochs=1, batch_size=32, lr=1e-3,
+                                       weight=1.0, predictor_epochs=1, log=lambda line: None)
+        states.append(model.state_dict())
+    assert all(v == v and abs(v) < 1e6 for v in info.values())
+    untouched = dict(_hvae().named_parameters())
+    assert sum(not torch.equal(states[0][k], untouched[k]) for k in untouched) > len(untouched) // 2
+    for key in states[0]:
+        torch.testing.assert_close(states[0][key], states[1][key], rtol=0, atol=0)

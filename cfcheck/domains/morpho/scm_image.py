@@ -112,10 +112,14 @@ CVAE = ConditionalVAERecipe(
 #: Melistas et al.'s HVAE, scaled down (see the card): 3 latent levels (16-d at 1×1, 8×4×4, 4×8×8), 32-wide maps
 HVAE_ARCH = {"condition_features": 12, "top_dim": 16, "mid_channels": 8, "low_channels": 4, "width": 32,
              "channels": 1, "standardised_columns": 2, "sigma_min": 0.01}
+#: 6 ELBO epochs (891 s on one thread), then 2 epochs of counterfactual fine-tuning: on the ELBO alone it ignored
+#: the parents (do(digit) accuracy 0.000, thickness error 1.34 sd; test MSE 0.0018)
 HVAE_CONFIG = GenerativeTrainConfig(seed=62, split="train", n=None, epochs=6, batch_size=128, lr=1e-3,
-                                    options={"checkpoint_every": 200})
+                                    options={"checkpoint_every": 200, "counterfactual_epochs": 2,
+                                             "counterfactual_lr": 2e-4, "counterfactual_weight": 1.0,
+                                             "predictor_epochs": 2})
 HVAE_SMOKE = GenerativeTrainConfig(seed=62, split="train", n=128, epochs=1, batch_size=64, lr=1e-3,
-                                   options={"checkpoint_every": 1000})
+                                   options={"checkpoint_every": 1000, "counterfactual_epochs": 1, "predictor_epochs": 1})
 
 HVAE = ConditionalVAERecipe(
     name="chvae", arch_kwargs=HVAE_ARCH, config=HVAE_CONFIG, smoke=HVAE_SMOKE, quality_bar=CVAE.quality_bar,
@@ -132,6 +136,12 @@ HVAE = ConditionalVAERecipe(
            "dimensions), 32-channel feature maps, the parents projected in at every top-down level (eq. 2), priors "
            "p(z2 | z1), p(z3 | z1, z2) on a parent-free stream; 6 epochs of the train split. Optimiser, warm-up, "
            "gradient clipping and skipping, beta = 1 as theirs.",
+           "Trained on the ELBO alone it ignored the parents (its spatial latents hold the shape: do(digit) accuracy "
+           "0.000, thickness error 1.34 sd, test MSE 0.0018), as Melistas et al. report of their CelebA HVAE; so, as "
+           "they do there, it is then fine-tuned with counterfactual training (de Sousa Ribeiro et al.): 2 epochs "
+           "(lr 2e-4) of ELBO + the loss of its own auxiliary predictor of the parents (a small CNN trained 2 epochs "
+           "on the same train images, not an evaluation model) on mu(z, pa*) for another image's parents pa*, with a "
+           "fixed weight 1 instead of their Lagrange multiplier.",
            *CVAE.notes[:5]),
 )
 
