@@ -20,20 +20,13 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from ..base import epoch_batches
 from .network import ConditionalGAN
 
 __all__ = ["GAN_OPTIONS", "train_cgan"]
 
 #: the options a GAN recipe's ``GenerativeTrainConfig.options`` may set, with defaults
 GAN_OPTIONS: Mapping[str, Any] = {"finetune_epochs": 1, "adam_beta1": 0.5, "finetune_lr": 1e-4, "log_every": 100}
-
-
-def _batches(n: int, batch_size: int, seed: int, epochs: int):
-    per_epoch = max(1, n // batch_size)
-    for epoch in range(epochs):
-        order = torch.randperm(n, generator=torch.Generator().manual_seed(seed * 100_003 + epoch))
-        for position in range(per_epoch):
-            yield order[position * batch_size:(position + 1) * batch_size]
 
 
 def train_cgan(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mapping[str, Any], *, seed: int,
@@ -74,7 +67,7 @@ def train_cgan(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mappi
     n, step, started = images.shape[0], 0, time.perf_counter()
     d_hist, g_hist, c_hist = [], [], []
     model.train()
-    for rows in _batches(n, batch_size, seed, epochs):
+    for rows in epoch_batches(n, batch_size, seed, epochs):
         x, c = images[rows], condition[rows]
         z = torch.randn(len(rows), model.latent_dim, generator=noise)
         real, fake = (x, model.encode(x, c)), (model.decode(z, c), z)
@@ -97,7 +90,7 @@ def train_cgan(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mappi
         parameter.requires_grad_(False)
     model.eval()  # the frozen networks' dropout off; the encoder has none
     opt_e = torch.optim.Adam(model.encoder.parameters(), lr=settings["finetune_lr"], betas=betas)
-    for rows in _batches(n, batch_size, seed + 7, settings["finetune_epochs"]):
+    for rows in epoch_batches(n, batch_size, seed + 7, settings["finetune_epochs"]):
         x, c = images[rows], condition[rows]
         z = torch.randn(len(rows), model.latent_dim, generator=noise)
         cycle = (model.reconstruct(x, c) - x).abs().mean() + (model.encode(model.decode(z, c), c) - z).abs().mean()

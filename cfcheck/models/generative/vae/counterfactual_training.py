@@ -20,6 +20,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..base import epoch_batches
+
 __all__ = ["ConditionPredictor", "condition_loss", "counterfactual_finetune", "train_condition_predictor"]
 
 
@@ -45,21 +47,13 @@ def condition_loss(predicted: torch.Tensor, standardised: torch.Tensor, continuo
     return regression + F.cross_entropy(predicted[:, continuous:], standardised[:, continuous:].argmax(1))
 
 
-def _batches(n: int, batch_size: int, seed: int, epochs: int):
-    per_epoch = max(1, n // batch_size)
-    for epoch in range(epochs):
-        order = torch.randperm(n, generator=torch.Generator().manual_seed(seed * 100_003 + epoch))
-        for position in range(per_epoch):
-            yield order[position * batch_size:(position + 1) * batch_size]
-
-
 def train_condition_predictor(images: torch.Tensor, standardised: torch.Tensor, continuous: int, *, seed: int,
                               epochs: int, batch_size: int = 128, lr: float = 1e-3) -> ConditionPredictor:
     """Trains the auxiliary predictor of the standardised condition on the training images (Adam)."""
     torch.manual_seed(seed)
     predictor = ConditionPredictor(continuous, standardised.shape[1] - continuous, images.shape[1])
     optimiser = torch.optim.Adam(predictor.parameters(), lr=lr)
-    for rows in _batches(images.shape[0], batch_size, seed, epochs):
+    for rows in epoch_batches(images.shape[0], batch_size, seed, epochs):
         loss = condition_loss(predictor(images[rows]), standardised[rows], continuous)
         optimiser.zero_grad(set_to_none=True)
         loss.backward()
@@ -96,7 +90,7 @@ def counterfactual_finetune(model: Any, images: torch.Tensor, condition: torch.T
     generator, partners = torch.Generator().manual_seed(seed + 1), torch.Generator().manual_seed(seed + 2)
     pixels, history, started, step = images[0].numel(), [], time.perf_counter(), 0
     model.train()
-    for rows in _batches(images.shape[0], batch_size, seed + 3, epochs):
+    for rows in epoch_batches(images.shape[0], batch_size, seed + 3, epochs):
         x, c = images[rows], condition[rows]
         c_star = c[torch.randperm(len(rows), generator=partners)]
         loss, nll, _ = (v.mean() for v in model.negative_elbo(x, c, generator=generator))
