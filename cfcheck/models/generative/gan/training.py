@@ -2,7 +2,8 @@
 
 1. **Adversarial** (conditional ALI / BiGAN, eq. 5): the discriminator learns to tell (x, E(x, c), c)
    from (G(z, c), z, c) with z ~ N(0, I) and c the parents of a real image; encoder and generator
-   learn the opposite labels (non-saturating binary cross-entropy).
+   learn the opposite labels (non-saturating binary cross-entropy). The discriminator's real label is
+   smoothed to ``real_label`` (0.9; one-sided label smoothing, a stabiliser Melistas et al. do not name).
 2. **Encoder fine-tuning with a cyclic cost** (Dogan & Keles, as Melistas et al.): generator and
    discriminator frozen, the encoder minimises ‖x − G(E(x, c), c)‖₁ + ‖z − E(G(z, c), c)‖₁ (the
    reconstruction in image and in latent space).
@@ -26,7 +27,8 @@ from .network import ConditionalGAN
 __all__ = ["GAN_OPTIONS", "train_cgan"]
 
 #: the options a GAN recipe's ``GenerativeTrainConfig.options`` may set, with defaults
-GAN_OPTIONS: Mapping[str, Any] = {"finetune_epochs": 1, "adam_beta1": 0.5, "finetune_lr": 1e-4, "log_every": 100}
+GAN_OPTIONS: Mapping[str, Any] = {"finetune_epochs": 1, "adam_beta1": 0.5, "finetune_lr": 1e-4, "log_every": 100,
+                                   "real_label": 0.9}
 
 
 def train_cgan(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mapping[str, Any], *, seed: int,
@@ -72,7 +74,8 @@ def train_cgan(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mappi
         z = torch.randn(len(rows), model.latent_dim, generator=noise)
         real, fake = (x, model.encode(x, c)), (model.decode(z, c), z)
         ones, zeros = torch.ones(len(rows)), torch.zeros(len(rows))
-        d_loss = (F.binary_cross_entropy_with_logits(model.discriminate(real[0], real[1].detach(), c), ones)
+        d_loss = (F.binary_cross_entropy_with_logits(model.discriminate(real[0], real[1].detach(), c),
+                                                     ones * settings["real_label"])
                   + F.binary_cross_entropy_with_logits(model.discriminate(fake[0].detach(), fake[1], c), zeros))
         opt_d.zero_grad(set_to_none=True)
         d_loss.backward()
