@@ -70,26 +70,26 @@ def measured() -> dict[str, dict]:
         torch.set_num_threads(previous)
 
 
-def _order(measured: dict, names: tuple[str, ...], key) -> list[str]:
-    return sorted(names, key=key)
-
-
 @pytest.mark.parametrize("cycles", [1, 10])
 def test_composition_hvae_best_gan_worst(measured, cycles):
     """With the pixel noise abducted, the VAE and the HVAE both return the input exactly (composition is
     perfect by construction: a tie, not an ordering). Decoding the mean instead (the reconstruction
     is what the cycles accumulate, as in Melistas et al.'s Table 1), the ordering is the paper's:
-    HVAE < VAE < GAN in pixel L1 after 1 and 10 cycles."""
+    HVAE < VAE < GAN in pixel L1 after 1 and 10 cycles (measured 0.0167 / 0.0214 / 0.0691 at m = 1,
+    0.0383 / 0.0452 / 0.0944 at m = 10)."""
     for name in ("vae", "hvae"):
         assert measured[name]["composition"][cycles] < 1e-3, (name, measured[name]["composition"])
     names = ("vae_mean", "hvae_mean", "gan")
-    order = _order(measured, names, lambda n: measured[n]["composition"][cycles])
+    order = sorted(names, key=lambda n: measured[n]["composition"][cycles])
     assert order == ["hvae_mean", "vae_mean", "gan"], {n: measured[n]["composition"] for n in names}
 
 
 def test_hvae_most_effective_in_the_majority_of_scenarios(measured):
     """Of the nine scenarios (parent read by its predictor × intervened parent), the HVAE is the best of
-    the three generators (lowest error, highest digit accuracy) in at least five."""
+    the three generators (lowest error, highest digit accuracy; a tie is no win) in at least five.
+    Reproduces narrowly: measured 5 of 9 (thickness under do(thickness) and do(intensity), intensity under
+    do(thickness) and do(digit) — the last by 0.001 sd — and digit under do(digit)); the VAE wins the rest
+    but the digit under do(thickness), a tie at 0.983."""
     wins = {}
     for scenario, (kind, _) in measured["hvae"]["effectiveness"].items():
         values = {n: measured[n]["effectiveness"][scenario][1] for n in ("vae", "hvae", "gan")}
@@ -101,7 +101,9 @@ def test_hvae_most_effective_in_the_majority_of_scenarios(measured):
 
 def test_do_thickness_keeps_the_intensity_error_low(measured):
     """For every generator the intensity error under do(thickness), which moves the intensity through
-    the intensity flow, is below the error under do(intensity) (Melistas et al.'s Table 3 pattern)."""
+    the intensity flow, is the lowest of the three interventions (Melistas et al.'s Table 3 pattern).
+    Reproduces: VAE 0.119 sd (do(intensity) 0.221, do(digit) 0.193), HVAE 0.109 (0.255, 0.192), GAN 0.430
+    (0.911, 0.446)."""
     for name in ("vae", "hvae", "gan"):
-        errors = {do: measured[name]["effectiveness"][("intensity", do)][1] for do in ("thickness", "intensity")}
-        assert errors["thickness"] < errors["intensity"], (name, errors)
+        errors = {do: measured[name]["effectiveness"][("intensity", do)][1] for do in ("thickness", "intensity", "digit")}
+        assert min(errors, key=errors.get) == "thickness", (name, errors)
