@@ -59,8 +59,9 @@ def measured() -> dict[str, dict]:
                     composition[m] = float((y - x).abs().mean())
             effectiveness = {}
             for do, intervention in interventions.items():
-                result = SimpleNamespace(domain=domain, valid=torch.ones(N, dtype=torch.bool), target_parents=targets[do],
-                                         x_cf=method.counterfactual(x, parents, intervention))
+                x_cf = method.counterfactual(x, parents, intervention)
+                result = SimpleNamespace(domain=domain, valid=torch.ones(N, dtype=torch.bool),
+                                         target_parents=targets[do], x_cf=x_cf)
                 for parent in domain.factor_names:
                     kind, values = predictor_agreement(result, zoo, parent)
                     effectiveness[(parent, do)] = (kind, float(values.double().mean()))
@@ -105,5 +106,6 @@ def test_do_thickness_keeps_the_intensity_error_low(measured):
     Reproduces: VAE 0.119 sd (do(intensity) 0.221, do(digit) 0.193), HVAE 0.109 (0.255, 0.192), GAN 0.430
     (0.911, 0.446)."""
     for name in ("vae", "hvae", "gan"):
-        errors = {do: measured[name]["effectiveness"][("intensity", do)][1] for do in ("thickness", "intensity", "digit")}
+        errors = {do: measured[name]["effectiveness"][("intensity", do)][1]
+                  for do in ("thickness", "intensity", "digit")}
         assert min(errors, key=errors.get) == "thickness", (name, errors)

@@ -70,9 +70,8 @@ class SCMVAE:
     def __post_init__(self) -> None:
         for name in ("encode", "decode", "counterfactual"):
             if not callable(getattr(self.vae, name, None)):
-                raise TypeError(f"vae must be a ConditionalVAE, ConditionalHVAE or ConditionalGAN (with encode, decode, "
-                                f"counterfactual); "
-                                f"{type(self.vae).__name__} has no {name}()")
+                raise TypeError(f"vae must be a ConditionalVAE, ConditionalHVAE or ConditionalGAN (with encode, "
+                                f"decode, counterfactual); {type(self.vae).__name__} has no {name}()")
         for name in ("condition", "propagate"):
             if not callable(getattr(self.mechanisms, name, None)):
                 raise TypeError(f"mechanisms must offer condition() and propagate(); "

@@ -119,7 +119,8 @@ HVAE_CONFIG = GenerativeTrainConfig(seed=62, split="train", n=None, epochs=6, ba
                                              "counterfactual_lr": 2e-4, "counterfactual_weight": 1.0,
                                              "predictor_epochs": 2})
 HVAE_SMOKE = GenerativeTrainConfig(seed=62, split="train", n=128, epochs=1, batch_size=64, lr=1e-3,
-                                   options={"checkpoint_every": 1000, "counterfactual_epochs": 1, "predictor_epochs": 1})
+                                   options={"checkpoint_every": 1000, "counterfactual_epochs": 1,
+                                            "predictor_epochs": 1})
 
 HVAE = ConditionalVAERecipe(
     name="chvae", arch_kwargs=HVAE_ARCH, config=HVAE_CONFIG, smoke=HVAE_SMOKE, quality_bar=CVAE.quality_bar,
@@ -164,10 +165,10 @@ GAN = ConditionalGANRecipe(
     notes=("Scaled down from Melistas et al.'s MorphoMNIST GAN (encoder 64-512 channels, generator 512-64, "
            "discriminator up to 1,024; early-stopped runs): 32-128-channel convolutions, a 32-d latent, spectral "
            "normalisation in D and one-sided label smoothing 0.9 (not theirs: without them D won within 200 steps), "
-           "4 adversarial "
-           "epochs at lr 2e-4 (theirs 1e-4: fewer steps here), then 2 epochs fine-tuning the encoder alone on the cyclic "
-           "cost |x - G(E(x, c), c)| + |z - E(G(z, c), c)| at lr 1e-4. Adam beta = (0.5, 0.999), batch 128, parents "
-           "concatenated with the image (encoder, discriminator) and the latent (generator), as theirs.",
+           "4 adversarial epochs at lr 2e-4 (theirs 1e-4: fewer steps here), then 2 epochs fine-tuning the encoder "
+           "alone on the cyclic cost |x - G(E(x, c), c)| + |z - E(G(z, c), c)| at lr 1e-4. Adam "
+           "beta = (0.5, 0.999), batch 128, parents concatenated with the image (encoder, discriminator) and the latent "
+           "(generator), as theirs.",
            "Measured on 1,000 test images with the SCM's own counterfactual parents (the image mechanism alone); "
            "counterfactuals are G(E(x, c), c*): a GAN has no pixel noise to abduct, so composition costs the "
            "reconstruction error.",
