@@ -39,6 +39,8 @@ MODEL_ROLES = (
     "retrained",  # the model whose recipe removal benchmarks (ROAR, GOAR) retrain on removed data
     "attribute_mechanisms",  # bundled flows of the SCM's continuous parents (abduction and prediction)
     "scm_vae",  # the bundled conditional-VAE image mechanism of the reference SCM generator
+    "scm_hvae",  # the bundled conditional hierarchical VAE image mechanism (a second reference SCM generator)
+    "scm_gan",  # the bundled conditional GAN (with an encoder) image mechanism (a third reference SCM generator)
     "anticausal_predictors",  # evaluation: one predictor per SCM parent (effectiveness, composition embedding)
     "minimality_vae",  # evaluation: the unconditional VAE whose posteriors give CLD's distance
 )

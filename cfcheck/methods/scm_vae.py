@@ -13,6 +13,11 @@ Abduction, action, prediction:
    decoder's mean μ(z, pa*) alone: composition costs the reconstruction error, and the bundled
    VAE's blur biases the thickness read off the image (README, SCM reference generators).
 
+The same adapter drives the other bundled image mechanisms, which offer the same ``encode``,
+``decode`` and ``counterfactual(x, c, c*, abduct_pixel_noise=…)``: the conditional hierarchical VAE
+(z₁:₃ abducted top-down, then the pixel noise as above) and the conditional GAN with an encoder
+(x* = G(E(x, pa), pa*); it has no pixel noise, so its adapter sets ``abduct_pixel_noise=False``).
+
 Everything is deterministic (no sampling), so the method needs no generator.
 """
 
@@ -47,7 +52,9 @@ class SCMVAE:
     """``counterfactual(x, parents, intervention) -> x_cf`` with a conditional VAE.
 
     Args:
-        vae: a :class:`cfcheck.models.generative.vae.ConditionalVAE`.
+        vae: the image mechanism: a :class:`cfcheck.models.generative.vae.ConditionalVAE`,
+            :class:`~cfcheck.models.generative.vae.ConditionalHVAE` or
+            :class:`~cfcheck.models.generative.gan.ConditionalGAN`.
         mechanisms: the domain's attribute mechanisms (:class:`AttributeMechanisms`).
         abduct_pixel_noise: carry the abducted pixel noise into the counterfactual (Melistas
             et al.'s formula; default); ``False`` decodes the mean μ(z, pa*) only.
@@ -63,8 +70,8 @@ class SCMVAE:
     def __post_init__(self) -> None:
         for name in ("encode", "decode", "counterfactual"):
             if not callable(getattr(self.vae, name, None)):
-                raise TypeError(f"vae must be a ConditionalVAE (with encode, decode, counterfactual); "
-                                f"{type(self.vae).__name__} has no {name}()")
+                raise TypeError(f"vae must be a ConditionalVAE, ConditionalHVAE or ConditionalGAN (with encode, "
+                                f"decode, counterfactual); {type(self.vae).__name__} has no {name}()")
         for name in ("condition", "propagate"):
             if not callable(getattr(self.mechanisms, name, None)):
                 raise TypeError(f"mechanisms must offer condition() and propagate(); "

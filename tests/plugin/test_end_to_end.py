@@ -207,9 +207,9 @@ def test_method_model_view_lists_the_explained_classifiers_and_the_generative_pr
     from cfcheck.zoo import MethodModels, ModelZoo
 
     view = MethodModels(ModelZoo("morpho", torch.device("cpu")))
-    # the SCM generator's flows and VAE are priors a method may build on, like the DDPM
+    # the SCM generators' flows, VAE, HVAE and GAN are priors a method may build on, like the DDPM
     assert set(view.names()) == {"cnn", "robust_cnn", "mlp", "noise_cnn", "random_net", "ddpm",
-                                 "thickness_flow", "intensity_flow", "cvae"}
+                                 "thickness_flow", "intensity_flow", "cvae", "chvae", "cgan"}
     for name in ("oracle_lenet", "attr_digit", "embedding", "ae_class3"):  # the IM1/IM2 autoencoders judge too
         with pytest.raises(KeyError, match="evaluation model"):
             view[name]

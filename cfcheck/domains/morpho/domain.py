@@ -51,6 +51,8 @@ class MorphoDomain:
         "retrained": ("cnn",),  # ROAR and GOAR retrain the CNN's recipe on removed images
         "attribute_mechanisms": ("thickness_flow", "intensity_flow"),
         "scm_vae": ("cvae",),
+        "scm_hvae": ("chvae",),
+        "scm_gan": ("cgan",),
         "anticausal_predictors": ("predictor_thickness", "predictor_intensity", "predictor_digit"),
         "minimality_vae": ("cld_vae",),
     }

@@ -20,13 +20,14 @@ from .base import (
     train_generative_models,
 )
 
-from . import autoencoder, diffusion, flow, vae  # noqa: E402  (register their architectures)
+from . import autoencoder, diffusion, flow, gan, vae  # noqa: E402  (register their architectures)
 
 __all__ = [
     "GENERATIVE_FAMILIES",
     "autoencoder",
     "diffusion",
     "flow",
+    "gan",
     "vae",
     "GenerativeRecipe",
     "GenerativeTrainConfig",

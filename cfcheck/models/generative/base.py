@@ -38,6 +38,7 @@ __all__ = [
     "GenerativeTrainResult",
     "RecipeFields",
     "register_generative_architecture",
+    "epoch_batches",
     "train_generative_model",
 ]
 
@@ -45,6 +46,16 @@ __all__ = [
 #: design names, and the evaluation networks that train the same way (autoencoders for IM1/IM2,
 #: anti-causal predictors of an SCM's parents, :mod:`cfcheck.models.predictors`)
 GENERATIVE_FAMILIES = ("diffusion", "flow", "vae", "gan", "autoencoder", "predictor")
+
+
+def epoch_batches(n: int, batch_size: int, seed: int, epochs: int):
+    """Row indices of each training step: ``epochs`` passes over ``n`` examples in full batches, each pass
+    in the seeded order ``randperm(n)`` under seed ``seed * 100_003 + epoch`` (as the VAE training draws it)."""
+    per_epoch = max(1, n // batch_size)
+    for epoch in range(epochs):
+        order = torch.randperm(n, generator=torch.Generator().manual_seed(seed * 100_003 + epoch))
+        for position in range(per_epoch):
+            yield order[position * batch_size:(position + 1) * batch_size]
 
 
 def register_generative_architecture(

@@ -19,58 +19,39 @@ is abducted as ε = (x − μ(z, c)) / σ(z, c) and x* = μ(z, c*) + σ(z, c*)·
 
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["ConditionalVAE"]
+__all__ = ["ConditionalVAE", "ConditionedNetwork", "GaussianImageMechanism", "gaussian_nll"]
 
 
-class ConditionalVAE(nn.Module):
-    """q(z | x, c) and p(x | z, c) for square single- or multi-channel images of side 32.
+def gaussian_nll(x: torch.Tensor, loc: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    """Per-image negative log-likelihood (nats) of ``x`` under the per-pixel Gaussian (loc, scale)."""
+    return (0.5 * ((x - loc) / scale) ** 2 + scale.log() + 0.5 * math.log(2 * math.pi)).flatten(1).sum(1)
 
-    Args:
-        condition_features: length of the condition vector c.
-        latent_dim: dimension of z (16 in Melistas et al.).
-        channels: image channels.
-        standardised_columns: leading columns of c standardised with the stored statistics.
-        sigma_min: lower bound of the decoder's per-pixel standard deviation.
 
-    Example:
-        >>> vae = ConditionalVAE(condition_features=3)
-        >>> mean, log_var = vae.encode(torch.rand(2, 1, 32, 32), torch.zeros(2, 3))
-        >>> vae.decode(mean, torch.zeros(2, 3))[0].shape
-        torch.Size([2, 1, 32, 32])
-    """
+class ConditionedNetwork(nn.Module):
+    """What every conditional image mechanism (VAE, HVAE, GAN) shares: the argument checks and the
+    standardisation of the condition c (its first ``standardised_columns`` columns, with statistics set
+    from the training data by :meth:`set_standardisation`; the rest, e.g. a one-hot class, pass as they are)."""
 
     image_size = 32
 
-    def __init__(self, condition_features: int, latent_dim: int = 16, channels: int = 1,
-                 standardised_columns: int = 0, sigma_min: float = 0.01) -> None:
+    def __init__(self, condition_features: int, channels: int, standardised_columns: int, **sizes: int) -> None:
         super().__init__()
-        for name, value, low in (("condition_features", condition_features, 1), ("latent_dim", latent_dim, 1),
-                                 ("channels", channels, 1), ("standardised_columns", standardised_columns, 0)):
+        for name, value, low in (("condition_features", condition_features, 1), ("channels", channels, 1),
+                                 ("standardised_columns", standardised_columns, 0),
+                                 *((key, size, 1) for key, size in sizes.items())):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
         if standardised_columns > condition_features:
             raise ValueError(f"standardised_columns ({standardised_columns}) exceeds condition_features "
                              f"({condition_features})")
-        if not sigma_min > 0:
-            raise ValueError(f"sigma_min must be > 0, got {sigma_min!r}")
-        self.condition_features, self.latent_dim, self.channels = condition_features, latent_dim, channels
-        self.standardised_columns, self.sigma_min = standardised_columns, float(sigma_min)
-        self.features = nn.Sequential(
-            nn.Conv2d(channels, 32, 5, 2, 1), nn.ReLU(), nn.Conv2d(32, 32, 3, 2, 1), nn.ReLU(),
-            nn.Conv2d(32, 32, 3, 2, 1), nn.ReLU(), nn.Flatten(), nn.Linear(512, 128), nn.ReLU())
-        self.posterior = nn.Sequential(nn.Linear(128 + condition_features, 128), nn.ReLU(),
-                                       nn.Linear(128, 2 * latent_dim))
-        self.expand = nn.Sequential(nn.Linear(latent_dim + condition_features, 128), nn.ReLU(),
-                                    nn.Linear(128, 512), nn.ReLU())
-        self.upsample = nn.Sequential(
-            nn.Upsample(scale_factor=2), nn.Conv2d(32, 32, 3, 1, 1), nn.ReLU(),
-            nn.Upsample(scale_factor=2), nn.Conv2d(32, 32, 3, 1, 1), nn.ReLU(),
-            nn.Upsample(scale_factor=2), nn.Conv2d(32, 16, 5, 1, 2), nn.ReLU())
-        self.head = nn.Conv2d(16, 2 * channels, 1)
+        self.condition_features, self.channels = condition_features, channels
+        self.standardised_columns = standardised_columns
         self.register_buffer("condition_loc", torch.zeros(condition_features))
         self.register_buffer("condition_scale", torch.ones(condition_features))
 
@@ -93,11 +74,75 @@ class ConditionalVAE(nn.Module):
         c = self._check_condition(condition, n).to(self.condition_loc.device)
         return (c - self.condition_loc) / self.condition_scale
 
-    def encode(self, x: torch.Tensor, condition: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Posterior mean and log-variance (N × latent_dim each) of q(z | x, c)."""
+    def _check_images(self, x: torch.Tensor) -> None:
         expected = (self.channels, self.image_size, self.image_size)
         if x.ndim != 4 or tuple(x.shape[1:]) != expected:
             raise ValueError(f"x must be N×{expected[0]}×32×32, got {tuple(x.shape)}")
+
+
+class GaussianImageMechanism(ConditionedNetwork):
+    """A conditional VAE's counterfactual, whatever its latents: ``encode(x, c)[0]`` gives the posterior
+    mean(s) and ``decode(z, c)`` the per-pixel Gaussian (μ, σ). The pixel noise ε = (x − μ(z, c)) / σ(z, c) is
+    abducted and x* = μ(z, c*) + σ(z, c*)·ε, or μ(z, c*) alone; clamped to [0, 1]."""
+
+    def reconstruct(self, x: torch.Tensor, condition: torch.Tensor) -> torch.Tensor:
+        """μ(z, c) at the posterior mean z (no pixel noise)."""
+        return self.decode(self.encode(x, condition)[0], condition)[0]
+
+    def counterfactual(self, x: torch.Tensor, condition: torch.Tensor, counterfactual_condition: torch.Tensor, *,
+                       abduct_pixel_noise: bool = True) -> torch.Tensor:
+        """x* under the counterfactual condition (class docstring), clamped to [0, 1]."""
+        z = self.encode(x, condition)[0]
+        loc_cf, scale_cf = self.decode(z, counterfactual_condition)
+        if not abduct_pixel_noise:
+            return loc_cf.clamp(0.0, 1.0)
+        loc, scale = self.decode(z, condition)
+        return (loc_cf + scale_cf * (x - loc) / scale).clamp(0.0, 1.0)
+
+    def forward(self, x: torch.Tensor, condition: torch.Tensor) -> torch.Tensor:
+        """The reconstruction μ(z, c) (what a registry-built module's call returns)."""
+        return self.reconstruct(x, condition)
+
+
+class ConditionalVAE(GaussianImageMechanism):
+    """q(z | x, c) and p(x | z, c) for square single- or multi-channel images of side 32.
+
+    Args:
+        condition_features: length of the condition vector c.
+        latent_dim: dimension of z (16 in Melistas et al.).
+        channels: image channels.
+        standardised_columns: leading columns of c standardised with the stored statistics.
+        sigma_min: lower bound of the decoder's per-pixel standard deviation.
+
+    Example:
+        >>> vae = ConditionalVAE(condition_features=3)
+        >>> mean, log_var = vae.encode(torch.rand(2, 1, 32, 32), torch.zeros(2, 3))
+        >>> vae.decode(mean, torch.zeros(2, 3))[0].shape
+        torch.Size([2, 1, 32, 32])
+    """
+
+    def __init__(self, condition_features: int, latent_dim: int = 16, channels: int = 1,
+                 standardised_columns: int = 0, sigma_min: float = 0.01) -> None:
+        super().__init__(condition_features, channels, standardised_columns, latent_dim=latent_dim)
+        if not sigma_min > 0:
+            raise ValueError(f"sigma_min must be > 0, got {sigma_min!r}")
+        self.latent_dim, self.sigma_min = latent_dim, float(sigma_min)
+        self.features = nn.Sequential(
+            nn.Conv2d(channels, 32, 5, 2, 1), nn.ReLU(), nn.Conv2d(32, 32, 3, 2, 1), nn.ReLU(),
+            nn.Conv2d(32, 32, 3, 2, 1), nn.ReLU(), nn.Flatten(), nn.Linear(512, 128), nn.ReLU())
+        self.posterior = nn.Sequential(nn.Linear(128 + condition_features, 128), nn.ReLU(),
+                                       nn.Linear(128, 2 * latent_dim))
+        self.expand = nn.Sequential(nn.Linear(latent_dim + condition_features, 128), nn.ReLU(),
+                                    nn.Linear(128, 512), nn.ReLU())
+        self.upsample = nn.Sequential(
+            nn.Upsample(scale_factor=2), nn.Conv2d(32, 32, 3, 1, 1), nn.ReLU(),
+            nn.Upsample(scale_factor=2), nn.Conv2d(32, 32, 3, 1, 1), nn.ReLU(),
+            nn.Upsample(scale_factor=2), nn.Conv2d(32, 16, 5, 1, 2), nn.ReLU())
+        self.head = nn.Conv2d(16, 2 * channels, 1)
+
+    def encode(self, x: torch.Tensor, condition: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Posterior mean and log-variance (N × latent_dim each) of q(z | x, c)."""
+        self._check_images(x)
         c = self._standardise(condition, x.shape[0])
         mean, log_var = self.posterior(torch.cat([self.features(x), c], 1)).chunk(2, dim=1)
         return mean, log_var.clamp(-20.0, 10.0)
@@ -117,25 +162,6 @@ class ConditionalVAE(nn.Module):
         mean, log_var = self.encode(x, condition)
         noise = torch.randn(mean.shape, generator=generator, device=mean.device)
         z = mean + (0.5 * log_var).exp() * noise
-        loc, scale = self.decode(z, condition)
-        nll = (0.5 * ((x - loc) / scale) ** 2 + scale.log() + 0.5 * torch.log(torch.tensor(2 * torch.pi))).flatten(1).sum(1)
+        nll = gaussian_nll(x, *self.decode(z, condition))
         kl = 0.5 * (mean ** 2 + log_var.exp() - 1.0 - log_var).sum(1)
         return nll + beta * kl, nll, kl
-
-    def reconstruct(self, x: torch.Tensor, condition: torch.Tensor) -> torch.Tensor:
-        """μ(z, c) at the posterior mean z (no pixel noise)."""
-        return self.decode(self.encode(x, condition)[0], condition)[0]
-
-    def counterfactual(self, x: torch.Tensor, condition: torch.Tensor, counterfactual_condition: torch.Tensor, *,
-                       abduct_pixel_noise: bool = True) -> torch.Tensor:
-        """x* under the counterfactual condition (module docstring), clamped to [0, 1]."""
-        z = self.encode(x, condition)[0]
-        loc_cf, scale_cf = self.decode(z, counterfactual_condition)
-        if not abduct_pixel_noise:
-            return loc_cf.clamp(0.0, 1.0)
-        loc, scale = self.decode(z, condition)
-        return (loc_cf + scale_cf * (x - loc) / scale).clamp(0.0, 1.0)
-
-    def forward(self, x: torch.Tensor, condition: torch.Tensor) -> torch.Tensor:
-        """The reconstruction μ(z, c) (what a registry-built module's call returns)."""
-        return self.reconstruct(x, condition)

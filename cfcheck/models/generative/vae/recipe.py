@@ -8,26 +8,32 @@ function that knows the domain's SCM and evaluation models.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
 
 import torch
 
+from ...builders import architecture, build_model
 from ..base import GenerativeTrainConfig, GenerativeTrainResult, RecipeFields
 from ..diffusion.recipe import training_checkpoint
-from .network import ConditionalVAE
+from .counterfactual_training import counterfactual_finetune
 from .training import train_cvae
 
-__all__ = ["ConditionalVAERecipe"]
+__all__ = ["COUNTERFACTUAL_OPTIONS", "ConditionalVAERecipe"]
+
+#: the options of the counterfactual fine-tuning phase, with defaults (off unless counterfactual_epochs > 0)
+COUNTERFACTUAL_OPTIONS = {"counterfactual_epochs": 0, "counterfactual_lr": 1e-4, "counterfactual_weight": 1.0,
+                          "predictor_epochs": 2}
 
 
 @dataclass(frozen=True, kw_only=True)
 class ConditionalVAERecipe(RecipeFields):
-    """A conditional VAE image mechanism (implements :class:`~cfcheck.models.generative.GenerativeRecipe`).
+    """A conditional VAE image mechanism (implements :class:`~cfcheck.models.generative.GenerativeRecipe`);
+    with ``architecture="conditional_hvae"`` (and its interface) the conditional hierarchical VAE.
 
     Attributes:
         name: model name within its domain.
-        arch_kwargs: keyword arguments of :class:`ConditionalVAE`.
+        arch_kwargs: keyword arguments of the architecture's network.
         config: the training configuration (``options``: see
             :data:`~cfcheck.models.generative.vae.training.VAE_OPTIONS`).
         smoke: the tiny configuration the tests train.
@@ -45,18 +51,41 @@ class ConditionalVAERecipe(RecipeFields):
                       "mean (in [0, 1]) and standard deviation; counterfactual(x, c, c*) abducts z and the pixel "
                       "noise under c and decodes under c*. c: the parents as the domain encodes them.")
 
+    #: the training values recorded with the measured quality
+    final_keys: ClassVar[tuple[str, ...]] = ("final_nll", "final_kl")
+
+    def fit(self, images: torch.Tensor, condition: torch.Tensor, config: GenerativeTrainConfig
+            ) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
+        """The ELBO training loop (resuming from its checkpoint, keyed by the ELBO phase's settings alone),
+        then, with ``options["counterfactual_epochs"]``, the counterfactual fine-tuning
+        (:mod:`~cfcheck.models.generative.vae.counterfactual_training`): (state dict, training values)."""
+        finetune = {key: config.options[key] for key in COUNTERFACTUAL_OPTIONS if key in config.options}
+        elbo = replace(config, options={k: v for k, v in config.options.items() if k not in finetune})
+        state, info = train_cvae(images, condition, self.arch_kwargs, seed=elbo.seed, epochs=elbo.epochs,
+                                 batch_size=elbo.batch_size, lr=elbo.lr, options=elbo.options,
+                                 checkpoint=training_checkpoint(self.name, self.arch_kwargs, elbo),
+                                 network=architecture(self.architecture).factory)
+        if not finetune.get("counterfactual_epochs"):
+            return state, info
+        settings = {**COUNTERFACTUAL_OPTIONS, **finetune}
+        network = build_model(self.architecture, **dict(self.arch_kwargs))
+        network.load_state_dict(state)
+        info = {**info, **counterfactual_finetune(
+            network, images, condition, seed=config.seed + 5, epochs=settings["counterfactual_epochs"],
+            batch_size=config.batch_size, lr=settings["counterfactual_lr"], weight=settings["counterfactual_weight"],
+            predictor_epochs=settings["predictor_epochs"])}
+        return {k: v.detach().clone() for k, v in network.state_dict().items()}, info
+
     def train(self, config: GenerativeTrainConfig, data: Any) -> GenerativeTrainResult:
-        """Trains on the (images, condition) of ``data``, resuming from its checkpoint."""
+        """Trains on the (images, condition) of ``data`` with :meth:`fit`, then measures the quality."""
         images, condition = self.columns(data)
         if config.n is not None:
             images, condition = images[:config.n], condition[:config.n]
-        state, info = train_cvae(images, condition, self.arch_kwargs, seed=config.seed, epochs=config.epochs,
-                                 batch_size=config.batch_size, lr=config.lr, options=config.options,
-                                 checkpoint=training_checkpoint(self.name, self.arch_kwargs, config))
-        vae = ConditionalVAE(**dict(self.arch_kwargs))
-        vae.load_state_dict(state)
-        vae.eval()
+        state, info = self.fit(images, condition, config)
+        network = build_model(self.architecture, **dict(self.arch_kwargs))
+        network.load_state_dict(state)
+        network.eval()
         with torch.no_grad():
-            quality = {"final_nll": info["final_nll"], "final_kl": info["final_kl"],
-                       **self.measure_quality(vae, config)}
+            recorded = (*self.final_keys, "cf_loss", "predictor_loss")  # the last two: counterfactual fine-tuning
+            quality = {**{key: info[key] for key in recorded if key in info}, **self.measure_quality(network, config)}
         return GenerativeTrainResult(state_dict=state, quality=quality, examples=int(images.shape[0]))

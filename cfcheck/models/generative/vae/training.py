@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch import nn
 
 from cfcheck.io import atomic_write_bytes
 
@@ -52,13 +53,17 @@ def _save(path: Path, state: dict[str, Any]) -> None:
 def train_cvae(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mapping[str, Any], *, seed: int,
                epochs: int, batch_size: int, lr: float, options: Mapping[str, Any] | None = None,
                checkpoint: str | Path | None = None, log: Callable[[str], None] = print,
+               network: Callable[..., nn.Module] = ConditionalVAE,
                ) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
     """Trains a :class:`ConditionalVAE` on ``images`` (N×C×32×32 in [0, 1]) given ``condition`` (N×k).
+
+    ``network`` builds the model from ``arch_kwargs``: any conditional VAE with ``set_standardisation``
+    and ``negative_elbo`` (e.g. :class:`~cfcheck.models.generative.vae.hierarchical.ConditionalHVAE`).
 
     Args:
         images: the training images.
         condition: their condition vectors (the parents).
-        arch_kwargs: keyword arguments of :class:`ConditionalVAE`.
+        arch_kwargs: keyword arguments of ``network``.
         seed: seeds the initial weights, the data order and the latent samples.
         epochs: passes over the data.
         batch_size: images per step.
@@ -66,6 +71,7 @@ def train_cvae(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mappi
         options: see :data:`VAE_OPTIONS`.
         checkpoint: file to save and resume from (``None``: no checkpoints).
         log: receives progress lines.
+        network: the model class (default :class:`ConditionalVAE`).
 
     Returns:
         The state dict and ``{"final_loss", "final_nll", "final_kl", "steps", "skipped"}`` (per-image
@@ -79,7 +85,7 @@ def train_cvae(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mappi
     per_epoch = max(1, n // batch_size)
     total = epochs * per_epoch
     torch.manual_seed(seed)
-    model = ConditionalVAE(**dict(arch_kwargs))
+    model = network(**dict(arch_kwargs))
     model.set_standardisation(condition)
     optimiser = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, settings["adam_beta2"]),
                                   weight_decay=settings["weight_decay"])

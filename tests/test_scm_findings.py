@@ -1,0 +1,111 @@
+"""Melistas et al. 2024's MorphoMNIST findings on the three bundled SCM generators (VAE, HVAE, GAN).
+
+The paper finds (§4.1–4.2, Tables 1 and 3): the HVAE has the best composition at 1 and 10 cycles and
+the GAN the worst; the HVAE is the most effective in the majority of the nine intervention scenarios
+(each parent read by its anti-causal predictor under do(thickness), do(intensity), do(digit));
+intervening on thickness keeps the intensity error low, through the intensity mechanism.
+
+Each test states whether the finding reproduces on morpho with the bundled (scaled-down) models;
+where it does not, it asserts the ordering that was measured, so a retrained model that changes
+the picture fails here and the README's table must be revisited. The scoring functions are the
+suites' own (:func:`cfcheck.kinds.scm.effectiveness.predictor_agreement`), on 60 test images and
+one seeded draw of interventions, without the suites' engine (seconds instead of minutes).
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("scm-findings")]
+
+N = 60
+#: generator -> (the domain's model role of its image mechanism, abduct the pixel noise)
+GENERATORS = {"vae": ("scm_vae", True), "hvae": ("scm_hvae", True), "gan": ("scm_gan", False),
+              "vae_mean": ("scm_vae", False), "hvae_mean": ("scm_hvae", False)}
+
+
+@pytest.fixture(scope="module")
+def measured() -> dict[str, dict]:
+    """generator -> {"composition": {1: L1, 10: L1}, "effectiveness": {(parent, do): (kind, value)}}."""
+    from cfcheck.domains import get_domain
+    from cfcheck.kinds.scm.effectiveness import predictor_agreement
+    from cfcheck.methods.scm_vae import SCMVAE
+    from cfcheck.zoo import MethodModels, ModelZoo
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        domain = get_domain("morpho")
+        zoo = ModelZoo("morpho", torch.device("cpu"))
+        models = MethodModels(zoo)
+        mechanisms = domain.attribute_mechanisms(models)
+        scored = domain.split_roles["scored"]
+        index = torch.arange(N)
+        x = domain.split(scored, N).images
+        parents = domain.parents(scored, index)
+        generator = torch.Generator().manual_seed(0)
+        interventions = {f: {f: domain.sample_intervention(f, parents, generator)} for f in domain.factor_names}
+        targets = {f: domain.counterfactual_parents(scored, index, iv) for f, iv in interventions.items()}
+        found: dict[str, dict] = {}
+        for name, (role, noise) in GENERATORS.items():
+            method = SCMVAE(vae=models[domain.model_roles[role][0]], mechanisms=mechanisms, abduct_pixel_noise=noise)
+            composition, y = {}, x
+            for m in range(1, 11):
+                y = method.counterfactual(y, parents, {"thickness": parents["thickness"].clone()})
+                if m in (1, 10):
+                    composition[m] = float((y - x).abs().mean())
+            effectiveness = {}
+            for do, intervention in interventions.items():
+                x_cf = method.counterfactual(x, parents, intervention)
+                result = SimpleNamespace(domain=domain, valid=torch.ones(N, dtype=torch.bool),
+                                         target_parents=targets[do], x_cf=x_cf)
+                for parent in domain.factor_names:
+                    kind, values = predictor_agreement(result, zoo, parent)
+                    effectiveness[(parent, do)] = (kind, float(values.double().mean()))
+            found[name] = {"composition": composition, "effectiveness": effectiveness}
+        return found
+    finally:
+        torch.set_num_threads(previous)
+
+
+@pytest.mark.parametrize("cycles", [1, 10])
+def test_composition_hvae_best_gan_worst(measured, cycles):
+    """With the pixel noise abducted, the VAE and the HVAE both return the input exactly (composition is
+    perfect by construction: a tie, not an ordering). Decoding the mean instead (the reconstruction
+    is what the cycles accumulate, as in Melistas et al.'s Table 1), the ordering is the paper's:
+    HVAE < VAE < GAN in pixel L1 after 1 and 10 cycles (measured 0.0167 / 0.0214 / 0.0691 at m = 1,
+    0.0383 / 0.0452 / 0.0944 at m = 10)."""
+    for name in ("vae", "hvae"):
+        assert measured[name]["composition"][cycles] < 1e-3, (name, measured[name]["composition"])
+    names = ("vae_mean", "hvae_mean", "gan")
+    order = sorted(names, key=lambda n: measured[n]["composition"][cycles])
+    assert order == ["hvae_mean", "vae_mean", "gan"], {n: measured[n]["composition"] for n in names}
+
+
+def test_hvae_most_effective_in_the_majority_of_scenarios(measured):
+    """Of the nine scenarios (parent read by its predictor × intervened parent), the HVAE is the best of
+    the three generators (lowest error, highest digit accuracy; a tie is no win) in at least five.
+    Reproduces narrowly: measured 5 of 9 (thickness under do(thickness) and do(intensity), intensity under
+    do(thickness) and do(digit) — the last by 0.001 sd — and digit under do(digit)); the VAE wins the rest
+    but the digit under do(thickness), a tie at 0.983."""
+    wins = {}
+    for scenario, (kind, _) in measured["hvae"]["effectiveness"].items():
+        values = {n: measured[n]["effectiveness"][scenario][1] for n in ("vae", "hvae", "gan")}
+        best = max(values, key=values.get) if kind == "accuracy" else min(values, key=values.get)
+        wins[scenario] = (best, values)
+    hvae_wins = sum(best == "hvae" for best, _ in wins.values())
+    assert hvae_wins >= 5, wins
+
+
+def test_do_thickness_keeps_the_intensity_error_low(measured):
+    """For every generator the intensity error under do(thickness), which moves the intensity through
+    the intensity flow, is the lowest of the three interventions (Melistas et al.'s Table 3 pattern).
+    Reproduces: VAE 0.119 sd (do(intensity) 0.221, do(digit) 0.193), HVAE 0.109 (0.255, 0.192), GAN 0.430
+    (0.911, 0.446)."""
+    for name in ("vae", "hvae", "gan"):
+        errors = {do: measured[name]["effectiveness"][("intensity", do)][1]
+                  for do in ("thickness", "intensity", "digit")}
+        assert min(errors, key=errors.get) == "thickness", (name, errors)
