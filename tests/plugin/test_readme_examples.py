@@ -35,6 +35,11 @@ def test_readme_adapter_runs_as_printed(tiny, scorecard_of, name, kind, metric):
         assert {("effectiveness", "do_digit/seed0"), ("causal_graph", "do_thickness/seed0"),
                 ("realism", "do_digit/seed0")} <= failing, failing
         assert {suite for suite, _ in failing} <= {"effectiveness", "causal_graph", "realism"}, failing
+    elif kind == "latent":
+        # Latent-CF's S# (about 1.4 on the quick profile) is judged against its bar of 1.1; on the
+        # tiny profile's 8 inputs its interval may straddle the bar, and nothing else has one
+        undecided = {(r["metric"], r["verdict"]) for r in records if r["verdict"] not in (None, "pass")}
+        assert undecided <= {("synbols_s_sharp", "inconclusive")}, undecided
     else:
         assert failing == set(), failing
     assert outcomes.get("failed", 0) == sum(r["verdict"] not in (None, "pass") for r in records)
