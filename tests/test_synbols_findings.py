@@ -25,6 +25,8 @@ from cfcheck.methods.latent_cf import LatentCF
 from cfcheck.methods.latent_controls import LatentIdentity, LatentNoise, LatentRepeater
 from cfcheck.methods.latent_gradient_explainers import XGEM, DiCE, DiVE
 from cfcheck.methods.stylex_attfind import StylExAttFind
+from cfcheck.metrics.cards import get_card
+from cfcheck.metrics.stats import summarize, verdict
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("synbols-findings")]
 
@@ -57,7 +59,8 @@ class _Run:
 
 @pytest.fixture(scope="module")
 def table(single_torch_thread) -> dict[str, dict[str, dict[str, float]]]:
-    """method -> scenario -> mean S# and trivial rate."""
+    """method -> scenario -> mean S#, trivial rate and the S# verdict (95% bootstrap interval
+    against the card's bar, as the suite judges it)."""
     run = _Run()
     measured: dict[str, dict[str, dict[str, float]]] = {}
     for task in SPEC.tasks(run, "glyphs", "explained"):
@@ -65,8 +68,11 @@ def table(single_torch_thread) -> dict[str, dict[str, dict[str, float]]]:
         for name, factory in {**EXPLAINERS, **CONTROLS}.items():
             output = SPEC.generate(run, task, factory(), inputs, None)
             scores = SPEC.result(run, task, inputs, output, 0.0).scores
+            bar = get_card("synbols_s_sharp").bar
+            summary = summarize(scores.s_sharp.double(), n_resamples=500, seed=0, indicators=False)  # quick profile
             measured.setdefault(name, {})[task.variant] = {
-                "s_sharp": float(scores.s_sharp.double().mean()), "trivial": float(scores.rates["trivial"].mean())}
+                "s_sharp": summary.value, "trivial": float(scores.rates["trivial"].mean()),
+                "verdict": verdict(summary.value, summary.ci_low, summary.ci_high, bar.bound, bar.kind)}
     return measured
 
 
@@ -103,12 +109,12 @@ def test_gradient_explainers_score_near_one(table):
 
 
 def test_the_oracle_is_never_trivial_and_the_bar_separates_it_from_the_controls(table):
-    """IS never touches the character, so none of its counterfactuals is trivial (the paper's 0%);
-    every control's mean S# is below 1 and the oracle's above the bar (1.1), in every scenario."""
-    from cfcheck.metrics.cards import get_card
-
-    bar = get_card("synbols_s_sharp").bar
+    """IS never touches the character, so none of its counterfactuals is trivial (the paper's 0%).
+    Judged on the 95% interval against the bar (1.1): every control fails S# in every scenario;
+    the oracle is never failed (it passes in three, and its interval straddles the bar in
+    fonts10-corr50, where its mean is 1.88)."""
     assert all(row["trivial"] == 0.0 for row in table["IS"].values())
     for name in CONTROLS:
-        assert all(value < 1.0 for value in _s_sharp(table, name).values()), name
-    assert all(value > bar.bound for value in _s_sharp(table, "IS").values())
+        assert {row["verdict"] for row in table[name].values()} == {"fail"}, (name, table[name])
+    oracle = {scenario: row["verdict"] for scenario, row in table["IS"].items()}
+    assert set(oracle.values()) <= {"pass", "inconclusive"} and list(oracle.values()).count("pass") >= 3, oracle
