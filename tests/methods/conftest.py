@@ -76,11 +76,24 @@ def other_targets(predictions: torch.Tensor, seed: int) -> torch.Tensor:
     return (predictions + shift) % NUM_CLASSES
 
 
+class Halfspace(nn.Module):
+    """A two-class latent classifier: class 1 where w·z > b (logits −s, s with s = w·z − b)."""
+
+    def __init__(self, w, b: float = 0.0) -> None:
+        super().__init__()
+        self.w, self.b = torch.tensor(w, dtype=torch.float32), float(b)
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        score = z @ self.w - self.b
+        return torch.stack([-score, score], dim=1)
+
+
 @pytest.fixture(scope="session")
 def toys() -> SimpleNamespace:
     return SimpleNamespace(
         NUM_CLASSES=NUM_CLASSES,
         MeanIntensityClassifier=MeanIntensityClassifier,
+        Halfspace=Halfspace,
         frozen=frozen,
         linear_classifier=linear_classifier,
         small_cnn=small_cnn,

@@ -12,17 +12,6 @@ from hypothesis import strategies as st
 from cfcheck.methods.growing_spheres import GrowingSpheres, sample_spherical_layer
 
 
-class Halfspace(torch.nn.Module):
-    """Class 1 where w·z > b, else class 0 (two logits)."""
-
-    def __init__(self, w, b):
-        super().__init__()
-        self.w, self.b = torch.tensor(w, dtype=torch.float32), float(b)
-
-    def forward(self, z):
-        score = z @ self.w - self.b
-        return torch.stack([-score, score], dim=1)
-
 
 @given(low=st.floats(0.0, 5.0), width=st.floats(0.1, 5.0), d=st.integers(1, 12), seed=st.integers(0, 1000))
 @settings(max_examples=40, deadline=None)
@@ -41,9 +30,9 @@ def test_layer_radii_are_uniform_in_volume():
     assert abs(share - 1 / 8) < 4 * math.sqrt((1 / 8) * (7 / 8) / 40_000)
 
 
-def test_enemies_cross_the_boundary_nearby_and_only_along_the_relevant_axis():
+def test_enemies_cross_the_boundary_nearby_and_only_along_the_relevant_axis(toys):
     # the class depends on the first coordinate only: boundary at z0 = 1; the input sits at distance 1
-    classifier = Halfspace([1.0, 0.0, 0.0, 0.0], 1.0)
+    classifier = toys.Halfspace([1.0, 0.0, 0.0, 0.0], 1.0)
     z = torch.zeros(5, 4)
     z[:, 1:] = torch.randn(5, 3, generator=torch.Generator().manual_seed(1))
     cfs = GrowingSpheres(k=4, radius=2.0, candidates=50).explain(z, classifier, None,
@@ -56,8 +45,8 @@ def test_enemies_cross_the_boundary_nearby_and_only_along_the_relevant_axis():
     assert bool((cfs[..., 0] > 1.0).all()) and bool((cfs[..., 0] <= 1.0 + 2.0 * 2 + 1e-4).all())
 
 
-def test_a_seeded_call_is_reproducible_and_the_input_untouched():
-    classifier = Halfspace([1.0, -1.0], 0.5)
+def test_a_seeded_call_is_reproducible_and_the_input_untouched(toys):
+    classifier = toys.Halfspace([1.0, -1.0], 0.5)
     z = torch.zeros(3, 2)
     before = z.clone()
     method = GrowingSpheres(k=3, radius=1.0)
@@ -66,8 +55,8 @@ def test_a_seeded_call_is_reproducible_and_the_input_untouched():
     assert torch.equal(first, second) and torch.equal(z, before)
 
 
-def test_an_input_without_a_reachable_enemy_gets_itself_back():
-    constant = Halfspace([0.0, 0.0], 1.0)  # class 0 everywhere
+def test_an_input_without_a_reachable_enemy_gets_itself_back(toys):
+    constant = toys.Halfspace([0.0, 0.0], 1.0)  # class 0 everywhere
     z = torch.ones(2, 2)
     cfs = GrowingSpheres(k=2, radius=1.0, max_layers=3).explain(z, constant, None, rng=torch.Generator().manual_seed(0))
     assert torch.equal(cfs, z[:, None].expand(2, 2, 2))
@@ -80,6 +69,6 @@ def test_settings_are_validated(kwargs, match):
         GrowingSpheres(**kwargs)
 
 
-def test_inputs_are_validated():
+def test_inputs_are_validated(toys):
     with pytest.raises(TypeError, match="z must be a float N×D tensor"):
-        GrowingSpheres().explain(torch.zeros(3, dtype=torch.long), Halfspace([1.0], 0.0), None)
+        GrowingSpheres().explain(torch.zeros(3, dtype=torch.long), toys.Halfspace([1.0], 0.0), None)

@@ -11,15 +11,6 @@ from cfcheck.methods.latent_gradient_explainers import DiCE
 from cfcheck.metrics.synbols import LatentLayout, synbols_scores
 
 
-class Halfspace(nn.Module):
-    def __init__(self, w):
-        super().__init__()
-        self.w = torch.tensor(w, dtype=torch.float32)
-
-    def forward(self, z):
-        score = z @ self.w
-        return torch.stack([-score, score], dim=1)
-
 
 def _scores(z, z_cf, classifier):
     n, k, d = z_cf.shape
@@ -30,27 +21,27 @@ def _scores(z, z_cf, classifier):
     return synbols_scores(z, z_cf, layout, label, label_cf, oracle, torch.zeros(n, k, dtype=torch.int64))
 
 
-def test_identity_returns_the_input_k_times_and_scores_zero():
+def test_identity_returns_the_input_k_times_and_scores_zero(toys):
     z = torch.randn(4, 3, generator=torch.Generator().manual_seed(0))
-    z_cf = LatentIdentity(k=5).explain(z, Halfspace([1.0, 0.0, 0.0]), nn.Identity())
+    z_cf = LatentIdentity(k=5).explain(z, toys.Halfspace([1.0, 0.0, 0.0]), nn.Identity())
     assert torch.equal(z_cf, z[:, None].expand(4, 5, 3))
-    scores = _scores(z, z_cf, Halfspace([1.0, 0.0, 0.0]))
+    scores = _scores(z, z_cf, toys.Halfspace([1.0, 0.0, 0.0]))
     assert float(scores.s_sharp.sum()) == 0 and float(scores.rates["ef"].sum()) == 0
 
 
-def test_noise_is_seeded_and_has_the_stated_spread():
+def test_noise_is_seeded_and_has_the_stated_spread(toys):
     z = torch.zeros(200, 4)
     noise = LatentNoise(k=10, spread=0.5)
-    first = noise.explain(z, Halfspace([1.0, 0, 0, 0]), nn.Identity(), rng=torch.Generator().manual_seed(3))
-    again = noise.explain(z, Halfspace([1.0, 0, 0, 0]), nn.Identity(), rng=torch.Generator().manual_seed(3))
+    first = noise.explain(z, toys.Halfspace([1.0, 0, 0, 0]), nn.Identity(), rng=torch.Generator().manual_seed(3))
+    again = noise.explain(z, toys.Halfspace([1.0, 0, 0, 0]), nn.Identity(), rng=torch.Generator().manual_seed(3))
     assert torch.equal(first, again)
     assert float(first.std()) == pytest.approx(0.5, rel=0.05)
 
 
-def test_the_repeater_games_dpp_diversity_but_not_s_sharp():
+def test_the_repeater_games_dpp_diversity_but_not_s_sharp(toys):
     """Every counterfactual flips (EF = 1), the DPP diversity DiCE maximises is higher than K copies
     of one counterfactual, yet S# keeps one: the K perturbations share one direction."""
-    classifier = Halfspace([2.0, 0.3, -0.2, 0.1])
+    classifier = toys.Halfspace([2.0, 0.3, -0.2, 0.1])
     z = torch.tensor([[-0.5, 0.2, 0.1, 0.0], [0.4, -0.3, 0.2, 0.1], [-0.05, 0.0, 0.0, 0.0]])
     z_cf = LatentRepeater(k=6).explain(z, classifier, nn.Identity(), rng=torch.Generator().manual_seed(0))
     scores = _scores(z, z_cf, classifier)

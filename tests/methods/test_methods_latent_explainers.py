@@ -17,17 +17,6 @@ from cfcheck.methods.stylex_attfind import StylExAttFind
 from cfcheck.metrics.synbols import CategoricalGroup, LatentLayout
 
 
-class Halfspace(nn.Module):
-    """Class 1 where w·z > b, else class 0 (logits −s, s with s = w·z − b)."""
-
-    def __init__(self, w, b=0.0):
-        super().__init__()
-        self.w, self.b = torch.tensor(w, dtype=torch.float32), float(b)
-
-    def forward(self, z):
-        score = z @ self.w - self.b
-        return torch.stack([-score, score], dim=1)
-
 
 def _classes(classifier, z_cf):
     n, k, d = z_cf.shape
@@ -35,8 +24,8 @@ def _classes(classifier, z_cf):
 
 
 @pytest.mark.parametrize("method", [DiCE(k=4), XGEM(k=4), DiVE(k=4, masked=1)], ids=["dice", "xgem", "dive"])
-def test_gradient_explainers_flip_a_halfspace_reproducibly_without_touching_the_input(method):
-    classifier = Halfspace([1.0, 0.5, 0.0])
+def test_gradient_explainers_flip_a_halfspace_reproducibly_without_touching_the_input(method, toys):
+    classifier = toys.Halfspace([1.0, 0.5, 0.0])
     z = torch.tensor([[-0.4, -0.2, 1.0], [0.3, 0.1, -1.0], [-0.1, 0.0, 0.0]])
     before = z.clone()
     z_cf = method.explain(z, classifier, nn.Identity(), rng=torch.Generator().manual_seed(2))
@@ -50,11 +39,11 @@ class _NoStop(XGEM):
     stop_probability = None
 
 
-def test_the_explainers_stop_at_the_flip_and_the_engine_runs_every_step_without_a_stop_rule():
+def test_the_explainers_stop_at_the_flip_and_the_engine_runs_every_step_without_a_stop_rule(toys):
     """DiCE and DiVE freeze an input's K together at the first step where all cross, xGEM each
     counterfactual at its own flip: they stay near the boundary, while the same objective without
     a stop rule (cross-entropy for 50 steps) goes far beyond it."""
-    classifier = Halfspace([1.0, 0.0])
+    classifier = toys.Halfspace([1.0, 0.0])
     z = torch.tensor([[-0.3, 0.0]])
     for method in (DiCE(k=3, diversity_weight=0.0), XGEM(k=3), DiVE(k=3, masked=0)):
         z_cf = method.explain(z, classifier, nn.Identity(), rng=torch.Generator().manual_seed(0))
@@ -74,8 +63,8 @@ def test_dpp_diversity_is_the_determinant_of_the_inverse_distance_kernel(k, d, s
     np.testing.assert_allclose(DiCE.dpp_diversity(z_cf).numpy(), expected, rtol=1e-9, atol=1e-12)
 
 
-def test_dice_diversity_spreads_its_counterfactuals():
-    classifier = Halfspace([1.0, 0.0, 0.0])
+def test_dice_diversity_spreads_its_counterfactuals(toys):
+    classifier = toys.Halfspace([1.0, 0.0, 0.0])
     z = torch.tensor([[-0.2, 0.0, 0.0]])
     plain = DiCE(k=3, diversity_weight=0.0).explain(z, classifier, nn.Identity(), rng=torch.Generator().manual_seed(1))
     diverse = DiCE(k=3).explain(z, classifier, nn.Identity(), rng=torch.Generator().manual_seed(1))
@@ -84,17 +73,17 @@ def test_dice_diversity_spreads_its_counterfactuals():
 
 @given(w=st.lists(st.floats(-2.0, 2.0), min_size=2, max_size=4), seed=st.integers(0, 1000))
 @settings(max_examples=30, deadline=None)
-def test_fisher_information_of_a_logistic_model_has_its_closed_form(w, seed):
+def test_fisher_information_of_a_logistic_model_has_its_closed_form(w, seed, toys):
     """logits (−s, s), s = w·z: p = σ(2s) and F_d = 4 w_d² p (1 − p)."""
-    classifier = Halfspace(w)
+    classifier = toys.Halfspace(w)
     z = torch.randn(5, len(w), generator=torch.Generator().manual_seed(seed))
     p = torch.sigmoid(2 * (z @ classifier.w)).double()
     expected = 4 * classifier.w.double()[None] ** 2 * (p * (1 - p))[:, None]
     torch.testing.assert_close(fisher_information(classifier, z).double(), expected, rtol=1e-4, atol=1e-6)
 
 
-def test_dive_leaves_the_most_informative_coordinates_at_the_input():
-    classifier = Halfspace([3.0, 0.2, 0.1])  # coordinate 0 has by far the largest Fisher information
+def test_dive_leaves_the_most_informative_coordinates_at_the_input(toys):
+    classifier = toys.Halfspace([3.0, 0.2, 0.1])  # coordinate 0 has by far the largest Fisher information
     z = torch.tensor([[-0.2, 0.0, 0.0], [0.1, 0.3, -0.3]])
     z_cf = DiVE(k=3, masked=1).explain(z, classifier, nn.Identity(), rng=torch.Generator().manual_seed(0))
     torch.testing.assert_close(z_cf[..., 0], z[:, None, 0].expand(2, 3))
@@ -113,10 +102,10 @@ def test_dive_perturbation_similarity_matches_a_loop():
     np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12)
 
 
-def test_stylex_ranks_single_coordinate_shifts_by_their_gain():
+def test_stylex_ranks_single_coordinate_shifts_by_their_gain(toys):
     """On s = 2·z0 − z1 from class 0, +shift on z0 gains most, then −shift on z1; a shift on z2
     (no weight) gains nothing, and a shift away from the boundary loses."""
-    classifier = Halfspace([2.0, -1.0, 0.0], b=1.0)
+    classifier = toys.Halfspace([2.0, -1.0, 0.0], b=1.0)
     z = torch.zeros(1, 3)
     z_cf = StylExAttFind(k=3, shift_size=0.8).explain(z, classifier, nn.Identity())
     expected = torch.tensor([[[0.8, 0.0, 0.0], [0.0, -0.8, 0.0]]])
@@ -132,9 +121,9 @@ def _oracle_domain():
     return SimpleNamespace(spurious_categories={"font": ((0, 3), (1, 2))}, latent_layout=lambda: layout)
 
 
-def test_informed_search_swaps_in_the_spurious_categories_flips_first():
+def test_informed_search_swaps_in_the_spurious_categories_flips_first(toys):
     # the classifier reads the font's first coordinate only: class 1 where z0 > 0
-    classifier = Halfspace([1.0, 0.0, 0.0])
+    classifier = toys.Halfspace([1.0, 0.0, 0.0])
     domain = _oracle_domain()
     z = torch.tensor([[-2.0, 0.0, 0.7]])  # font 1 (label 1's group), predicted class 0
     z_cf = InformedSearch(k=4).explain(z, classifier, nn.Identity(), oracle_domain=domain)
