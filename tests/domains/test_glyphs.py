@@ -87,6 +87,19 @@ def test_spurious_fonts_follow_the_label_at_the_stated_correlation(scenario):
     assert stats.chi2_contingency(table.numpy()).pvalue > 1e-3
 
 
+def test_the_spurious_groups_differ_in_stroke_weight():
+    """Label 0's spurious fonts are bold and label 1's light: every glyph of a label-0 font carries
+    more ink on average than any label-1 font's (the bank's coverage, 48 characters per font)."""
+    from cfcheck.domains.glyphs.fonts import glyph_bank
+
+    ink = glyph_bank().float().reshape(len(FONTS), len(CHARACTERS), -1).mean(dim=(1, 2))
+    heavy, light = get_scenario("fonts10-corr95").spurious_fonts
+    assert float(ink[list(heavy)].min()) > 1.3 * float(ink[list(light)].max()), ink.tolist()
+    # the neutral fonts span the range between, so weight alone does not decide the label
+    neutral = [f for f in range(len(FONTS)) if f not in {*heavy, *light}]
+    assert float(ink[neutral].max()) > float(ink[list(light)].max())
+
+
 def test_spurious_fonts_are_nested_and_the_correlation_check_can_fail():
     six, ten = get_scenario("fonts6-corr95").spurious_fonts, get_scenario("fonts10-corr95").spurious_fonts
     assert set(six[0]) <= set(ten[0]) and set(six[1]) <= set(ten[1])

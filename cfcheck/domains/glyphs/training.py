@@ -161,6 +161,8 @@ def classifier_quality(classifier: nn.Module, data: Any, scenario: str) -> dict[
         fonts = font_swap_fonts(data.factors, scenario, spurious=spurious, seed=7)
         swapped = batched_apply(classifier, render(refont(data.factors, fonts))).argmax(1)
         quality[key] = float((swapped != predicted).double().mean())
+    # how much more often the other label's spurious fonts flip a prediction than a neutral font does
+    quality["spurious_reliance"] = quality["spurious_flip_rate"] - quality["neutral_flip_rate"]
     quality["test_n"] = float(len(data))
     return quality
 
