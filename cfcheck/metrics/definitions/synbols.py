@@ -17,8 +17,8 @@ _LATENTS = ("latents z (N×D) and K counterfactual latents z′ (N×K×D) in the
 _PROXIMAL = ("P_r: every categorical embedding moved by at most its L1 radius (the largest pairwise distance "
              "between its category embeddings) and the continuous attributes by at most L1 = 1")
 _ABSTAIN = "an abstained counterfactual is in no category; rates divide by the K counterfactuals asked for"
-_NO_BAR = ("no bar: the latent kind's controls do not separate on it (quick profile: identity 0, noise 5.6–8.1%, the "
-           "diversity-gaming repeater 43–55% SCE against the informed-search oracle's 20–45%)")
+_NO_BAR = ("no bar: the latent kind's controls do not separate on it (quick profile: identity 0, noise 7.5–7.8%, the "
+           "diversity-gaming repeater 30–58% SCE against the informed-search oracle's 25–45%)")
 _PER_INPUT = "Per input: the share of its K counterfactuals; averaged over inputs, 95% percentile bootstrap CI."
 
 
@@ -61,8 +61,8 @@ SYNBOLS_CARDS = (
                    "with noise (Bex et al.'s diversity gaming) even when it always succeeds, reaches exactly 1, so "
                    "the bar is above 1: 1.1, a second non-redundant explanation for one input in ten on average. "
                    "Calibrated on the quick profile (`python benchmarks/bex_table.py`, 32 inputs × 4 scenarios, "
-                   "K = 10): the negative controls reach identity 0, noise 0.41–0.69 and the repeater 0.59–0.75 "
-                   "(at most 1 by construction); the informed-search oracle 1.78–4.22. Judged on the 95% "
+                   "K = 10): the negative controls reach identity 0, noise 0.56–0.66 and the repeater 0.56–0.78 "
+                   "(at most 1 by construction); the informed-search oracle 1.88–4.31. Judged on the 95% "
                    "interval: a method whose interval straddles 1.1 is inconclusive."),
     ),
 )
