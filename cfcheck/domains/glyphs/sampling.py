@@ -34,10 +34,10 @@ MAX_SHIFT = 5.0  # pixels
 #: The spurious fonts, in the order they are taken: label 0's group from the heaviest fonts (ink
 #: over the glyph bank's canvas 9.2–11.5%), label 1's from the lightest (5.1–6.1%; the neutral fonts
 #: 6.3–9.4%). A scenario with k spurious fonts per label takes the first k of each (so the 6
-#: spurious fonts are among the 10). Stroke weight is a shortcut a
-#: small CNN learns within a few epochs; a seeded random choice made groups that mixed weights and
-#: styles, which the bundled classifiers could not tell apart at 32×32 (spurious and neutral font
-#: swaps flipped them equally often), so no explainer could find a reliance to report.
+#: spurious fonts are among the 10). Stroke weight is a shortcut a small CNN learns within a few
+#: epochs; a seeded random choice made groups that mixed weights and styles, which the bundled
+#: classifiers could not tell apart at 32×32 (spurious and neutral font swaps flipped them equally
+#: often), so no explainer could find a reliance to report.
 SPURIOUS_FONT_ORDER: tuple[tuple[str, ...], tuple[str, ...]] = (
     ("DejaVuSans-Bold.ttf", "DejaVuSerif-Bold.ttf", "DejaVuSansMono-Bold.ttf", "DejaVuSans-BoldOblique.ttf",
      "DejaVuSerif-BoldItalic.ttf"),
