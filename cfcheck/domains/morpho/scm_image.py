@@ -40,9 +40,13 @@ __all__ = ["CVAE", "GAN", "HVAE", "cvae_quality"]
 CVAE_ARCH = {"condition_features": 12, "latent_dim": 16, "channels": 1, "standardised_columns": 2, "sigma_min": 0.01}
 #: 12 epochs of the 30k train split at 128 per step (2,808 steps; ~0.35 s/step alone on one CPU thread)
 CVAE_CONFIG = GenerativeTrainConfig(seed=61, split="train", n=None, epochs=12, batch_size=128, lr=1e-3,
-                                    options={"checkpoint_every": 200})
+                                    options={"checkpoint_every": 200, "counterfactual_epochs": 2,
+                                             "counterfactual_lr": 2e-4, "counterfactual_weight": 2.0,
+                                             "predictor_epochs": 3, "counterfactual_noise": True})
 CVAE_SMOKE = GenerativeTrainConfig(seed=61, split="train", n=128, epochs=1, batch_size=64, lr=1e-3,
-                                   options={"checkpoint_every": 1000})
+                                   options={"checkpoint_every": 1000, "counterfactual_epochs": 1,
+                                            "predictor_epochs": 1, "counterfactual_noise": True,
+                                            "predictor_mixup": True})
 QUALITY_SEED = 12
 
 
@@ -116,11 +120,13 @@ HVAE_ARCH = {"condition_features": 12, "top_dim": 16, "mid_channels": 8, "low_ch
 #: the parents (do(digit) accuracy 0.000, thickness error 1.34 sd; test MSE 0.0018)
 HVAE_CONFIG = GenerativeTrainConfig(seed=62, split="train", n=None, epochs=6, batch_size=128, lr=1e-3,
                                     options={"checkpoint_every": 200, "counterfactual_epochs": 2,
-                                             "counterfactual_lr": 2e-4, "counterfactual_weight": 1.0,
-                                             "predictor_epochs": 2})
+                                             "counterfactual_lr": 2e-4, "counterfactual_weight": 2.0,
+                                             "predictor_epochs": 3, "counterfactual_noise": True,
+                                             "predictor_mixup": True})
 HVAE_SMOKE = GenerativeTrainConfig(seed=62, split="train", n=128, epochs=1, batch_size=64, lr=1e-3,
                                    options={"checkpoint_every": 1000, "counterfactual_epochs": 1,
-                                            "predictor_epochs": 1})
+                                            "predictor_epochs": 1, "counterfactual_noise": True,
+                                            "predictor_mixup": True})
 
 HVAE = ConditionalVAERecipe(
     name="chvae", arch_kwargs=HVAE_ARCH, config=HVAE_CONFIG, smoke=HVAE_SMOKE, quality_bar=CVAE.quality_bar,
