@@ -48,12 +48,13 @@ class ConditionPredictor(nn.Module):
         return self.net(x)
 
 
-def condition_loss(predicted: torch.Tensor, standardised: torch.Tensor, continuous: int) -> torch.Tensor:
+def condition_loss(predicted: torch.Tensor, standardised: torch.Tensor, continuous: int, *,
+                   soft: bool = False) -> torch.Tensor:
     """Mean squared error on the ``continuous`` standardised columns plus the cross-entropy of the one-hot block
-    (against its soft version when the block is a mixture: the same value for a one-hot row)."""
+    (with ``soft``, against the block as class probabilities: for mixed targets)."""
     regression = F.mse_loss(predicted[:, :continuous], standardised[:, :continuous])
-    log_p = F.log_softmax(predicted[:, continuous:], dim=1)
-    return regression - (standardised[:, continuous:] * log_p).sum(1).mean()
+    classes = standardised[:, continuous:] if soft else standardised[:, continuous:].argmax(1)
+    return regression + F.cross_entropy(predicted[:, continuous:], classes)
 
 
 def train_condition_predictor(images: torch.Tensor, standardised: torch.Tensor, continuous: int, *, seed: int,
@@ -78,7 +79,7 @@ def train_condition_predictor(images: torch.Tensor, standardised: torch.Tensor, 
             weight = torch.rand(len(rows), 1, generator=blends)
             mixed_x = weight[:, :, None, None] * images[rows] + (1 - weight[:, :, None, None]) * images[other]
             mixed_y = weight * standardised[rows] + (1 - weight) * standardised[other]
-            loss = loss + condition_loss(predictor(mixed_x), mixed_y, continuous)
+            loss = loss + condition_loss(predictor(mixed_x), mixed_y, continuous, soft=True)
         optimiser.zero_grad(set_to_none=True)
         loss.backward()
         optimiser.step()
