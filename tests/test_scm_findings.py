@@ -75,35 +75,40 @@ def measured() -> dict[str, dict]:
 def test_composition_hvae_best_gan_worst(measured, cycles):
     """With the pixel noise abducted, the VAE and the HVAE both return the input exactly (composition is
     perfect by construction: a tie, not an ordering). Decoding the mean instead (the reconstruction
-    is what the cycles accumulate, as in Melistas et al.'s Table 1), the ordering is the paper's:
-    HVAE < VAE < GAN in pixel L1 after 1 and 10 cycles (measured 0.0167 / 0.0214 / 0.0691 at m = 1,
-    0.0383 / 0.0452 / 0.0944 at m = 10)."""
+    is what the cycles accumulate, as in Melistas et al.'s Table 1), the GAN is the worst, as in the paper,
+    but since both VAEs were counterfactually fine-tuned the HVAE is no longer the best: pixel L1 VAE
+    0.0215 < HVAE 0.0217 < GAN 0.0691 at m = 1, 0.0485 < 0.0563 < 0.0944 at m = 10 (before the fine-tuning
+    of the VAE and the longer one of the HVAE: HVAE 0.0167 < VAE 0.0214 at m = 1)."""
     for name in ("vae", "hvae"):
         assert measured[name]["composition"][cycles] < 1e-3, (name, measured[name]["composition"])
     names = ("vae_mean", "hvae_mean", "gan")
     order = sorted(names, key=lambda n: measured[n]["composition"][cycles])
-    assert order == ["hvae_mean", "vae_mean", "gan"], {n: measured[n]["composition"] for n in names}
+    assert order == ["vae_mean", "hvae_mean", "gan"], {n: measured[n]["composition"] for n in names}
 
 
 def test_hvae_most_effective_in_the_majority_of_scenarios(measured):
-    """Of the nine scenarios (parent read by its predictor × intervened parent), the HVAE is the best of
-    the three generators (lowest error, highest digit accuracy; a tie is no win) in at least five.
-    Reproduces narrowly: measured 5 of 9 (thickness under do(thickness) and do(intensity), intensity under
-    do(thickness) and do(digit) — the last by 0.001 sd — and digit under do(digit)); the VAE wins the rest
-    but the digit under do(thickness), a tie at 0.983."""
+    """Of the nine scenarios (parent read by its predictor × intervened parent), the best of the three
+    generators (lowest error, highest digit accuracy; a tie is no win for the HVAE). Does not reproduce
+    since the VAE, too, is counterfactually fine-tuned: the HVAE wins 2 of 9 (thickness and intensity under
+    do(intensity): 0.210 vs VAE 0.262 sd, 0.190 vs 0.226), the VAE the other six but one (digit under
+    do(thickness), a tie at 1.000), by 0.0002-0.06 (digit under do(digit) 0.983 vs 0.933). The GAN is last
+    in every scenario."""
     wins = {}
     for scenario, (kind, _) in measured["hvae"]["effectiveness"].items():
         values = {n: measured[n]["effectiveness"][scenario][1] for n in ("vae", "hvae", "gan")}
         best = max(values, key=values.get) if kind == "accuracy" else min(values, key=values.get)
-        wins[scenario] = (best, values)
-    hvae_wins = sum(best == "hvae" for best, _ in wins.values())
-    assert hvae_wins >= 5, wins
+        worst = min(values, key=values.get) if kind == "accuracy" else max(values, key=values.get)
+        wins[scenario] = (best, worst, values)
+    hvae_wins = {scenario for scenario, (best, _, values) in wins.items()
+                 if best == "hvae" and values["hvae"] != values["vae"]}
+    assert hvae_wins == {("thickness", "intensity"), ("intensity", "intensity")}, wins
+    assert all(worst == "gan" for _, worst, _ in wins.values()), wins
 
 
 def test_do_thickness_keeps_the_intensity_error_low(measured):
     """For every generator the intensity error under do(thickness), which moves the intensity through
     the intensity flow, is the lowest of the three interventions (Melistas et al.'s Table 3 pattern).
-    Reproduces: VAE 0.119 sd (do(intensity) 0.221, do(digit) 0.193), HVAE 0.109 (0.255, 0.192), GAN 0.430
+    Reproduces: VAE 0.121 sd (do(intensity) 0.226, do(digit) 0.158), HVAE 0.125 (0.190, 0.159), GAN 0.430
     (0.911, 0.446)."""
     for name in ("vae", "hvae", "gan"):
         errors = {do: measured[name]["effectiveness"][("intensity", do)][1]

@@ -217,7 +217,20 @@ def test_condition_loss_is_mse_on_the_continuous_columns_plus_cross_entropy_of_t
     torch.testing.assert_close(condition_loss(predicted, target, 2), expected)
 
 
-def test_counterfactual_finetuning_is_deterministic_and_moves_the_weights():
+def test_soft_condition_loss_equals_the_hard_one_on_one_hot_rows_and_scores_mixtures():
+    from cfcheck.models.generative.vae.counterfactual_training import condition_loss
+
+    predicted = torch.tensor([[0.5, -1.0, 2.0, 0.0, 0.0]])
+    one_hot = torch.tensor([[1.0, -1.0, 0.0, 1.0, 0.0]])
+    torch.testing.assert_close(condition_loss(predicted, one_hot, 2, soft=True), condition_loss(predicted, one_hot, 2))
+    mixed = torch.tensor([[1.0, -1.0, 0.3, 0.7, 0.0]])
+    log_p = torch.log_softmax(predicted[:, 2:], 1)
+    expected = 0.5 * 0.25 - (0.3 * log_p[0, 0] + 0.7 * log_p[0, 1])
+    torch.testing.assert_close(condition_loss(predicted, mixed, 2, soft=True), expected)
+
+
+@pytest.mark.parametrize("options", [{}, {"abduct_pixel_noise": True, "predictor_mixup": True}])
+def test_counterfactual_finetuning_is_deterministic_and_moves_the_weights(options):
     from cfcheck.models.generative.vae.counterfactual_training import counterfactual_finetune
 
     g = torch.Generator().manual_seed(0)
@@ -228,7 +241,7 @@ def test_counterfactual_finetuning_is_deterministic_and_moves_the_weights():
         model = _hvae()
         model.set_standardisation(condition)
         info = counterfactual_finetune(model, images, condition, seed=1, epochs=1, batch_size=32, lr=1e-3,
-                                       weight=1.0, predictor_epochs=1, log=lambda line: None)
+                                       weight=1.0, predictor_epochs=1, log=lambda line: None, **options)
         states.append(model.state_dict())
     assert all(v == v and abs(v) < 1e6 for v in info.values())
     untouched = dict(_hvae().named_parameters())

@@ -82,7 +82,7 @@ SCM_MODEL_CARDS = (
         rationale=("No bar: the controls are not separated. scm_truth 0.235 (do digit), 0.295 (do intensity), 0.287 "
                    "(do thickness); scm_identity 0.2954 on every intervention (div = 0, so P(S_x* ≤ div) = 0 and P(S_x "
                    "≥ div) = 1: an unchanged image scores log(0.8 + 0.2e) = 0.2954); scm_resample "
-                   f"0.387–0.460, noise 0.845–0.857; scm_vae 0.278–0.294 {_MEASURED}. A true counterfactual that "
+                   f"0.387–0.460, noise 0.845–0.857; scm_vae 0.244–0.294 {_MEASURED}. A true counterfactual that "
                    "changes only the intensity or the thickness is closer to x than almost every real image of x's "
                    "own bin, so it scores what identity scores: CLD tells a minimal change from a large one (truth "
                    "from noise and the resampler; a bar near 0.32 would do that) but not from no change, which the "

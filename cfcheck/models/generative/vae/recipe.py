@@ -23,7 +23,8 @@ __all__ = ["COUNTERFACTUAL_OPTIONS", "ConditionalVAERecipe"]
 
 #: the options of the counterfactual fine-tuning phase, with defaults (off unless counterfactual_epochs > 0)
 COUNTERFACTUAL_OPTIONS = {"counterfactual_epochs": 0, "counterfactual_lr": 1e-4, "counterfactual_weight": 1.0,
-                          "predictor_epochs": 2}
+                          "predictor_epochs": 2, "counterfactual_noise": False,
+                          "predictor_mixup": False}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,7 +74,8 @@ class ConditionalVAERecipe(RecipeFields):
         info = {**info, **counterfactual_finetune(
             network, images, condition, seed=config.seed + 5, epochs=settings["counterfactual_epochs"],
             batch_size=config.batch_size, lr=settings["counterfactual_lr"], weight=settings["counterfactual_weight"],
-            predictor_epochs=settings["predictor_epochs"])}
+            predictor_epochs=settings["predictor_epochs"], abduct_pixel_noise=bool(settings["counterfactual_noise"]),
+            predictor_mixup=bool(settings["predictor_mixup"]))}
         return {k: v.detach().clone() for k, v in network.state_dict().items()}, info
 
     def train(self, config: GenerativeTrainConfig, data: Any) -> GenerativeTrainResult:
