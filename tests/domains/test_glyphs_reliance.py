@@ -34,6 +34,7 @@ class _FakeDomain:
         g = torch.Generator().manual_seed(0)
         self.font_embedding = torch.randn(n_fonts, 3, generator=g, dtype=torch.float64) * 3
         self.spurious_fonts = ((0, 1), (2, 3))
+        self.neutral_fonts = (4, 5)
         fonts = torch.randint(0, n_fonts, (400,), generator=g)
         z = torch.randn(400, 11, generator=g, dtype=torch.float64)
         z[:, FONT_SLICE] = self.font_embedding[fonts]

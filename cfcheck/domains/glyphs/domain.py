@@ -155,6 +155,11 @@ class GlyphsDomain:
         return self.scenario.spurious_fonts
 
     @property
+    def neutral_fonts(self) -> tuple[int, ...]:
+        """Indices of the fonts in neither spurious group."""
+        return self.scenario.neutral_fonts
+
+    @property
     def spurious_categories(self) -> dict[str, tuple[tuple[int, ...], ...]]:
         """The latent groups tied to the label by the scenario: {"font": (label 0's, label 1's)}
         (what an oracle explainer such as informed search may know)."""

@@ -49,8 +49,7 @@ def latent_font_swap_flip_rates(domain, n: int = 2000, seed: int = 0) -> dict[st
     z = domain.latents("test", n)
     embedding = domain.font_embedding.to(z.dtype)
     groups = [torch.tensor(group, dtype=torch.int64) for group in domain.spurious_fonts]
-    spurious = torch.cat(groups)
-    neutral = torch.tensor([f for f in range(embedding.shape[0]) if f not in set(spurious.tolist())], dtype=torch.int64)
+    neutral = torch.tensor(domain.neutral_fonts, dtype=torch.int64)
     generator = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         predicted = classifier(z).argmax(1)

@@ -66,6 +66,12 @@ class Scenario:
                                "scenarios need matplotlib's bundled DejaVu, STIX and Computer Modern fonts")
         return tuple(tuple(sorted(FONTS.index(name) for name in group[:per_label])) for group in SPURIOUS_FONT_ORDER)
 
+    @property
+    def neutral_fonts(self) -> tuple[int, ...]:
+        """The fonts of neither spurious group, ascending (independent of the label)."""
+        spurious = {*self.spurious_fonts[0], *self.spurious_fonts[1]}
+        return tuple(f for f in range(NUM_FONTS) if f not in spurious)
+
 
 SCENARIOS = {
     s.name: s
@@ -154,8 +160,7 @@ def sample_factors(n: int, seed: int, scenario: Scenario) -> GlyphFactors:
     label = torch.where(flip, 1 - character % 2, character % 2)
 
     groups = scenario.spurious_fonts
-    spurious = [*groups[0], *groups[1]]
-    others = torch.tensor([f for f in range(NUM_FONTS) if f not in spurious], dtype=torch.int64)
+    others = torch.tensor(scenario.neutral_fonts, dtype=torch.int64)
     group_table = torch.tensor(groups, dtype=torch.int64)  # 2 × n_spurious/2
     is_spurious = torch.rand(n, generator=g) < scenario.n_spurious / NUM_FONTS
     follows_label = torch.rand(n, generator=g) < scenario.correlation

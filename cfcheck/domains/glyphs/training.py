@@ -145,7 +145,7 @@ def font_swap_fonts(factors: GlyphFactors, scenario: str, *, spurious: bool, see
     if spurious:
         table = torch.tensor(groups, dtype=torch.int64)
         return table[1 - factors.label, torch.randint(0, table.shape[1], (n,), generator=rng)]
-    others = torch.tensor([f for f in range(NUM_FONTS) if f not in {*groups[0], *groups[1]}], dtype=torch.int64)
+    others = torch.tensor(SCENARIOS[scenario].neutral_fonts, dtype=torch.int64)
     return others[torch.randint(0, len(others), (n,), generator=rng)]
 
 
