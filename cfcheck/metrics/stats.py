@@ -38,7 +38,8 @@ BatchedSetStatistic = Callable[[tuple[np.ndarray, ...], tuple[np.ndarray, ...]],
 # blocks instead of one Python call each.
 _VECTORISED: tuple[Callable, ...] = (np.mean, np.median)
 _BLOCK_ELEMENTS = 2_000_000  # bounds the memory of a block of resampled values
-_SET_BLOCK = 50  # resamples per call of a batched set statistic (bounds its count matrices)
+_SET_BLOCK = 256  # resamples per call of a batched set statistic (bounds its count matrices; the suites' 200
+# in one call, so a set engine passes over each kernel or outer-product matrix once)
 
 
 def _as_values(values: object) -> np.ndarray:
