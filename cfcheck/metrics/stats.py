@@ -134,21 +134,17 @@ def _draw_set_resamples(
     parts_a: tuple[Tensor | np.ndarray, ...], parts_b: tuple[Tensor | np.ndarray, ...], resamples: int,
     rng: np.random.Generator, method: str,
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Row indices of every resample, per stratum (R×m each), drawn in the order the
-    per-resample loop always drew them: resample by resample, the strata of a, then of b."""
-    def empty(p: Tensor | np.ndarray) -> np.ndarray:
-        size = min(len(p), max(2, len(p) // 2)) if method == "half_sampling" else len(p)
-        return np.empty((resamples, size), dtype=np.int64)
+    """Row indices of every resample, per stratum (R×m each), each stratum's R resamples drawn
+    at once: with replacement (``"bootstrap"``, m = its size) or, for ``"half_sampling"``, the
+    first m = max(2, size // 2) rows of an independent permutation per resample."""
+    def draw(part: Tensor | np.ndarray) -> np.ndarray:
+        size = len(part)
+        if method == "half_sampling":
+            keep = min(size, max(2, size // 2))
+            return rng.permuted(np.broadcast_to(np.arange(size), (resamples, size)), axis=1)[:, :keep]
+        return rng.integers(0, size, size=(resamples, size))
 
-    out_a, out_b = [empty(p) for p in parts_a], [empty(p) for p in parts_b]
-    for r in range(resamples):
-        for parts, out in ((parts_a, out_a), (parts_b, out_b)):
-            for p, index in zip(parts, out):
-                if method == "half_sampling":
-                    index[r] = rng.permutation(len(p))[: index.shape[1]]
-                else:
-                    index[r] = rng.integers(0, len(p), size=len(p))
-    return out_a, out_b
+    return [draw(p) for p in parts_a], [draw(p) for p in parts_b]
 
 
 def bootstrap_set_ci(

@@ -34,19 +34,23 @@ def slow_kid_all_pairs(real, fake, degree=3, gamma=None, coef=1.0) -> float:
 
 
 def slow_bootstrap_set_ci(a, b, statistic, *, n_resamples, seed, point=None, method="bootstrap"):
-    """The per-resample loop bootstrap_set_ci ran before it drew index matrices."""
+    """One statistic call per resample on gathered rows; the resamples come from the same random
+    stream as bootstrap_set_ci's (each stratum's R resamples at once: a's strata, then b's)."""
     stratified = isinstance(a, (tuple, list))
     parts_a, parts_b = (tuple(a), tuple(b)) if stratified else ((a,), (b,))
     rng = np.random.default_rng(seed)
     stats = np.empty(n_resamples)
 
-    def resample(parts):
+    def indices(part):
+        n = len(part)
         if method == "half_sampling":
-            return tuple(p[torch.from_numpy(rng.permutation(len(p))[: max(2, len(p) // 2)])] for p in parts)
-        return tuple(p[torch.from_numpy(rng.integers(0, len(p), size=len(p)))] for p in parts)
+            return np.stack([rng.permuted(np.arange(n)) for _ in range(n_resamples)])[:, : max(2, n // 2)]
+        return rng.integers(0, n, size=(n_resamples, n))
 
+    index_a, index_b = [indices(p) for p in parts_a], [indices(p) for p in parts_b]
     for i in range(n_resamples):
-        a_sub, b_sub = resample(parts_a), resample(parts_b)
+        a_sub = tuple(p[torch.from_numpy(ix[i])] for p, ix in zip(parts_a, index_a))
+        b_sub = tuple(p[torch.from_numpy(ix[i])] for p, ix in zip(parts_b, index_b))
         stats[i] = float(statistic(a_sub, b_sub) if stratified else statistic(a_sub[0], b_sub[0]))
     low, high = np.percentile(stats, [2.5, 97.5])
     if method == "half_sampling":
