@@ -81,12 +81,31 @@ class ModelZoo:
         return self._stage_names[name]
 
     def _cascade(self, name: str) -> dict[str, torch.nn.Module]:
+        """The stages of ``name``'s cascade. Their weights and fitted logit standardisations are
+        the same in every session with these weights, images and code, so they are kept on disk
+        (:func:`cfcheck.cache.memoise_on_disk`): fitting them runs every stage on
+        :data:`CASCADE_CALIBRATION_IMAGES` images, seconds at each session's start."""
+        from cfcheck.cache import file_digest, memoise_on_disk, tensor_digest
         from cfcheck.domains import get_domain
-        from cfcheck.models.classifiers.randomisation import cascading_randomisation
+        from cfcheck.models.classifiers import architectures, randomisation
 
         domain = get_domain(self.domain)
-        calibration = domain.split(domain.split_roles["train"], n=CASCADE_CALIBRATION_IMAGES).images
-        stages = cascading_randomisation(self[name], calibration.to(self.device), seed=CASCADE_SEED)
+        calibration = domain.split(domain.split_roles["train"], n=CASCADE_CALIBRATION_IMAGES).images.to(self.device)
+
+        def fitted() -> dict[str, torch.Tensor]:
+            stages = randomisation.cascading_randomisation(self[name], calibration, seed=CASCADE_SEED)
+            return {f"{i}/{key}": value for i, stage in enumerate(stages)
+                    for key, value in stage.model.state_dict().items()}
+
+        stored = memoise_on_disk(
+            "zoo.cascade", fitted, model=registry.model_entry(name, domain=self.domain)["sha256"],
+            images=tensor_digest(calibration), seed=CASCADE_SEED, device=self.device.type,
+            code=file_digest(randomisation.__file__, architectures.__file__))
+        # the same stages fitted on two images (their structure), then given the stored state
+        stages = randomisation.cascading_randomisation(self[name], calibration[:2], seed=CASCADE_SEED)
+        for i, stage in enumerate(stages):
+            prefix = f"{i}/"
+            stage.model.load_state_dict({k[len(prefix):]: v for k, v in stored.items() if k.startswith(prefix)})
         return {f"{name}{STAGE_SEPARATOR}{stage.layer}": stage.model for stage in stages}
 
     @cached_property
