@@ -123,12 +123,17 @@ class FidSets:
         count-weighted means and covariances (no gathered copies)."""
         real, fake = _check_feature_pair(self.real, fake_features)
         w_r, w_f = _counts(real_index, real.shape[0]), _counts(fake_index, fake.shape[0])
-        mu_r, sigma_r = _weighted_moments(real, w_r)
-        mu_f, sigma_f = _weighted_moments(fake, w_f)
         dim = real.shape[1]
         if fake.shape[0] < dim:  # Σ_f = AᵀA with A (n×d) small: tr √(Σ_r Σ_f) from the n×n matrix A Σ_r Aᵀ
-            trace_sqrt = _trace_sqrt_low_rank(_covariance_factor(fake, w_f, mu_f), sigma_r)
-        elif real.shape[0] < dim:
+            mu_f = (w_f @ fake) / w_f.sum(1, keepdim=True)
+            factor = _covariance_factor(fake, w_f, mu_f)
+            mu_r, trace_r, inner = _projected_moments(real, w_r, factor)
+            trace_sqrt = torch.linalg.eigvalsh(inner).clamp_min(0).sqrt().sum(1)
+            value = (mu_r - mu_f).pow(2).sum(1) + trace_r + factor.pow(2).sum((1, 2)) - 2 * trace_sqrt
+            return value.clamp_min(0.0).numpy()
+        mu_r, sigma_r = _weighted_moments(real, w_r)
+        mu_f, sigma_f = _weighted_moments(fake, w_f)
+        if real.shape[0] < dim:
             trace_sqrt = _trace_sqrt_low_rank(_covariance_factor(real, w_r, mu_r), sigma_f)
         else:
             trace_sqrt = _trace_sqrt_products(sigma_r, sigma_f)
@@ -155,6 +160,25 @@ def _weighted_moments(x: Tensor, w: Tensor) -> tuple[Tensor, Tensor]:
     outer_mean = m[:, None, None] * mean_c[:, :, None] * mean_c[:, None, :]
     covariance = (scatter.view(-1, dim, dim) - outer_mean) / (m - 1)[:, None, None]
     return centre + mean_c, 0.5 * (covariance + covariance.transpose(1, 2))
+
+
+def _projected_moments(x: Tensor, w: Tensor, factor: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Per row of counts w (R×N): the multiset's mean, the trace of its unbiased covariance Σ and
+    A Σ Aᵀ for that row's A (factor, R×n×d), without forming Σ: A Σ Aᵀ = Σ_i w_i p_i p_iᵀ / (m − 1)
+    with p_i = A (x_i − mean), n×N per resample instead of d×d (n < d: the small fake sets)."""
+    centre = x.mean(0)
+    xc = x - centre
+    m = w.sum(1)
+    mean_c = (w @ xc) / m[:, None]
+    shift = factor @ mean_c[:, :, None]  # R×n×1
+    inner = torch.zeros(w.shape[0], factor.shape[1], factor.shape[1], dtype=torch.float64)
+    rows = max(1, _BLOCK_ENTRIES // (w.shape[0] * factor.shape[1]))
+    for start in range(0, x.shape[0], rows):
+        projected = factor @ xc[start : start + rows].T - shift  # R×n×rows
+        inner += (projected * w[:, None, start : start + rows]) @ projected.transpose(1, 2)
+    inner = 0.5 * (inner + inner.transpose(1, 2)) / (m - 1)[:, None, None]
+    trace = (w @ (xc * xc).sum(1) - m * mean_c.pow(2).sum(1)) / (m - 1)
+    return centre + mean_c, trace, inner
 
 
 def _covariance_factor(x: Tensor, w: Tensor, mean: Tensor) -> Tensor:

@@ -113,11 +113,11 @@ def test_kid_resampled_equals_kid_of_the_gathered_rows(n, m, dim, resamples, deg
 
 
 @settings(max_examples=60, deadline=None)
-@given(dim=st.integers(1, 4), extra=st.integers(3, 20), resamples=st.integers(1, 4),
+@given(dim=st.integers(1, 6), n=st.integers(3, 24), m=st.integers(2, 24), resamples=st.integers(1, 4),
        block=st.sampled_from([1, 9, 4_000_000]), seed=st.integers(0, 2**16))
-def test_fid_resampled_equals_fid_of_the_gathered_rows(dim, extra, resamples, block, seed):
+def test_fid_resampled_equals_fid_of_the_gathered_rows(dim, n, m, resamples, block, seed):
+    """Either set may have fewer rows than dimensions (each takes its own low-rank path)."""
     rng = np.random.default_rng(seed)
-    n, m = dim + extra, dim + extra + 3
     real = torch.from_numpy(rng.normal(size=(n, dim)) * rng.uniform(0.5, 3.0, size=dim) + 5.0)
     fake = torch.from_numpy(rng.normal(size=(m, dim)) + 4.0)
     index_r = np.stack([rng.permutation(n)[: n // 2 + 1] for _ in range(resamples)])  # without repeats
@@ -125,8 +125,11 @@ def test_fid_resampled_equals_fid_of_the_gathered_rows(dim, extra, resamples, bl
     with mock.patch.object(set_statistics, "_BLOCK_ENTRIES", block):
         fast = FidSets(real).resampled(fake, index_r, index_f)
     slow = [fid(real[i], fake[j]) for i, j in zip(index_r, index_f)]
-    # rounding of a (near-)singular covariance is amplified by its square root: ~√eps·scale
-    _close(fast, slow, rel=1e-9, abs_=1e-7)
+    # rounding of a (near-)singular covariance is amplified by a square root: ~√eps·scale, in both
+    # computations where a set has fewer rows than dimensions (its zero eigenvalues come out as
+    # ±eps·scale, whose roots are ~1e-8·scale); checked against 50-digit arithmetic on one such
+    # case, both were within 3e-7
+    _close(fast, slow, rel=1e-9, abs_=1e-7 if min(index_r.shape[1], m) > dim else 1e-6)
 
 
 def test_fid_resampled_equals_fid_to_1e9_on_embedding_sized_sets():
