@@ -153,12 +153,17 @@ def suite_verdicts(scorecard: dict[str, Any]) -> dict[str, dict[str, int]]:
 
 
 def suite_summary(counts: dict[str, int]) -> str:
-    """"PASS 96/96", "FAIL 40/96 (3 inconclusive)" …: a suite passes when every bar passes."""
+    """"PASS 96/96", "FAIL 40/96 (3 inconcl.)", "INCONCL. 5/6 (1 inconcl.)" …: a suite passes when
+    every bar passes and fails when one fails; with neither, some bar could not decide."""
     total = sum(counts.values())
     if not total:
         return "-"
     passed = counts.get("pass", 0)
-    text = f"{'PASS' if passed == total else 'FAIL'} {passed}/{total}"
+    if passed == total:
+        label = "PASS"
+    else:
+        label = "FAIL" if counts.get("fail", 0) or counts.get("error", 0) else "INCONCL."
+    text = f"{label} {passed}/{total}"
     if counts.get("inconclusive"):
         text += f" ({counts['inconclusive']} inconcl.)"
     return text

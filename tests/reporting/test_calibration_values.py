@@ -1,6 +1,6 @@
 """The controls' values kept by ``cfcheck calibrate`` for the HTML charts: which controls count,
 which sign each gets per suite, and that a scorecard of the same domain and profile finds them
-(and one of another profile does not)."""
+(and one of another profile does not); and the verdict matrix's suite summaries."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import json
 import pytest
 
 from cfcheck import calibration
-from cfcheck.calibration import calibration_values, expected_sign, load_calibration_values, write_calibration_values
+from cfcheck.calibration import (calibration_values, expected_sign, load_calibration_values, suite_summary,
+                                 write_calibration_values)
 
 
 def _card(profile="quick", domain="morpho", value=0.5):
@@ -60,3 +61,14 @@ def test_the_bundled_calibration_covers_the_published_scorecards(profile):
     signs = {entry["expected"] for controls in values.values() for entry in controls.values()}
     assert signs <= {"+", "-", ""} and "+" in signs and "-" in signs
     assert any("truth" in controls for controls in values.values())
+
+
+@pytest.mark.parametrize(("counts", "expected"), [
+    ({"pass": 6}, "PASS 6/6"),
+    ({"pass": 3, "fail": 2, "inconclusive": 1}, "FAIL 3/6 (1 inconcl.)"),
+    ({"pass": 5, "inconclusive": 1}, "INCONCL. 5/6 (1 inconcl.)"),
+    ({"pass": 5, "error": 1}, "FAIL 5/6"),
+    ({}, "-"),
+])
+def test_a_suite_summary_fails_only_on_a_failure(counts, expected):
+    assert suite_summary(counts) == expected

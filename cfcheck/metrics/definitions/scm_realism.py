@@ -46,7 +46,9 @@ SCM_REALISM_CARDS = (
         rationale=("Per-value KID is noisy at 6 counterfactuals per digit (floor draws −0.44…0.66), so the bar is "
                    "additive: scm_truth −0.39…0.24 and scm_resample −0.43…−0.21; scm_identity under do(digit) 2.49, "
                    f"scm_noise 21.0–21.5 {_MEASURED} Floor + 1 sits between, as for kid_target. The VAE generator "
-                   "scores 0.90 under do(digit), near the bar."),
+                   "scores 0.90 under do(digit), near the bar. At 6 inputs per digit the CI is about as wide as "
+                   "the margin: the truth's do(thickness) value 0.24 has a CI up to 1.71 against floor + 1 = 1.66 "
+                   "(inconclusive; it never fails)."),
         failure_hint="the counterfactuals do not look like real images with the parents the intervention implies",
     ),
 )
