@@ -43,7 +43,7 @@ def test_realism(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_evaluat
             STATISTICS[metric.split("_")[0]],
             pool_features,
             pool_labels,
-            cfcheck_evaluation_models.embed(cfcheck_result.x_cf[keep]),
+            cfcheck_result.evaluated("embedding", lambda: cfcheck_evaluation_models.embed(cfcheck_result.x_cf))[keep],
             cfcheck_result.target[keep],
             conditional=metric.endswith("_target"),
             generator=torch.Generator().manual_seed(7919 * seed + 1),
@@ -73,7 +73,9 @@ def test_autoencoder_interpretability(cfcheck_result, cfcheck_score, cfcheck_eva
     if int(keep.sum()) == 0:
         cfcheck_score.unavailable(metric, "the method abstained on every input; nothing to measure")
     cfs = cfcheck_result.x_cf[keep]
-    by_target = zoo.reconstruct(cfs, cfcheck_result.target[keep])
+    by_target = cfcheck_result.evaluated(
+        "reconstruction by the target class's autoencoder",
+        lambda: zoo.reconstruct(cfcheck_result.x_cf, cfcheck_result.target))[keep]
     if metric == "im1":
         values = im1(cfs, by_target, zoo.reconstruct(cfs, cfcheck_result.source[keep]))
     else:

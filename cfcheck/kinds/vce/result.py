@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -25,6 +26,7 @@ class VCEResult:
     zoo: ModelZoo
     seconds: float
     _logits: dict[tuple[str, str], torch.Tensor] = field(default_factory=dict, repr=False)
+    _outputs: dict[str, torch.Tensor] = field(default_factory=dict, repr=False)
 
     @property
     def x(self) -> torch.Tensor:
@@ -64,6 +66,14 @@ class VCEResult:
         if key not in self._logits:
             self._logits[key] = self.zoo.logits(model, self.x_cf if on == "cf" else self.x)
         return self._logits[key]
+
+    def evaluated(self, name: str, compute: Callable[[], torch.Tensor]) -> torch.Tensor:
+        """An evaluation model's output on this task (e.g. the embedding of every counterfactual),
+        computed by ``compute`` once and shared by the tests that need it: four realism scores
+        read one embedding. ``name`` must say what ``compute`` computes."""
+        if name not in self._outputs:
+            self._outputs[name] = compute()
+        return self._outputs[name]
 
     def predictions(self, model: str, on: str = "cf") -> torch.Tensor:
         return self.logits(model, on).argmax(dim=1)
