@@ -211,13 +211,19 @@ class ModelZoo:
         return (raw - mean) / std, domain.split(domain.split_roles["reference"]).labels
 
     def split_logits(self, name: str, split: str) -> torch.Tensor:
-        """Outputs of bundled model ``name`` on a whole split of the domain: the same in every
-        session with these images, weights and device, so kept on disk once computed
-        (:func:`cfcheck.cache.memoise_on_disk`, keyed by the images' digest and the weights' sha256)."""
-        from cfcheck.cache import memoise_on_disk, tensor_digest
+        """Outputs of bundled model ``name`` on a whole split of the domain (:meth:`stored_logits`)."""
         from cfcheck.domains import get_domain
 
-        images = get_domain(self.domain).split(split).images
+        return self.stored_logits(name, get_domain(self.domain).split(split).images)
+
+    def stored_logits(self, name: str, images: torch.Tensor) -> torch.Tensor:
+        """Outputs of bundled model ``name`` on fixed images (a split, a task's originals): the same
+        in every session with these images, weights and device, so kept on disk once computed
+        (:func:`cfcheck.cache.memoise_on_disk`, keyed by the images' digest and the weights' sha256)."""
+        from cfcheck.cache import memoise_on_disk, tensor_digest
+
+        if STAGE_SEPARATOR in name:  # a randomisation stage has no weights file of its own to key on
+            return self.logits(name, images)
         return memoise_on_disk(
             "zoo.split_logits", lambda: {"logits": self.logits(name, images)}, images=tensor_digest(images),
             model=registry.model_entry(name, domain=self.domain)["sha256"], device=self.device.type,

@@ -59,12 +59,14 @@ class VCEResult:
         return self.output.values.shape[1]
 
     def logits(self, model: str, on: str = "cf") -> torch.Tensor:
-        """Logits of reference model ``model`` on the counterfactuals ("cf") or originals ("x")."""
+        """Logits of reference model ``model`` on the counterfactuals ("cf") or originals ("x"); the
+        originals' are the same for every method, so they are kept on disk (:meth:`ModelZoo.stored_logits`)."""
         if on not in ("cf", "x"):
             raise ValueError(f"on must be 'cf' or 'x', got {on!r}")
         key = (model, on)
         if key not in self._logits:
-            self._logits[key] = self.zoo.logits(model, self.x_cf if on == "cf" else self.x)
+            self._logits[key] = (self.zoo.logits(model, self.x_cf) if on == "cf"
+                                 else self.zoo.stored_logits(model, self.x))
         return self._logits[key]
 
     def evaluated(self, name: str, compute: Callable[[], torch.Tensor]) -> torch.Tensor:
