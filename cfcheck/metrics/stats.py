@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 import torch
@@ -229,14 +230,12 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
         >>> [round(v, 4) for v in wilson_interval(120, 120)]
         [0.969, 1.0]
     """
-    from scipy.stats import norm
-
     level = _check_confidence(confidence)
     trials = check_positive_int("n", n)
     hits = check_positive_int("successes", successes, minimum=0)
     if hits > trials:
         raise ValueError(f"`successes` must be <= n, got {hits} successes in {trials} trials")
-    z = float(norm.ppf(0.5 + level / 2.0))
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
     p = hits / trials
     denominator = 1.0 + z * z / trials
     centre = (p + z * z / (2 * trials)) / denominator

@@ -7,10 +7,13 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
-from scipy.stats import spearmanr
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from scipy.stats import rankdata, spearmanr
 
 from cfcheck.metrics.cards import CARDS, Bar, MetricCard, format_card, get_card
-from cfcheck.metrics.sanity import ota_gain, randomisation_similarity
+from cfcheck.metrics.sanity import average_ranks, ota_gain, randomisation_similarity
 
 REQUIRED_CARDS = {
     "target_accuracy", "original_accuracy", "tcv", "oracle_score", "oracle_target_accuracy",
@@ -31,6 +34,23 @@ def test_ota_gain_matches_loop() -> None:
         ota_gain(cf_hits, x_hits[:3])
     with pytest.raises(ValueError, match="0/1 indicators"):
         ota_gain(cf_hits * 2, x_hits)
+
+
+@settings(max_examples=200, deadline=None)
+@given(arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(1, 12)),
+              elements=st.sampled_from([0.0, 0.5, 1.0, -2.0, 3.25, 1e-300, -0.0])))
+def test_average_ranks_match_scipy_rankdata(values: np.ndarray) -> None:
+    # few distinct values, so most rows have runs of ties (and -0.0 == 0.0 ties)
+    np.testing.assert_array_equal(average_ranks(values), rankdata(values, axis=1))
+
+
+def test_average_ranks_known_case_and_errors() -> None:
+    np.testing.assert_array_equal(average_ranks(np.array([[2.0, 2.0, 2.0], [3.0, 1.0, 2.0]])),
+                                  [[2.0, 2.0, 2.0], [3.0, 1.0, 2.0]])
+    with pytest.raises(ValueError, match="2-D"):
+        average_ranks(np.zeros(3))
+    with pytest.raises(ValueError, match="NaN"):
+        average_ranks(np.array([[0.0, np.nan]]))
 
 
 def test_randomisation_similarity_matches_scipy_spearman() -> None:
