@@ -77,9 +77,11 @@ def default_cache_dir() -> Path:
     return Path(base).expanduser() / "cfcheck" / "generation"
 
 
-def _tensor_bytes(tensor: torch.Tensor) -> bytes:
+def _tensor_bytes(tensor: torch.Tensor) -> memoryview:
+    """The tensor's bytes in C order, as a view where the tensor is already contiguous on the CPU
+    (hashing the view instead of a ``tobytes()`` copy halves the cost of a digest)."""
     flat = tensor.detach().to("cpu").contiguous().reshape(-1)
-    return flat.view(torch.uint8).numpy().tobytes()
+    return memoryview(flat.view(torch.uint8).numpy())
 
 
 def tensor_digest(*tensors: torch.Tensor) -> str:
