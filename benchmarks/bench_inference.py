@@ -1,6 +1,7 @@
-"""Microseconds per image of every bundled morpho model: the model called as loaded (NCHW weights,
-512 images per chunk, the previous default) against ``batched_logits`` (a channels-last copy,
-128 per chunk).
+"""Microseconds per image of every bundled morpho model that maps images alone to outputs (the
+evaluation and explained models; not the generators, flows or the DDPM, which also take parents
+or timesteps): the model called as loaded (NCHW weights, 512 images per chunk, the previous
+default) against ``batched_logits`` (a channels-last copy, 128 per chunk).
 
 Run:  python benchmarks/bench_inference.py [--threads 2] [--images 4096]
 """
@@ -13,7 +14,10 @@ import time
 import torch
 
 from cfcheck.models.inference import batched_logits
-from cfcheck.models.registry import available_models, load_model
+from cfcheck.models.registry import available_models, load_model, model_entry
+
+#: roles whose models are called as model(images)
+IMAGE_ROLES = {"autoencoder", "attribute_oracle", "classifier", "embedding", "oracle", "anticausal_predictor"}
 
 
 def per_image(fn, images: torch.Tensor, repeats: int = 2) -> float:
@@ -44,7 +48,7 @@ def main() -> None:
     print(f"{args.threads} torch threads, {args.images} images; µs per image")
     print(f"{'model':<18} {'as loaded, 512':>15} {'batched_logits':>15} {'speed-up':>9}")
     totals = [0.0, 0.0]
-    for name in available_models("morpho"):
+    for name in [n for n in available_models("morpho") if model_entry(n, domain="morpho")["role"] in IMAGE_ROLES]:
         model = load_model(name, domain="morpho")
         before = per_image(plain(model), images)
         after = per_image(lambda x: batched_logits(model, x), images)
