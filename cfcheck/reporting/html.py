@@ -58,7 +58,7 @@ h3{font-size:1em;margin:.8em 0 .3em}small,.muted{color:#666}
 table{border-collapse:collapse;font-size:13px}td,th{padding:2px 7px;border-bottom:1px solid #e4e4e4;text-align:left}
 th{background:#f5f5f5}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .v-pass{color:#2e7d32}.v-fail{color:#c62828;font-weight:600}.v-inconclusive{color:#b77c00}.v-error{color:#6a1b9a;font-weight:600}.v-none{color:#78909c}
-.matrix td{text-align:center;min-width:56px;border:1px solid #fff}.matrix td.task{text-align:left;font-family:monospace;background:none}
+.scroll{overflow-x:auto;max-width:100%}.matrix td{text-align:center;min-width:56px;border:1px solid #fff;white-space:nowrap}.matrix td.task{text-align:left;font-family:monospace;background:none}
 .chip{display:inline-block;margin:0 2px;font-size:12px}.dim{color:#bbb}
 .grids{display:flex;flex-wrap:wrap;gap:10px 18px}.grid{border:1px solid #ddd;border-radius:5px;padding:4px 8px}
 .grid summary{cursor:pointer;font-family:monospace}.grid td{padding:1px;border:none;text-align:center}
@@ -148,7 +148,7 @@ def _matrices(scores: Sequence[dict[str, Any]]) -> str:
            "coloured by the worst.</p>"]
     for (kind, domain), group in group_scores(scores, lambda s: (s.get("kind", "-"), s.get("domain", "-"))).items():
         suites = list(dict.fromkeys(s["suite"] for s in group))
-        out.append(f"<h3>{e(kind)} · {e(domain)}</h3><table class='matrix'><tr><th>task</th>"
+        out.append(f"<h3>{e(kind)} · {e(domain)}</h3><div class='scroll'><table class='matrix'><tr><th>task</th>"
                    + "".join(f"<th>{e(s)}</th>" for s in suites) + "</tr>")
         for task, rows in group_scores(group, lambda s: s["task"]).items():
             by_suite = group_scores(rows, lambda s: s["suite"])
@@ -159,7 +159,7 @@ def _matrices(scores: Sequence[dict[str, Any]]) -> str:
                 style = f" style='background:{COLOURS[worst][1]}'" if worst else ""
                 cells.append(f"<td class='cell' data-verdict='{worst or 'empty'}'{style}>{_chips(counts)}</td>")
             out.append(f"<tr><td class='task'>{e(task)}</td>{''.join(cells)}</tr>")
-        out.append("</table>")
+        out.append("</table></div>")
     return "\n".join(out)
 
 

@@ -87,3 +87,28 @@ def test_the_hostile_method_name_is_text_and_no_script_exists(page, tmp_path):
     assert "FAIL: 2 of 3 suites have failing scores" in dom, result.stderr[-2000:]
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom  # serialised text of the title and the heading
     assert "<script" not in dom.lower()
+
+
+def test_a_wide_scorecard_does_not_scroll_the_page_sideways(tmp_path):
+    """Many suites and long task names (a quick VCE run has five suites and 20 tasks): the task ×
+    suite matrix scrolls inside its own box, the page never scrolls sideways at 1280 px."""
+    suites = ["validity", "closeness", "realism", "ground_truth", "random_classifier", "diversity", "sanity_extra"]
+    records = [_record(f"metric_{suite}", f"noise_cnn~classifier.{i}/other_pairs/seed{i}", 0.5,
+                       ("pass", "fail", "inconclusive")[i % 3], suite=suite)
+               for suite in suites for i in range(12)]
+    card = build_scorecard(records, method="wide", profile={"name": "quick"}, status="complete", seeds=[0],
+                           device="cpu", models={}, outcomes={"passed": 1}, started=datetime.now(timezone.utc),
+                           generation={})
+    write_scorecard(tmp_path, card, records)
+    page = (tmp_path / "scorecard.html").read_text(encoding="utf-8")
+    # a copy with a probe script (the scorecard itself has none): it writes the page's widths into the DOM
+    probe = ("<script>addEventListener('load', () => document.body.setAttribute('data-widths', "
+             "document.documentElement.scrollWidth + 'x' + document.documentElement.clientWidth));</script>")
+    probed = tmp_path / "probed.html"
+    probed.write_text(page.replace("</body>", probe + "</body>"), encoding="utf-8")
+    result = _chromium("--window-size=1280,1000", "--virtual-time-budget=5000", "--dump-dom", probed.as_uri(),
+                       cwd=tmp_path)
+    found = [part for part in result.stdout.split("data-widths=\"")[1:]]
+    assert found, result.stderr[-2000:]
+    scroll_width, client_width = (int(v) for v in found[0].split("\"", 1)[0].split("x"))
+    assert scroll_width <= client_width, f"the page is {scroll_width} px wide in a {client_width} px window"
