@@ -3,14 +3,18 @@
 Both views show the same content, built once as plain tables by :func:`comparison_tables`:
 
 1. a header (runs, profile, method of the tests) and each method's wins;
-2. "Where they really differ": the significant paired differences, smallest adjusted p first;
-3. one leaderboard table per metric family (a suite of one kind and domain): each method's value
+2. "Behind the best": per method and suite, the metrics on which a paired test says it is
+   significantly worse than the metric's best method (the leaderboard at a glance);
+3. "Where they really differ": the significant paired differences, smallest adjusted p first;
+4. one leaderboard table per metric family (a suite of one kind and domain): each method's value
    and 95% CI, the best in bold, and the significant differences of that row;
-4. per pair of methods, the paired tests (n shared inputs, test, difference with its CI, raw and
+5. per pair of methods, the paired tests (n shared inputs, test, difference with its CI, raw and
    Holm-adjusted p), significant ones marked "yes".
 
 The HTML page is self-contained (inline style, no scripts) and every user-supplied string
-(method names, paths, metric and task names) goes through :func:`html.escape`.
+(method names, paths, metric and task names) goes through :func:`html.escape`. Methods are shown
+by :func:`display_names` (the dotted prefix all of them share dropped); the header lists each
+run's full method name.
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ import html
 from dataclasses import dataclass
 
 from cfcheck.reporting.compare import Comparison, Key, PairedTest
+from cfcheck.reporting.html import PAGE_CSS
 
-__all__ = ["Cell", "Table", "comparison_tables", "render_markdown", "render_html", "differ_lines"]
+__all__ = ["Cell", "Table", "behind_best", "comparison_tables", "differ_lines", "display_names", "render_html",
+           "render_markdown"]
 
 #: how many significant differences the summary lists before "… and N more"
 SUMMARY_LIMIT = 20
@@ -42,6 +48,81 @@ class Table:
     title: str
     header: list[str]
     rows: list[list[Cell]]
+
+
+def display_names(methods: list[str]) -> dict[str, str]:
+    """Each method's label with the dotted prefix every label shares dropped, where that leaves the
+    labels distinct and non-empty ("cfcheck.fixtures.dvce" and "cfcheck.fixtures.pgd" → "dvce" and
+    "pgd"); otherwise the labels themselves.
+
+    Example:
+        >>> display_names(["pkg.methods.a", "pkg.methods.b"])
+        {'pkg.methods.a': 'a', 'pkg.methods.b': 'b'}
+    """
+    split = [method.split(".") for method in methods]
+    shared = 0
+    while len(methods) > 1 and all(len(parts) > shared + 1 for parts in split) \
+            and len({parts[shared] for parts in split}) == 1:
+        shared += 1
+    short = {method: ".".join(parts[shared:]) for method, parts in zip(methods, split)}
+    return short if len(set(short.values())) == len(methods) else {method: method for method in methods}
+
+
+def behind_best(comparison: Comparison) -> dict[str, dict[tuple[str, ...], dict[str, tuple[int, int]]]]:
+    """Where each method is significantly worse than the best method of a score.
+
+    For every key with a direction, the methods with the best value are the leaders; a method is
+    behind on that key when its paired test against a leader is significant with the leader better.
+
+    Args:
+        comparison: the comparison.
+
+    Returns:
+        ``method -> (kind, domain, suite) -> metric -> (tasks behind, tasks where it was tested
+        against a leader)``; families and metrics in which the method is never behind are absent.
+    """
+    tests = {(t.key, frozenset((t.first, t.second))): t for t in comparison.tests}
+    out: dict[str, dict[tuple[str, ...], dict[str, tuple[int, int]]]] = {m: {} for m in comparison.methods}
+    for key in comparison.keys:
+        leaders = comparison.best.get(key, [])
+        if comparison.directions.get(key) == "none" or not leaders:
+            continue
+        for method in comparison.methods:
+            if method in leaders or method not in comparison.entries[key]:
+                continue
+            pairs = [tests.get((key, frozenset((leader, method)))) for leader in leaders]
+            tested = [t for t in pairs if t is not None and t.p_value is not None]
+            if not tested:
+                continue
+            behind = any(t.significant and _ranked(t, comparison.directions[key])[1] == method for t in tested)
+            family = out[method].setdefault(key[:3], {})
+            count, total = family.get(key[3], (0, 0))
+            family[key[3]] = (count + behind, total + 1)
+    return {m: {f: {k: v for k, v in metrics.items() if v[0]} for f, metrics in families.items()
+                if any(v[0] for v in metrics.values())} for m, families in out.items()}
+
+
+def behind_best_table(comparison: Comparison) -> Table:
+    """:func:`behind_best` as a table: one row per method (its wins first), one column per suite;
+    a cell lists the metrics it trails on with "tasks behind/tasks tested", "–" where it trails
+    on none (strong: a clean column)."""
+    names = display_names(comparison.methods)
+    behind = behind_best(comparison)
+    families = list(dict.fromkeys(key[:3] for key in comparison.keys))
+    rows = []
+    for method in comparison.methods:
+        cells = [Cell(names[method]), Cell(str(comparison.wins[method]))]
+        for family in families:
+            metrics = behind[method].get(family, {})
+            grouped: dict[str, list[str]] = {}  # "oracle_score:oracle_lenet" and ":oracle_resnet" share one entry
+            for metric, (count, total) in metrics.items():
+                name, _, variant = metric.partition(":")
+                grouped.setdefault(name, []).append(f"{variant + ' ' if variant else ''}{count}/{total}")
+            text = "; ".join(f"{name} {', '.join(parts)}" for name, parts in grouped.items())
+            cells.append(Cell(text or "–", strong=not metrics))
+        rows.append(cells)
+    return Table("Behind the best: metrics on which a method is significantly worse than the leader (tasks)",
+                 ["method", "wins", *("/".join(f) for f in families)], rows)
 
 
 def differ_lines(comparison: Comparison, limit: int = SUMMARY_LIMIT) -> list[str]:
@@ -66,12 +147,13 @@ def differ_lines(comparison: Comparison, limit: int = SUMMARY_LIMIT) -> list[str
     for test in comparison.significant():
         better, worse, sign = _ranked(test, comparison.directions[test.key])
         groups.setdefault((better, worse, test.key[:4]), []).append((sign * (test.difference or 0.0), test))
-    lines = []
+    lines, names = [], display_names(comparison.methods)
     for (better, worse, family), members in sorted(groups.items(), key=lambda g: (max(t.p_holm for _, t in g[1]), g[0])):
         total = tested[(frozenset((better, worse)), family)]
         low, high = f"{min(d for d, _ in members):+.3g}", f"{max(d for d, _ in members):+.3g}"
         verb = "differs from" if comparison.directions[members[0][1].key] == "none" else "better than"
         where = members[0][1].key[4] if total == 1 else f"{len(members)} of {total} tasks"
+        better, worse = names[better], names[worse]
         lines.append(f"{better} {verb} {worse} on {'/'.join(family[:2])} {family[2]} {family[3]}, {where} "
                      f"({better} − {worse} = {low if low == high else f'{low} to {high}'}, "
                      f"{_test_name(members[0][1])}, p(Holm) {_p(max(t.p_holm for _, t in members), members[0][1], bound=True)})")
@@ -93,6 +175,7 @@ def comparison_tables(comparison: Comparison) -> list[Table]:
     for test in comparison.significant():
         by_key.setdefault(test.key, []).append(test)
     tables: list[Table] = []
+    names = display_names(comparison.methods)
     families: dict[tuple[str, str, str], list[Key]] = {}
     for key in comparison.keys:
         families.setdefault(key[:3], []).append(key)
@@ -105,10 +188,10 @@ def comparison_tables(comparison: Comparison) -> list[Table]:
                 entry = entries.get(method)
                 text = "–" if entry is None else _value(entry.value, entry.ci_low, entry.ci_high)
                 cells.append(Cell(text, strong=method in best))
-            notes = [_verdict(t, comparison.directions[key]) + f" (p {_p(t.p_holm, t)})" for t in by_key.get(key, [])]
+            notes = [_verdict(t, comparison.directions[key], names) + f" (p {_p(t.p_holm, t)})" for t in by_key.get(key, [])]
             cells.append(Cell("; ".join(notes) or "–"))
             rows.append(cells)
-        tables.append(Table(f"{kind} / {domain} / {suite}", ["metric", "task", "dir", *comparison.methods,
+        tables.append(Table(f"{kind} / {domain} / {suite}", ["metric", "task", "dir", *(names[m] for m in comparison.methods),
                                                               "significant differences"], rows))
     pairs: dict[tuple[str, str], list[PairedTest]] = {}
     for test in comparison.tests:
@@ -124,8 +207,9 @@ def comparison_tables(comparison: Comparison) -> list[Table]:
                          Cell(_p(test.p_value, test) if tested else "–"),
                          Cell(_p(test.p_holm, test) if tested else "–"),
                          Cell("yes" if test.significant else "", strong=test.significant)])
-        tables.append(Table(f"Paired tests: {first} vs {second}",
-                            ["family", "metric", "task", "n", "test", f"difference ({first} − {second}) [95% CI]",
+        tables.append(Table(f"Paired tests: {names[first]} vs {names[second]}",
+                            ["family", "metric", "task", "n", "test",
+                             f"difference ({names[first]} − {names[second]}) [95% CI]",
                              "p", "p (Holm)", "sig."], rows))
     return tables
 
@@ -139,17 +223,30 @@ def render_markdown(comparison: Comparison) -> str:
     Returns:
         Markdown text ending in a newline.
     """
-    lines = [f"# cfcheck comparison: {' vs '.join(f'`{_md(m)}`' for m in comparison.methods)}", ""]
+    names = display_names(comparison.methods)
+    lines = [f"# cfcheck comparison: {' vs '.join(f'`{_md(names[m])}`' for m in comparison.methods)}", ""]
     lines += [f"- {_md(line)}" for line in _header_lines(comparison)]
+    lines += _markdown_table(behind_best_table(comparison))
     lines += ["", "## Where they really differ", ""]
     lines += [f"- {_md(line)}" for line in differ_lines(comparison)] or ["- no significant differences"]
     for table in comparison_tables(comparison):
-        lines += ["", f"## {_md(table.title)}", "", "| " + " | ".join(_md(h) for h in table.header) + " |",
-                  "|" + "---|" * len(table.header)]
-        for row in table.rows:
-            lines.append("| " + " | ".join(f"**{_md(c.text)}**" if c.strong and c.text else _md(c.text)
-                                           for c in row) + " |")
+        lines += _markdown_table(table)
     return "\n".join(lines) + "\n"
+
+
+def _markdown_table(table: Table) -> list[str]:
+    lines = ["", f"## {_md(table.title)}", "", "| " + " | ".join(_md(h) for h in table.header) + " |",
+             "|" + "---|" * len(table.header)]
+    for row in table.rows:
+        lines.append("| " + " | ".join(f"**{_md(c.text)}**" if c.strong and c.text else _md(c.text)
+                                       for c in row) + " |")
+    return lines
+
+
+#: the comparison page's own rules, after the scorecard's
+_COMPARE_CSS = ("td.strong{font-weight:600}tr.sig{background:#eef6ff}table.behind td{vertical-align:top;max-width:260px}"
+                "table.behind td.clean{background:#e8f5e9;color:#2e7d32;text-align:center}"
+                "table.behind td.trails{background:#ffebee}")
 
 
 def render_html(comparison: Comparison) -> str:
@@ -161,25 +258,32 @@ def render_html(comparison: Comparison) -> str:
     Returns:
         The HTML document.
     """
-    esc = html.escape
-    title = esc("cfcheck comparison: " + " vs ".join(comparison.methods))
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title><style>"
-             "body{font-family:sans-serif}td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left}"
-             "td.strong{font-weight:bold}tr.sig{background:#eef6ff}</style></head><body>",
-             f"<h1>{title}</h1><ul>", *(f"<li>{esc(line)}</li>" for line in _header_lines(comparison)), "</ul>",
-             "<h2>Where they really differ</h2><ul>"]
+    esc, names = html.escape, display_names(comparison.methods)
+    title = esc("cfcheck comparison: " + " vs ".join(names[m] for m in comparison.methods))
+    behind = behind_best_table(comparison)
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title>"
+             f"<meta name='viewport' content='width=device-width'><style>{PAGE_CSS}{_COMPARE_CSS}</style></head><body>",
+             f"<h1>{title}</h1><ul class='muted'>",
+             *(f"<li>{esc(line)}</li>" for line in _header_lines(comparison)), "</ul>",
+             f"<h2>{esc(behind.title)}</h2><div class='scroll'><table class='behind'><tr>",
+             "".join(f"<th>{esc(h)}</th>" for h in behind.header) + "</tr>"]
+    for row in behind.rows:
+        cells = [f"<td><b>{esc(row[0].text)}</b></td><td class='n'>{esc(row[1].text)}</td>"]
+        cells += [f"<td class='{'clean' if c.strong else 'trails'}'>{esc(c.text)}</td>" for c in row[2:]]
+        parts.append(f"<tr>{''.join(cells)}</tr>")
+    parts.append("</table></div><h2>Where they really differ</h2><ul>")
     parts += [f"<li>{esc(line)}</li>" for line in differ_lines(comparison)] or ["<li>no significant differences</li>"]
     parts.append("</ul>")
     for table in comparison_tables(comparison):
         paired = table.title.startswith("Paired tests")
         parts.append(f"<details><summary>{esc(table.title)}</summary>" if paired else f"<h2>{esc(table.title)}</h2>")
-        parts.append("<table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in table.header) + "</tr>")
+        parts.append("<div class='scroll'><table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in table.header) + "</tr>")
         for row in table.rows:
             significant = paired and row[-1].strong
             cells = "".join(f"<td class='strong'>{esc(c.text)}</td>" if c.strong else f"<td>{esc(c.text)}</td>"
                             for c in row)
             parts.append(f"<tr class='sig'>{cells}</tr>" if significant else f"<tr>{cells}</tr>")
-        parts.append("</table></details>" if paired else "</table>")
+        parts.append("</table></div></details>" if paired else "</table></div>")
     parts.append("</body></html>\n")
     return "\n".join(parts)
 
@@ -190,7 +294,7 @@ def _header_lines(comparison: Comparison) -> list[str]:
              f"profile {card.get('profile', {}).get('name')}, seeds {card.get('provenance', {}).get('seeds')}, "
              f"{len(comparison.keys)} scores present in at least two runs",
              "wins (best value by the metric's direction, ties count for each): "
-             + ", ".join(f"{m} {comparison.wins[m]}" for m in comparison.methods),
+             + ", ".join(f"{display_names(comparison.methods)[m]} {comparison.wins[m]}" for m in comparison.methods),
              "paired tests on the shared inputs of every pair of methods: McNemar's exact test for 0/1 values, "
              f"otherwise a paired bootstrap of the mean difference ({comparison.resamples} resamples); "
              f"p-values Holm-corrected over each pair's tests, significant when p(Holm) < {comparison.alpha:g}"]
@@ -205,9 +309,9 @@ def _ranked(test: PairedTest, direction: str) -> tuple[str, str, float]:
     return test.second, test.first, -1.0
 
 
-def _verdict(test: PairedTest, direction: str) -> str:
+def _verdict(test: PairedTest, direction: str, names: dict[str, str]) -> str:
     better, worse, _ = _ranked(test, direction)
-    return f"{better} {'differs from' if direction == 'none' else 'better than'} {worse}"
+    return f"{names[better]} {'differs from' if direction == 'none' else 'better than'} {names[worse]}"
 
 
 def _p(p: float, test: PairedTest, bound: bool = False) -> str:

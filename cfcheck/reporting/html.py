@@ -48,7 +48,7 @@ OPEN_GRIDS = 6
 #: upscaling of the example images
 IMAGE_SCALE = 2
 
-_CSS = """
+PAGE_CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1240px;padding:12px 20px;color:#222}
 h1{font-size:1.4em;margin:.2em 0;word-break:break-all}h2{font-size:1.15em;margin:1.2em 0 .4em;border-bottom:1px solid #ddd}
 h3{font-size:1em;margin:.8em 0 .3em}small,.muted{color:#666}
@@ -84,7 +84,7 @@ def render_html(scorecard: dict[str, Any], run_dir: Path | None = None,
     title = e(f"cfcheck scorecard: {scorecard['method']}")
     parts = [
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>",
-        f"<meta name='viewport' content='width=device-width'><style>{_CSS}</style></head><body>",
+        f"<meta name='viewport' content='width=device-width'><style>{PAGE_CSS}</style></head><body>",
         f"<h1>{title}</h1>",
         f"<div class='banner {e(word)}'>{e(sentence)}</div>",
         f"<p class='muted'>status <b>{e(scorecard['status'])}</b> · profile <b>{e(scorecard['profile'].get('name', '-'))}</b>"

@@ -20,7 +20,9 @@ from cfcheck.cli import main
 from cfcheck.reporting.compare import (
     CompareError, Run, compare_runs, holm, load_run, mcnemar_exact, paired_bootstrap,
 )
-from cfcheck.reporting.compare_render import differ_lines, render_html, render_markdown
+from cfcheck.reporting.compare_render import (
+    behind_best, behind_best_table, differ_lines, display_names, render_html, render_markdown,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 MODELS = {"morpho/cnn": "a" * 64, "morpho/oracle_lenet": "b" * 64}
@@ -305,3 +307,37 @@ def test_truth_is_significantly_better_than_noise_on_real_quick_runs(tmp_path, c
     tests = [t for t in comparison.tests if t.key[3] == "committee_oracle_target_accuracy"]
     assert tests and all(t.test == "mcnemar" and t.significant and t.difference < 0 for t in tests)
     assert all(comparison.best[t.key] == ["cfcheck.fixtures.truth"] for t in tests)
+
+
+def test_behind_best_names_the_methods_a_paired_test_puts_behind_the_leader(tmp_path):
+    """Known by construction: on 30 inputs "lead" hits every target, "twin" too (tied for the lead),
+    "close" misses 2 (McNemar p = 0.5: not behind), "poor" misses all; on d1 (lower is better) "poor"
+    leads and the rest trail it by 10 on every input."""
+    other = ("vce", "morpho", "validity", "oracle_score:oracle_lenet", "cnn/ideal/seed0")
+    hits = {"lead": [1.0] * 30, "twin": [1.0] * 30, "close": [0.0, 0.0] + [1.0] * 28, "poor": [0.0] * 30}
+    runs = []
+    for name, values in hits.items():
+        distance = [1.0 + i / 30 for i in range(30)] if name == "poor" else [11.0 + i / 30 for i in range(30)]
+        samples = {HIT: dict(enumerate(values)), other: dict(enumerate(values)), DIST: dict(enumerate(distance))}
+        runs.append(load_run(write_run(tmp_path, name, f"pkg.methods.{name}", samples)))
+    comparison = compare_runs(runs)
+    behind = behind_best(comparison)
+    validity, closeness = ("vce", "morpho", "validity"), ("vce", "morpho", "closeness")
+    assert behind["pkg.methods.poor"] == {validity: {"target_accuracy": (1, 1), "oracle_score:oracle_lenet": (1, 1)}}
+    for name in ("lead", "twin", "close"):
+        assert behind[f"pkg.methods.{name}"] == {closeness: {"d1": (1, 1)}}
+    table = behind_best_table(comparison)
+    assert table.header == ["method", "wins", "vce/morpho/closeness", "vce/morpho/validity"]
+    rows = {row[0].text: [cell.text for cell in row[2:]] for row in table.rows}
+    assert rows["poor"] == ["–", "oracle_score oracle_lenet 1/1; target_accuracy 1/1"]  # in key order
+    assert rows["close"] == ["d1 1/1", "–"]
+    assert "| poor | 1 |" in render_markdown(comparison)
+
+
+def test_display_names_drop_a_shared_dotted_prefix_only_when_labels_stay_distinct():
+    assert display_names(["cfcheck.fixtures.dvce", "cfcheck.fixtures.pgd"]) == {
+        "cfcheck.fixtures.dvce": "dvce", "cfcheck.fixtures.pgd": "pgd"}
+    assert display_names(["a.b.c", "a.x.c"]) == {"a.b.c": "b.c", "a.x.c": "x.c"}
+    assert display_names(["alpha", "beta"]) == {"alpha": "alpha", "beta": "beta"}
+    assert display_names(["pkg.m", "pkg.m (2)"]) == {"pkg.m": "m", "pkg.m (2)": "m (2)"}
+    assert display_names(["only.one"]) == {"only.one": "only.one"}
