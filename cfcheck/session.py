@@ -26,7 +26,7 @@ from cfcheck.domains import available_domains
 from cfcheck.io import atomic_write_text
 from cfcheck.kinds import VIEWS, MethodKind, kind_spec, view_source
 from cfcheck.kinds.base import RunResources, Task
-from cfcheck.kinds.calling import MethodOutput, MethodOutputError
+from cfcheck.kinds.calling import MethodOutput, MethodOutputError, method_seconds
 from cfcheck.profiles import Profile
 from cfcheck.records import ScoreRecord
 from cfcheck.reporting.examples import write_example_grid
@@ -103,6 +103,8 @@ class CfcheckSession(RunResources):
         #: per task ("kind/domain/task"): the method's seconds, inputs, whether read from the cache,
         #: the process's peak memory so far, and cfcheck's scoring seconds (test call phases)
         self.costs: dict[str, dict[str, Any]] = {}
+        #: the method's seconds already charged to the task they were generated for (:meth:`outputs`)
+        self.charged_method_seconds = 0.0
         self._results: dict[Task, Any] = {}
         self._zoos: dict[str, ModelZoo] = {}
         self._memo: dict[tuple[Any, ...], Any] = {}
@@ -164,17 +166,18 @@ class CfcheckSession(RunResources):
         if task not in self._results:
             inputs = self.memo(("inputs", task), lambda: spec.inputs(self, task))
             write = (lambda text: progress(f"{task.id}: {text}")) if progress else None
-            started = time.monotonic()
+            started, clock = time.monotonic(), method_seconds()
             try:
                 output = self._cached_generation(spec, task, method, inputs, write)
                 self._results[task] = spec.result(self, task, inputs, output, time.monotonic() - started)
             except MethodOutputError as error:
                 self._results[task] = error
             finally:
-                seconds = time.monotonic() - started
-                self.generation["seconds"] += seconds
+                self.generation["seconds"] += time.monotonic() - started
+                spent = method_seconds() - clock  # the method's own calls, not cfcheck's checks or cache reads
+                self.charged_method_seconds += spent
                 self._cost(task_key(task)).update(
-                    method_seconds=seconds, inputs=len(inputs), from_cache=self._last_from_cache, peak_rss_mb=_peak_rss_mb()
+                    method_seconds=spent, inputs=len(inputs), from_cache=self._last_from_cache, peak_rss_mb=_peak_rss_mb()
                 )
             if not isinstance(self._results[task], MethodOutputError):
                 self._write_examples(spec, task, self._results[task])
@@ -183,7 +186,19 @@ class CfcheckSession(RunResources):
             raise result.for_task(task.id, requester, noun=spec.output_noun)
         return result
 
-    def _cached_generation(self, spec: Any, task: Task, method: Any, inputs: Any, write: Any) -> MethodOutput:
+    def cached_call(self, task: Task, method: Any, inputs: Any) -> MethodOutput:
+        """The method's outputs on ``inputs`` other than the task's own (a suite's follow-up calls,
+        such as composition's cycles), read from the persistent generation cache where they are
+        stored (keyed like the task's generation, by the inputs' digest), else generated and stored.
+
+        Raises:
+            cfcheck.kinds.calling.MethodOutputError: when an output breaks the contract.
+        """
+        __tracebackhide__ = True
+        return self._cached_generation(kind_spec(task.kind), task, method, inputs, None, counter="extra_calls")
+
+    def _cached_generation(self, spec: Any, task: Task, method: Any, inputs: Any, write: Any,
+                           counter: str = "tasks") -> MethodOutput:
         __tracebackhide__ = True
         key = self.cache.key(
             method=self.method.spec,
@@ -202,9 +217,9 @@ class CfcheckSession(RunResources):
         if self._last_from_cache:
             if write is not None:
                 write("read from the generation cache")
-            self.generation["tasks_from_cache"] += 1
+            self.generation[f"{counter}_from_cache"] += 1
             return MethodOutput(stored["values"], stored["valid"])
-        self.generation["tasks_generated"] += 1
+        self.generation[f"{counter}_generated"] += 1
         output = spec.generate(self, task, method, inputs, write)
         self.cache.store(key, {"values": output.values, "valid": output.valid}, {"task": f"{task.kind}/{task.domain}/{task.id}"})
         return output
@@ -239,17 +254,41 @@ class CfcheckSession(RunResources):
     def _cost(self, key: str) -> dict[str, Any]:
         return self.costs.setdefault(key, {})
 
-    def add_scoring_time(self, key: str, seconds: float) -> None:
+    def method_time_of_call(self) -> Callable[[], tuple[float, float]]:
+        """Start timing one test's call: the returned function gives the method's seconds inside
+        the call so far and the part of them not already charged to a generated task (a suite's
+        own calls of the method: composition cycles, contract checks), which belongs to the
+        test's task."""
+        clock, charged = method_seconds(), self.charged_method_seconds
+
+        def spent() -> tuple[float, float]:
+            in_call = method_seconds() - clock
+            return in_call, max(0.0, in_call - (self.charged_method_seconds - charged))
+
+        return spent
+
+    def add_test_time(self, key: str, seconds: float, method_in_call: float = 0.0, method_of_task: float = 0.0
+                      ) -> None:
+        """One test's call phase for task ``key``: cfcheck's scoring is its duration less the method's
+        seconds inside it; the method's own calls made by the test count as the task's
+        ``method_seconds_in_tests``. (On the xdist controller, which sees every test's report.)"""
         cost = self._cost(key)
-        cost["scoring_seconds"] = cost.get("scoring_seconds", 0.0) + seconds
+        cost["scoring_seconds"] = cost.get("scoring_seconds", 0.0) + max(0.0, seconds - method_in_call)
+        if method_of_task > 0:
+            cost["method_seconds_in_tests"] = cost.get("method_seconds_in_tests", 0.0) + method_of_task
+
+    #: cost fields the controller adds up from the tests' reports (never taken from a worker)
+    _TEST_COSTS = ("scoring_seconds", "method_seconds_in_tests")
 
     def merge_costs(self, serialized: str) -> None:
         """Per-task costs sent by a pytest-xdist worker."""
         for key, cost in json.loads(serialized).items():
-            self._cost(key).update({k: v for k, v in cost.items() if k != "scoring_seconds"})
+            self._cost(key).update({k: v for k, v in cost.items() if k not in self._TEST_COSTS})
 
     def cost_summary(self) -> dict[str, dict[str, Any]]:
-        """Per task: the method's seconds per output and cfcheck's scoring seconds."""
+        """Per task: the method's seconds generating the task's outputs (``method_seconds``, and per
+        output), in the calls its tests made (``method_seconds_in_tests``, where any), and cfcheck's
+        scoring seconds (the tests' call phases less the method's time inside them)."""
         summary = {}
         for key, cost in sorted(self.costs.items()):
             entry = dict(cost)

@@ -29,6 +29,18 @@ RANGE_TOLERANCE = 1e-4
 #: generation that takes longer than this reports its progress
 PROGRESS_AFTER_S = 3.0
 
+_method_seconds = 0.0
+
+
+def method_seconds() -> float:
+    """Seconds this process has spent inside the method's own calls (:func:`invoke`), in all.
+
+    The cost accounting reads it before and after a stretch of work: what the method took is
+    the difference, whatever called it (a task's generation, a suite's composition cycles, a
+    contract check), and the rest of the stretch is cfcheck's.
+    """
+    return _method_seconds
+
 
 class MethodOutputError(Exception):
     """The method under test returned something cfcheck cannot score, raised, or hung.
@@ -157,8 +169,10 @@ def invoke(
     """One call of the method: a raised exception, a call past ``timeout`` seconds and an
     in-place change of any ``watched`` input (name → tensor) become :class:`MethodOutputError`."""
     __tracebackhide__ = True
+    global _method_seconds
     watched = dict(watched or {})
     before = {name: t.clone() for name, t in watched.items()}
+    started = time.perf_counter()
     try:
         with time_limit(timeout):
             raw = function(*args, **kwargs)
@@ -173,6 +187,8 @@ def invoke(
         # ``from None``: the report names the exception and where it was raised, without
         # pytest's "During handling of the above exception" chain
         raise MethodOutputError(f"{call} raised {type(error).__name__}: {error}", where=_raise_site(error)) from None
+    finally:
+        _method_seconds += time.perf_counter() - started
     for name, tensor in watched.items():
         if not torch.equal(tensor, before[name]):
             raise MethodOutputError(f"{call} modified its input {name} in place; it must leave {name} unchanged")

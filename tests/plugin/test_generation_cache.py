@@ -135,3 +135,46 @@ def test_retrained_reference_models_miss_the_cache(tiny, scorecard_of, monkeypat
     monkeypatch.setattr(cfcheck.session, "_manifest_digest", lambda domain: "retrained-" + domain)
     tiny.runpytest("--method=counting", *SELECTION)
     assert _calls(tiny) == 2 and scorecard_of("counting")["provenance"]["generation"]["tasks_generated"] == 1
+
+
+SLOW_SCM = """
+import pathlib, time, pytest
+
+class SlowDimming:
+    def counterfactual(self, x, parents, intervention):
+        with open(pathlib.Path(__file__).parent / "calls.txt", "a") as log:
+            log.write(f"{len(x)}\\n")
+        time.sleep(0.2)
+        return x * 0.999  # every cycle gets new inputs (an unchanged image would be one cached call)
+
+@pytest.fixture
+def cf_method():
+    return SlowDimming()
+"""
+
+COMPOSITION = ("-p", "no:randomly", "-k", "scm and do_thickness and (test_coverage or test_composition and composition_l1)")
+
+
+def test_composition_cycles_come_from_the_cache_and_count_as_the_methods_time(tiny, scorecard_of):
+    """Composition calls the method ten more times per task (the null-intervention cycles): those
+    calls are cached like the task's own outputs, so a second run makes none, and their seconds
+    are the method's (``method_seconds_in_tests``), not cfcheck's scoring."""
+    tiny.makepyfile(slow_scm=SLOW_SCM)
+    first_run = tiny.runpytest("--method=slow_scm", *COMPOSITION)
+    assert first_run.parseoutcomes()["passed"] == 3
+    assert _calls(tiny) == 11  # the task's generation and ten cycles, 20 inputs each (one batch)
+    first = scorecard_of("slow_scm")
+    (cost,) = first["costs"].values()
+    assert 10 * 0.2 <= cost["method_seconds_in_tests"] < 10 * 0.2 + 1.0
+    assert 0.2 <= cost["method_seconds"] < 0.2 + 0.5
+    assert cost["scoring_seconds"] < cost["method_seconds_in_tests"]  # would be above 2 s if the cycles counted
+    generation = first["provenance"]["generation"]
+    assert (generation["tasks_generated"], generation["extra_calls_generated"]) == (1, 10)
+    second_run = tiny.runpytest("--method=slow_scm", *COMPOSITION)
+    assert second_run.parseoutcomes() == first_run.parseoutcomes()
+    assert _calls(tiny) == 11  # not called again
+    second_run.stdout.fnmatch_lines(["*composition cycles): 0 made, 10 read from the cache*"])
+    second = scorecard_of("slow_scm")
+    assert _values(second) == _values(first)
+    (cost,) = second["costs"].values()
+    assert cost["method_seconds"] == 0.0 and "method_seconds_in_tests" not in cost
