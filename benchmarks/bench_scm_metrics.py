@@ -45,7 +45,9 @@ def metric_costs(report: Path) -> dict[str, tuple[int, int, float]]:
     costs: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0.0])
     for case in ElementTree.parse(report).iter("testcase"):
         properties = {p.get("name", ""): p.get("value", "") for p in case.iter("property")}
-        metrics = {name[len("cfcheck."):].rsplit(".", 1)[0] for name in properties if name.startswith("cfcheck.")}
+        # a score's properties are cfcheck.<metric>.<field>; <metric> may hold a ":" but no "."
+        metrics = {name[len("cfcheck."):-len(".kind")] for name in properties
+                   if name.startswith("cfcheck.") and name.endswith(".kind")}
         for metric in metrics:
             n = properties.get(f"cfcheck.{metric}.n", "")
             entry = costs[metric]
