@@ -106,6 +106,7 @@ class CfcheckSession(RunResources):
         #: the method's seconds already charged to the task they were generated for (:meth:`outputs`)
         self.charged_method_seconds = 0.0
         self._results: dict[Task, Any] = {}
+        self._example_columns: dict[Task, dict[str, torch.Tensor]] = {}
         self._zoos: dict[str, ModelZoo] = {}
         self._memo: dict[tuple[Any, ...], Any] = {}
         self.deselected: str | None = None  # why suites of other kinds were deselected
@@ -235,8 +236,26 @@ class CfcheckSession(RunResources):
         the scores (it is counted in the scorecard's generation summary)."""
         try:
             columns = spec.examples(self, result, EXAMPLE_ROWS)
-            if columns:
-                write_example_grid(self.run_dir, task.kind, task.domain, task.id, columns)
+        except Exception:  # noqa: BLE001 - a picture must not fail a score
+            self.generation["example_grids_failed"] += 1
+            return
+        if columns:
+            self._example_columns[task] = {**columns, **self._example_columns.get(task, {})}
+            self._write_grid(task)
+
+    def add_example_columns(self, task: Task, columns: dict[str, torch.Tensor]) -> None:
+        """Columns a suite adds to ``task``'s example grid from outputs of its own (composition's
+        images after m null-intervention cycles), rows in the task's input order (the first
+        :data:`EXAMPLE_ROWS` are shown). The grid is rewritten if the task's own columns are there,
+        otherwise they join it when the task is generated."""
+        found = self._example_columns.setdefault(task, {})
+        found.update({name: images[:EXAMPLE_ROWS] for name, images in columns.items()})
+        if task in self._results and not isinstance(self._results[task], MethodOutputError):
+            self._write_grid(task)
+
+    def _write_grid(self, task: Task) -> None:
+        try:
+            write_example_grid(self.run_dir, task.kind, task.domain, task.id, self._example_columns[task])
         except Exception:  # noqa: BLE001 - a picture must not fail a score
             self.generation["example_grids_failed"] += 1
 

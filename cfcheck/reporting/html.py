@@ -1,8 +1,8 @@
 """``scorecard.html``: the scorecard as one self-contained page that opens from disk.
 
-Top to bottom: the overall verdict and the counts per kind and suite, a task × suite matrix
-coloured by verdict, the failing scores grouped by metric, the example grids (PNG files inlined
-as data URIs, upscaled pixelated), one chart per metric (value and 95% CI per task against its
+Top to bottom: the overall verdict; the counts per kind and suite beside the failing scores grouped
+by metric; the example grids (PNG files inlined as data URIs, upscaled pixelated); a task × suite
+matrix coloured by verdict (scrolling in its own box where wider than the page); one chart per metric (value and 95% CI per task against its
 bar and the real-vs-real floor), the metric cards, the provenance and, folded, the full table of
 scores. No script, no external resource: CSS and SVG inline. Every string from the method or
 the run goes through :func:`html.escape`.
@@ -55,6 +55,7 @@ h3{font-size:1em;margin:.8em 0 .3em}small,.muted{color:#666}
 .banner{font-size:1.35em;font-weight:600;padding:10px 16px;border-radius:6px;color:#fff;margin:8px 0}
 .banner.PASS{background:#2e7d32}.banner.FAIL{background:#c62828}.banner.INCOMPLETE{background:#616161}
 .top{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}.top>div{flex:1 1 460px;min-width:0}
+.top>div.counts{flex:0 1 auto}.nowrap{white-space:nowrap}
 table{border-collapse:collapse;font-size:13px}td,th{padding:2px 7px;border-bottom:1px solid #e4e4e4;text-align:left}
 th{background:#f5f5f5}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .v-pass{color:#2e7d32}.v-fail{color:#c62828;font-weight:600}.v-inconclusive{color:#b77c00}.v-error{color:#6a1b9a;font-weight:600}.v-none{color:#78909c}
@@ -90,8 +91,9 @@ def render_html(scorecard: dict[str, Any], run_dir: Path | None = None,
         f"<p class='muted'>status <b>{e(scorecard['status'])}</b> · profile <b>{e(scorecard['profile'].get('name', '-'))}</b>"
         f" · test outcomes: {e(format_outcomes(scorecard.get('outcomes', {})))}"
         f" · finished {e(scorecard['provenance'].get('finished', '?'))}</p>",
-        "<div class='top'><div>", _counts(scores), _failures(scores), "</div><div>", _matrices(scores), "</div></div>",
+        "<div class='top'><div class='counts'>", _counts(scores), "</div><div>", _failures(scores), "</div></div>",
         _grids(grids, run_dir, scores),
+        _matrices(scores),
         _charts(scores, calibration),
         curve_section(scores),
         _cards(scores),
@@ -178,7 +180,7 @@ def _failures(scores: Sequence[dict[str, Any]]) -> str:
         reasons = sorted({str(s["reason"]) for s in group if s.get("reason")})
         why = "".join(f"<br><small class='v-error'>{e(r)}</small>" for r in reasons[:3])
         rows.append(f"<tr><td>{e(kind)}/{e(suite)}</td><td>{_metric_link(metric)}</td><td class='n v-fail'>"
-                    f"{len(group)}/{total}</td><td>{bar}</td><td><details><summary>{len(group)} task(s)</summary>"
+                    f"{len(group)}/{total}</td><td>{bar}</td><td><details><summary class='nowrap'>{len(group)} task(s)</summary>"
                     f"<small>{values}</small></details>{why}</td></tr>")
     return ("<h2>Failing scores</h2><table class='failures'><tr><th>suite</th><th>metric</th><th>failing</th>"
             "<th>bar</th><th>tasks</th></tr>" + "".join(rows) + "</table>")

@@ -170,6 +170,12 @@ def test_composition_cycles_come_from_the_cache_and_count_as_the_methods_time(ti
     assert cost["scoring_seconds"] < cost["method_seconds_in_tests"]  # would be above 2 s if the cycles counted
     generation = first["provenance"]["generation"]
     assert (generation["tasks_generated"], generation["extra_calls_generated"]) == (1, 10)
+    # the cycles ran before the task's own generation (test_composition.py precedes test_contract.py's
+    # coverage) and still joined its example grid
+    from cfcheck.reporting.examples import load_example_grids
+
+    (grid,) = load_example_grids(tiny.path / "reports" / "slow_scm-standard")
+    assert grid.columns[0] == "input" and grid.columns[-2:] == ("after 1 null cycle", "after 10 null cycles")
     second_run = tiny.runpytest("--method=slow_scm", *COMPOSITION)
     assert second_run.parseoutcomes() == first_run.parseoutcomes()
     assert _calls(tiny) == 11  # not called again

@@ -90,7 +90,12 @@ def test_an_scm_adapter_gets_its_contract_and_ground_truth_scored(tiny, scorecar
 
     grids = load_example_grids(tiny.path / "reports" / "scm_identity-standard")
     assert [g.task for g in grids] == ["do_digit/seed0", "do_intensity/seed0", "do_thickness/seed0"]
-    assert grids[0].columns == ("input", "counterfactual", "difference", "true counterfactual") and len(grids[0].rows) == 4
+    # composition's cycles join each grid (identity: every cycle returns the input)
+    assert grids[0].columns == ("input", "counterfactual", "difference", "true counterfactual", "after 1 null cycle",
+                                "after 10 null cycles") and len(grids[0].rows) == 4
+    folder = tiny.path / "reports" / "scm_identity-standard"
+    for row in grids[0].rows:
+        assert (folder / row["after 10 null cycles"]).read_bytes() == (folder / row["input"]).read_bytes()
 
 
 def test_the_true_scm_counterfactual_scores_zero_error(tiny, scorecard_of):

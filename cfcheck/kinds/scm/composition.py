@@ -44,6 +44,11 @@ def composition_cycles(session: Any, task: Any, method: Any, cycles: Sequence[in
             x, kept = output.values[:, 0], kept & output.valid
             if m in cycles:
                 found[m] = (x, kept.clone())
+        # the example grid shows them beside the task's counterfactuals (an abstention: its input)
+        start = inputs.arguments["x"]
+        session.add_example_columns(task, {
+            f"after {m} null cycle{'s' if m > 1 else ''}": torch.where(kept_m[:, None, None, None], x_m, start)
+            for m, (x_m, kept_m) in found.items()})
         return found
 
     return session.memo(("scm-composition", task, tuple(cycles)), run)
