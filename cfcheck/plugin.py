@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +33,7 @@ from cfcheck.plugin_fixtures import (  # noqa: F401 - fixtures, registered with 
 from cfcheck.adapter import PLUGIN_NAME, load_method
 from cfcheck.kinds.protocols import MethodKind
 from cfcheck.profiles import read_user_settings, resolve_profile
+from cfcheck.threads import share_cpu_between_xdist_workers
 
 if TYPE_CHECKING:  # torch and the models load only when a method is under test
     import torch
@@ -110,7 +110,7 @@ def pytest_configure(config: pytest.Config) -> None:
         baseline = Baseline.load(baseline_path) if baseline_path else None
     except (FileNotFoundError, ValueError) as error:
         raise pytest.UsageError(f"--cfcheck-baseline: {error}") from None
-    _share_cpu_between_xdist_workers(config)
+    share_cpu_between_xdist_workers(config)
     xdist_groups.install(config)
     report_dir = config.getoption("cfcheck_report_dir")
     cache_dir = None if config.getoption("cfcheck_no_cache") else (config.getoption("cfcheck_cache_dir") or default_cache_dir())
@@ -368,34 +368,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def _split_list(values: list[str] | None) -> list[str]:
     """``--opt a --opt b,c`` → ["a", "b", "c"]."""
     return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
-
-
-def _share_cpu_between_xdist_workers(config: pytest.Config) -> None:
-    """Give each pytest-xdist worker its share of the cores: N workers each running torch's
-    default thread pool oversubscribe the CPU and run many times slower. A single process on a
-    busy machine takes the cores the load average leaves free (torch's threads spin-wait on
-    a core another process holds), unless the user chose a thread count (OMP_NUM_THREADS)."""
-    import torch
-
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
-    if workers > 1 and hasattr(config, "workerinput"):
-        torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
-    elif workers <= 1 and not hasattr(config, "workerinput") and "OMP_NUM_THREADS" not in os.environ:
-        torch.set_num_threads(threads_for_free_cores(os.cpu_count() or 1, _load_average()))
-
-
-def threads_for_free_cores(cores: int, load: float | None) -> int:
-    """Threads for one process: the cores not already busy (rounded), at least 1."""
-    if load is None:
-        return cores
-    return max(1, min(cores, int(cores - load + 0.5)))
-
-
-def _load_average() -> float | None:
-    try:
-        return os.getloadavg()[0]
-    except (AttributeError, OSError):  # not on every platform
-        return None
 
 
 def _resolve_device(name: str) -> torch.device:
