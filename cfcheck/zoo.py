@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
 
 import torch
@@ -219,15 +220,25 @@ class ModelZoo:
     def stored_logits(self, name: str, images: torch.Tensor) -> torch.Tensor:
         """Outputs of bundled model ``name`` on fixed images (a split, a task's originals): the same
         in every session with these images, weights and device, so kept on disk once computed
+        (:meth:`_stored`)."""
+        if STAGE_SEPARATOR in name:  # a randomisation stage has no weights file of its own to key on
+            return self.logits(name, images)
+        return self._stored("zoo.split_logits", name, images, lambda: {"logits": self.logits(name, images)})["logits"]
+
+    def stored_posterior(self, images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`posterior` of fixed images (CLD's pool of real images), kept on disk once computed."""
+        found = self._stored("zoo.posterior", self.minimality_vae, images,
+                             lambda: dict(zip(("mean", "log_var"), self.posterior(images))))
+        return found["mean"], found["log_var"]
+
+    def _stored(self, what: str, name: str, images: torch.Tensor,
+                compute: Callable[[], dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
+        """``compute()`` of bundled model ``name`` on fixed images, memoised on disk
         (:func:`cfcheck.cache.memoise_on_disk`, keyed by the images' digest and the weights' sha256)."""
         from cfcheck.cache import memoise_on_disk, tensor_digest
 
-        if STAGE_SEPARATOR in name:  # a randomisation stage has no weights file of its own to key on
-            return self.logits(name, images)
-        return memoise_on_disk(
-            "zoo.split_logits", lambda: {"logits": self.logits(name, images)}, images=tensor_digest(images),
-            model=registry.model_entry(name, domain=self.domain)["sha256"], device=self.device.type,
-        )["logits"]
+        return memoise_on_disk(what, compute, images=tensor_digest(images),
+                               model=registry.model_entry(name, domain=self.domain)["sha256"], device=self.device.type)
 
     def hashes(self) -> dict[str, str]:
         """sha256 of every reference model of the domain (for the scorecard's provenance)."""
