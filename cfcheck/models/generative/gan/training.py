@@ -22,13 +22,39 @@ import torch
 import torch.nn.functional as F
 
 from ..base import epoch_batches
+from ..vae.counterfactual_training import FitTerm, counterfactual_finetune
 from .network import ConditionalGAN
 
-__all__ = ["GAN_OPTIONS", "train_cgan"]
+__all__ = ["GAN_OPTIONS", "cyclic_fit", "train_cgan"]
 
-#: the options a GAN recipe's ``GenerativeTrainConfig.options`` may set, with defaults
+#: the options a GAN recipe's ``GenerativeTrainConfig.options`` may set, with defaults; the ``counterfactual_*``
+#: and ``predictor_*`` ones configure the counterfactual fine-tuning (phase 3, off unless counterfactual_epochs > 0)
 GAN_OPTIONS: Mapping[str, Any] = {"finetune_epochs": 1, "adam_beta1": 0.5, "finetune_lr": 1e-4, "log_every": 100,
-                                   "real_label": 0.9}
+                                   "real_label": 0.9, "counterfactual_epochs": 0, "counterfactual_lr": 1e-4,
+                                   "counterfactual_weight": 1.0, "predictor_epochs": 2, "predictor_mixup": True,
+                                   "adversarial_weight": 0.0}
+
+
+def cyclic_fit(adversarial_weight: float = 0.0) -> FitTerm:
+    """The GAN's fit term for :func:`~cfcheck.models.generative.vae.counterfactual_training.counterfactual_finetune`:
+    the cyclic cost ‖x − G(E(x, c), c)‖₁ + ‖z − E(G(z, c), c)‖₁ (means over elements), plus, with
+    ``adversarial_weight``, that weight × the generator's non-saturating loss on (G(z, c), z, c) against the
+    (frozen) discriminator. Logs the image term."""
+    if adversarial_weight < 0:
+        raise ValueError(f"adversarial_weight must be >= 0, got {adversarial_weight}")
+
+    def fit(model: ConditionalGAN, x: torch.Tensor, c: torch.Tensor, generator: torch.Generator
+            ) -> tuple[torch.Tensor, torch.Tensor]:
+        z = torch.randn(len(x), model.latent_dim, generator=generator)
+        image = (model.reconstruct(x, c) - x).abs().mean()
+        fake = model.decode(z, c)
+        objective = image + (model.encode(fake, c) - z).abs().mean()
+        if adversarial_weight:
+            logit = model.discriminate(fake, z, c)
+            objective = objective + adversarial_weight * F.binary_cross_entropy_with_logits(logit, torch.ones_like(logit))
+        return objective, image
+
+    return fit
 
 
 def train_cgan(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mapping[str, Any], *, seed: int,
@@ -103,8 +129,18 @@ def train_cgan(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mappi
         c_hist, step = (c_hist + [cycle.item()])[-100:], step + 1
         if step % settings["log_every"] == 0:
             log(f"fine-tuning step {step} cycle {sum(c_hist) / len(c_hist):.4f}")
-    model.requires_grad_(True)
     mean = lambda values: sum(values) / max(1, len(values))  # noqa: E731
-    info = {"final_d_loss": mean(d_hist), "final_g_loss": mean(g_hist), "final_cycle": mean(c_hist),
-            "steps": float(step)}
+    info = {"final_d_loss": mean(d_hist), "final_g_loss": mean(g_hist), "final_cycle": mean(c_hist)}
+    if settings["counterfactual_epochs"]:
+        players = [*model.encoder.parameters(), *model.generator_input.parameters(), *model.generator.parameters()]
+        for parameter in players:
+            parameter.requires_grad_(True)
+        info.update(counterfactual_finetune(
+            model, images, condition, seed=seed + 11, epochs=settings["counterfactual_epochs"],
+            batch_size=batch_size, lr=settings["counterfactual_lr"], weight=settings["counterfactual_weight"],
+            predictor_epochs=settings["predictor_epochs"], predictor_mixup=bool(settings["predictor_mixup"]),
+            fit=cyclic_fit(settings["adversarial_weight"]), parameters=players, log=log))
+        step += settings["counterfactual_epochs"] * max(1, n // batch_size)
+    model.requires_grad_(True)
+    info["steps"] = float(step)
     return {k: v.detach().clone() for k, v in model.state_dict().items()}, info
