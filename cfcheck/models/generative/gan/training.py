@@ -32,25 +32,27 @@ __all__ = ["GAN_OPTIONS", "cyclic_fit", "train_cgan"]
 GAN_OPTIONS: Mapping[str, Any] = {"finetune_epochs": 1, "adam_beta1": 0.5, "finetune_lr": 1e-4, "log_every": 100,
                                    "real_label": 0.9, "counterfactual_epochs": 0, "counterfactual_lr": 1e-4,
                                    "counterfactual_weight": 1.0, "predictor_epochs": 2, "predictor_mixup": True,
-                                   "adversarial_weight": 0.0}
+                                   "adversarial_weight": 0.0, "reconstruction_weight": 1.0}
 
 
-def cyclic_fit(adversarial_weight: float = 0.0) -> FitTerm:
+def cyclic_fit(reconstruction_weight: float = 1.0, adversarial_weight: float = 0.0) -> FitTerm:
     """The GAN's fit term for :func:`~cfcheck.models.generative.vae.counterfactual_training.counterfactual_finetune`:
-    the cyclic cost ‖x − G(E(x, c), c)‖₁ + ‖z − E(G(z, c), c)‖₁ (means over elements), plus, with
-    ``adversarial_weight``, that weight × the generator's non-saturating loss on (G(z, c), z, c) against the
-    (frozen) discriminator. Logs the image term."""
-    if adversarial_weight < 0:
-        raise ValueError(f"adversarial_weight must be >= 0, got {adversarial_weight}")
+    the cyclic cost ``reconstruction_weight`` × ‖x − G(E(x, c), c)‖₁ + ‖z − E(G(z, c), c)‖₁ (means over
+    elements), plus, with ``adversarial_weight``, that weight × the non-saturating loss of the (frozen)
+    discriminator calling the reconstruction pair (G(E(x, c), c), E(x, c), c) real. Logs the image term."""
+    if reconstruction_weight <= 0 or adversarial_weight < 0:
+        raise ValueError(f"need reconstruction_weight > 0 and adversarial_weight >= 0, got {reconstruction_weight} "
+                         f"and {adversarial_weight}")
 
     def fit(model: ConditionalGAN, x: torch.Tensor, c: torch.Tensor, generator: torch.Generator
             ) -> tuple[torch.Tensor, torch.Tensor]:
         z = torch.randn(len(x), model.latent_dim, generator=generator)
-        image = (model.reconstruct(x, c) - x).abs().mean()
-        fake = model.decode(z, c)
-        objective = image + (model.encode(fake, c) - z).abs().mean()
+        abducted = model.encode(x, c)
+        reconstruction = model.decode(abducted, c)
+        image = (reconstruction - x).abs().mean()
+        objective = reconstruction_weight * image + (model.encode(model.decode(z, c), c) - z).abs().mean()
         if adversarial_weight:
-            logit = model.discriminate(fake, z, c)
+            logit = model.discriminate(reconstruction, abducted, c)
             objective = objective + adversarial_weight * F.binary_cross_entropy_with_logits(logit, torch.ones_like(logit))
         return objective, image
 
@@ -139,7 +141,7 @@ def train_cgan(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mappi
             model, images, condition, seed=seed + 11, epochs=settings["counterfactual_epochs"],
             batch_size=batch_size, lr=settings["counterfactual_lr"], weight=settings["counterfactual_weight"],
             predictor_epochs=settings["predictor_epochs"], predictor_mixup=bool(settings["predictor_mixup"]),
-            fit=cyclic_fit(settings["adversarial_weight"]), parameters=players, log=log))
+            fit=cyclic_fit(settings["reconstruction_weight"], settings["adversarial_weight"]), parameters=players, log=log))
         step += settings["counterfactual_epochs"] * max(1, n // batch_size)
     model.requires_grad_(True)
     info["steps"] = float(step)
