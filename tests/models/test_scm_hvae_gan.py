@@ -147,6 +147,31 @@ def test_gan_training_is_deterministic_and_the_cyclic_fine_tuning_lowers_the_rec
         train_cgan(images, condition, ARCH, options={"bogus": 1}, **kwargs)
 
 
+def test_gan_counterfactual_fine_tuning_is_deterministic_and_moves_encoder_and_generator_only():
+    """Phase 3 (the counterfactual fine-tuning, :func:`counterfactual_finetune` with the GAN's cyclic fit term)
+    trains the encoder and the generator, never the discriminator, and reruns bit for bit."""
+    from cfcheck.models.generative.gan.training import cyclic_fit
+
+    images = torch.rand(64, 1, 32, 32, generator=torch.Generator().manual_seed(0))
+    condition = torch.cat([torch.randn(64, 2, generator=torch.Generator().manual_seed(1)),
+                           torch.eye(10)[torch.arange(64) % 10]], 1)
+    kwargs = dict(seed=3, epochs=1, batch_size=32, lr=2e-4, log=lambda line: None)
+    before, _ = train_cgan(images, condition, ARCH, options={"finetune_epochs": 0}, **kwargs)
+    phase = {"finetune_epochs": 0, "counterfactual_epochs": 2, "counterfactual_lr": 1e-3, "predictor_epochs": 1,
+             "reconstruction_weight": 10.0, "adversarial_weight": 0.1}
+    after, info = train_cgan(images, condition, ARCH, options=phase, **kwargs)
+    again, _ = train_cgan(images, condition, ARCH, options=phase, **kwargs)
+    assert info["steps"] == 2 + 4 and {"cf_loss", "cf_nll", "predictor_loss"} <= set(info)
+    moved = {key.split(".")[0] for key in after if not torch.equal(after[key], before[key])}
+    assert moved == {"encoder", "generator_input", "generator"}, moved
+    for key in after:
+        torch.testing.assert_close(again[key], after[key], rtol=0, atol=0)
+    with pytest.raises(ValueError, match="reconstruction_weight"):
+        cyclic_fit(0.0)
+    with pytest.raises(ValueError, match="adversarial_weight"):
+        cyclic_fit(1.0, -1.0)
+
+
 # -- the smoke recipes ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["chvae", "cgan"])
 def test_recipe_smoke_configuration_trains_into_a_manifest_entry(tmp_path, name):

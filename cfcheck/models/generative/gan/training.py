@@ -1,4 +1,4 @@
-"""Deterministic two-phase training of a :class:`ConditionalGAN` (Melistas et al. 2024, §3.2 and A.4).
+"""Deterministic training of a :class:`ConditionalGAN` (Melistas et al. 2024, §3.2 and A.4) in up to three phases.
 
 1. **Adversarial** (conditional ALI / BiGAN, eq. 5): the discriminator learns to tell (x, E(x, c), c)
    from (G(z, c), z, c) with z ~ N(0, I) and c the parents of a real image; encoder and generator
@@ -7,8 +7,15 @@
 2. **Encoder fine-tuning with a cyclic cost** (Dogan & Keles, as Melistas et al.): generator and
    discriminator frozen, the encoder minimises ‖x − G(E(x, c), c)‖₁ + ‖z − E(G(z, c), c)‖₁ (the
    reconstruction in image and in latent space).
+3. **Counterfactual fine-tuning** (``counterfactual_epochs`` > 0; de Sousa Ribeiro et al.'s counterfactual
+   training, as the bundled VAEs use it; not in Melistas et al.'s GAN): encoder and generator together
+   (discriminator frozen) minimise ``reconstruction_weight`` × ‖x − G(E(x, c), c)‖₁ + ‖z − E(G(z, c), c)‖₁
+   (:func:`cyclic_fit`) + ``counterfactual_weight`` × the loss of the generator's own auxiliary parent
+   predictor on G(E(x, c), c*), c* the parents of another image of the batch
+   (:func:`~cfcheck.models.generative.vae.counterfactual_training.counterfactual_finetune`; AdamW as there).
+   Without it the generator ignores the parents (do(digit) accuracy 0.133) and reconstructs poorly.
 
-Adam with β = (0.5, 0.999) for both phases, as theirs; fewer epochs than their early-stopped runs
+Adam with β = (0.5, 0.999) for phases 1 and 2, as theirs; fewer epochs than their early-stopped runs
 (the CPU budget). Data order, latent draws and dropout are seeded.
 """
 
@@ -77,7 +84,8 @@ def train_cgan(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mappi
 
     Returns:
         The state dict and ``{"final_d_loss", "final_g_loss", "final_cycle", "steps"}`` (averages over
-        the last 100 steps of their phase).
+        the last 100 steps of their phase); with phase 3 also ``"cf_loss"``, ``"cf_nll"`` (there: the image
+        term ‖x − G(E(x, c), c)‖₁) and ``"predictor_loss"`` (see ``counterfactual_finetune``).
     """
     unknown = sorted(set(options or {}) - set(GAN_OPTIONS))
     if unknown:
