@@ -149,7 +149,8 @@ def test_gan_training_is_deterministic_and_the_cyclic_fine_tuning_lowers_the_rec
 
 def test_gan_counterfactual_fine_tuning_is_deterministic_and_moves_encoder_and_generator_only():
     """Phase 3 (the counterfactual fine-tuning, :func:`counterfactual_finetune` with the GAN's cyclic fit term)
-    trains the encoder and the generator, never the discriminator, and reruns bit for bit."""
+    trains the encoder and the generator, never the discriminator's parameters (its spectral-norm power-iteration
+    buffers do move: the adversarial term runs D in train mode), and reruns bit for bit."""
     from cfcheck.models.generative.gan.training import cyclic_fit
 
     images = torch.rand(64, 1, 32, 32, generator=torch.Generator().manual_seed(0))
@@ -162,7 +163,8 @@ def test_gan_counterfactual_fine_tuning_is_deterministic_and_moves_encoder_and_g
     after, info = train_cgan(images, condition, ARCH, options=phase, **kwargs)
     again, _ = train_cgan(images, condition, ARCH, options=phase, **kwargs)
     assert info["steps"] == 2 + 4 and {"cf_loss", "cf_nll", "predictor_loss"} <= set(info)
-    moved = {key.split(".")[0] for key in after if not torch.equal(after[key], before[key])}
+    parameters = {name for name, _ in ConditionalGAN(**ARCH).named_parameters()}  # not D's spectral-norm buffers
+    moved = {key.split(".")[0] for key in parameters if not torch.equal(after[key], before[key])}
     assert moved == {"encoder", "generator_input", "generator"}, moved
     for key in after:
         torch.testing.assert_close(again[key], after[key], rtol=0, atol=0)
@@ -296,19 +298,20 @@ def _test_images(n: int):
 def test_bundled_hvae_null_intervention_returns_the_input_and_the_gan_its_reconstruction():
     """Abduction then the null intervention: the HVAE returns the test images within 1e-4 (z and the pixel
     noise abducted; the flows round-trip the parents); the GAN returns G(E(x)), measured at a mean |·| of
-    0.070-0.071 on the quick profile's 60 inputs, so within 0.08 here."""
+    0.0248 here (0.070 before its counterfactual fine-tuning), so within 0.035."""
     _, x, parents = _test_images(50)
     null = {"thickness": parents["thickness"].clone()}
     torch.testing.assert_close(_bundled("scm_hvae", True).counterfactual(x, parents, null), x, atol=1e-4, rtol=0)
     gan = _bundled("scm_gan", False).counterfactual(x, parents, null)
-    assert 0.0 < float((gan - x).abs().mean()) < 0.08
+    assert 0.0 < float((gan - x).abs().mean()) < 0.035
 
 
-def test_bundled_hvae_moves_the_intervened_parent_the_right_way():
+@pytest.mark.parametrize("role, noise", [("scm_hvae", True), ("scm_gan", False)])
+def test_bundled_hvae_and_gan_move_the_intervened_parent_the_right_way(role, noise):
     """do(a high value) shows a higher measured value than do(a low value) of the same input, as the VAE's
-    test asserts (share >= 0.9 of 100 test images)."""
+    test asserts (share >= 0.9 of 100 test images; the GAN, counterfactually fine-tuned, 1.00 for both)."""
     domain, x, parents = _test_images(100)
-    method = _bundled("scm_hvae", True)
+    method = _bundled(role, noise)
     for factor, low, high in (("thickness", 1.6, 3.6), ("intensity", 90.0, 230.0)):
         lows = method.counterfactual(x, parents, {factor: torch.full((100,), low)})
         highs = method.counterfactual(x, parents, {factor: torch.full((100,), high)})
