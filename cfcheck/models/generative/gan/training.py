@@ -60,7 +60,8 @@ def cyclic_fit(reconstruction_weight: float = 1.0, adversarial_weight: float = 0
         objective = reconstruction_weight * image + (model.encode(model.decode(z, c), c) - z).abs().mean()
         if adversarial_weight:
             logit = model.discriminate(reconstruction, abducted, c)
-            objective = objective + adversarial_weight * F.binary_cross_entropy_with_logits(logit, torch.ones_like(logit))
+            fooled = F.binary_cross_entropy_with_logits(logit, torch.ones_like(logit))
+            objective = objective + adversarial_weight * fooled
         return objective, image
 
     return fit
@@ -149,7 +150,8 @@ def train_cgan(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mappi
             model, images, condition, seed=seed + 11, epochs=settings["counterfactual_epochs"],
             batch_size=batch_size, lr=settings["counterfactual_lr"], weight=settings["counterfactual_weight"],
             predictor_epochs=settings["predictor_epochs"], predictor_mixup=bool(settings["predictor_mixup"]),
-            fit=cyclic_fit(settings["reconstruction_weight"], settings["adversarial_weight"]), parameters=players, log=log))
+            fit=cyclic_fit(settings["reconstruction_weight"], settings["adversarial_weight"]), parameters=players,
+            log=log))
         step += settings["counterfactual_epochs"] * max(1, n // batch_size)
     model.requires_grad_(True)
     info["steps"] = float(step)
