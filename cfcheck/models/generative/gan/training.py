@@ -11,7 +11,8 @@
    training, as the bundled VAEs use it; not in Melistas et al.'s GAN): encoder and generator together
    (discriminator frozen) minimise ``reconstruction_weight`` × ‖x − G(E(x, c), c)‖₁ + ‖z − E(G(z, c), c)‖₁
    (:func:`cyclic_fit`) + ``counterfactual_weight`` × the loss of the generator's own auxiliary parent
-   predictor on G(E(x, c), c*), c* the parents of another image of the batch
+   predictor on G(E(x, c), c*), c* the parents of another image of the batch, + ``adversarial_weight`` × the
+   frozen discriminator's loss calling the reconstruction pair real
    (:func:`~cfcheck.models.generative.vae.counterfactual_training.counterfactual_finetune`; AdamW as there).
    Without it the generator ignores the parents (do(digit) accuracy 0.133) and reconstructs poorly.
 
