@@ -77,8 +77,9 @@ def test_composition_hvae_best_gan_worst(measured, cycles):
     perfect by construction: a tie, not an ordering). Decoding the mean instead (the reconstruction
     is what the cycles accumulate, as in Melistas et al.'s Table 1), the GAN is the worst, as in the paper,
     but since both VAEs were counterfactually fine-tuned the HVAE is no longer the best: pixel L1 VAE
-    0.0215 < HVAE 0.0217 < GAN 0.0691 at m = 1, 0.0485 < 0.0563 < 0.0944 at m = 10 (before the fine-tuning
-    of the VAE and the longer one of the HVAE: HVAE 0.0167 < VAE 0.0214 at m = 1)."""
+    0.0215 < HVAE 0.0217 < GAN 0.0255 at m = 1, 0.0485 < 0.0563 < 0.0565 at m = 10 (at m = 10 the GAN is
+    worst by 0.0002 only since its counterfactual fine-tuning; before it: GAN 0.0691 and 0.0944; before the
+    fine-tuning of the VAE and the longer one of the HVAE: HVAE 0.0167 < VAE 0.0214 at m = 1)."""
     for name in ("vae", "hvae"):
         assert measured[name]["composition"][cycles] < 1e-3, (name, measured[name]["composition"])
     names = ("vae_mean", "hvae_mean", "gan")
@@ -92,7 +93,8 @@ def test_hvae_most_effective_in_the_majority_of_scenarios(measured):
     since the VAE, too, is counterfactually fine-tuned: the HVAE wins 2 of 9 (thickness and intensity under
     do(intensity): 0.210 vs VAE 0.262 sd, 0.190 vs 0.226), the VAE the other six but one (digit under
     do(thickness), a tie at 1.000), by 0.0002-0.06 (digit under do(digit) 0.983 vs 0.933). The GAN is last
-    in every scenario."""
+    in seven (it was last in every scenario before its counterfactual fine-tuning): digit under do(thickness)
+    is a three-way tie at 1.000, and under do(digit) the GAN reads 0.950, above the HVAE's 0.933."""
     wins = {}
     for scenario, (kind, _) in measured["hvae"]["effectiveness"].items():
         values = {n: measured[n]["effectiveness"][scenario][1] for n in ("vae", "hvae", "gan")}
@@ -102,15 +104,21 @@ def test_hvae_most_effective_in_the_majority_of_scenarios(measured):
     hvae_wins = {scenario for scenario, (best, _, values) in wins.items()
                  if best == "hvae" and values["hvae"] != values["vae"]}
     assert hvae_wins == {("thickness", "intensity"), ("intensity", "intensity")}, wins
-    assert all(worst == "gan" for _, worst, _ in wins.values()), wins
+    gan_last = {scenario for scenario, (_, worst, values) in wins.items()
+                if worst == "gan" and list(values.values()).count(values["gan"]) == 1}
+    assert gan_last == set(wins) - {("digit", "thickness"), ("digit", "digit")}, wins
+    assert wins[("digit", "thickness")][2] == {"vae": 1.0, "hvae": 1.0, "gan": 1.0}, wins
+    assert wins[("digit", "digit")][1] == "hvae", wins
 
 
 def test_do_thickness_keeps_the_intensity_error_low(measured):
-    """For every generator the intensity error under do(thickness), which moves the intensity through
-    the intensity flow, is the lowest of the three interventions (Melistas et al.'s Table 3 pattern).
-    Reproduces: VAE 0.121 sd (do(intensity) 0.226, do(digit) 0.158), HVAE 0.125 (0.190, 0.159), GAN 0.430
-    (0.911, 0.446)."""
+    """The intensity error under do(thickness), which moves the intensity through the intensity flow, is the
+    lowest of the three interventions (Melistas et al.'s Table 3 pattern). Reproduces for the VAE, 0.121 sd
+    (do(intensity) 0.226, do(digit) 0.158), and the HVAE, 0.125 (0.190, 0.159). No longer for the GAN since its
+    counterfactual fine-tuning: 0.198 under do(thickness), 0.378 under do(intensity), 0.179 under do(digit)
+    (before it: 0.430, 0.911, 0.446); its do(intensity) error is still the highest."""
     for name in ("vae", "hvae", "gan"):
         errors = {do: measured[name]["effectiveness"][("intensity", do)][1]
                   for do in ("thickness", "intensity", "digit")}
-        assert min(errors, key=errors.get) == "thickness", (name, errors)
+        expected = ["digit", "thickness", "intensity"] if name == "gan" else ["thickness"]
+        assert sorted(errors, key=errors.get)[:len(expected)] == expected, (name, errors)

@@ -29,6 +29,7 @@ class ConditionalGANRecipe(ConditionalVAERecipe):
 
     def fit(self, images: torch.Tensor, condition: torch.Tensor, config: GenerativeTrainConfig
             ) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
-        """The adversarial phase, then the encoder's fine-tuning on the cyclic cost."""
+        """The adversarial phase, the encoder's fine-tuning on the cyclic cost, then (``counterfactual_epochs``)
+        the counterfactual fine-tuning of encoder and generator (:func:`~cfcheck.models.generative.gan.train_cgan`)."""
         return train_cgan(images, condition, self.arch_kwargs, seed=config.seed, epochs=config.epochs,
                           batch_size=config.batch_size, lr=config.lr, options=config.options)

@@ -29,7 +29,8 @@ from torch import nn
 
 from ..base import epoch_batches
 
-__all__ = ["ConditionPredictor", "condition_loss", "counterfactual_finetune", "train_condition_predictor"]
+__all__ = ["ConditionPredictor", "FitTerm", "condition_loss", "counterfactual_finetune", "elbo_fit",
+           "standardised_condition", "train_condition_predictor"]
 
 
 class ConditionPredictor(nn.Module):
@@ -86,15 +87,37 @@ def train_condition_predictor(images: torch.Tensor, standardised: torch.Tensor, 
     return predictor.eval().requires_grad_(False)
 
 
+def standardised_condition(model: Any, condition: torch.Tensor, chunk: int = 4096) -> torch.Tensor:
+    """``condition`` as ``model`` standardises it (its ``_standardise``), computed in chunks without gradients."""
+    if condition.ndim != 2 or chunk < 1:
+        raise ValueError(f"condition must be N×k and chunk >= 1, got {tuple(condition.shape)} and {chunk}")
+    with torch.no_grad():
+        return torch.cat([model._standardise(condition[i:i + chunk], len(condition[i:i + chunk]))
+                          for i in range(0, len(condition), chunk)])
+
+
+#: ``(model, x, c, generator) -> (objective, logged value)``: the fit term of the counterfactual fine-tuning
+FitTerm = Callable[[Any, torch.Tensor, torch.Tensor, torch.Generator], tuple[torch.Tensor, torch.Tensor]]
+
+
+def elbo_fit(model: Any, x: torch.Tensor, c: torch.Tensor, generator: torch.Generator
+             ) -> tuple[torch.Tensor, torch.Tensor]:
+    """A conditional VAE's fit term: the negative ELBO per pixel (and its reconstruction NLL, logged)."""
+    loss, nll, _ = (v.mean() for v in model.negative_elbo(x, c, generator=generator))
+    return loss / x[0].numel(), nll
+
+
 def counterfactual_finetune(model: Any, images: torch.Tensor, condition: torch.Tensor, *, seed: int, epochs: int,
                             batch_size: int, lr: float, weight: float, predictor_epochs: int,
                             abduct_pixel_noise: bool = False, predictor_mixup: bool = False,
+                            fit: FitTerm = elbo_fit, parameters: list[nn.Parameter] | None = None,
                             log: Callable[[str], None] = print) -> dict[str, float]:
-    """Fine-tunes ``model`` in place on negative ELBO per pixel + ``weight`` × the counterfactual loss.
+    """Fine-tunes ``model`` in place on the fit term (default: negative ELBO per pixel) + ``weight`` × the
+    counterfactual loss.
 
     Args:
-        model: a conditional VAE with ``negative_elbo``, ``counterfactual(x, c, c*, abduct_pixel_noise=…)``,
-            ``standardised_columns`` and ``_standardise``.
+        model: a conditional generator with ``counterfactual(x, c, c*, abduct_pixel_noise=…)``,
+            ``standardised_columns`` and ``_standardise`` (and ``negative_elbo`` for the default ``fit``).
         images, condition: the training data.
         seed: seeds the predictor, the data order, the partner draws and the latent samples.
         epochs: fine-tuning passes.
@@ -104,31 +127,37 @@ def counterfactual_finetune(model: Any, images: torch.Tensor, condition: torch.T
         abduct_pixel_noise: score the counterfactual with the abducted pixel noise (what the adapter
             returns by default) instead of the mean μ(z, c*) (module docstring).
         predictor_mixup: train the auxiliary predictor with mixup (:func:`train_condition_predictor`).
+        fit: the fit term and the value logged with it (:data:`FitTerm`; default :func:`elbo_fit`).
+        parameters: the parameters optimised (default: all of ``model``'s).
         log: receives progress lines.
 
     Returns:
-        ``{"cf_loss", "cf_nll"}`` averaged over the last 100 steps, and the predictor's loss on the factual
-        images of the last batch (``predictor_loss``).
+        ``{"cf_loss", "cf_nll"}`` (the counterfactual loss and the fit term's logged value) averaged over the
+        last 100 steps, and the predictor's loss on the factual images of the last batch (``predictor_loss``).
     """
+    if epochs < 1 or predictor_epochs < 1 or batch_size < 1 or lr <= 0 or weight < 0:
+        raise ValueError(f"need epochs >= 1, predictor_epochs >= 1, batch_size >= 1, lr > 0 and weight >= 0; got "
+                         f"{epochs}, {predictor_epochs}, {batch_size}, {lr} and {weight}")
     continuous = model.standardised_columns
-    with torch.no_grad():
-        standardised = torch.cat([model._standardise(condition[i:i + 4096], len(condition[i:i + 4096]))
-                                  for i in range(0, len(condition), 4096)])
+    standardised = standardised_condition(model, condition)
+    started = time.perf_counter()
     predictor = train_condition_predictor(images, standardised, continuous, seed=seed, epochs=predictor_epochs,
                                           mixup=predictor_mixup)
-    optimiser = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.9), weight_decay=0.01)
+    log(f"auxiliary predictor: {predictor_epochs} epoch(s) in {time.perf_counter() - started:.0f} s")
+    optimised = list(model.parameters()) if parameters is None else list(parameters)
+    optimiser = torch.optim.AdamW(optimised, lr=lr, betas=(0.9, 0.9), weight_decay=0.01)
     generator, partners = torch.Generator().manual_seed(seed + 1), torch.Generator().manual_seed(seed + 2)
-    pixels, history, started, step = images[0].numel(), [], time.perf_counter(), 0
+    history, started, step = [], time.perf_counter(), 0
     model.train()
     for rows in epoch_batches(images.shape[0], batch_size, seed + 3, epochs):
         x, c = images[rows], condition[rows]
         c_star = c[torch.randperm(len(rows), generator=partners)]
-        loss, nll, _ = (v.mean() for v in model.negative_elbo(x, c, generator=generator))
+        objective, nll = fit(model, x, c, generator)
         counterfactual = model.counterfactual(x, c, c_star, abduct_pixel_noise=abduct_pixel_noise)
         cf = condition_loss(predictor(counterfactual), model._standardise(c_star, len(rows)), continuous)
         optimiser.zero_grad(set_to_none=True)
-        (loss / pixels + weight * cf).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 350.0)
+        (objective + weight * cf).backward()
+        torch.nn.utils.clip_grad_norm_(optimised, 350.0)
         optimiser.step()
         history, step = (history + [(cf.item(), nll.item())])[-100:], step + 1
         if step % 50 == 0:
