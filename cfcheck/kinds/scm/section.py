@@ -18,7 +18,7 @@ class SCMSection:
 
 
 SECTION_DEFAULTS = {
-    "quick": SCMSection(n_inputs=60),
+    "quick": SCMSection(n_inputs=100),
     "standard": SCMSection(n_inputs=200),
     "full": SCMSection(n_inputs=500),
 }
