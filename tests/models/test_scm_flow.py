@@ -75,10 +75,14 @@ def test_true_cdfs_match_the_scm_by_monte_carlo():
 
 def test_a_flow_trained_on_scm_draws_learns_the_true_conditional():
     """Maximum likelihood on 6,000 SCM draws: the learned p(i | t) is the SCM's (PIT uniform), and
-    counterfactual intensities under do(t) track the SCM's with the same ε."""
+    counterfactual intensities under do(t) track the SCM's with the same ε.
+
+    30 epochs: after 12 the KS statistic depended on the run (training seeds 3–6 gave 0.069, 0.020,
+    0.046, 0.031; seed 3 failed the 0.06 bound on one CPU and passed on another, whose float kernels
+    differ); after 30 the same seeds give 0.045, 0.035, 0.016, 0.039."""
     torch.manual_seed(0)
     train, test = sample_factors(6000, seed=1), sample_factors(2000, seed=2)
-    config = GenerativeTrainConfig(seed=3, epochs=12, batch_size=128, lr=3e-3)
+    config = GenerativeTrainConfig(seed=3, epochs=30, batch_size=128, lr=3e-3)
     flow, _ = train_flow(train.intensity, train.thickness[:, None],
                          {"context_features": 1, "num_bins": 16, "hidden": 32}, config)
     with torch.no_grad():
