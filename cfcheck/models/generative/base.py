@@ -48,10 +48,16 @@ __all__ = [
 GENERATIVE_FAMILIES = ("diffusion", "flow", "vae", "gan", "autoencoder", "predictor")
 
 
+def steps_per_epoch(n: int, batch_size: int) -> int:
+    """Training steps in one pass over ``n`` examples in full batches (at least one)."""
+    return max(1, n // batch_size)
+
+
 def epoch_batches(n: int, batch_size: int, seed: int, epochs: int):
-    """Row indices of each training step: ``epochs`` passes over ``n`` examples in full batches, each pass
-    in the seeded order ``randperm(n)`` under seed ``seed * 100_003 + epoch`` (as the VAE training draws it)."""
-    per_epoch = max(1, n // batch_size)
+    """Row indices of each training step: ``epochs`` passes over ``n`` examples in full batches
+    (:func:`steps_per_epoch`), each pass in the seeded order ``randperm(n)`` under seed
+    ``seed * 100_003 + epoch`` (as the VAE training draws it)."""
+    per_epoch = steps_per_epoch(n, batch_size)
     for epoch in range(epochs):
         order = torch.randperm(n, generator=torch.Generator().manual_seed(seed * 100_003 + epoch))
         for position in range(per_epoch):

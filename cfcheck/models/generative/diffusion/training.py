@@ -21,6 +21,7 @@ import torch
 
 from cfcheck.io import atomic_write_bytes
 
+from ..base import steps_per_epoch
 from .network import DenoisingUNet, to_diffusion_space
 
 __all__ = ["DIFFUSION_OPTIONS", "train_denoiser"]
@@ -88,7 +89,7 @@ def train_denoiser(
     if images.dim() != 4 or images.shape[0] < 1:
         raise ValueError(f"images must be N×C×H×W with N >= 1, got {tuple(images.shape)}")
     n = images.shape[0]
-    per_epoch = max(1, n // batch_size)
+    per_epoch = steps_per_epoch(n, batch_size)
     total = int(settings["steps"]) if settings["steps"] is not None else epochs * per_epoch
     torch.manual_seed(seed)
     model = DenoisingUNet(**dict(arch_kwargs)).to(memory_format=torch.channels_last)  # ~10% faster on CPU

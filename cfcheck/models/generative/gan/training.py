@@ -29,7 +29,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from ..base import epoch_batches
+from ..base import epoch_batches, steps_per_epoch
 from ..vae.counterfactual_training import FitTerm, counterfactual_finetune
 from .network import ConditionalGAN
 
@@ -153,7 +153,7 @@ def train_cgan(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mappi
             predictor_epochs=settings["predictor_epochs"], predictor_mixup=bool(settings["predictor_mixup"]),
             fit=cyclic_fit(settings["reconstruction_weight"], settings["adversarial_weight"]), parameters=players,
             log=log))
-        step += settings["counterfactual_epochs"] * max(1, n // batch_size)
+        step += settings["counterfactual_epochs"] * steps_per_epoch(n, batch_size)
     model.requires_grad_(True)
     info["steps"] = float(step)
     return {k: v.detach().clone() for k, v in model.state_dict().items()}, info

@@ -26,6 +26,7 @@ from torch import nn
 
 from cfcheck.io import atomic_write_bytes
 
+from ..base import steps_per_epoch
 from .network import ConditionalVAE
 
 __all__ = ["VAE_OPTIONS", "train_cvae"]
@@ -82,7 +83,7 @@ def train_cvae(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mappi
         raise ValueError(f"images must be N×C×H×W and condition N×k with the same N, got {tuple(images.shape)} "
                          f"and {tuple(condition.shape)}")
     n = images.shape[0]
-    per_epoch = max(1, n // batch_size)
+    per_epoch = steps_per_epoch(n, batch_size)
     total = epochs * per_epoch
     torch.manual_seed(seed)
     model = network(**dict(arch_kwargs))
