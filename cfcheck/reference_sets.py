@@ -37,6 +37,20 @@ FLOOR_DRAWS = 5
 MIN_PER_CLASS = 2
 
 
+def minimum_pool(n_k: int, floor_draws: int = FLOOR_DRAWS) -> int:
+    """Real images of a class that :func:`draw_reference` needs for ``n_k`` counterfactuals of it:
+    ``floor_draws`` floor sets of n_k and a reference of at least 2·n_k, all disjoint."""
+    return (floor_draws + 2) * n_k
+
+
+def pool_suffices(pool_labels: Tensor, classes: Tensor, floor_draws: int = FLOOR_DRAWS) -> bool:
+    """Whether a pool labelled ``pool_labels`` holds :func:`minimum_pool` real images of every
+    class in ``classes`` (the counterfactuals' target classes, one per counterfactual)."""
+    wanted = classes.long().bincount()
+    held = pool_labels.long().bincount(minlength=len(wanted))
+    return all(int(held[k]) >= minimum_pool(int(n), floor_draws) for k, n in enumerate(wanted) if n > 0)
+
+
 @dataclass(frozen=True)
 class ReferenceDraw:
     """Indices into the reference pool, per class: one reference set and several floor sets."""
@@ -76,10 +90,10 @@ def draw_reference(
             raise ValueError(f"class {cls}: counts must be >= 1, got {n_k}")
         pool = torch.nonzero(pool_labels == cls).flatten()
         size = min(reference_per_sample * n_k, len(pool) - floor_draws * n_k)
-        if size < 2 * n_k:
+        if len(pool) < minimum_pool(n_k, floor_draws):
             raise ValueError(
                 f"the reference pool has {len(pool)} images of class {cls}; {n_k} counterfactuals of that class "
-                f"need at least {(floor_draws + 2) * n_k} (a reference of 2 per counterfactual and "
+                f"need at least {minimum_pool(n_k, floor_draws)} (a reference of 2 per counterfactual and "
                 f"{floor_draws} floor sets)"
             )
         order = pool[torch.randperm(len(pool), generator=generator)]

@@ -206,10 +206,36 @@ class ModelZoo:
         images that are never trained on and never scored)."""
         from cfcheck.domains import get_domain
 
-        domain = get_domain(self.domain)
-        raw = self.split_logits("embedding", domain.split_roles["reference"]).double()
+        return self._standardised_split_features(get_domain(self.domain).split_roles["reference"])
+
+    def realism_pool_for(self, classes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The realism pool for counterfactuals of target ``classes``: :attr:`realism_pool`, or,
+        when it holds too few real images of one of those classes for a reference and floors
+        (:func:`cfcheck.reference_sets.pool_suffices`), that pool followed by the domain's
+        ``reference_extra`` split where it has one (a domain without it keeps the reference
+        split, and the realism scores say which class is short)."""
+        from cfcheck.domains import get_domain
+        from cfcheck.reference_sets import pool_suffices
+
+        pool = self.realism_pool
+        extra = get_domain(self.domain).split_roles.get("reference_extra")
+        if extra is None or pool_suffices(pool[1], classes):
+            return pool
+        return self._extended_realism_pool
+
+    @cached_property
+    def _extended_realism_pool(self) -> tuple[torch.Tensor, torch.Tensor]:
+        from cfcheck.domains import get_domain
+
+        more = self._standardised_split_features(get_domain(self.domain).split_roles["reference_extra"])
+        return torch.cat([self.realism_pool[0], more[0]]), torch.cat([self.realism_pool[1], more[1]])
+
+    def _standardised_split_features(self, split: str) -> tuple[torch.Tensor, torch.Tensor]:
+        from cfcheck.domains import get_domain
+
+        raw = self.split_logits("embedding", split).double()
         mean, std = self._feature_statistics
-        return (raw - mean) / std, domain.split(domain.split_roles["reference"]).labels
+        return (raw - mean) / std, get_domain(self.domain).split(split).labels
 
     def split_logits(self, name: str, split: str) -> torch.Tensor:
         """Outputs of bundled model ``name`` on a whole split of the domain (:meth:`stored_logits`)."""

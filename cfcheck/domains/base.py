@@ -28,6 +28,12 @@ SPLIT_ROLES = (
     "scored",  # the inputs methods are run on
     "reference",  # real images for realism references and real-vs-real floors
 )
+#: Split roles a domain may add (role → split name in ``Domain.split_roles``).
+OPTIONAL_SPLIT_ROLES = (
+    # more real images like "reference" (never trained on, never scored), taken only for a task
+    # with a class of more counterfactuals than "reference" can hold references and floors for
+    "reference_extra",
+)
 
 #: Roles of reference models (role → model names in ``Domain.model_roles``).
 MODEL_ROLES = (

@@ -36,7 +36,7 @@ def test_realism(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_evaluat
     keep = cfcheck_result.valid
     if int(keep.sum()) < 2:
         cfcheck_score.unavailable(metric, f"{int(keep.sum())} counterfactuals produced; realism needs a set of ≥ 2")
-    pool_features, pool_labels = cfcheck_evaluation_models.realism_pool
+    pool_features, pool_labels = cfcheck_evaluation_models.realism_pool_for(cfcheck_result.target[keep])
     seed = cfcheck_result.task.seed
     try:
         score = score_realism(

@@ -367,7 +367,8 @@ def test_load_split_prefix_labels_and_memoisation():
 
 
 def test_splits_have_their_sizes_and_differ():
-    assert SPLIT_SIZES == {"train": 30_000, "val": 3_000, "test": 5_000, "oracle": 30_000, "reference": 20_000}
+    assert SPLIT_SIZES == {"train": 30_000, "val": 3_000, "test": 5_000, "oracle": 30_000, "reference": 20_000,
+                           "reference_extra": 20_000}
     assert len(split_factors("test")) == 5_000
     first = {name: split_factors(name, 50).thickness for name in SPLIT_SIZES}
     names = list(first)

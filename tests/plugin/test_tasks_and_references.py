@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cfcheck.metrics.realism import fid
-from cfcheck.reference_sets import draw_reference, score_realism
+from cfcheck.reference_sets import draw_reference, pool_suffices, score_realism
 from cfcheck.kinds.vce.tasks import ideal_targets, select_inputs
 
 
@@ -74,6 +74,53 @@ def test_reference_draws_are_class_matched_disjoint_and_without_replacement():
     # 17 counterfactuals need 4 floors of 17 plus a reference of 34: 102 > the 100 images of class 1
     with pytest.raises(ValueError, match="100 images of class 1; 17 counterfactuals .* at least 102"):
         draw_reference(labels, {1: 17}, generator=torch.Generator(), floor_draws=4, reference_per_sample=8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=60), st.lists(st.integers(0, 3), min_size=1, max_size=12),
+       st.integers(1, 5))
+def test_pool_suffices_exactly_when_a_reference_and_floors_can_be_drawn(pool, wanted, floor_draws):
+    pool_labels, classes = torch.tensor(pool), torch.tensor(wanted)
+    counts = {int(c): int((classes == c).sum()) for c in classes.unique()}
+    # by hand: floor_draws disjoint floor sets of n_k and a reference of >= 2 n_k, so (floor_draws + 2) n_k images
+    enough = all(int((pool_labels == c).sum()) >= (floor_draws + 2) * n for c, n in counts.items())
+    assert pool_suffices(pool_labels, classes, floor_draws) == enough
+    try:
+        draw_reference(pool_labels, counts, generator=torch.Generator().manual_seed(0), floor_draws=floor_draws)
+        drawn = True
+    except ValueError:
+        drawn = False
+    assert drawn == enough
+
+
+def test_a_class_the_reference_split_cannot_serve_is_scored_against_the_extra_split():
+    """The full profile's ideal pairs send 300 inputs (three source digits) to digit 5; the
+    reference split holds 1,963 fives, fewer than the 2,100 a reference and five floors need.
+    The pool then gains the reference_extra split, and the true counterfactuals pass."""
+    pytest.importorskip("safetensors")
+    from cfcheck.domains import get_domain
+    from cfcheck.zoo import ModelZoo
+
+    zoo, domain = ModelZoo("morpho", torch.device("cpu")), get_domain("morpho")
+    base_features, base_labels = zoo.realism_pool
+    assert int((base_labels == 5).sum()) == 1963
+    small = torch.full((100,), 5)
+    assert zoo.realism_pool_for(small) is zoo.realism_pool
+    large = torch.full((300,), 5)
+    features, labels = zoo.realism_pool_for(large)
+    extra = domain.split("reference_extra")
+    assert len(labels) == len(base_labels) + len(extra) == 40_000
+    assert torch.equal(features[: len(base_labels)], base_features)  # the reference split first, unchanged
+    assert torch.equal(labels[len(base_labels):], extra.labels)
+    with pytest.raises(ValueError, match="1963 images of class 5; 300 counterfactuals"):
+        score_realism(fid, base_features, base_labels, base_features[:300], large, conditional=True,
+                      generator=torch.Generator().manual_seed(1), n_resamples=10, seed=0)
+    inputs = domain.split("test")
+    sources = torch.nonzero(inputs.labels != 5).flatten()[:300]
+    truth = domain.class_counterfactual(inputs.factors[sources], large)
+    score = score_realism(fid, features, labels, zoo.embed(truth), large, conditional=True,
+                          generator=torch.Generator().manual_seed(1), n_resamples=20, seed=0)
+    assert score.n == 300 and score.value <= 2 * score.floor_max  # the fid_target bar
 
 
 def _gaussian_pool(per_class: int, classes: int, dim: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:

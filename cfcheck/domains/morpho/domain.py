@@ -41,7 +41,8 @@ class MorphoDomain:
     class_names = tuple(str(d) for d in range(NUM_CLASSES))
     factor_names = ("thickness", "intensity", "digit")
     categorical_factors = ("digit",)
-    split_roles = {"train": "train", "selection": "val", "scored": "test", "reference": "reference"}
+    split_roles = {"train": "train", "selection": "val", "scored": "test", "reference": "reference",
+                   "reference_extra": "reference_extra"}
     model_roles = {
         "explained": ("cnn", "robust_cnn", "mlp", "noise_cnn"),
         "random": ("random_net",),

@@ -3,7 +3,8 @@
 
 Every realism score is judged against the **real-vs-real floor** measured in the same run: the
 same statistic between the same reference set and several sets of real images (from a split
-that is never scored) with the counterfactuals' n and class mix. FID is biased upward at small
+that is never scored, joined by a second such split when a task's class needs more real
+images than the first holds) with the counterfactuals' n and class mix. FID is biased upward at small
 n and by a skewed class mix; the floor carries the same bias, so a floor-relative bar neither
 loosens as n grows nor punishes a perfect method for the task's class mix.
 """
