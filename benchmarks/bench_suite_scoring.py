@@ -1,0 +1,82 @@
+"""Seconds cfcheck's VCE suites spend scoring counterfactuals, measured on a conformance run.
+
+Run:  python benchmarks/bench_suite_scoring.py [--profile full] [--threads 2] [--method cfcheck.fixtures.truth]
+
+Unlike ``bench_scoring.py``, which times a list of metric functions, this runs the suites as a
+user does (``pytest --method=... -o testpaths=suites``), so every score the suites compute is in
+the figure: validity, COUT (21 passes of the explained classifier per counterfactual), closeness,
+diversity, realism with floors and set CIs, IM1/IM2, the ground truth, the random-classifier
+checks. The method is the truth (rendering, nearly free) and its seconds are not counted: the
+scoring is each test's call time less the method's time inside it, summed over the scorecard's
+tasks (``costs.scoring_seconds``). Inputs' outputs from the derived-data cache (a second run on
+a machine) are not recomputed, as in any run after the first.
+
+The floor is the time inside the evaluation networks' forward passes during the run (every
+gradient-free ``nn.Module`` call, outermost only). Randomisation-stage tasks (``cnn~layer``)
+are scored by the cascading-randomisation test alone; their scoring counts in the total, their
+counterfactuals do not (the per-10,000 figure is per fully scored counterfactual).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", default="full")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--method", default="cfcheck.fixtures.truth")
+    args = parser.parse_args()
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)  # before torch is imported
+    start = time.perf_counter()
+    import pytest
+    import torch
+
+    forward = {"seconds": 0.0, "depth": 0}
+    original_call = torch.nn.Module.__call__
+
+    def timed_call(module: torch.nn.Module, *inputs: object, **kwargs: object) -> object:
+        if forward["depth"] or torch.is_grad_enabled():
+            return original_call(module, *inputs, **kwargs)
+        forward["depth"] += 1
+        begin = time.perf_counter()
+        try:
+            return original_call(module, *inputs, **kwargs)
+        finally:
+            forward["seconds"] += time.perf_counter() - begin
+            forward["depth"] -= 1
+
+    torch.nn.Module.__call__ = timed_call  # type: ignore[method-assign]
+    with tempfile.TemporaryDirectory() as reports:
+        code = pytest.main([f"--method={args.method}", f"--cfcheck-profile={args.profile}", "-o", "testpaths=suites",
+                            "-q", "-p", "no:randomly", "--no-header", "-o", "console_output_style=classic",
+                            f"--cfcheck-report-dir={reports}"])
+        wall = time.perf_counter() - start
+        scorecards = list(Path(reports).glob("*/scorecard.json"))
+        if len(scorecards) != 1:
+            sys.exit(f"expected one scorecard under {reports}, found {len(scorecards)} (pytest exit code {code})")
+        costs = json.loads(scorecards[0].read_text())["costs"]
+    from cfcheck.zoo import STAGE_SEPARATOR
+
+    full = {k: c for k, c in costs.items() if STAGE_SEPARATOR not in k.split("/")[2]}
+    scored = sum(c["inputs"] for c in full.values())
+    scoring = sum(c.get("scoring_seconds", 0.0) for c in costs.values())
+    stages = scoring - sum(c.get("scoring_seconds", 0.0) for c in full.values())
+    print(f"\n{args.method}, profile {args.profile}, {args.threads} torch threads")
+    print(f"tasks: {len(full)} fully scored ({scored} counterfactuals), {len(costs) - len(full)} randomisation stages")
+    print(f"scoring seconds (tests' call time less the method's): {scoring:.1f}  (randomisation stages {stages:.1f})")
+    print(f"evaluation networks' forward passes in the run: {forward['seconds']:.1f} s")
+    print(f"per 10,000 fully scored counterfactuals: scoring {scoring / scored * 1e4:.1f} s, "
+          f"forward-pass floor {forward['seconds'] / scored * 1e4:.1f} s, ratio {scoring / forward['seconds']:.2f}x")
+    print(f"whole run {wall:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
