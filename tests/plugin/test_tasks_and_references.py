@@ -190,3 +190,29 @@ def test_split_logits_are_the_models_outputs_and_come_back_from_disk(tmp_path, m
     other = ModelZoo("morpho", torch.device("cpu"))
     monkeypatch.setattr(other, "logits", no_forward_passes)
     assert torch.equal(other.split_logits("oracle_lenet", "val"), first)
+
+
+@pytest.mark.parametrize("profile", ["quick", "standard", "full"])
+def test_every_bundled_profile_s_tasks_get_realism_references(profile):
+    """No task of a bundled profile may leave realism uncomputable for want of real images:
+    the pool a task gets holds a reference and five floor sets for each of its target classes."""
+    pytest.importorskip("safetensors")
+    from cfcheck.domains import get_domain
+    from cfcheck.kinds.vce.section import PAIR_SETS, SECTION_DEFAULTS
+    from cfcheck.kinds.vce.spec import committee_ideal_targets
+    from cfcheck.zoo import ModelZoo
+
+    zoo, domain = ModelZoo("morpho", torch.device("cpu")), get_domain("morpho")
+    scored = domain.split(domain.split_roles["scored"])
+    ideal = committee_ideal_targets(zoo, domain)
+    short = []
+    for pair_set in PAIR_SETS:
+        for seed in range(3):
+            inputs = select_inputs(scored.images, scored.labels, pair_set=pair_set, seed=seed,
+                                   n_per_source=SECTION_DEFAULTS[profile].n_per_source, ideal=ideal,
+                                   num_classes=domain.num_classes)
+            assert pool_suffices(zoo.realism_pool_for(inputs.target)[1], inputs.target)
+            if not pool_suffices(zoo.realism_pool[1], inputs.target):
+                short.append((pair_set, seed))
+    # only the full profile's ideal pairs outgrow the reference split (three digits map to 5)
+    assert short == ([("ideal", s) for s in range(3)] if profile == "full" else [])
