@@ -54,10 +54,11 @@ def main() -> None:
             forward["depth"] -= 1
 
     torch.nn.Module.__call__ = timed_call  # type: ignore[method-assign]
+    by_test = TestCallSeconds()
     with tempfile.TemporaryDirectory() as reports:
         code = pytest.main([f"--method={args.method}", f"--cfcheck-profile={args.profile}", "-o", "testpaths=suites",
                             "-q", "-p", "no:randomly", "--no-header", "-o", "console_output_style=classic",
-                            f"--cfcheck-report-dir={reports}"])
+                            f"--cfcheck-report-dir={reports}"], plugins=[by_test])
         wall = time.perf_counter() - start
         scorecards = list(Path(reports).glob("*/scorecard.json"))
         if len(scorecards) != 1:
@@ -76,6 +77,22 @@ def main() -> None:
     print(f"per 10,000 fully scored counterfactuals: scoring {scoring / scored * 1e4:.1f} s, "
           f"forward-pass floor {forward['seconds'] / scored * 1e4:.1f} s, ratio {scoring / forward['seconds']:.2f}x")
     print(f"whole run {wall:.1f} s")
+    total = sum(by_test.seconds.values())
+    print(f"\ncall time per suite test function (the method's seconds included; {total:.1f} s in all):")
+    for name, seconds in sorted(by_test.seconds.items(), key=lambda item: -item[1])[:12]:
+        print(f"  {seconds:7.1f} s  {seconds / total:5.1%}  {name}")
+
+
+class TestCallSeconds:
+    """A pytest plugin summing each test function's call-phase duration over its parameters."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report: object) -> None:
+        if getattr(report, "when", None) == "call":
+            name = str(getattr(report, "nodeid", "")).split("[")[0].split("::")[-1]
+            self.seconds[name] = self.seconds.get(name, 0.0) + float(getattr(report, "duration", 0.0))
 
 
 if __name__ == "__main__":

@@ -56,11 +56,17 @@ def _check_covariance(name: str, sigma: Tensor, dim: int) -> Tensor:
     scale = max(float(sigma.abs().max()), 1e-300)
     if float((sigma - sigma.T).abs().max()) > 1e-6 * scale:
         raise ValueError(f"`{name}` must be a symmetric covariance matrix")
-    symmetric = 0.5 * (sigma + sigma.T)
+    symmetric = _symmetric(sigma)
     lowest = float(torch.linalg.eigvalsh(symmetric)[0])
     if lowest < -1e-6 * scale:
         raise ValueError(f"`{name}` must be positive semi-definite, got an eigenvalue of {lowest:.4g}")
     return symmetric
+
+
+def _symmetric(sigma: Tensor) -> Tensor:
+    """The symmetric part of a covariance matrix (a product AᵀA need not be exactly symmetric
+    in floating point)."""
+    return 0.5 * (sigma + sigma.T)
 
 
 def _sqrtm_psd(sigma: Tensor) -> Tensor:
@@ -83,7 +89,12 @@ def frechet_distance(mu1: ArrayLike, sigma1: ArrayLike, mu2: ArrayLike, sigma2: 
         raise ValueError(f"`mu1` and `mu2` must have the same length, got {m1.shape[0]} and {m2.shape[0]}")
     s1 = _check_covariance("sigma1", _as_float64("sigma1", sigma1, ndim=2), m1.shape[0])
     s2 = _check_covariance("sigma2", _as_float64("sigma2", sigma2, ndim=2), m1.shape[0])
-    root1 = _sqrtm_psd(s1)
+    return _frechet_checked(m1, s1, _sqrtm_psd(s1), m2, s2)
+
+
+def _frechet_checked(m1: Tensor, s1: Tensor, root1: Tensor, m2: Tensor, s2: Tensor) -> float:
+    """:func:`frechet_distance` of validated float64 moments, given root1 = Σ₁^½ (a set engine
+    computes a reference's root once for all the sets it scores)."""
     inner = root1 @ s2 @ root1
     inner = 0.5 * (inner + inner.T)
     trace_sqrt = torch.linalg.eigvalsh(inner).clamp_min(0).sqrt().sum()

@@ -16,7 +16,15 @@ import torch
 from torch import Tensor
 
 from cfcheck.metrics._validation import as_float64_matrix, check_positive_int, check_real
-from cfcheck.metrics.realism import ArrayLike, _check_feature_pair, fid
+from cfcheck.metrics.realism import (
+    ArrayLike,
+    _check_feature_pair,
+    _frechet_checked,
+    _mean_and_covariance,
+    _sqrtm_psd,
+    _symmetric,
+    fid,
+)
 
 __all__ = ["FidSets", "KidSets", "kid_all_pairs", "set_statistic_engine"]
 
@@ -114,9 +122,18 @@ class FidSets:
 
     def __init__(self, real: Tensor) -> None:
         self.real = as_float64_matrix("real_features", real, min_rows=2)
+        self._moments: tuple[Tensor, Tensor, Tensor] | None = None
 
     def __call__(self, fake_features: ArrayLike) -> float:
-        return fid(self.real, fake_features)
+        """:func:`fid` (real, fake), the reference's mean, covariance and square root computed
+        once for every fake set (the same operations, so the same numbers)."""
+        real, fake = _check_feature_pair(self.real, fake_features)
+        if self._moments is None:
+            mu_r, sigma_r = _mean_and_covariance(real)
+            sigma_r = _symmetric(sigma_r)
+            self._moments = (mu_r, sigma_r, _sqrtm_psd(sigma_r))
+        mu_f, sigma_f = _mean_and_covariance(fake)
+        return _frechet_checked(*self._moments, mu_f, _symmetric(sigma_f))
 
     def resampled(self, fake_features: ArrayLike, real_index: np.ndarray, fake_index: np.ndarray) -> np.ndarray:
         """FID of ``real[real_index[r]]`` vs ``fake[fake_index[r]]`` for every row r, from

@@ -253,3 +253,26 @@ def test_fid_resampled_routes_agree_with_fid_of_the_gathered_rows(n_real, n_fake
     # fid() takes the square root of a singular covariance (5 rows in 8 dimensions), which
     # carries ~√eps·scale of rounding; the low-rank route has none, so allow 1e-6 (FID ≈ 10)
     _close(fast, [fid(real[i], fake[j]) for i, j in zip(index_r, index_f)], rel=1e-9, abs_=1e-6)
+
+
+@settings(max_examples=25, deadline=None)
+@given(n_real=st.integers(2, 40), sizes=st.lists(st.integers(2, 40), min_size=1, max_size=4),
+       dim=st.integers(1, 8), seed=st.integers(0, 2**16))
+def test_fid_sets_scores_every_fake_set_as_fid_does(n_real, sizes, dim, seed):
+    """FidSets keeps the reference's moments and root between calls; each call must still give
+    exactly fid() of that pair (the same operations), and match scipy's sqrtm formula."""
+    import scipy.linalg
+
+    rng = np.random.default_rng(seed)
+    real = torch.from_numpy(rng.normal(size=(n_real, dim)) * rng.uniform(0.5, 2.0, size=dim))
+    engine = FidSets(real)
+    for size in sizes:
+        fake = torch.from_numpy(rng.normal(size=(size, dim)) + rng.normal())
+        value = engine(fake)
+        assert value == fid(real, fake)
+        r, f = real.numpy(), fake.numpy()
+        s_r, s_f = np.atleast_2d(np.cov(r.T)), np.atleast_2d(np.cov(f.T))
+        root = scipy.linalg.sqrtm(s_r @ s_f).real
+        expected = ((r.mean(0) - f.mean(0)) ** 2).sum() + np.trace(s_r) + np.trace(s_f) - 2 * np.trace(root)
+        # sqrtm of a singular product (fewer rows than dimensions) carries ~√eps·scale of rounding
+        assert value == pytest.approx(max(expected, 0.0), rel=1e-6, abs=1e-5 * (1 + np.trace(s_r) + np.trace(s_f)))
