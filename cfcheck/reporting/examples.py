@@ -13,8 +13,11 @@ import io
 import json
 import re
 import shutil
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -74,6 +77,21 @@ def load_example_grids(run_dir: Path) -> list[ExampleGrid]:
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return sorted(grids, key=lambda g: (g.kind, g.domain, g.task))
+
+
+def grids_by_weight(grids: Sequence[ExampleGrid], scores: Sequence[Mapping[str, Any]]) -> list[ExampleGrid]:
+    """``grids`` in their order, except that within a kind and domain the tasks with at least half
+    as many scores as the most-scored task come first: the tasks every suite scores are shown
+    before those one test looks at (e.g. randomisation stages)."""
+    counts = Counter((s.get("kind"), s.get("domain"), s.get("task")) for s in scores)
+    most: dict[tuple[str, str], int] = {}
+    for grid in grids:
+        most[(grid.kind, grid.domain)] = max(most.get((grid.kind, grid.domain), 0), counts[(grid.kind, grid.domain, grid.task)])
+
+    def minor(grid: ExampleGrid) -> bool:
+        return 2 * counts[(grid.kind, grid.domain, grid.task)] < most[(grid.kind, grid.domain)]
+
+    return sorted(grids, key=lambda grid: (grid.kind, grid.domain, minor(grid)))
 
 
 def clear_examples(run_dir: Path) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 Calibration = dict[str, dict[str, dict[str, Any]]]
 
 from cfcheck.reporting.curves import curve_section
-from cfcheck.reporting.examples import ExampleGrid, load_example_grids
+from cfcheck.reporting.examples import ExampleGrid, grids_by_weight, load_example_grids
 from cfcheck.scorecard import (
     CATEGORY_NAMES,
     HEADER,
@@ -44,7 +44,7 @@ from cfcheck.scorecard import (
 COLOURS = {"pass": ("#2e7d32", "#d7f0d8"), "fail": ("#c62828", "#f9d0d0"), "inconclusive": ("#b77c00", "#fff0bf"),
            "error": ("#6a1b9a", "#ead7f3"), "none": ("#78909c", "#eceff1")}
 #: example grids shown unfolded; the others are one click away
-OPEN_GRIDS = 6
+OPEN_GRIDS = 8
 #: upscaling of the example images
 IMAGE_SCALE = 2
 
@@ -61,7 +61,7 @@ th{background:#f5f5f5}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .v-pass{color:#2e7d32}.v-fail{color:#c62828;font-weight:600}.v-inconclusive{color:#b77c00}.v-error{color:#6a1b9a;font-weight:600}.v-none{color:#78909c}
 .scroll{overflow-x:auto;max-width:100%}.matrix td{text-align:center;min-width:56px;border:1px solid #fff;white-space:nowrap}.matrix td.task{text-align:left;font-family:monospace;background:none}
 .chip{display:inline-block;margin:0 2px;font-size:12px}.dim{color:#bbb}
-.grids{display:flex;flex-wrap:wrap;gap:10px 18px}.grid{border:1px solid #ddd;border-radius:5px;padding:4px 8px}
+.grids{display:flex;flex-wrap:wrap;align-items:flex-start;gap:10px 18px}.grid{border:1px solid #ddd;border-radius:5px;padding:4px 8px}
 .grid summary{cursor:pointer;font-family:monospace}.grid td{padding:1px;border:none;text-align:center}
 .grid th{background:none;font-weight:normal;font-size:11px;color:#555;padding-right:4px;text-align:right;width:72px;white-space:normal}
 img.ex{image-rendering:pixelated;image-rendering:crisp-edges;display:block;background:#000}
@@ -200,7 +200,7 @@ def _grids(grids: Sequence[ExampleGrid], run_dir: Path | None, scores: Sequence[
     verdicts = group_scores(scores, lambda s: (s.get("kind", "-"), s.get("domain", "-"), s["task"]))
     out = ["<h2>Example counterfactuals</h2><p class='muted'>Seeded inputs of each task (columns); difference: "
            "red where the output is brighter, blue where darker. Summary: the task's verdicts.</p><div class='grids'>"]
-    for i, grid in enumerate(grids):
+    for i, grid in enumerate(grids_by_weight(grids, scores)):
         counts = count_verdicts(verdicts.get((grid.kind, grid.domain, grid.task), []))
         body = "".join(
             f"<tr><th>{e(column)}</th>" + "".join(f"<td>{_image(run_dir, row.get(column), column)}</td>" for row in grid.rows)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from cfcheck.reporting.curves import curve_table
-from cfcheck.reporting.examples import ExampleGrid, load_example_grids
+from cfcheck.reporting.examples import ExampleGrid, grids_by_weight, load_example_grids
 from cfcheck.scorecard import (
     HEADER,
     count_verdicts,
@@ -40,7 +40,7 @@ def render_markdown(scorecard: dict[str, Any], run_dir: Path | None = None) -> s
     lines = _head(scorecard)
     lines += _summary(scorecard["scores"])
     lines += _failures(scorecard["scores"])
-    lines += _grids(grids)
+    lines += _grids(grids_by_weight(grids, scorecard["scores"]))
     table = curve_table(scorecard["scores"])
     lines += [table] if table else []
     lines += _all_scores(scorecard)

@@ -211,3 +211,25 @@ def test_hostile_strings_stay_text(text):
     markdown = render_markdown(card)
     assert "<x-" not in markdown
     assert "<x-" not in render_badge(card)
+
+
+def test_the_grids_unfolded_first_are_those_of_the_tasks_every_suite_scores(tmp_path):
+    """Stage tasks scored by one test (sorted first by name here) must not take the unfolded
+    places of the tasks the suites score; the rest keep their order, one click away. The
+    Markdown scorecard lists the grids in the same order."""
+    from cfcheck.reporting.html import OPEN_GRIDS
+
+    images = torch.rand(1, 1, 4, 4)
+    stages = [f"a~stage.{i}/seed0" for i in range(3)]
+    primary = [f"p{i}/ideal/seed0" for i in range(OPEN_GRIDS + 1)]
+    for task in stages + primary:
+        write_example_grid(tmp_path, "vce", "morpho", task, {"input": images, "counterfactual": images})
+    scores = [_score("sanity", task, "pass") for task in stages]
+    scores += [_score(suite, task, "pass", metric=f"m{j}") for task in primary for j, suite in
+               enumerate(["validity", "closeness", "realism"])]
+    page = render_html(_card(scores), tmp_path)
+    shown = re.findall(r"<details class='grid'( open)?><summary>vce · (\S+)", page)
+    assert [task for _, task in shown] == primary + stages
+    assert [task for opened, task in shown if opened] == primary[:OPEN_GRIDS]
+    headings = re.findall(r"^### vce · morpho · (\S+)$", render_markdown(_card(scores), tmp_path), flags=re.M)
+    assert headings == primary + stages
