@@ -24,11 +24,18 @@ _KID = "KID(A, B) = unbiased MMD² with k(a,b) = (aᵀb / D + 1)³"
 _PER_CLASS = ("Per target class k: the counterfactuals with target k against real images of class k; then "
               "pooled as Σ_k (n_k / n) · score_k over classes with ≥ 2 counterfactuals (the others are "
               "counted in extra.classes_skipped).")
+_ESTIMATES = ("The CI estimates the expected score of a counterfactual set of this size and class mix against a "
+              "fresh reference draw (both sets vary).")
 _SET_CI = ("Set-level; 95% CI by resampling the counterfactuals and the reference independently within each class "
-           "(bias-shifted bootstrap). extra.real_floor holds the floor draws.")
+           f"(bias-shifted bootstrap). {_ESTIMATES} Conservative: with real images in place of counterfactuals "
+           "(quick-profile sizes) it held that expectation in 40 of 40 simulated runs and was 1.5–1.7× as wide as the "
+           "central 95% of the score over fresh draws (tests/metrics/test_realism_intervals.py), so some verdicts "
+           "are inconclusive that a tighter valid interval would decide. extra.real_floor holds the floor draws.")
 _KID_CI = ("Set-level; 95% CI by half-sampling the counterfactuals and the reference within each class (a bootstrap "
-           "duplicates rows, which the unbiased estimator reads as perfect matches). extra.real_floor holds the "
-           "floor draws.")
+           f"duplicates rows, which the unbiased estimator reads as perfect matches). {_ESTIMATES} With real images "
+           "in place of counterfactuals (quick-profile sizes) it held that expectation in 39–40 of 40 simulated runs "
+           "and was 1.2× as wide as the central 95% of the score over fresh draws "
+           "(tests/metrics/test_realism_intervals.py). extra.real_floor holds the floor draws.")
 
 REALISM_CARDS = (
     MetricCard(
