@@ -53,8 +53,11 @@ def slow_bootstrap_set_ci(a, b, statistic, *, n_resamples, seed, point=None, met
         b_sub = tuple(p[torch.from_numpy(ix[i])] for p, ix in zip(parts_b, index_b))
         stats[i] = float(statistic(a_sub, b_sub) if stratified else statistic(a_sub[0], b_sub[0]))
     low, high = np.percentile(stats, [2.5, 97.5])
-    if method == "half_sampling":
-        return point - np.sqrt(0.5) * (high - point), point - np.sqrt(0.5) * (low - point)
+    if method == "half_sampling":  # half of every block; c² = rows kept / rows left out, over all blocks
+        kept = sum(ix.shape[1] for ix in (*index_a, *index_b))
+        left = sum(len(p) for p in (*parts_a, *parts_b)) - kept
+        c = np.sqrt(kept / left) if left else 1.0
+        return point - c * (high - point), point - c * (low - point)
     if point is not None:
         bias = float(np.median(stats)) - point
         low, high = low - bias, high - bias

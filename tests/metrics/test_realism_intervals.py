@@ -8,11 +8,13 @@ that expectation can be estimated by averaging the score over many independent d
 suites' own CI (score_realism, 200 resamples, quick-profile sizes) is checked against it:
 
 - coverage: the interval holds the expected score in nearly every trial (nominal 95%);
-- it stays informative: no wider than 2.5× the spread of the score over fresh draws (the
-  central 95% of the draws), so coverage is not bought with an unbounded interval.
+- its mean width lies between 0.95× and 2.5× the spread of the score over fresh draws (the
+  central 95% of the draws): narrower cannot cover, wider buys coverage with an uninformative
+  interval.
 
-Measured when written (README "What the realism intervals estimate"): FID intervals cover 79–80
-of 80 and are ~1.7× wider than that spread (conservative); KID 76–79 of 80, ~1.25×.
+Sets of real images (the counterfactuals' distribution equals the reference's), sets with a
+shifted mean, and sets with a wider covariance (KID's non-degenerate case) are checked. The
+figures are in README ("Statistics").
 """
 
 from __future__ import annotations
@@ -39,14 +41,14 @@ def halves() -> tuple[tuple[torch.Tensor, torch.Tensor], tuple[torch.Tensor, tor
     return (features[0::2], labels[0::2]), (features[1::2], labels[1::2])
 
 
-def _score(halves, metric: str, seed: int, resamples: int, shift: torch.Tensor):
+def _score(halves, metric: str, seed: int, resamples: int, shift: torch.Tensor, spread_factor: float):
     (reference, reference_labels), (source, source_labels) = halves
     picker = torch.Generator().manual_seed(100_000 + seed)
     parts = []
     for k in range(10):
         rows = torch.nonzero(source_labels == k).flatten()
         parts.append(source[rows[torch.randperm(len(rows), generator=picker)[:PER_CLASS]]])
-    fakes = torch.cat(parts) + shift
+    fakes = torch.cat(parts) * spread_factor + shift
     classes = torch.arange(10).repeat_interleave(PER_CLASS)
     return score_realism(
         fid if metric.startswith("fid") else kid_all_pairs, reference, reference_labels, fakes, classes,
@@ -54,19 +56,25 @@ def _score(halves, metric: str, seed: int, resamples: int, shift: torch.Tensor):
         n_resamples=resamples, seed=seed, ci_method="half_sampling" if metric.startswith("kid") else "bootstrap")
 
 
-@pytest.mark.parametrize(("metric", "shift_size"), [
-    ("fid_target", 0.0), ("fid_domain", 0.0), ("kid_target", 0.0), ("kid_domain", 0.0),
-    ("fid_domain", 1.5),  # sets that differ from the reference: the expected FID is twice the floor's
+@pytest.mark.parametrize(("metric", "shift_size", "spread_factor"), [
+    ("fid_target", 0.0, 1.0), ("fid_domain", 0.0, 1.0), ("kid_target", 0.0, 1.0), ("kid_domain", 0.0, 1.0),
+    ("fid_domain", 1.5, 1.0),  # a shifted mean: the expected FID is twice the floor's
+    # a wider covariance (features × 1.3): KID is no longer degenerate, and √½-scaled half-sampling
+    # covered 87% (70 of 80 runs at these sizes, the interval 0.8× the draws' spread)
+    ("kid_domain", 0.0, 1.3), ("kid_target", 0.0, 1.3), ("fid_domain", 0.0, 1.3),
 ])
-def test_the_realism_interval_covers_the_expected_score_and_stays_informative(halves, metric, shift_size):
+def test_the_realism_interval_covers_the_expected_score_and_stays_informative(halves, metric, shift_size,
+                                                                             spread_factor):
     direction = torch.from_numpy(np.random.default_rng(0).normal(size=halves[0][0].shape[1])).float()
     shift = shift_size * direction / direction.norm()
-    draws = np.array([_score(halves, metric, seed, 1, shift).value for seed in range(10_000, 10_000 + DRAWS)])
+    draws = np.array([_score(halves, metric, seed, 1, shift, spread_factor).value
+                      for seed in range(10_000, 10_000 + DRAWS)])
     expected = float(draws.mean())
     spread = float(np.subtract(*np.percentile(draws, [97.5, 2.5])))
-    intervals = [_score(halves, metric, seed, 200, shift).ci for seed in range(TRIALS)]
+    intervals = [_score(halves, metric, seed, 200, shift, spread_factor).ci for seed in range(TRIALS)]
     covered = sum(low <= expected <= high for low, high in intervals)
     width = float(np.mean([high - low for low, high in intervals]))
     # 95% nominal: 34 of 40 is 3.6 standard deviations below the 38 a calibrated interval gives
     assert covered >= 34, f"{metric}: {covered}/{TRIALS} intervals hold the expected score {expected:.4g}"
-    assert width <= 2.5 * spread, f"{metric}: mean width {width:.3g} against a spread of the draws of {spread:.3g}"
+    # an interval narrower on average than the draws' central 95% cannot hold them 95% of the time
+    assert 0.95 * spread <= width <= 2.5 * spread, f"{metric}: mean width {width:.3g}, draws' spread {spread:.3g}"
