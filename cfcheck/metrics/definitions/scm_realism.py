@@ -42,7 +42,7 @@ SCM_REALISM_CARDS = (
         "scm_kid", "KID to real images with the counterfactual parents",
         "Σ_k (n_k/n) KID(A_k, C_k), KID = unbiased MMD² with k(a, c) = (aᵀc / D + 1)³", "lower", (-math.inf, math.inf),
         "squared kernel-feature units", _FEATURES, _ABSTAIN, _CITE, False,
-        notes=f"{_REFERENCE}. {_WHY_NOT_TEST_SET} Set-level; 95% CI by half-sampling both sets.",
+        notes=f"{_REFERENCE}. {_WHY_NOT_TEST_SET} Set-level; 95% CI by half-sampling both sets (the half-samples' spread used as it is: see kid_target for what the interval estimates and its simulated coverage).",
         bar=Bar(1.0, "max", "plus_floor"), tolerance=0.05,
         rationale=("Per-value KID is noisy at 6 counterfactuals per digit (floor draws −0.44…0.66), so the bar is "
                    "additive: scm_truth −0.39…0.24 and scm_resample −0.43…−0.21; scm_identity under do(digit) 2.49, "
