@@ -242,6 +242,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         controls = {name: card for name, (card, _) in results.items() if name in CONTROLS}
         for path in write_calibration_values(controls, args.profile):
             print(f"wrote {path}", file=sys.stderr)
+        # each run drew its HTML with the values as they were before: redraw them with the new ones
+        from cfcheck.scorecard import write_views
+
+        for name, (card, _) in results.items():
+            write_views(args.out / f"{name}-{args.profile}", card)
     return 0
 
 

@@ -76,18 +76,23 @@ def write_scorecard(directory: Path, scorecard: dict[str, Any], records: Sequenc
     directory.mkdir(parents=True, exist_ok=True)
     ordered = sorted(records, key=_order)
     atomic_write(directory / "samples.csv", _samples_csv(ordered))
+    write_views(directory, scorecard)
+    json_path = directory / "scorecard.json"
+    atomic_write(json_path, json.dumps(scorecard, indent=2, sort_keys=True) + "\n")
+    return json_path
+
+
+def write_views(directory: Path, scorecard: dict[str, Any]) -> None:
+    """scorecard.md, scorecard.html (with the bundled controls' calibration values as they are
+    now) and badge.svg of ``scorecard`` in ``directory``, beside its example grids."""
+    from cfcheck.calibration import load_calibration_values
     from cfcheck.reporting.badge import render_badge
     from cfcheck.reporting.html import render_html
     from cfcheck.reporting.markdown import render_markdown
 
     atomic_write(directory / "scorecard.md", render_markdown(scorecard, directory))
-    from cfcheck.calibration import load_calibration_values
-
     atomic_write(directory / "scorecard.html", render_html(scorecard, directory, load_calibration_values(scorecard)))
     atomic_write(directory / "badge.svg", render_badge(scorecard, directory))
-    json_path = directory / "scorecard.json"
-    atomic_write(json_path, json.dumps(scorecard, indent=2, sort_keys=True) + "\n")
-    return json_path
 
 
 def load_scorecard(path: Path) -> dict[str, Any]:

@@ -72,3 +72,29 @@ def test_the_bundled_calibration_covers_the_published_scorecards(profile):
 ])
 def test_a_suite_summary_fails_only_on_a_failure(counts, expected):
     assert suite_summary(counts) == expected
+
+
+def test_calibrate_redraws_the_runs_html_with_the_values_it_wrote(tmp_path, monkeypatch, capsys):
+    """A run draws its HTML before calibrate writes the new values; calibrate must redraw it, or
+    the published charts mark the controls of the calibration before."""
+    from cfcheck.scorecard import write_views
+
+    (tmp_path / "morpho").mkdir()
+    monkeypatch.setattr(calibration, "calibration_path",
+                        lambda domain, profile: tmp_path / domain / f"calibration-{profile}.json")
+    out = tmp_path / "published"
+    for name in calibration.CONTROLS:
+        card = {**_card(value=0.25 if name == "truth" else 0.75), "format": 3, "status": "complete", "method": name,
+                "outcomes": {}, "costs": {},
+                "provenance": {"started": "2026-01-01T00:00:00+00:00", "finished": "2026-01-01T00:00:10+00:00"}}
+        for score in card["scores"]:
+            score.update(ci_low=None, ci_high=None, n=120, threshold=">= 0.5", verdict="pass", direction="higher")
+        (out / f"{name}-quick").mkdir(parents=True)
+        (out / f"{name}-quick" / "scorecard.json").write_text(json.dumps(card))
+        write_views(out / f"{name}-quick", card)  # as the run drew it: no calibration file yet
+    before = (out / "noise-quick" / "scorecard.html").read_text()
+    assert "truth (expected to pass): 0.25" not in before
+    assert calibration.main(["--reuse", "--out", str(out)]) == 0
+    capsys.readouterr()
+    after = (out / "noise-quick" / "scorecard.html").read_text()
+    assert "truth (expected to pass): 0.25" in after and "noise (expected to fail): 0.75" in after
