@@ -17,6 +17,7 @@ import pytest
 from cfcheck import faults, xdist_groups
 from cfcheck.options import add_options
 from cfcheck.plugin_fixtures import (  # noqa: F401 - fixtures, registered with the plugin
+    DOMAIN_FIXTURE,
     KIND_MARKER,
     cfcheck_device,
     cfcheck_domain,
@@ -46,6 +47,12 @@ TASKS_MARKER = "cfcheck_tasks"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from cfcheck import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -89,7 +96,6 @@ def pytest_configure(config: pytest.Config) -> None:
         config.args[:] = [str(Path(cfcheck.suites.__file__).parent)]
     from cfcheck.baseline import Baseline
     from cfcheck.cache import GenerationCache, default_cache_dir
-    from cfcheck.domains import available_domains
     from cfcheck.session import CfcheckSession
 
     from cfcheck.sharding import Shard
@@ -98,12 +104,7 @@ def pytest_configure(config: pytest.Config) -> None:
         shard = Shard.parse(config.getoption("cfcheck_shard")) if config.getoption("cfcheck_shard") else None
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None
-    domains = _split_list(config.getoption("cfcheck_domain"))
-    unknown = [d for d in domains if d not in available_domains()]
-    if unknown:
-        raise pytest.UsageError(
-            f"--cfcheck-domain: unknown domain {', '.join(map(repr, unknown))}; bundled: {', '.join(available_domains())}"
-        )
+    domains, broken_domains = _resolve_domains(config, settings)
     views = _parse_views(_split_list(config.getoption("cfcheck_view")))
     baseline_path = config.getoption("cfcheck_baseline")
     try:
@@ -122,7 +123,8 @@ def pytest_configure(config: pytest.Config) -> None:
         report_dir=report_dir if report_dir.is_absolute() else config.invocation_params.dir / report_dir,
         baseline=baseline,
         save_baseline=config.getoption("cfcheck_save_baseline"),
-        domains=tuple(domains) or None,
+        domains=domains,
+        broken_domains=broken_domains,
         cache=GenerationCache(cache_dir),
         shard=shard,
         views=views,
@@ -148,7 +150,9 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     if session is None:
         return None
     baseline = f", baseline {session.baseline.source}" if session.baseline else ""
-    domains = ", ".join(session.requested_domains) if session.requested_domains else "all with suites"
+    domains = ", ".join(session.domain_names()) or "none"
+    if session.broken_domains:
+        domains += f" ({len(session.broken_domains)} could not be loaded: {', '.join(session.broken_domains)})"
     cache = "off" if session.cache.directory is None else str(session.cache.directory)
     views = f", views {', '.join(sorted(v.value for v in session.views))}" if session.views else ""
     return (
@@ -182,6 +186,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("cfcheck_task", [pytest.param(None, id="no-domain", marks=pytest.mark.skip(reason=reason))])
         return
     kind_spec(marker.args[0]).parametrize(metafunc, session, domains)
+    if len(domains) > 1 and DOMAIN_FIXTURE in metafunc.fixturenames:
+        # the method is built per domain: each test gets its task's domain (other pairs are dropped
+        # in pytest_collection_modifyitems)
+        metafunc.parametrize(DOMAIN_FIXTURE, domains, indirect=True, scope="session", ids=domains)
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -191,6 +199,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     cf_session = config.stash.get(session_key, None)
     if cf_session is None:
         return
+    items[:] = [item for item in items if _domain_matches_task(item)]
     if cf_session.method.kinds is not None:
         from cfcheck.kinds import view_source
 
@@ -225,6 +234,13 @@ def _parse_views(names: list[str]) -> frozenset[MethodKind]:
             + "; ".join(f"{target.value} (for {source.value} methods: {what})" for (source, target), (_, what) in VIEWS.items())
         )
     return frozenset(targets[name] for name in names)
+
+
+def _domain_matches_task(item: pytest.Item) -> bool:
+    """False for the pairs of the domain parametrisation that give a task another domain's method."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    task = params.get("cfcheck_task")
+    return DOMAIN_FIXTURE not in params or task is None or params[DOMAIN_FIXTURE] == task.domain
 
 
 def _shard_group(item: pytest.Item) -> str:
@@ -363,6 +379,41 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             error.__suppress_context__ = True
             faults.record_fault_raised_by_test(item, cf_session, error.__context__)
     yield
+
+
+def _resolve_domains(config: pytest.Config, settings: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The run's domains by name, resolved once: ``--cfcheck-domain``, else ``[tool.cfcheck] domains``,
+    else every registered domain and every domain a ``pytest_cfcheck_domains`` hook adds; and, by
+    spec, the message of each that could not be resolved (the run records it and keeps the others)."""
+    from cfcheck.domains.registry import DomainError, registered_domains, resolve_domain
+
+    added = [domain for found in config.hook.pytest_cfcheck_domains(config=config) or [] for domain in found or []]
+    for domain in added:  # known by name from now on, whether or not the run selects it
+        try:
+            resolve_domain(domain, config.rootpath)
+        except DomainError:
+            pass  # reported below when selected
+    specs: list[Any] = _split_list(config.getoption("cfcheck_domain"))
+    if not specs:
+        configured = settings.get("domains", [])
+        if isinstance(configured, str) or not all(isinstance(s, str) for s in configured):
+            raise pytest.UsageError(f"[tool.cfcheck] domains must be a list of domain specs, got {configured!r}")
+        specs = list(configured) or [*registered_domains(), *added]
+    chosen: dict[str, Any] = {}
+    broken: dict[str, str] = {}
+    for spec in specs:
+        label = spec if isinstance(spec, str) else repr(spec)
+        try:
+            domain = resolve_domain(spec, config.rootpath)
+        except DomainError as error:
+            broken[label] = str(error)
+            continue
+        if domain.name in chosen and chosen[domain.name] is not domain:
+            broken[label] = (f"two domains are named {domain.name!r} in this run; domain names identify scores "
+                             "and must be unique")
+            continue
+        chosen[domain.name] = domain
+    return chosen, broken
 
 
 def _split_list(values: list[str] | None) -> list[str]:

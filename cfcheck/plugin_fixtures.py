@@ -48,37 +48,55 @@ def cfcheck_profile(cfcheck_session: CfcheckSession) -> Any:
 
 
 @pytest.fixture(scope="session")
-def cfcheck_domain(cfcheck_session: CfcheckSession) -> Any:
-    """The run's reference domain (the first selected one; see ``--cfcheck-domain``):
-    ``.split(name, n)``, ``.class_counterfactual(...)``, ``.capabilities``."""
-    return cfcheck_session.domain(_first_domain(cfcheck_session))
+def cfcheck_domain(request: pytest.FixtureRequest, cfcheck_session: CfcheckSession) -> Any:
+    """The domain of the test's task (``.split(name, n)``, ``.model_roles``, ``.capabilities``).
+
+    Session-scoped per domain: in a run over several domains each test receives its task's domain
+    (the plugin parametrises this fixture by it), so a method fixture that requests it, at any
+    scope, is built once per domain and only ever called on that domain's tasks."""
+    name = getattr(request, "param", None)
+    if name is None:
+        names = cfcheck_session.domain_names()
+        if not names:
+            pytest.skip("the run has no domain (see the domain errors above)")
+        name = names[0]
+    return cfcheck_session.domain(name)
 
 
 @pytest.fixture(scope="session")
-def cfcheck_models(cfcheck_session: CfcheckSession) -> Any:
-    """The explained classifiers a method may load (``cfcheck_models["robust_cnn"]``); the
-    evaluation models (oracles, attribute oracles, embedding) are refused with a KeyError."""
+def cfcheck_models(cfcheck_session: CfcheckSession, cfcheck_domain: Any) -> Any:
+    """The models of the test's domain a method may load (``cfcheck_models["robust_cnn"]``): its
+    explained classifiers and generative priors; the evaluation models (oracles, attribute oracles,
+    embedding) are refused with a KeyError."""
     from cfcheck.zoo import MethodModels
 
-    return MethodModels(cfcheck_session.zoo(_first_domain(cfcheck_session)))
+    return MethodModels(cfcheck_session.zoo(cfcheck_domain.name))
 
 
 @pytest.fixture
 def cfcheck_evaluation_models(request: pytest.FixtureRequest, cfcheck_session: CfcheckSession) -> Any:
-    """Every reference model of the test's domain, for the suites that score a method."""
+    """Every model of the test's domain, for the suites that score a method."""
+    return cfcheck_session.zoo(_test_domain(request, cfcheck_session))
+
+
+#: the fixture the plugin parametrises by the task's domain in a run over several domains
+DOMAIN_FIXTURE = "cfcheck_domain"
+
+
+def _test_domain(request: pytest.FixtureRequest, session: CfcheckSession) -> str:
+    """The name of the test's domain: its task's, else the run's first."""
     callspec = getattr(request.node, "callspec", None)
     task = callspec.params.get("cfcheck_task") if callspec is not None else None
-    return cfcheck_session.zoo(task.domain if task is not None else _first_domain(cfcheck_session))
-
-
-def _first_domain(session: CfcheckSession) -> str:
-    from cfcheck.domains import available_domains
-
-    return (session.requested_domains or available_domains())[0]
+    if task is not None:
+        return task.domain
+    names = session.domain_names()
+    if not names:
+        pytest.skip("the run has no domain (see the domain errors above)")
+    return names[0]
 
 
 @pytest.fixture
-def cfcheck_method(request: pytest.FixtureRequest, cfcheck_session: CfcheckSession) -> Any:
+def cfcheck_method(request: pytest.FixtureRequest, cfcheck_session: CfcheckSession, cfcheck_domain: Any) -> Any:
     """The method under test, skipped when it does not implement the suite's kind."""
     __tracebackhide__ = True
     previous = request.config.stash.get(_usage_error_key, None)
@@ -98,7 +116,8 @@ def cfcheck_method(request: pytest.FixtureRequest, cfcheck_session: CfcheckSessi
         kinds = detect_kinds(method)
         if required not in kinds:
             if required in cfcheck_session.views and view_source(kinds, required) is not None:
-                return cfcheck_session.memo(("view", required), lambda: _view(method, required, cfcheck_session))
+                domain = _test_domain(request, cfcheck_session)
+                return cfcheck_session.memo(("view", required, domain), lambda: _view(method, required, cfcheck_session))
             implemented = ", ".join(sorted(k.value for k in kinds))
             hint = (f" (--cfcheck-view {required.value} scores it through its view as one)"
                     if view_source(kinds, required) is not None else "")

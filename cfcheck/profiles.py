@@ -176,7 +176,7 @@ def resolve_profile(name: str, settings: Mapping[str, Any] | None = None) -> Pro
     sections: dict[str, dict[str, Any]] = {}
     for scope in (settings, settings.get(name, {})):
         for key, value in scope.items():
-            if key in PROFILE_NAMES or key in ("profile", "thresholds", "tolerances"):
+            if key in PROFILE_NAMES or key in ("profile", "thresholds", "tolerances", "domains"):
                 continue
             if key in SECTION_KINDS:
                 if not isinstance(value, Mapping):

@@ -207,11 +207,24 @@ def headline(scorecard: dict[str, Any]) -> tuple[str, str]:
         sentence = f"{len(failing)} of {len(suites)} suites have failing scores"
     elif not scorecard["scores"]:
         word, sentence = "PASS", "no scores were recorded"
+    elif not counts["pass"] and not counts["inconclusive"]:
+        word = "REPORTED"
+        sentence = f"no bars: reported only ({len(scorecard['scores'])} scores without a verdict)"
     else:
         word = "PASS"
         sentence = f"no score fails ({counts['pass']} pass"
         sentence += f", {counts['inconclusive']} inconclusive)" if counts["inconclusive"] else ")"
+    uncalibrated = uncalibrated_domains(scorecard)
+    if uncalibrated:
+        sentence += (f"; uncalibrated domain{'s' if len(uncalibrated) > 1 else ''} {', '.join(uncalibrated)}: "
+                     "scores without verdicts until `cfcheck calibrate --domain SPEC` earns its bars")
     return word, f"{word}: {sentence}"
+
+
+def uncalibrated_domains(scorecard: dict[str, Any]) -> list[str]:
+    """The domains of ``scorecard`` judged without bars of their own (see :mod:`cfcheck.domain_bars`)."""
+    facts = (scorecard.get("profile") or {}).get("domains") or {}
+    return sorted(name for name, fact in facts.items() if isinstance(fact, dict) and fact.get("bars") == "uncalibrated")
 
 
 def format_value(score: dict[str, Any]) -> str:

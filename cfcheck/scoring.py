@@ -59,8 +59,7 @@ class ScoreRecorder:
     def bar(self, metric: str) -> tuple[MetricCard, Bar | None]:
         """The card of ``metric`` (``key`` or ``key:variant``) and the bar that applies to it."""
         card = get_card(metric.split(":", 1)[0])
-        profile = self.session.profile
-        return card, profile.threshold(metric.replace(":", "_")) or profile.threshold(card.key)
+        return card, self.session.bars_for(self.domain).get(metric, card.key)
 
     def __call__(
         self,

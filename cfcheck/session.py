@@ -22,7 +22,7 @@ import torch
 from cfcheck.adapter import MethodSpec
 from cfcheck.baseline import Baseline
 from cfcheck.cache import GenerationCache, method_fingerprint, tensor_digest
-from cfcheck.domains import available_domains
+from cfcheck.domains.base import Domain
 from cfcheck.io import atomic_write_text
 from cfcheck.kinds import VIEWS, MethodKind, kind_spec, view_source
 from cfcheck.kinds.base import RunResources, Task
@@ -56,13 +56,9 @@ def _peak_rss_mb() -> float | None:
 EXAMPLE_ROWS = 4
 
 
-def _manifest_digest(domain: str) -> str:
-    """Digest of the domain's reference-model manifest ("none" for a domain without one)."""
-    from cfcheck.cache import file_digest
-    from cfcheck.models.registry import MANIFEST_NAME, domain_dir
-
-    path = domain_dir(domain) / MANIFEST_NAME
-    return file_digest(path) if path.is_file() else "none"
+def _manifest_digest(domain: Domain) -> str:
+    """Digest of the domain's models (its store's :meth:`~cfcheck.models.store.Store.contents_digest`)."""
+    return domain.model_store.contents_digest()
 
 
 class CfcheckSession(RunResources):
@@ -76,7 +72,8 @@ class CfcheckSession(RunResources):
         report_dir: Path,
         baseline: Baseline | None,
         save_baseline: Path | None,
-        domains: tuple[str, ...] | None = None,
+        domains: dict[str, Domain] | None = None,
+        broken_domains: dict[str, str] | None = None,
         cache: GenerationCache | None = None,
         shard: Shard | None = None,
         views: frozenset[MethodKind] = frozenset(),
@@ -90,7 +87,12 @@ class CfcheckSession(RunResources):
         self.report_dir = report_dir
         self.baseline = baseline
         self.save_baseline = save_baseline
-        self.requested_domains = domains
+        #: the run's domains by name, resolved once (``--cfcheck-domain``, ``[tool.cfcheck] domains``,
+        #: or every registered one); None: every registered domain, resolved on use
+        self._domains = dict(domains) if domains is not None else {}
+        self.requested_domains = tuple(self._domains) if domains is not None else None
+        #: domain spec → why it could not be resolved (its test fails; the other domains run)
+        self.broken_domains = dict(broken_domains or {})
         self.shard = shard
         self.cache = cache if cache is not None else GenerationCache(None)
         self.records: list[ScoreRecord] = []
@@ -119,7 +121,7 @@ class CfcheckSession(RunResources):
         viewed_from = self._view_source(MethodKind(kind))
         if viewed_from is not None:  # the view calls the method as its own kind: both must apply
             specs.append(kind_spec(viewed_from))
-        names = self.requested_domains or available_domains()
+        names = self.domain_names()
         chosen, reasons = [], []
         for name in names:
             reason = next((r for spec in specs if (r := spec.supports(self.domain(name))) is not None), None)
@@ -135,6 +137,21 @@ class CfcheckSession(RunResources):
         if kind not in self.views or (known is not None and kind in known):
             return None
         return view_source(known if known is not None else frozenset(MethodKind), kind)
+
+    def bars_for(self, domain: str) -> Any:
+        """The bars that judge ``domain``'s scores (:func:`cfcheck.domain_bars.domain_bars`); a score
+        without a domain ("-") is judged by the cards."""
+        from cfcheck.domain_bars import DomainBars, domain_bars
+        from cfcheck.profiles import default_thresholds
+
+        def resolve() -> DomainBars:
+            if domain == "-":
+                return DomainBars(dict(self.profile.thresholds), "cards")
+            defaults = default_thresholds(self.profile.name)
+            explicit = {k: bar for k, bar in self.profile.thresholds.items() if defaults.get(k) != bar}
+            return domain_bars(self.domain(domain), self.profile, explicit)
+
+        return self.memo(("bars", domain), resolve)
 
     def check_profile(self) -> None:
         """ValueError when the profile asks a selected domain for something it lacks."""
@@ -207,7 +224,8 @@ class CfcheckSession(RunResources):
             domain=task.domain,
             # the bundled models a method may load (its classifier, a diffusion model, a generator):
             # retrained weights change the manifest's sha256 entries, so they miss the cache
-            reference_models=self.memo(("manifest_digest", task.domain), lambda: _manifest_digest(task.domain)),
+            reference_models=self.memo(("manifest_digest", task.domain),
+                                       lambda: _manifest_digest(self.domain(task.domain))),
             task=json.dumps(task.identity(), sort_keys=True),
             inputs=tensor_digest(*inputs.tensors()),
             profile_batch=self.profile.batch_size,
@@ -347,9 +365,13 @@ class CfcheckSession(RunResources):
         }
 
     def _domain_facts(self, name: str) -> dict[str, Any]:
-        """What a domain's kinds want the scorecard to say about it (e.g. the ideal pairs);
-        a broken model install must not stop the write."""
+        """What a domain's kinds want the scorecard to say about it (e.g. the ideal pairs), and where
+        its bars come from; a broken model install must not stop the write."""
         facts: dict[str, Any] = {}
+        try:
+            facts.update(self.bars_for(name).describe())
+        except Exception as error:  # noqa: BLE001 - a malformed bars file is reported, not fatal here
+            facts["bars"] = f"error: {error}"
         for kind in {r.kind for r in self.records if r.domain == name}:
             try:
                 facts.update(kind_spec(kind).provenance(self, name))

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cached_property
+from typing import Protocol, runtime_checkable
 
 import torch
 
-from cfcheck.models import registry
+from cfcheck.domains.base import EVALUATION_ROLES, METHOD_ROLES, Domain
 from cfcheck.models.inference import CPU_BATCH_SIZE
+from cfcheck.models.store import Store
 
 
 #: "cnn~features.6": the cnn with its layers from the output down to features.6 randomised.
@@ -19,15 +21,11 @@ CASCADE_CALIBRATION_IMAGES = 2000
 
 
 class MethodModels:
-    """What a method under test may load: the domain's explained classifiers, not the models
-    that score it (oracles, attribute oracles, the embedding network). A method guided by an
-    evaluation model would be graded by its own guide; the scores would stop being independent.
+    """What a method under test may load: the domain's explained classifiers and generative
+    priors, not the models that score it (oracles, attribute oracles, the embedding network). A
+    method guided by an evaluation model would be graded by its own guide; the scores would stop
+    being independent.
     """
-
-    #: registry roles a method may use: the explained classifiers and the generative priors a
-    #: method may build on (a diffusion model, an SCM generator's attribute and image mechanisms:
-    #: tools of the method, not judges of it)
-    ALLOWED_ROLES = ("classifier", "diffusion", "attribute_mechanism", "image_mechanism")
 
     def __init__(self, zoo: ModelZoo) -> None:
         self._zoo = zoo
@@ -36,28 +34,49 @@ class MethodModels:
     def device(self) -> torch.device:
         return self._zoo.device
 
+    @property
+    def domain(self) -> Domain:
+        return self._zoo.domain
+
     def names(self) -> list[str]:
-        return [n for n in registry.available_models(self._zoo.domain) if self._role(n) in self.ALLOWED_ROLES]
+        allowed = {name for role in METHOD_ROLES for name in self._zoo.domain.model_roles.get(role, ())}
+        return [n for n in self._zoo.store.names() if n in allowed]
 
     def __getitem__(self, name: str) -> torch.nn.Module:
-        role = self._role(name)
-        if role not in self.ALLOWED_ROLES:
-            raise KeyError(
-                f"{name!r} is an evaluation model ({role}) that scores the method; methods may load only "
-                f"{', '.join(self.names())}"
-            )
+        if name not in self.names():
+            roles = [role for role, names in self._zoo.domain.model_roles.items() if name in names]
+            what = f"an evaluation model ({', '.join(roles)}) that scores the method" if roles else "not a model of the domain"
+            raise KeyError(f"{name!r} is {what}; methods may load only {', '.join(self.names())}")
         return self._zoo[name]
 
-    def _role(self, name: str) -> str:
-        return registry.model_entry(name, domain=self._zoo.domain)["role"]
+
+class MissingRole(KeyError):
+    """The domain's role map has no model for a role a suite needs."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+@runtime_checkable
+class BatchedSplit(Protocol):
+    """A split that reads its images batch by batch (``digest`` identifies its contents)."""
+
+    digest: str
+
+    def batches(self, size: int) -> Iterator[torch.Tensor]: ...
 
 
 class ModelZoo:
-    """Name → verified, frozen reference model; also the roles suites ask for."""
+    """Name → verified, frozen model of one domain (from its store); also the roles suites ask for
+    (read off the domain's role map)."""
 
-    def __init__(self, domain: str, device: torch.device) -> None:
+    def __init__(self, domain: Domain, device: torch.device | str) -> None:
+        if isinstance(domain, str):
+            raise TypeError(f"ModelZoo needs a Domain object, got the name {domain!r}: pass "
+                            "cfcheck.domains.get_domain(name)")
         self.domain = domain
-        self.device = device
+        self.store: Store = domain.model_store
+        self.device = torch.device(device)
         self._models: dict[str, torch.nn.Module] = {}
         self._stage_names: dict[str, tuple[str, ...]] = {}
 
@@ -70,7 +89,7 @@ class ModelZoo:
                 if name not in self.randomisation_stages(base):
                     raise KeyError(f"{base} has no randomisation stage {name!r}; stages: {self.randomisation_stages(base)}")
             else:
-                self._models[name] = registry.load_model(name, domain=self.domain, device=self.device)
+                self._models[name] = self.store.load(name, device=self.device)
         return self._models[name]
 
     def randomisation_stages(self, name: str) -> tuple[str, ...]:
@@ -87,10 +106,9 @@ class ModelZoo:
         (:func:`cfcheck.cache.memoise_on_disk`): fitting them runs every stage on
         :data:`CASCADE_CALIBRATION_IMAGES` images, seconds at each session's start."""
         from cfcheck.cache import file_digest, memoise_on_disk, tensor_digest
-        from cfcheck.domains import get_domain
         from cfcheck.models.classifiers import architectures, randomisation
 
-        domain = get_domain(self.domain)
+        domain = self.domain
         calibration = domain.split(domain.split_roles["train"], n=CASCADE_CALIBRATION_IMAGES).images.to(self.device)
 
         def fitted() -> dict[str, torch.Tensor]:
@@ -99,7 +117,7 @@ class ModelZoo:
                     for key, value in stage.model.state_dict().items()}
 
         stored = memoise_on_disk(
-            "zoo.cascade", fitted, model=registry.model_entry(name, domain=self.domain)["sha256"],
+            "zoo.cascade", fitted, model=self.store.digest(name),
             images=tensor_digest(calibration), seed=CASCADE_SEED, device=self.device.type,
             code=file_digest(randomisation.__file__, architectures.__file__))
         # the same stages fitted on two images (their structure), then given the stored state
@@ -109,29 +127,50 @@ class ModelZoo:
             stage.model.load_state_dict({k[len(prefix):]: v for k, v in stored.items() if k.startswith(prefix)})
         return {f"{name}{STAGE_SEPARATOR}{stage.layer}": stage.model for stage in stages}
 
+    def role(self, role: str) -> tuple[str, ...]:
+        """The domain's models of ``role`` (its role map; empty where it declares none)."""
+        return tuple(self.domain.model_roles.get(role, ()))
+
+    def require(self, role: str, needed_by: str) -> str:
+        """The domain's (first) model of ``role``; :class:`MissingRole` naming the role and what
+        needs it when the domain declares none."""
+        names = self.role(role)
+        if not names:
+            raise MissingRole(f"domain {self.domain.name!r} declares no {role!r} model "
+                              f"({EVALUATION_ROLES.get(role, role)}), which {needed_by} needs")
+        return names[0]
+
     @cached_property
     def oracles(self) -> tuple[str, ...]:
         """The oracle committee (never an explained classifier)."""
-        return tuple(registry.available_models(self.domain, role="oracle"))
+        return self.role("oracles")
+
+    def _by_metadata(self, role: str, field: str) -> dict:
+        return {self.store.entry(n).get(field): n for n in self.role(role)}
 
     @cached_property
     def attribute_oracles(self) -> dict[str, str]:
-        """Attribute name → model name, for the Label Variation Score."""
-        names = registry.available_models(self.domain, role="attribute_oracle")
-        return {registry.model_entry(n, domain=self.domain)["attribute"]: n for n in names}
+        """Attribute name → model name, for the Label Variation Score (each model's store entry
+        names the attribute it reads)."""
+        return self._by_metadata("attribute_oracles", "attribute")
+
+    @cached_property
+    def class_attribute(self) -> str | None:
+        """The attribute whose oracle reads the class itself (the LVS of the target), or None."""
+        names = self.role("class_attribute_oracle")
+        return self.store.entry(names[0]).get("attribute") if names else None
 
     @cached_property
     def anticausal_predictors(self) -> dict[str, str]:
         """SCM parent → name of the anti-causal predictor that reads it off an image."""
-        names = registry.available_models(self.domain, role="anticausal_predictor")
-        return {registry.model_entry(n, domain=self.domain)["attribute"]: n for n in names}
+        return self._by_metadata("anticausal_predictors", "attribute")
 
     @torch.no_grad()
     def predictor_embedding(self, images: torch.Tensor, batch_size: int = CPU_BATCH_SIZE) -> torch.Tensor:
         """The anti-causal predictors' last hidden layers, concatenated in parent order (N×ΣD, float64):
         Melistas et al.'s composition embedding. Raises KeyError when the domain bundles none."""
         if not self.anticausal_predictors:
-            raise KeyError(f"{self.domain} bundles no anti-causal predictors")
+            raise KeyError(f"{self.domain.name} declares no anti-causal predictors")
         parts = []
         for parent in sorted(self.anticausal_predictors):
             model = self[self.anticausal_predictors[parent]]
@@ -143,9 +182,9 @@ class ModelZoo:
     @cached_property
     def minimality_vae(self) -> str:
         """Name of the unconditional VAE whose posteriors give CLD's distance (KeyError without one)."""
-        names = registry.available_models(self.domain, role="minimality_vae")
+        names = self.role("minimality_vae")
         if not names:
-            raise KeyError(f"{self.domain} bundles no minimality VAE (role 'minimality_vae')")
+            raise KeyError(f"{self.domain.name} declares no minimality VAE (role 'minimality_vae')")
         return names[0]
 
     @torch.no_grad()
@@ -162,8 +201,7 @@ class ModelZoo:
     @cached_property
     def autoencoders(self) -> dict[int | None, str]:
         """Class → name of the IM1/IM2 autoencoder of that class (``None``: the all-class one)."""
-        names = registry.available_models(self.domain, role="autoencoder")
-        return {registry.model_entry(n, domain=self.domain).get("label"): n for n in names}
+        return self._by_metadata("autoencoders", "label")
 
     def reconstruct(self, images: torch.Tensor, labels: torch.Tensor | None = None) -> torch.Tensor:
         """Each image reconstructed by the autoencoder of its class in ``labels`` (``None``: by the
@@ -173,21 +211,23 @@ class ModelZoo:
         out = torch.empty_like(images)
         for label in labels.unique().tolist():
             if label not in self.autoencoders:
-                raise KeyError(f"{self.domain} bundles no autoencoder of class {label}")
+                raise KeyError(f"{self.domain.name} declares no autoencoder of class {label}")
             rows = labels == label
             out[rows] = self.logits(self.autoencoders[label], images[rows]).to(images)
         return out
 
     @property
     def embedding(self) -> torch.nn.Module:
-        return self["embedding"]
+        return self[self.embedding_name]
+
+    @cached_property
+    def embedding_name(self) -> str:
+        """The domain's embedding network (realism and perceptual distance)."""
+        return self.require("embedding", "realism and the perceptual distance")
 
     @cached_property
     def _feature_statistics(self) -> tuple[torch.Tensor, torch.Tensor]:
-        from cfcheck.domains import get_domain
-
-        domain = get_domain(self.domain)
-        features = self.split_logits("embedding", domain.split_roles["selection"]).double()
+        features = self.split_logits(self.embedding_name, self.domain.split_roles["selection"]).double()
         return features.mean(0), features.std(0).clamp_min(1e-8)
 
     def embed(self, images: torch.Tensor) -> torch.Tensor:
@@ -204,9 +244,7 @@ class ModelZoo:
     def realism_pool(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Standardised embedding features and classes of the domain's reference split (real
         images that are never trained on and never scored)."""
-        from cfcheck.domains import get_domain
-
-        return self._standardised_split_features(get_domain(self.domain).split_roles["reference"])
+        return self._standardised_split_features(self.domain.split_roles["reference"])
 
     def realism_pool_for(self, classes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The realism pool for counterfactuals of target ``classes``: :attr:`realism_pool`, or,
@@ -214,34 +252,42 @@ class ModelZoo:
         (:func:`cfcheck.reference_sets.pool_suffices`), that pool followed by the domain's
         ``reference_extra`` split where it has one (a domain without it keeps the reference
         split, and the realism scores say which class is short)."""
-        from cfcheck.domains import get_domain
         from cfcheck.reference_sets import pool_suffices
 
         pool = self.realism_pool
-        extra = get_domain(self.domain).split_roles.get("reference_extra")
+        extra = self.domain.split_roles.get("reference_extra")
         if extra is None or pool_suffices(pool[1], classes):
             return pool
         return self._extended_realism_pool
 
     @cached_property
     def _extended_realism_pool(self) -> tuple[torch.Tensor, torch.Tensor]:
-        from cfcheck.domains import get_domain
-
-        more = self._standardised_split_features(get_domain(self.domain).split_roles["reference_extra"])
+        more = self._standardised_split_features(self.domain.split_roles["reference_extra"])
         return torch.cat([self.realism_pool[0], more[0]]), torch.cat([self.realism_pool[1], more[1]])
 
     def _standardised_split_features(self, split: str) -> tuple[torch.Tensor, torch.Tensor]:
-        from cfcheck.domains import get_domain
-
-        raw = self.split_logits("embedding", split).double()
+        raw = self.split_logits(self.embedding_name, split).double()
         mean, std = self._feature_statistics
-        return (raw - mean) / std, get_domain(self.domain).split(split).labels
+        return (raw - mean) / std, self.domain.split(split).labels
 
     def split_logits(self, name: str, split: str) -> torch.Tensor:
-        """Outputs of bundled model ``name`` on a whole split of the domain (:meth:`stored_logits`)."""
-        from cfcheck.domains import get_domain
+        """Outputs of model ``name`` on a whole split of the domain (:meth:`stored_logits`); a split
+        that reads its images in batches (``batches(size)`` and ``digest``, as
+        :class:`cfcheck.domains.data.ImageSplit`) is never held in memory whole."""
+        data = self.domain.split(split)
+        if isinstance(data, BatchedSplit):
+            return self._stored_digest("zoo.split_logits", name, data.digest,
+                                       lambda: {"logits": self._batched_logits(name, data)})["logits"]
+        return self.stored_logits(name, data.images)
 
-        return self.stored_logits(name, get_domain(self.domain).split(split).images)
+    @torch.no_grad()
+    def _batched_logits(self, name: str, data: BatchedSplit) -> torch.Tensor:
+        from cfcheck.models.inference import batched_logits
+
+        model = self[name]
+        parts = [batched_logits(model, images, batch_size=CPU_BATCH_SIZE, device=self.device)
+                 for images in data.batches(CPU_BATCH_SIZE * 4)]
+        return torch.cat(parts) if parts else torch.empty(0)
 
     def stored_logits(self, name: str, images: torch.Tensor) -> torch.Tensor:
         """Outputs of bundled model ``name`` on fixed images (a split, a task's originals): the same
@@ -261,17 +307,19 @@ class ModelZoo:
                 compute: Callable[[], dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
         """``compute()`` of bundled model ``name`` on fixed images, memoised on disk
         (:func:`cfcheck.cache.memoise_on_disk`, keyed by the images' digest and the weights' sha256)."""
-        from cfcheck.cache import memoise_on_disk, tensor_digest
+        from cfcheck.cache import tensor_digest
 
-        return memoise_on_disk(what, compute, images=tensor_digest(images),
-                               model=registry.model_entry(name, domain=self.domain)["sha256"], device=self.device.type)
+        return self._stored_digest(what, name, tensor_digest(images), compute)
+
+    def _stored_digest(self, what: str, name: str, images: str,
+                       compute: Callable[[], dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
+        from cfcheck.cache import memoise_on_disk
+
+        return memoise_on_disk(what, compute, images=images, model=self.store.digest(name), device=self.device.type)
 
     def hashes(self) -> dict[str, str]:
-        """sha256 of every reference model of the domain (for the scorecard's provenance)."""
-        return {
-            f"{self.domain}/{name}": registry.model_entry(name, domain=self.domain)["sha256"]
-            for name in registry.available_models(self.domain)
-        }
+        """sha256 of every model of the domain's store (for the scorecard's provenance)."""
+        return {f"{self.domain.name}/{name}": self.store.digest(name) for name in self.store.names()}
 
     @torch.no_grad()
     def feature_maps(self, images: torch.Tensor) -> list[torch.Tensor]:
@@ -282,7 +330,7 @@ class ModelZoo:
 
     def features(self, images: torch.Tensor, batch_size: int = CPU_BATCH_SIZE) -> torch.Tensor:
         """Raw domain-embedding features (float64), the input of FID and KID."""
-        return self.logits("embedding", images, batch_size).double()
+        return self.logits(self.embedding_name, images, batch_size).double()
 
     @torch.no_grad()
     def logits(self, name: str, images: torch.Tensor, batch_size: int = CPU_BATCH_SIZE) -> torch.Tensor:

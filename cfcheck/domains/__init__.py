@@ -1,31 +1,25 @@
-"""Bundled procedurally generated domains, looked up by name (see :mod:`cfcheck.domains.base`)."""
+"""Domains: the :class:`Domain` protocol and how a run finds them (:mod:`cfcheck.domains.registry`).
+
+The bundled domains (morpho, gmm, glyphs) register through the ``cfcheck.domains`` entry-point
+group like any installed package's; a user's domain is named by ``pkg.module:factory`` or a
+file path, or built from their own data with :class:`cfcheck.domains.data.ImageDomain`.
+"""
 
 from __future__ import annotations
 
-import importlib
-from functools import lru_cache
-
 from cfcheck.domains.base import Domain
-
-#: name → "module:class"; imported lazily so unused domains cost nothing
-_DOMAINS = {
-    "morpho": "cfcheck.domains.morpho:MorphoDomain",
-    "gmm": "cfcheck.domains.gmm:GMMDomain",
-    "glyphs": "cfcheck.domains.glyphs:GlyphsDomain",
-}
+from cfcheck.domains.registry import DomainError, registered_domains, resolve_domain
 
 
 def available_domains() -> tuple[str, ...]:
-    return tuple(_DOMAINS)
+    """Names of the registered domains (entry points of installed packages), sorted."""
+    return registered_domains()
 
 
-@lru_cache(maxsize=None)
-def get_domain(name: str) -> Domain:
-    """The domain called ``name`` (one instance per process)."""
-    if name not in _DOMAINS:
-        raise ValueError(f"unknown domain {name!r}; known domains: {', '.join(_DOMAINS)}")
-    module, _, attribute = _DOMAINS[name].partition(":")
-    return getattr(importlib.import_module(module), attribute)()
+def get_domain(spec: object) -> Domain:
+    """The domain ``spec`` names: a registered name, ``pkg.module:factory``, a file path, or a
+    domain object already resolved in this process (one instance per spec)."""
+    return resolve_domain(spec)
 
 
-__all__ = ["Domain", "available_domains", "get_domain"]
+__all__ = ["Domain", "DomainError", "available_domains", "get_domain"]

@@ -35,26 +35,46 @@ OPTIONAL_SPLIT_ROLES = (
     "reference_extra",
 )
 
-#: Roles of reference models (role → model names in ``Domain.model_roles``).
-MODEL_ROLES = (
-    "explained",  # classifiers a method explains
-    "random",  # a randomly initialised classifier (random-model sanity)
-    "randomisation_counterpart",  # the trained classifier the random one is compared with
-    "robust",  # an adversarially trained classifier whose gradients a method may borrow (DVCE's cone)
-    "diffusion",  # the domain's bundled diffusion model (a method's generative prior)
-    "retrained",  # the model whose recipe removal benchmarks (ROAR, GOAR) retrain on removed data
-    "attribute_mechanisms",  # bundled flows of the SCM's continuous parents (abduction and prediction)
-    "scm_vae",  # the bundled conditional-VAE image mechanism of the reference SCM generator
-    "scm_hvae",  # the bundled conditional hierarchical VAE image mechanism (a second reference SCM generator)
-    "scm_gan",  # the bundled conditional GAN (with an encoder) image mechanism (a third reference SCM generator)
-    "anticausal_predictors",  # evaluation: one predictor per SCM parent (effectiveness, composition embedding)
-    "minimality_vae",  # evaluation: the unconditional VAE whose posteriors give CLD's distance
-)
+#: Roles a method under test may load models of (its tools: the classifiers it explains, the
+#: generative priors it may build on). Role → what the models are.
+METHOD_ROLES: dict[str, str] = {
+    "explained": "classifiers a method explains",
+    "random": "a randomly initialised classifier (random-model sanity)",
+    "randomisation_counterpart": "the trained classifier the random one is compared with",
+    "robust": "an adversarially trained classifier whose gradients a method may borrow (DVCE's cone)",
+    "diffusion": "the domain's diffusion model (a method's generative prior)",
+    "retrained": "the model whose recipe removal benchmarks (ROAR, GOAR) retrain on removed data",
+    "attribute_mechanisms": "flows of the SCM's continuous parents (abduction and prediction)",
+    "scm_vae": "the conditional-VAE image mechanism of the reference SCM generator",
+    "scm_hvae": "the conditional hierarchical-VAE image mechanism (a second reference SCM generator)",
+    "scm_gan": "the conditional GAN (with an encoder) image mechanism (a third reference SCM generator)",
+    "latent_explained": "the latent classifier a latent explainer explains (Synbols)",
+    "latent_generator": "the generator g(z) of a latent space",
+    "latent_encoder": "the encoder of a latent space",
+}
+#: Roles of the models that score a method; a method may never load them. Role → what they are.
+EVALUATION_ROLES: dict[str, str] = {
+    "oracles": "the oracle committee: independently trained classifiers of other architectures",
+    "attribute_oracles": "one classifier per attribute (its store entry names the attribute), for LVS",
+    "class_attribute_oracle": "the attribute oracle that reads the class itself (the LVS of the target)",
+    "embedding": "the domain embedding network for FID, KID and the perceptual distance",
+    "autoencoders": "IM1/IM2 autoencoders, one per class (entry field 'label') and one of all classes",
+    "anticausal_predictors": "evaluation: one predictor per SCM parent (effectiveness, composition embedding)",
+    "minimality_vae": "evaluation: the unconditional VAE whose posteriors give CLD's distance",
+}
+#: Every model role (role → model names in ``Domain.model_roles``): the one vocabulary.
+MODEL_ROLES = (*METHOD_ROLES, *EVALUATION_ROLES)
 
 
 @runtime_checkable
 class Domain(Protocol):
-    """A bundled domain (see the module docstring).
+    """A domain (see the module docstring): a bundled one or a user's.
+
+    ``model_roles`` is the one role map (role of :data:`MODEL_ROLES` → model names); the models
+    themselves come from ``model_store`` (:class:`cfcheck.models.store.ModelStore`, a folder of
+    checked safetensors weights, or :class:`~cfcheck.models.store.ModuleStore`, ready modules).
+    ``calibration_dir`` is the folder that holds the domain's calibrated bars and the controls'
+    values (``cfcheck calibrate --domain`` writes them), or None where it keeps none.
 
     Optional hook: a domain with bundled reference models defines ``model_recipes()``,
     returning a :class:`cfcheck.models.classifiers.recipes.ModelRecipes` (its recipe table,
@@ -74,9 +94,22 @@ class Domain(Protocol):
     split_roles: Mapping[str, str]
     model_roles: Mapping[str, tuple[str, ...]]
     capabilities: frozenset[str]
+    #: the domain's models (see the class docstring)
+    model_store: Any
+    #: the domain's bars and calibration values (None: it keeps none)
+    calibration_dir: Any
+
+    #: True where the metric cards' bars were calibrated on this domain's controls (the bundled
+    #: domains); a user's domain is False: its bars come only from its own calibration
+    card_calibrated: bool
 
     def split(self, name: str, n: int | None = None) -> Any:
         """A split (``.images`` N×C×H×W in [0, 1], ``.labels`` int64 N, ``.factors``)."""
+
+
+@runtime_checkable
+class StructuralCausalModel(Protocol):
+    """A domain with an SCM over ``factor_names`` (what the SCM kind intervenes on)."""
 
     def parents(self, split: str, index: torch.Tensor) -> dict[str, torch.Tensor]:
         """The observed factors of the split's images at ``index``, keyed by factor name."""
@@ -95,6 +128,27 @@ class Domain(Protocol):
     ) -> torch.Tensor:
         """The true counterfactual images under ``intervention`` (capability
         ``intervention_counterfactual``)."""
+
+
+class BundledDomain:
+    """What the domains bundled with cfcheck share: their store is the package's folder of
+    weights, their calibration values sit in their own package folder, and the metric cards'
+    bars were calibrated on their controls."""
+
+    name: str
+    card_calibrated = True
+
+    @property
+    def model_store(self) -> Any:
+        from cfcheck.models.store import ModelStore
+
+        return ModelStore.bundled(self.name)
+
+    @property
+    def calibration_dir(self) -> Any:
+        from pathlib import Path
+
+        return Path(__file__).parent / self.name
 
 
 class MissingCapability(LookupError):

@@ -34,6 +34,7 @@ class Run(Protocol):
     @property
     def profile(self) -> Any: ...
     def domain(self, name: str) -> Domain: ...
+    def domain_names(self) -> tuple[str, ...]: ...
     def zoo(self, domain: str) -> Any: ...
     def memo(self, key: tuple[Any, ...], factory: Callable[[], Any]) -> Any: ...
 
@@ -47,16 +48,32 @@ class RunResources:
     _zoos: dict[str, Any]
     _memo: dict[tuple[Any, ...], Any]
 
+    #: the run's domains by name (resolved once, when the run starts; replaced, never mutated)
+    _domains: Mapping[str, Domain] = {}
+
     def domain(self, name: str) -> Domain:
+        """The run's domain called ``name`` (a registered domain outside the run's selection is
+        resolved by name)."""
+        found = self._domains.get(name)
+        if found is not None:
+            return found
         from cfcheck.domains import get_domain
 
         return get_domain(name)
+
+    def domain_names(self) -> tuple[str, ...]:
+        """Names of the run's domains (every registered one where the run selected none)."""
+        if self._domains:
+            return tuple(self._domains)
+        from cfcheck.domains import available_domains
+
+        return available_domains()
 
     def zoo(self, domain: str) -> Any:
         from cfcheck.zoo import ModelZoo
 
         if domain not in self._zoos:
-            self._zoos[domain] = ModelZoo(domain, self.device)
+            self._zoos[domain] = ModelZoo(self.domain(domain), self.device)
         return self._zoos[domain]
 
     def memo(self, key: tuple[Any, ...], factory: Callable[[], Any]) -> Any:

@@ -63,10 +63,10 @@ class TrueCounterfactual:
     """
 
     def __init__(self, domain: Any, *, split: str | None = None, reject: bool = False) -> None:
-        from cfcheck.domains.base import CLASS_COUNTERFACTUAL
+        from cfcheck.kinds.vce.capabilities import ClassCounterfactual
 
-        if CLASS_COUNTERFACTUAL not in getattr(domain, "capabilities", ()):
-            raise TypeError(f"{domain!r} cannot compute true counterfactuals (no {CLASS_COUNTERFACTUAL} capability)")
+        if not isinstance(domain, ClassCounterfactual):
+            raise TypeError(f"{domain!r} cannot compute true counterfactuals (it has no class_counterfactual)")
         split = split if split is not None else domain.split_roles["scored"]
         self._domain = domain
         self._lookup = SplitLookup(domain, split)

@@ -166,9 +166,10 @@ def _verified_sha256(path: Path) -> str:
     return _VERIFIED[key]
 
 
-def verify_file(path: Path, expected: str, name: str) -> None:
-    """Raises :class:`ReferenceModelError` unless ``path`` exists and hashes to ``expected``."""
-    fix = f"restore the file from the cfcheck release or regenerate it with `cfcheck retrain --only {name}`"
+def verify_file(path: Path, expected: str, name: str, fix: str | None = None) -> None:
+    """Raises :class:`ReferenceModelError` unless ``path`` exists and hashes to ``expected``;
+    ``fix`` says how to repair it (default: the bundled models' advice)."""
+    fix = fix or f"restore the file from the cfcheck release or regenerate it with `cfcheck retrain --only {name}`"
     if not path.is_file():
         raise ReferenceModelError(
             f"weights file {path} for reference model {name!r} is missing "

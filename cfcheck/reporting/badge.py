@@ -10,22 +10,26 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from cfcheck.scorecard import failing_count
+from cfcheck.scorecard import count_verdicts, failing_count
 
 LABEL = "cfcheck"
 #: message colour of each state (shields.io's palette)
-COLOURS = {"pass": "#4c1", "fail": "#e05d44", "incomplete": "#9f9f9f"}
+COLOURS = {"pass": "#4c1", "fail": "#e05d44", "incomplete": "#9f9f9f", "reported": "#007ec6"}
 _LABEL_COLOUR = "#555"
 
 
 def badge_state(scorecard: dict[str, Any]) -> tuple[str, str]:
     """(message, colour): "incomplete" when the run was cut short, else "fail N" (N scores
-    failed, could not be computed or regressed), else "pass"."""
+    failed, could not be computed or regressed), else "reported only" (neutral) when no score had
+    a bar, else "pass"."""
     if scorecard.get("status") != "complete":
         return "incomplete", COLOURS["incomplete"]
     failed = failing_count(scorecard)
     if failed:
         return f"fail {failed}", COLOURS["fail"]
+    counts = count_verdicts(scorecard["scores"])
+    if scorecard["scores"] and not counts["pass"] and not counts["inconclusive"]:
+        return "reported only", COLOURS["reported"]  # no score had a bar: nothing was judged
     return "pass", COLOURS["pass"]
 
 

@@ -16,7 +16,7 @@ import functools
 
 import torch
 
-from cfcheck.domains.base import INTERVENTION_COUNTERFACTUAL, require
+from cfcheck.domains.base import BundledDomain, INTERVENTION_COUNTERFACTUAL, require
 from cfcheck.metrics.synbols import CategoricalGroup, LatentLayout
 
 from .fonts import CHARACTERS, FONTS
@@ -44,7 +44,7 @@ DEFAULT_SCENARIO = "fonts6-corr95"
 CONTINUOUS_RADIUS = 1.0
 
 
-class GlyphsDomain:
+class GlyphsDomain(BundledDomain):
     """48 characters in 22 fonts with spurious font–label correlations (see the module docstring).
 
     Args:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from cfcheck.domains.base import INTERVENTION_COUNTERFACTUAL, require, split_prefix_size
+from cfcheck.domains.base import BundledDomain, INTERVENTION_COUNTERFACTUAL, require, split_prefix_size
 
 from . import denoiser
 
@@ -76,7 +76,7 @@ def sample_mixture(n: int, seed: int, means: Tensor, variance: float) -> Labeled
     return LabeledPoints(x=x.to(torch.float32), labels=labels)
 
 
-class GMMDomain:
+class GMMDomain(BundledDomain):
     """Park et al.'s two-class Gaussian mixture (see the module docstring).
 
     Args:

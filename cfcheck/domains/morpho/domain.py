@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from cfcheck.domains.base import (
+    BundledDomain,
     CLASS_COUNTERFACTUAL,
     FACTOR_MEASUREMENT,
     INTERVENTION_COUNTERFACTUAL,
@@ -31,7 +32,7 @@ def true_counterfactual(factors: MorphoFactors, **intervention: object) -> torch
     return render(intervene(factors, **intervention))
 
 
-class MorphoDomain:
+class MorphoDomain(BundledDomain):
     """Morpho-MNIST-like digits with a known SCM and computable true counterfactuals."""
 
     name = "morpho"
@@ -56,6 +57,11 @@ class MorphoDomain:
         "scm_gan": ("cgan",),
         "anticausal_predictors": ("predictor_thickness", "predictor_intensity", "predictor_digit"),
         "minimality_vae": ("cld_vae",),
+        "oracles": ("oracle_lenet", "oracle_resnet", "oracle_wide_cnn"),
+        "attribute_oracles": ("attr_digit", "attr_intensity", "attr_thickness"),
+        "class_attribute_oracle": ("attr_digit",),
+        "embedding": ("embedding",),
+        "autoencoders": ("ae_all", *(f"ae_class{digit}" for digit in range(NUM_CLASSES))),
     }
     capabilities = frozenset({CLASS_COUNTERFACTUAL, INTERVENTION_COUNTERFACTUAL, FACTOR_MEASUREMENT,
                               PARENT_RESAMPLING})

@@ -87,13 +87,11 @@ class AttributionSpec(KindSpec):
         return None
 
     def check(self, run: Run, domain: str) -> None:
-        from cfcheck.domains import available_domains
-
         requested = run.profile.section("attribution").models or ()
-        known = {m for name in available_domains() for m in run.domain(name).model_roles.get("explained", ())}
+        known = {m for name in run.domain_names() for m in run.domain(name).model_roles.get("explained", ())}
         unknown = sorted(set(requested) - known)
         if unknown:
-            raise ValueError(f"models has unknown entries {unknown}; the bundled domains have {', '.join(sorted(known))}")
+            raise ValueError(f"models has unknown entries {unknown}; the run's domains have {', '.join(sorted(known))}")
 
     def _models(self, run: Run, domain: str) -> tuple[str, ...]:
         """The section's models that ``domain`` has, or all its explained models if it has none of them."""

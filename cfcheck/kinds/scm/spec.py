@@ -130,7 +130,9 @@ class SCMSpec(KindSpec):
         return columns
 
     def supports(self, domain: Domain) -> str | None:
-        if not domain.factor_names:
+        from cfcheck.domains.base import StructuralCausalModel
+
+        if not domain.factor_names or not isinstance(domain, StructuralCausalModel):
             return f"domain {domain.name!r} has no structural causal model to intervene on"
         return None
 

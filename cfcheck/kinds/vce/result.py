@@ -87,11 +87,10 @@ class VCEResult:
     def true_cf(self) -> torch.Tensor | None:
         """The domain's true counterfactual of every input under do(class = target) (same style,
         re-rendered with the target class), or None where the domain cannot compute one."""
-        from cfcheck.domains import get_domain
-        from cfcheck.domains.base import CLASS_COUNTERFACTUAL
+        from cfcheck.kinds.vce.capabilities import ClassCounterfactual
 
-        domain = get_domain(self.task.domain)
-        if CLASS_COUNTERFACTUAL not in domain.capabilities:
+        domain = self.zoo.domain
+        if not isinstance(domain, ClassCounterfactual):
             return None
         factors = domain.split(domain.split_roles["scored"]).factors[self.inputs.index]
         return domain.class_counterfactual(factors, self.target)

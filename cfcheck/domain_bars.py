@@ -1,0 +1,101 @@
+"""Bars per (metric, domain): which bars judge a score depends on the domain it was measured on.
+
+- A domain the metric cards were calibrated on (``domain.card_calibrated``: the bundled ones)
+  is judged by the cards' bars for the profile, with the user's ``[tool.cfcheck.thresholds]``.
+- Any other domain is judged only by bars earned on its own controls: ``cfcheck calibrate
+  --domain`` writes them to ``<calibration_dir>/bars-<profile>.json``
+  (:func:`write_domain_bars`), and by thresholds the user set explicitly. A domain without
+  either is **uncalibrated**: its scores are reported with their intervals and no verdict, and
+  the scorecard says so and how to calibrate it.
+
+A bars file holds, per metric key, ``{"kind": "min"|"max", "bound": x, "relative": "absolute"|
+"times_floor"|"plus_floor", "rationale": "..."}``; the rationale quotes what the controls
+reached on that domain.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cfcheck.thresholds import Bar
+
+__all__ = ["DomainBars", "bars_path", "domain_bars", "read_bars_file", "write_domain_bars"]
+
+BARS_FORMAT = 1
+
+
+def bars_path(calibration_dir: Path, profile: str) -> Path:
+    return Path(calibration_dir) / f"bars-{profile}.json"
+
+
+@dataclass(frozen=True)
+class DomainBars:
+    """The bars that judge one domain's scores at one profile, and where they come from."""
+
+    bars: Mapping[str, Bar]
+    #: "cards" (the metric cards, calibrated on this domain), "calibrated" (its own bars file),
+    #: or "uncalibrated" (no bars but the user's explicit thresholds)
+    source: str
+    path: str | None = None
+    rationales: Mapping[str, str] = field(default_factory=dict)
+
+    def get(self, metric: str, card_key: str) -> Bar | None:
+        """The bar of ``metric`` (``key:variant`` as ``key_variant`` first, then the card's key)."""
+        return self.bars.get(metric.replace(":", "_")) or self.bars.get(card_key)
+
+    def describe(self) -> dict[str, Any]:
+        return {"bars": self.source, "bars_file": self.path, "bar_count": len(self.bars)}
+
+
+def read_bars_file(path: Path) -> tuple[dict[str, Bar], dict[str, str]]:
+    """Bars and rationales of a bars file; ValueError naming the file and the bad entry."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ValueError(f"{path}: not a readable bars file: {error}") from error
+    if not isinstance(data, dict) or data.get("format") != BARS_FORMAT or not isinstance(data.get("bars"), dict):
+        raise ValueError(f"{path}: expected {{'format': {BARS_FORMAT}, 'bars': {{metric: bar}}}}")
+    bars, rationales = {}, {}
+    for metric, entry in data["bars"].items():
+        try:
+            bars[metric] = Bar(float(entry["bound"]), entry["kind"], entry.get("relative", "absolute"))
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"{path}: bar of {metric!r} is malformed ({error}): {entry!r}") from error
+        rationales[metric] = str(entry.get("rationale", ""))
+    return bars, rationales
+
+
+def domain_bars(domain: Any, profile: Any, explicit: Mapping[str, Bar]) -> DomainBars:
+    """The bars of ``domain`` at ``profile`` (see the module docstring).
+
+    Args:
+        domain: the domain object.
+        profile: the run's profile (its ``thresholds`` are the cards' bars merged with the user's).
+        explicit: the thresholds the user set in ``[tool.cfcheck.thresholds]``.
+    """
+    if domain.card_calibrated:
+        return DomainBars(dict(profile.thresholds), "cards")
+    folder = domain.calibration_dir
+    path = bars_path(folder, profile.name) if folder is not None else None
+    if path is not None and path.is_file():
+        bars, rationales = read_bars_file(path)
+        return DomainBars({**bars, **explicit}, "calibrated", str(path), rationales)
+    return DomainBars(dict(explicit), "uncalibrated", str(path) if path else None)
+
+
+def write_domain_bars(path: Path, bars: Mapping[str, tuple[Bar, str]], *, domain: str, profile: str,
+                      controls: Mapping[str, str]) -> Path:
+    """Write a bars file (metric → (bar, rationale)) atomically; returns its path."""
+    from cfcheck.io import atomic_write_text
+
+    entries = {metric: {"kind": bar.kind, "bound": bar.bound, "relative": bar.relative, "rationale": why}
+               for metric, (bar, why) in sorted(bars.items()) if math.isfinite(bar.bound)}
+    text = json.dumps({"format": BARS_FORMAT, "domain": domain, "profile": profile, "controls": dict(controls),
+                       "bars": entries}, indent=1, sort_keys=True) + "\n"
+    atomic_write_text(path, text)
+    return Path(path)

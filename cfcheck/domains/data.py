@@ -1,0 +1,341 @@
+"""A domain from the user's own labelled images: arrays or a class-per-folder tree.
+
+:class:`ImageDomain` gives cfcheck's protocol what it needs from real data: the split roles
+(train, oracle training, a never-scored selection split, the scored inputs, a reference for
+realism), made reproducibly from a seed and class by class when the user has only train/test
+or a single set; the role map of the user's models; their model store (a folder of checked
+safetensors weights, :class:`cfcheck.models.store.ModelStore`) and the folder where
+``cfcheck calibrate --domain`` writes the domain's bars.
+
+Images are read lazily and in batches: a source keeps only labels in memory, a split is a list of
+indices into its source, and the engine embeds a large reference split batch by batch
+(:meth:`ImageSplit.batches`). Every image is float32 in [0, 1], N×C×H×W, any channel count and size.
+
+Example:
+    >>> from cfcheck.domains.data import ArraySource, ImageDomain
+    >>> source = ArraySource(images_uint8, labels, name="digits")            # doctest: +SKIP
+    >>> domain = ImageDomain("digits", source, root="cfcheck_digits",       # doctest: +SKIP
+    ...                      model_roles={"explained": ("cnn",), "oracles": ("o1", "o2", "o3"),
+    ...                                   "embedding": ("embedding",)})
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from cfcheck.domains.base import SPLIT_ROLES
+from cfcheck.domains.registry import DomainError
+
+__all__ = ["ArraySource", "FolderSource", "ImageDomain", "ImageSplit", "DEFAULT_FRACTIONS"]
+
+#: Split roles an ImageDomain makes: cfcheck's (train, selection, scored, reference) and the split
+#: the user trains the oracle committee and the embedding on (never scored, never the reference)
+ROLES = (*SPLIT_ROLES, "oracle_train")
+#: How a single labelled set is divided, class by class, when the user gives no split of their own
+DEFAULT_FRACTIONS = {"train": 0.35, "oracle_train": 0.15, "selection": 0.1, "scored": 0.15, "reference": 0.25}
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp")
+
+
+class ArraySource:
+    """Labelled images held as arrays: uint8 (divided by 255) or float in [0, 1], N×C×H×W or
+    N×H×W (one channel) or N×H×W×C (``channels_last=True``). Memory-mapped ``.npy`` arrays stay on
+    disk and are read batch by batch.
+
+    Raises:
+        DomainError: naming ``name`` when the counts differ, a label is not an integer class, or a
+            float image lies outside [0, 1].
+    """
+
+    def __init__(self, images: Any, labels: Any, *, name: str = "arrays", channels_last: bool = False) -> None:
+        self.name = name
+        array = images if isinstance(images, np.ndarray) else np.asarray(
+            images.numpy() if isinstance(images, torch.Tensor) else images)
+        label_array = np.asarray(labels.numpy() if isinstance(labels, torch.Tensor) else labels)
+        if array.ndim == 3:
+            array = array[:, None] if not channels_last else array[..., None]
+        if array.ndim != 4:
+            raise DomainError(f"{name}: images must be N×C×H×W (or N×H×W), got shape {array.shape}")
+        if label_array.ndim != 1 or len(label_array) != len(array):
+            raise DomainError(f"{name}: {len(array)} images but labels of shape {label_array.shape}; "
+                              "expected one integer label per image")
+        if not np.issubdtype(label_array.dtype, np.integer):
+            raise DomainError(f"{name}: labels must be integers (class indices), got dtype {label_array.dtype}")
+        self._array, self._channels_last = array, channels_last
+        self.labels = torch.as_tensor(label_array.astype(np.int64))
+        self.shape = tuple(int(d) for d in (array.shape[3], *array.shape[1:3]) if channels_last) if channels_last \
+            else tuple(int(d) for d in array.shape[1:])
+        if array.dtype != np.uint8:
+            for start in range(0, len(array), 4096):
+                chunk = np.asarray(array[start:start + 4096])
+                if not np.isfinite(chunk).all() or chunk.min(initial=0.0) < 0 or chunk.max(initial=0.0) > 1:
+                    raise DomainError(f"{name}: float images must lie in [0, 1] (found values from "
+                                      f"{float(np.nanmin(chunk)):.4g} to {float(np.nanmax(chunk)):.4g} in images "
+                                      f"{start}..{start + len(chunk) - 1}); scale them or pass uint8")
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], *, images_key: str = "images", labels_key: str = "labels",
+                  channels_last: bool = False) -> ArraySource:
+        """Arrays from ``.npz`` / ``.safetensors`` (two keys) or a ``.npy`` of images beside a
+        ``<stem>.labels.npy`` (memory-mapped: read lazily)."""
+        path = Path(path)
+        if not path.is_file():
+            raise DomainError(f"{path}: no such file")
+        if path.suffix == ".npy":
+            labels_path = path.with_name(f"{path.stem}.labels.npy")
+            if not labels_path.is_file():
+                raise DomainError(f"{path}: a .npy of images needs its labels in {labels_path.name}")
+            return cls(np.load(path, mmap_mode="r"), np.load(labels_path), name=str(path), channels_last=channels_last)
+        if path.suffix == ".npz":
+            with np.load(path) as data:
+                missing = [k for k in (images_key, labels_key) if k not in data.files]
+                if missing:
+                    raise DomainError(f"{path}: no arrays named {missing}; it holds {data.files}")
+                return cls(data[images_key], data[labels_key], name=str(path), channels_last=channels_last)
+        if path.suffix == ".safetensors":
+            from safetensors.numpy import load_file
+
+            data = load_file(str(path))
+            missing = [k for k in (images_key, labels_key) if k not in data]
+            if missing:
+                raise DomainError(f"{path}: no tensors named {missing}; it holds {sorted(data)}")
+            return cls(data[images_key], data[labels_key], name=str(path), channels_last=channels_last)
+        raise DomainError(f"{path}: expected a .npz, .npy or .safetensors file")
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def read(self, index: torch.Tensor) -> torch.Tensor:
+        """Images at ``index`` (sorted reads are fastest), float32 in [0, 1]."""
+        chunk = np.asarray(self._array[np.asarray(index, dtype=np.int64)])
+        if self._channels_last:
+            chunk = np.moveaxis(chunk, -1, 1)
+        out = torch.from_numpy(np.ascontiguousarray(chunk))
+        return out.float().div_(255.0) if chunk.dtype == np.uint8 else out.float()
+
+    @cached_property
+    def digest(self) -> str:
+        """sha256 of the labels and of every image's bytes (read in chunks)."""
+        digest = hashlib.sha256(self.labels.numpy().tobytes())
+        for start in range(0, len(self), 4096):
+            digest.update(np.ascontiguousarray(self._array[start:start + 4096]).tobytes())
+        return digest.hexdigest()
+
+
+class FolderSource:
+    """Labelled images in a class-per-folder tree, ``root/<class>/*.png|jpg|…``, read with Pillow
+    when asked for. Classes are the sub-folders in sorted order (``class_names``).
+
+    Args:
+        root: the tree's root folder.
+        mode: Pillow mode every image is converted to: ``"L"`` (1 channel) or ``"RGB"`` (3).
+        size: (height, width) to resize to; None: every image must have the first image's size.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, mode: str = "RGB", size: tuple[int, int] | None = None) -> None:
+        self.root = Path(root)
+        self.name = str(self.root)
+        if not self.root.is_dir():
+            raise DomainError(f"{self.root}: no such folder (expected root/<class>/<image files>)")
+        if mode not in ("L", "RGB"):
+            raise DomainError(f"{self.root}: mode must be 'L' or 'RGB', got {mode!r}")
+        self.class_names = tuple(sorted(p.name for p in self.root.iterdir() if p.is_dir()))
+        if len(self.class_names) < 2:
+            raise DomainError(f"{self.root}: found {len(self.class_names)} class folders; expected at least 2")
+        files, labels = [], []
+        for label, name in enumerate(self.class_names):
+            found = sorted(p for p in (self.root / name).iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+            files += found
+            labels += [label] * len(found)
+        if not files:
+            raise DomainError(f"{self.root}: no image files ({', '.join(IMAGE_SUFFIXES)}) in its class folders")
+        self.files, self.mode = files, mode
+        self.labels = torch.tensor(labels, dtype=torch.int64)
+        from PIL import Image
+
+        with Image.open(files[0]) as first:
+            width, height = first.size
+        self.size = size if size is not None else (height, width)
+        self._resize = size is not None
+        self.shape = (1 if mode == "L" else 3, *self.size)
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def read(self, index: torch.Tensor) -> torch.Tensor:
+        from PIL import Image
+
+        out = torch.empty((len(index), *self.shape), dtype=torch.float32)
+        for row, i in enumerate(np.asarray(index, dtype=np.int64).tolist()):
+            path = self.files[i]
+            try:
+                with Image.open(path) as image:
+                    image = image.convert(self.mode)
+                    if self._resize:
+                        image = image.resize(self.size[::-1], Image.BILINEAR)
+                    pixels = np.asarray(image, dtype=np.uint8)
+            except OSError as error:
+                raise DomainError(f"{path}: not a readable image: {error}") from error
+            if pixels.shape[:2] != tuple(self.size):
+                raise DomainError(f"{path}: {pixels.shape[1]}×{pixels.shape[0]} pixels, but the tree's images are "
+                                  f"{self.size[1]}×{self.size[0]}; resize them or pass size=(height, width)")
+            pixels = pixels[None] if pixels.ndim == 2 else np.moveaxis(pixels, -1, 0)
+            out[row] = torch.from_numpy(np.ascontiguousarray(pixels)).float().div_(255.0)
+        return out
+
+    @cached_property
+    def digest(self) -> str:
+        """sha256 of the labels, file names, sizes and modification times (not the pixels: cheap)."""
+        digest = hashlib.sha256(f"{self.mode}{self.size}{self._resize}".encode())
+        for path, label in zip(self.files, self.labels.tolist()):
+            stat = path.stat()
+            digest.update(f"{label}\0{path.relative_to(self.root)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+        return digest.hexdigest()
+
+
+class ImageSplit:
+    """Some images of a source, by index: ``labels`` in memory, images read on demand.
+
+    ``images`` reads the whole split (kept for the split's life: use it for small splits);
+    :meth:`batches` and :meth:`take` read parts of it.
+    """
+
+    factors = None  # real data has no known generative factors
+
+    def __init__(self, source: Any, index: torch.Tensor, name: str) -> None:
+        self.source, self.index, self.name = source, index, name
+        self.labels = source.labels[index]
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    @cached_property
+    def images(self) -> torch.Tensor:
+        return torch.cat(list(self.batches(1024))) if len(self) else torch.empty((0, *self.source.shape))
+
+    def take(self, rows: torch.Tensor) -> torch.Tensor:
+        """The images at positions ``rows`` of the split."""
+        return self.source.read(self.index[rows])
+
+    def batches(self, size: int) -> Iterator[torch.Tensor]:
+        """The split's images in order, ``size`` at a time."""
+        for start in range(0, len(self), size):
+            yield self.source.read(self.index[start:start + size])
+
+    @cached_property
+    def digest(self) -> str:
+        return hashlib.sha256(f"{self.source.digest}:{self.name}:".encode() + self.index.numpy().tobytes()).hexdigest()
+
+    def prefix(self, n: int) -> ImageSplit:
+        return ImageSplit(self.source, self.index[:n], self.name)
+
+
+def stratified_split(labels: torch.Tensor, fractions: Mapping[str, float], seed: int) -> dict[str, torch.Tensor]:
+    """Indices of each part, class by class: every class's images are shuffled with ``seed`` and
+    cut by the cumulative ``fractions`` (which must sum to 1); indices come sorted."""
+    total = sum(fractions.values())
+    if abs(total - 1) > 1e-6 or any(f < 0 for f in fractions.values()):
+        raise DomainError(f"split fractions must be >= 0 and sum to 1, got {dict(fractions)} (sum {total:g})")
+    generator = torch.Generator().manual_seed(seed)
+    parts: dict[str, list[torch.Tensor]] = {name: [] for name in fractions}
+    for label in labels.unique().tolist():
+        members = torch.nonzero(labels == label).flatten()
+        members = members[torch.randperm(len(members), generator=generator)]
+        bounds = np.round(np.cumsum([0.0, *fractions.values()]) * len(members)).astype(int)
+        for (name, _), low, high in zip(fractions.items(), bounds[:-1], bounds[1:]):
+            parts[name].append(members[low:high])
+    return {name: torch.cat(chunks).sort().values if chunks else torch.empty(0, dtype=torch.int64)
+            for name, chunks in parts.items()}
+
+
+class ImageDomain:
+    """A domain of the user's labelled images (see the module docstring).
+
+    Args:
+        name: the domain's name in scores and reports (no '/').
+        data: one labelled source (:class:`ArraySource`, :class:`FolderSource`) divided by
+            ``fractions``; or a mapping: ``{"train": ..., "test": ...}`` (test is scored, train is
+            divided into the other roles by ``fractions``), or one source per role of :data:`ROLES`.
+        root: the domain's folder: its model store (``root/models``) and calibration (``root``).
+        model_roles: role → model names (the roles of :data:`cfcheck.domains.base.MODEL_ROLES`).
+        class_names: names of the classes (default: a folder source's class folders, else "0", "1", …).
+        seed: the seed the splits are drawn with.
+        fractions: the share of each role (class by class) when the data does not come split.
+        model_store: the store of the models (default: ``ModelStore(root / "models", name)``);
+            a :class:`~cfcheck.models.store.ModuleStore` hands over ready modules.
+    """
+
+    factor_names: tuple[str, ...] = ()
+    categorical_factors: tuple[str, ...] = ()
+    capabilities: frozenset[str] = frozenset()
+    card_calibrated = False
+
+    def __init__(self, name: str, data: Any, *, root: str | os.PathLike[str], model_roles: Mapping[str, Sequence[str]],
+                 class_names: Sequence[str] | None = None, seed: int = 0,
+                 fractions: Mapping[str, float] | None = None, model_store: Any = None) -> None:
+        from cfcheck.models.store import ModelStore
+
+        self.name = name
+        self.root = Path(root)
+        self.model_roles = {role: tuple(names) for role, names in model_roles.items()}
+        self._splits = self._make_splits(data, seed, fractions)
+        shapes = {split.source.shape for split in self._splits.values()}
+        if len(shapes) != 1:
+            raise DomainError(f"domain {name!r}: its sources have different image shapes {sorted(shapes)}")
+        self.input_shape = shapes.pop()
+        labels = torch.cat([split.source.labels for split in self._splits.values()])
+        found = class_names or getattr(next(iter(self._splits.values())).source, "class_names", None)
+        self.num_classes = len(found) if found else int(labels.max()) + 1
+        if int(labels.min()) < 0 or int(labels.max()) >= self.num_classes:
+            raise DomainError(f"domain {name!r}: labels must lie in [0, {self.num_classes - 1}] "
+                              f"(its classes), found {int(labels.min())}..{int(labels.max())}")
+        self.class_names = tuple(found) if found else tuple(str(c) for c in range(self.num_classes))
+        self.split_roles = {role: role for role in self._splits}
+        self.model_store = model_store if model_store is not None else ModelStore(self.root / "models", name)
+        self.calibration_dir = self.root
+
+    def _make_splits(self, data: Any, seed: int, fractions: Mapping[str, float] | None) -> dict[str, ImageSplit]:
+        if not isinstance(data, Mapping):
+            parts = stratified_split(data.labels, fractions or DEFAULT_FRACTIONS, seed)
+            splits = {role: ImageSplit(data, index, role) for role, index in parts.items()}
+        elif set(SPLIT_ROLES) <= set(data):
+            unknown = sorted(set(data) - set(ROLES))
+            if unknown:
+                raise DomainError(f"domain {self.name!r}: unknown split roles {unknown}; expected {list(ROLES)}")
+            splits = {role: ImageSplit(source, torch.arange(len(source)), role) for role, source in data.items()}
+        elif set(data) == {"train", "test"}:
+            shares = dict(fractions or {role: share for role, share in DEFAULT_FRACTIONS.items() if role != "scored"})
+            total = sum(shares.values())
+            parts = stratified_split(data["train"].labels, {k: v / total for k, v in shares.items()}, seed)
+            splits = {role: ImageSplit(data["train"], index, role) for role, index in parts.items()}
+            splits["scored"] = ImageSplit(data["test"], torch.arange(len(data["test"])), "scored")
+        else:
+            raise DomainError(f"domain {self.name!r}: data must be one labelled source, {{'train', 'test'}} or one "
+                              f"source per role of {list(ROLES)}; got keys {sorted(data)}")
+        missing = [role for role in SPLIT_ROLES if role not in splits or len(splits[role]) == 0]
+        if missing:
+            raise DomainError(f"domain {self.name!r}: the splits {missing} are empty; give more images or other "
+                              "fractions")
+        return splits
+
+    def split(self, name: str, n: int | None = None) -> ImageSplit:
+        """The split called ``name`` (a role of :data:`ROLES`), or its first ``n`` images."""
+        if name not in self._splits:
+            raise ValueError(f"domain {self.name!r} has no split {name!r}; its splits: {sorted(self._splits)}")
+        split = self._splits[name]
+        if n is None:
+            return split
+        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= len(split):
+            raise ValueError(f"n must be an int in [0, {len(split)}] for split {name!r}, got {n!r}")
+        return split.prefix(n)
+
+    def __repr__(self) -> str:
+        sizes = ", ".join(f"{role} {len(split)}" for role, split in self._splits.items())
+        return f"ImageDomain({self.name!r}, {self.input_shape}, {self.num_classes} classes; {sizes})"
