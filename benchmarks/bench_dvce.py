@@ -35,7 +35,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     domain = get_domain("morpho")
-    zoo = ModelZoo("morpho", torch.device("cpu"))
+    zoo = ModelZoo(get_domain("morpho"), torch.device("cpu"))
     diffusion, robust = zoo[domain.model_roles["diffusion"][0]], zoo[domain.model_roles["robust"][0]]
     base = DiffusionCounterfactual(diffusion, robust, num_steps=args.steps)
     variants = {

@@ -4,7 +4,7 @@ Run:  python benchmarks/bench_scoring.py [--n 10000] [--task-size 1000] [--threa
 
 Counterfactuals: the morpho SCM's true class counterfactuals of the first N reference-split
 images (another digit, same style). Scoring uses the functions the suites call, on the
-bundled reference models (``ModelZoo("morpho", cpu)``): validity proportions with Wilson
+bundled reference models (``ModelZoo(get_domain("morpho"), cpu)``): validity proportions with Wilson
 intervals (TA, TCV, OA, OS and OTA per oracle, committee OTA), LVS, Minkowski / elastic-net /
 perceptual distances and unrelated-attribute LVS with bootstrap CIs (``summarize``), FID/KID
 target and domain with their real-vs-real floors and set CIs (``score_realism``), OTA gain and
@@ -165,7 +165,7 @@ def main() -> None:
     args = parser.parse_args()
     start = time.perf_counter()
     data = build(args.n, args.pool_factor, args.task_size)
-    zoo = ModelZoo("morpho", torch.device("cpu"))
+    zoo = ModelZoo(get_domain("morpho"), torch.device("cpu"))
     data["pool_features"] = zoo.embed(data["pool_images"])
     print(f"setup (render {args.n} counterfactuals and a {len(data['pool_images'])}-image real pool, embed the pool, "
           f"load models): {time.perf_counter() - start:.1f} s, not counted")

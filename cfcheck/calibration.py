@@ -67,11 +67,13 @@ def expected_sign(control: str, suite: str) -> str:
     return ""
 
 
-def calibration_values(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+def calibration_values(results: dict[str, dict[str, Any]], expected: Any = None) -> dict[str, dict[str, dict[str, Any]]]:
     """Score identity key → control → {"value", "expected"} from control scorecards.
 
     Args:
         results: control name → its scorecard (format 3: scores carry kind and domain).
+        expected: ``expected(control, suite, metric) -> "+" | "-" | ""`` (default: the bundled
+            controls' table, :func:`expected_sign`); every result is then a control.
 
     Returns:
         For every score with a finite value, what each control reached and whether that
@@ -81,20 +83,26 @@ def calibration_values(results: dict[str, dict[str, Any]]) -> dict[str, dict[str
 
     values: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for control, scorecard in results.items():
-        if not any(word[:1] in "+−" for word in CONTROLS.get(control, "").split()):
+        if expected is None and not any(word[:1] in "+−" for word in CONTROLS.get(control, "").split()):
             continue  # the baseline and unknown methods are not controls
         for score in scorecard["scores"]:
             value = score.get("value")
             if isinstance(value, (int, float)) and math.isfinite(value):
                 key = identity_key(score.get("kind", "-"), score.get("domain", "-"), score["suite"], score["metric"],
                                    score["task"])
-                values[key][control] = {"value": float(value), "expected": expected_sign(control, score["suite"])}
+                sign = (expected(control, score["suite"], score["metric"]) if expected is not None
+                        else expected_sign(control, score["suite"]))
+                values[key][control] = {"value": float(value), "expected": sign}
     return dict(values)
 
 
-def calibration_path(domain: str, profile: str) -> Path:
-    """Where the controls' values of ``domain`` at ``profile`` are kept (in the domain's folder)."""
-    return Path(__file__).parent / "domains" / domain / f"calibration-{profile}.json"
+def calibration_path(domain: str, profile: str) -> Path | None:
+    """Where the controls' values of ``domain`` at ``profile`` are kept (the domain's calibration folder)."""
+    from cfcheck.domains.registry import known_domain
+
+    found = known_domain(domain)
+    folder = found.calibration_dir if found is not None else None
+    return Path(folder) / f"calibration-{profile}.json" if folder is not None else None
 
 
 def write_calibration_values(results: dict[str, dict[str, Any]], profile: str) -> list[Path]:
@@ -107,7 +115,7 @@ def write_calibration_values(results: dict[str, dict[str, Any]], profile: str) -
     paths = []
     for domain, values in sorted(by_domain.items()):
         path = calibration_path(domain, profile)
-        if path.parent.is_dir():
+        if path is not None and path.parent.is_dir():
             atomic_write(path, json.dumps({"profile": profile, "domain": domain, "values": values},
                                           indent=1, sort_keys=True) + "\n")
             paths.append(path)
@@ -120,7 +128,7 @@ def load_calibration_values(scorecard: dict[str, Any]) -> dict[str, dict[str, di
     values: dict[str, dict[str, dict[str, Any]]] = {}
     for domain in sorted({str(s.get("domain", "-")) for s in scorecard.get("scores", [])}):
         path = calibration_path(domain, profile)
-        if profile and path.is_file():
+        if profile and path is not None and path.is_file():
             try:
                 values.update(json.loads(path.read_text())["values"])
             except (OSError, ValueError, KeyError):
@@ -228,7 +236,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("reports/published"))
     parser.add_argument("--methods", nargs="*", default=list(CONTROLS))
     parser.add_argument("--reuse", action="store_true", help="tabulate existing scorecards under --out")
+    parser.add_argument("--domain", default=None, metavar="SPEC",
+                        help="calibrate this domain (a registered name, pkg.module:factory or path.py): run the "
+                        "domain-agnostic controls on it and write its bars into its calibration folder")
     args = parser.parse_args(argv)
+    if args.domain is not None:
+        from cfcheck.domain_calibration import calibrate_domain, render_domain_bars
+
+        from cfcheck.domains.registry import DomainError
+
+        controls = args.methods if args.methods != list(CONTROLS) else None
+        try:
+            outcome = calibrate_domain(args.domain, args.profile, args.out, controls)
+        except (DomainError, RuntimeError) as error:
+            print(f"cfcheck calibrate: {error}", file=sys.stderr)
+            return 2
+        print(render_domain_bars(outcome["derived"]))
+        print(f"wrote {outcome['bars']} and {outcome['values']}", file=sys.stderr)
+        return 0
     results = {}
     for name in args.methods:
         if args.reuse:

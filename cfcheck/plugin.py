@@ -166,10 +166,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrise a suite through its kind's specification (the kind marker)."""
     session = metafunc.config.stash.get(session_key, None)
     if session is None:
-        for name in ("cfcheck_oracle", "cfcheck_attribute", "cfcheck_parent", "cfcheck_task"):
+        for name in ("cfcheck_oracle", "cfcheck_attribute", "cfcheck_parent", "cfcheck_task", "cfcheck_domain_spec"):
             if name in metafunc.fixturenames:  # suites collected without --method: skip them
                 metafunc.parametrize(name, [])
         return
+    if "cfcheck_domain_spec" in metafunc.fixturenames:
+        names = [*session.domain_names(), *session.broken_domains]
+        metafunc.parametrize("cfcheck_domain_spec", names, ids=names)
     marker = metafunc.definition.get_closest_marker(KIND_MARKER)
     if "cfcheck_task" not in metafunc.fixturenames:
         return

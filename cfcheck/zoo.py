@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from functools import cached_property
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import torch
 
-from cfcheck.domains.base import EVALUATION_ROLES, METHOD_ROLES, Domain
+from cfcheck.models.roles import EVALUATION_ROLES, METHOD_ROLES
 from cfcheck.models.inference import CPU_BATCH_SIZE
 from cfcheck.models.store import Store
+
+if TYPE_CHECKING:
+    from cfcheck.domains.base import Domain
 
 
 #: "cnn~features.6": the cnn with its layers from the output down to features.6 randomised.

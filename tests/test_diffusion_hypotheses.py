@@ -29,7 +29,7 @@ def table():
     if "ddpm" not in available_models("morpho"):
         pytest.skip("the morpho DDPM is not bundled")
     domain = get_domain("morpho")
-    zoo = ModelZoo("morpho", torch.device("cpu"))
+    zoo = ModelZoo(get_domain("morpho"), torch.device("cpu"))
     base = DiffusionCounterfactual(zoo[domain.model_roles["diffusion"][0]], zoo[domain.model_roles["robust"][0]])
     ideal = ablation_inputs(domain, zoo, "ideal", N_PER_SOURCE)
     other = ablation_inputs(domain, zoo, "other", N_PER_SOURCE)

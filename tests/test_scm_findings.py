@@ -39,7 +39,7 @@ def measured() -> dict[str, dict]:
     torch.set_num_threads(1)
     try:
         domain = get_domain("morpho")
-        zoo = ModelZoo("morpho", torch.device("cpu"))
+        zoo = ModelZoo(get_domain("morpho"), torch.device("cpu"))
         models = MethodModels(zoo)
         mechanisms = domain.attribute_mechanisms(models)
         scored = domain.split_roles["scored"]

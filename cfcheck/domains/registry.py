@@ -122,10 +122,23 @@ def _load_target(spec: str, rootdir: Path | None) -> Any:
             "pkg.module:factory or path/to/domain.py[:factory]"
         )
     try:
-        module = importlib.import_module(location)
+        module = _import_module(location, rootdir)
     except Exception as error:  # noqa: BLE001 - any import failure is the user's to see
         raise DomainError(f"domain {spec!r}: cannot import module {location!r}: {type(error).__name__}: {error}") from error
     return _attribute(module, attribute or DOMAIN_ATTRIBUTE, spec, where=str(getattr(module, "__file__", location)))
+
+
+def _import_module(location: str, rootdir: Path | None) -> Any:
+    """``import location``; where its top-level package is not importable, once more with ``rootdir``
+    (pytest's rootdir, or the working directory of a command) on ``sys.path``, as ``python -m`` would."""
+    try:
+        return importlib.import_module(location)
+    except ModuleNotFoundError as error:
+        folder = str(rootdir if rootdir is not None else Path.cwd())
+        if error.name != location.split(".")[0] or folder in sys.path:
+            raise
+        sys.path.insert(0, folder)
+        return importlib.import_module(location)
 
 
 def _is_windows_drive(spec: str) -> bool:
@@ -212,6 +225,19 @@ def check_domain(domain: Any, spec: str) -> Domain:
     if problems:
         raise DomainError(f"domain {spec!r}: " + "; ".join(problems))
     return domain
+
+
+def known_domain(name: str) -> Domain | None:
+    """The domain called ``name`` if this process has resolved it or a package registers it, else None
+    (never raises: for readers such as the scorecard's views)."""
+    if name in _RESOLVED:
+        return _RESOLVED[name]
+    if name in _entry_points():
+        try:
+            return resolve_domain(name)
+        except DomainError:
+            return None
+    return None
 
 
 def unique_by_name(domains: Iterable[tuple[str, Domain]]) -> dict[str, Domain]:

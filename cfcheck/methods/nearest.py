@@ -137,3 +137,17 @@ class NearestTargetNeighbour:
                 x_cf[chunk] = bank_flat[nearest].view(-1, *x.shape[1:]).to(x.dtype)
                 valid[chunk] = True
         return x_cf, valid
+
+
+#: real images the real-image controls draw from (the domain's train split, at most this many)
+BANK_SIZE = 10_000
+
+
+def training_bank(domain: object, size: int = BANK_SIZE) -> object:
+    """The first ``size`` images of ``domain``'s train split (all of it when it is smaller): the
+    real images the nearest-neighbour and random-target controls return."""
+    role = domain.split_roles["train"]  # type: ignore[attr-defined]
+    try:
+        return domain.split(role, n=size)  # type: ignore[attr-defined]
+    except ValueError:  # a split smaller than the bank
+        return domain.split(role)  # type: ignore[attr-defined]

@@ -20,7 +20,7 @@ N = 60
 def morpho():
     domain = get_domain("morpho")
     parents = domain.parents(domain.split_roles["scored"], torch.arange(N))
-    return domain, parents, ModelZoo("morpho", torch.device("cpu"))
+    return domain, parents, ModelZoo(get_domain("morpho"), torch.device("cpu"))
 
 
 def _result(domain, parents, x_cf, valid=None):

@@ -165,7 +165,7 @@ def test_randomisation_similarity_of_the_bundled_attributions_as_readme_reports(
     from cfcheck.metrics.sanity import rank_similarity
     from cfcheck.zoo import ModelZoo
 
-    domain, zoo = get_domain("morpho"), ModelZoo("morpho", "cpu")
+    domain, zoo = get_domain("morpho"), ModelZoo(get_domain("morpho"), "cpu")
     x = domain.split("test", 40).images
     target = zoo.logits("cnn", x).argmax(1)
 

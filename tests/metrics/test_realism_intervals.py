@@ -27,6 +27,7 @@ from cfcheck.metrics.realism import fid
 from cfcheck.metrics.set_statistics import kid_all_pairs
 from cfcheck.reference_sets import score_realism
 from cfcheck.zoo import ModelZoo
+from cfcheck.domains import get_domain
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("realism-intervals")]
 
@@ -37,7 +38,7 @@ DRAWS = 200
 
 @pytest.fixture(scope="module")
 def halves() -> tuple[tuple[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]:
-    features, labels = ModelZoo("morpho", torch.device("cpu")).realism_pool
+    features, labels = ModelZoo(get_domain("morpho"), torch.device("cpu")).realism_pool
     return (features[0::2], labels[0::2]), (features[1::2], labels[1::2])
 
 

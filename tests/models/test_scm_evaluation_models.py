@@ -143,7 +143,7 @@ def test_parent_bins_are_the_ones_interventions_leave():
 def test_methods_cannot_load_the_models_that_score_them():
     from cfcheck.zoo import MethodModels, ModelZoo
 
-    models = MethodModels(ModelZoo(DOMAIN, torch.device("cpu")))
+    models = MethodModels(ModelZoo(get_domain(DOMAIN), torch.device("cpu")))
     for name in NAMES:
         assert name not in models.names()
         with pytest.raises(KeyError, match="evaluation model"):

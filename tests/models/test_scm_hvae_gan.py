@@ -283,7 +283,7 @@ def _bundled(role: str, abduct_pixel_noise: bool) -> SCMVAE:
     from cfcheck.zoo import MethodModels, ModelZoo
 
     domain = get_domain("morpho")
-    models = MethodModels(ModelZoo("morpho", torch.device("cpu")))
+    models = MethodModels(ModelZoo(get_domain("morpho"), torch.device("cpu")))
     return SCMVAE(vae=models[domain.model_roles[role][0]], mechanisms=domain.attribute_mechanisms(models),
                   abduct_pixel_noise=abduct_pixel_noise)
 
@@ -326,6 +326,7 @@ def test_bundled_gan_remeasured_matches_its_card_and_meets_its_bars():
     0.37 sd, do(digit) 0.813) and within the bars, which it meets since its counterfactual fine-tuning."""
     from cfcheck.domains.morpho.scm_image import GAN
     from cfcheck.models.registry import model_entry
+    from cfcheck.domains import get_domain
     from cfcheck.thresholds import Bars
     from cfcheck.zoo import ModelZoo
 
@@ -334,7 +335,7 @@ def test_bundled_gan_remeasured_matches_its_card_and_meets_its_bars():
     torch.set_num_threads(1)
     try:
         with torch.no_grad():
-            quality = GAN.measure_quality(ModelZoo("morpho", torch.device("cpu"))["cgan"].eval(), GAN.config)
+            quality = GAN.measure_quality(ModelZoo(get_domain("morpho"), torch.device("cpu"))["cgan"].eval(), GAN.config)
     finally:
         torch.set_num_threads(previous)
     for metric, bounds in entry["quality_bar"].items():

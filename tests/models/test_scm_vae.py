@@ -176,7 +176,7 @@ def test_fixture_builds_the_adapter_from_the_bundled_models():
     from cfcheck.zoo import MethodModels, ModelZoo
 
     domain = get_domain("morpho")
-    models = MethodModels(ModelZoo("morpho", torch.device("cpu")))
+    models = MethodModels(ModelZoo(get_domain("morpho"), torch.device("cpu")))
     method = SCMVAE(vae=models[domain.model_roles["scm_vae"][0]], mechanisms=domain.attribute_mechanisms(models))
     x, parents = _inputs(8)
     out = method.counterfactual(x, parents, {"intensity": torch.full((8,), 90.0)})
@@ -192,7 +192,7 @@ def test_bundled_generator_moves_the_intervened_parent_the_right_way():
     from cfcheck.zoo import MethodModels, ModelZoo
 
     domain = get_domain("morpho")
-    models = MethodModels(ModelZoo("morpho", torch.device("cpu")))
+    models = MethodModels(ModelZoo(get_domain("morpho"), torch.device("cpu")))
     method = SCMVAE(vae=models["cvae"], mechanisms=domain.attribute_mechanisms(models))
     n = 100
     x = domain.split("test", n).images

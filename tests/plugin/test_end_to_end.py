@@ -205,8 +205,9 @@ def test_method_model_view_lists_the_explained_classifiers_and_the_generative_pr
     import torch
 
     from cfcheck.zoo import MethodModels, ModelZoo
+    from cfcheck.domains import get_domain
 
-    view = MethodModels(ModelZoo("morpho", torch.device("cpu")))
+    view = MethodModels(ModelZoo(get_domain("morpho"), torch.device("cpu")))
     # the SCM generators' flows, VAE, HVAE and GAN are priors a method may build on, like the DDPM
     assert set(view.names()) == {"cnn", "robust_cnn", "mlp", "noise_cnn", "random_net", "ddpm",
                                  "thickness_flow", "intensity_flow", "cvae", "chvae", "cgan"}

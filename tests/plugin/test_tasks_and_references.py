@@ -101,7 +101,7 @@ def test_a_class_the_reference_split_cannot_serve_is_scored_against_the_extra_sp
     from cfcheck.domains import get_domain
     from cfcheck.zoo import ModelZoo
 
-    zoo, domain = ModelZoo("morpho", torch.device("cpu")), get_domain("morpho")
+    zoo, domain = ModelZoo(get_domain("morpho"), torch.device("cpu")), get_domain("morpho")
     base_features, base_labels = zoo.realism_pool
     assert int((base_labels == 5).sum()) == 1963
     small = torch.full((100,), 5)
@@ -163,7 +163,7 @@ def test_embedding_features_are_standardised_with_validation_statistics():
     from cfcheck.domains import get_domain
     from cfcheck.zoo import ModelZoo
 
-    zoo = ModelZoo("morpho", torch.device("cpu"))
+    zoo = ModelZoo(get_domain("morpho"), torch.device("cpu"))
     domain = get_domain("morpho")
     val = zoo.features(domain.split("val").images).numpy()
     test_images = domain.split("test", n=64).images
@@ -180,14 +180,14 @@ def test_split_logits_are_the_models_outputs_and_come_back_from_disk(tmp_path, m
 
     monkeypatch.setenv("CFCHECK_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("CFCHECK_NO_DERIVED_CACHE", raising=False)
-    zoo = ModelZoo("morpho", torch.device("cpu"))
+    zoo = ModelZoo(get_domain("morpho"), torch.device("cpu"))
     first = zoo.split_logits("oracle_lenet", "val")
     assert torch.equal(first, zoo.logits("oracle_lenet", get_domain("morpho").split("val").images))
 
     def no_forward_passes(*args, **kwargs):
         raise AssertionError("the second call must read the stored outputs")
 
-    other = ModelZoo("morpho", torch.device("cpu"))
+    other = ModelZoo(get_domain("morpho"), torch.device("cpu"))
     monkeypatch.setattr(other, "logits", no_forward_passes)
     assert torch.equal(other.split_logits("oracle_lenet", "val"), first)
 
@@ -202,7 +202,7 @@ def test_every_bundled_profile_s_tasks_get_realism_references(profile):
     from cfcheck.kinds.vce.spec import committee_ideal_targets
     from cfcheck.zoo import ModelZoo
 
-    zoo, domain = ModelZoo("morpho", torch.device("cpu")), get_domain("morpho")
+    zoo, domain = ModelZoo(get_domain("morpho"), torch.device("cpu")), get_domain("morpho")
     scored = domain.split(domain.split_roles["scored"])
     ideal = committee_ideal_targets(zoo, domain)
     short = []

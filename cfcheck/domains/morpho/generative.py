@@ -54,6 +54,7 @@ def ddpm_quality(network: DenoisingUNet, config: GenerativeTrainConfig, *, n: in
     from cfcheck.metrics.realism import fid
     from cfcheck.models.generative.diffusion.sampling import sample_images
     from cfcheck.zoo import ModelZoo
+    from cfcheck.domains import get_domain
 
     from .measure import measure_intensity, measure_thickness
     from .scm import NUM_CLASSES
@@ -64,7 +65,7 @@ def ddpm_quality(network: DenoisingUNet, config: GenerativeTrainConfig, *, n: in
     num_steps = num_steps or (2 if smoke else QUALITY_STEPS)
     samples = sample_images(network, n, num_steps=num_steps, generator=torch.Generator().manual_seed(QUALITY_SEED))
     real, floor_set = load_split("test", n).images, load_split("reference", n).images
-    zoo = ModelZoo("morpho", torch.device("cpu"))
+    zoo = ModelZoo(get_domain("morpho"), torch.device("cpu"))
     real_features = zoo.embed(real)
     sample_fid = fid(real_features, zoo.embed(samples))
     floor = fid(real_features, zoo.embed(floor_set))

@@ -53,7 +53,12 @@ class VCEContext:
         key = (pair_set, seed)
         if key not in self._inputs:
             scored = self.domain.split(self.domain.split_roles["scored"])
-            self._inputs[key] = select_inputs(
+            self._inputs[key] = self._select(scored, pair_set, seed)
+        return self._inputs[key]
+
+    def _select(self, scored: Any, pair_set: str, seed: int) -> TaskInputs:
+        try:
+            return select_inputs(
                 scored.images,
                 scored.labels,
                 pair_set=pair_set,
@@ -62,7 +67,10 @@ class VCEContext:
                 ideal=self.ideal_targets,
                 num_classes=self.domain.num_classes,
             )
-        return self._inputs[key]
+        except ValueError as error:
+            raise ValueError(f"domain {self.domain.name!r}, scored split: {error} (the profile's n_per_source); "
+                             "give the scored split more images or set a smaller n_per_source in "
+                             "[tool.cfcheck.vce]") from None
 
 
 def unrelated_attributes(zoo: ModelZoo) -> list[str]:

@@ -1,0 +1,183 @@
+"""``cfcheck calibrate --domain SPEC``: earn a user domain's bars from cfcheck's controls.
+
+The controls need nothing but the domain's data and explained classifier, so they run on any
+domain: identity, noise, a targeted PGD attack on the explained classifier, a random real image of
+the target class, the nearest real image of the target class, and the domain's true counterfactual
+where it can compute one. Each is one conformance run (``pytest --method=cfcheck.fixtures.<control>
+--cfcheck-domain=SPEC``). Then, per score (metric and variant):
+
+- the **positive** controls are those expected to pass it and the **negative** ones those
+  expected to fail it (:data:`EXPECTED`; e.g. PGD only fails the oracle-based validity scores, since
+  it does reach the target on the classifier it attacks);
+- where every positive control's value over every task is better than every negative control's,
+  the bar sits halfway between the worst positive and the best negative value; realism bars are
+  relative to the real-vs-real floor (value ÷ floor), as on the metric cards;
+- where they overlap, or one side has no control, the score gets **no bar** and is reported without
+  a verdict, and the bars file says why.
+
+The bars go to ``<domain.calibration_dir>/bars-<profile>.json`` with a rationale per bar that
+quotes the controls' values on this domain, and the controls' values per score to
+``calibration-<profile>.json`` beside it (the HTML charts draw them).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cfcheck.thresholds import Bar
+
+#: the scores a targeted attack on the explained classifier is built to fail (it reaches the target
+#: on that classifier, so classifier-based validity cannot tell it from a good counterfactual)
+ORACLE_VALIDITY = ("oracle_score", "oracle_target_accuracy", "committee_oracle_target_accuracy", "lvs_target")
+#: the realism scores against real images of the target class (an unchanged input is real, but of
+#: the wrong class, so it fails these and not the whole-domain ones)
+TARGET_REALISM = ("fid_target", "kid_target")
+
+#: control → [(suite or metric prefix, sign)]: "+" expected to pass, "-" expected to fail. A metric
+#: entry overrides its suite's.
+EXPECTED: dict[str, list[tuple[str, str]]] = {
+    "truth": [("validity", "+"), ("closeness", "+"), ("realism", "+")],
+    "random_target": [("validity", "+"), ("closeness", "-"), ("realism", "+")],
+    "nearest": [("validity", "+"), ("closeness", "-"), ("realism", "+")],
+    "identity": [("validity", "-"), ("closeness", "+"), *((m, "-") for m in TARGET_REALISM)],
+    "noise": [("validity", "-"), ("closeness", "-"), ("realism", "-")],
+    "pgd": [(m, "-") for m in ORACLE_VALIDITY],
+}
+CONTROL_ORDER = ("truth", "random_target", "nearest", "identity", "noise", "pgd")
+
+
+def expected_sign(control: str, suite: str, metric: str) -> str:
+    """"+", "-" or "" for ``control`` on a score of ``suite`` named ``metric`` (``key`` or ``key:variant``)."""
+    key = metric.split(":", 1)[0]
+    rules = dict(EXPECTED.get(control, []))
+    return rules.get(key, rules.get(suite, ""))
+
+
+def comparable_value(score: dict[str, Any], card: Any, profile: str) -> tuple[float, str]:
+    """The score's value as a bar compares it: value ÷ floor for a floor-relative card bar (realism),
+    else the value; and the bar's relative rule."""
+    value = float(score["value"])
+    bar = card.bar_for(profile) if card is not None else None
+    floors = (score.get("extra") or {}).get("real_floor")
+    if bar is not None and bar.relative != "absolute" and floors:
+        floor = max(float(f) for f in floors)
+        if bar.relative == "times_floor" and floor > 0:
+            return value / floor, "times_floor"
+        if bar.relative == "plus_floor":
+            return value - floor, "plus_floor"
+    return value, "absolute"
+
+
+def derive_bars(results: dict[str, dict[str, Any]], profile: str, domain: str) -> dict[str, tuple[Bar | None, str]]:
+    """Bar key (``key`` or ``key_variant``) → (bar or None, rationale) from control scorecards."""
+    from cfcheck.metrics.cards import CARDS
+
+    values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    found: dict[str, tuple[str, str, str, Any]] = {}  # bar key → (metric, suite, rule, card)
+    for control, scorecard in results.items():
+        for score in scorecard["scores"]:
+            value = score.get("value")
+            if score.get("domain") != domain or not isinstance(value, (int, float)) or not math.isfinite(value):
+                continue
+            metric = str(score["metric"])
+            card = CARDS.get(metric.split(":", 1)[0])
+            if card is None or card.direction == "none":
+                continue
+            compared, rule = comparable_value(score, card, profile)
+            key = metric.replace(":", "_")
+            values[key][control].append(compared)
+            found[key] = (metric, str(score["suite"]), rule, card)
+    bars: dict[str, tuple[Bar | None, str]] = {}
+    for key, by_control in sorted(values.items()):
+        metric, suite, rule, card = found[key]
+        signs = {control: expected_sign(control, suite, metric) for control in by_control}
+        positives = {c: v for c, v in by_control.items() if signs[c] == "+"}
+        negatives = {c: v for c, v in by_control.items() if signs[c] == "-"}
+        if not positives or not negatives:
+            bars[key] = (None, f"no {'positive' if not positives else 'negative'} control is expected to "
+                               f"{'pass' if not positives else 'fail'} it")
+            continue
+        higher = card.direction == "higher"
+        worst = min if higher else max
+        best = max if higher else min
+        pos_control, pos = worst(((c, worst(v)) for c, v in positives.items()), key=lambda cv: cv[1])
+        neg_control, neg = best(((c, best(v)) for c, v in negatives.items()), key=lambda cv: cv[1])
+        unit = " × floor" if rule == "times_floor" else (" above the floor" if rule == "plus_floor" else "")
+        tasks = sum(len(v) for v in by_control.values())
+        quoted = (f"{pos_control} (expected to pass) reaches {pos:.4g}{unit} at worst, {neg_control} (expected to "
+                  f"fail) {neg:.4g}{unit} at best, over {tasks} task scores of {len(by_control)} controls on domain "
+                  f"{domain!r} ({profile} profile)")
+        if (pos > neg) if higher else (pos < neg):
+            bars[key] = (Bar((pos + neg) / 2, "min" if higher else "max", rule), f"halfway: {quoted}")
+        else:
+            bars[key] = (None, f"the controls overlap: {quoted}")
+    return bars
+
+
+def run_domain_control(control: str, spec: str, profile: str, out: Path) -> tuple[dict[str, Any] | None, float, str]:
+    """One conformance run of a control on the domain ``spec``: (scorecard or None, seconds, output tail)."""
+    started = time.monotonic()
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", f"--method=cfcheck.fixtures.{control}", f"--cfcheck-domain={spec}",
+         f"--cfcheck-profile={profile}", f"--cfcheck-report-dir={out}", "-q", "-p", "no:cacheprovider",
+         "--no-header", "-p", "no:xdist", "-p", "no:randomly"],
+        check=False, capture_output=True, text=True, env=env,
+    )
+    path = out / f"{control}-{profile}" / "scorecard.json"
+    scorecard = json.loads(path.read_text()) if path.is_file() else None
+    return scorecard, time.monotonic() - started, (done.stdout + done.stderr)[-2000:]
+
+
+def calibrate_domain(spec: str, profile: str, out: Path, controls: Sequence[str] | None = None) -> dict[str, Any]:
+    """Run the controls on ``spec``, derive its bars and write them into the domain's folder.
+
+    Returns:
+        ``{"bars": path, "values": path, "derived": {key: (bar, rationale)}, "seconds": {control: s}}``.
+    """
+    from cfcheck.calibration import calibration_values
+    from cfcheck.domain_bars import bars_path, write_domain_bars
+    from cfcheck.domains import get_domain
+    from cfcheck.io import atomic_write_text
+    from cfcheck.kinds.vce.capabilities import ClassCounterfactual
+
+    domain = get_domain(spec)
+    if domain.calibration_dir is None:
+        raise ValueError(f"domain {domain.name!r} has no calibration_dir to keep its bars in")
+    chosen = list(controls or [c for c in CONTROL_ORDER if c != "truth" or isinstance(domain, ClassCounterfactual)])
+    results, seconds = {}, {}
+    for control in chosen:
+        scorecard, seconds[control], tail = run_domain_control(control, spec, profile, out)
+        if scorecard is None or not scorecard["scores"]:
+            what = "no scorecard" if scorecard is None else "a scorecard without scores"
+            raise RuntimeError(f"the {control} control wrote {what} on {domain.name!r}; its run ended:\n{tail}")
+        results[control] = scorecard
+        print(f"{control}: {seconds[control]:.0f} s", file=sys.stderr)
+    derived = derive_bars(results, profile, domain.name)
+    folder = Path(domain.calibration_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    bars = write_domain_bars(bars_path(folder, profile), {k: (b, why) for k, (b, why) in derived.items() if b},
+                             domain=domain.name, profile=profile,
+                             controls={c: "".join(f"{s}{p} " for p, s in EXPECTED[c]).strip() for c in chosen})
+    unbarred = {key: why for key, (bar, why) in derived.items() if bar is None}
+    values = calibration_values(results, expected=expected_sign)
+    values_path = folder / f"calibration-{profile}.json"
+    atomic_write_text(values_path, json.dumps({"profile": profile, "domain": domain.name, "values": values,
+                                               "without_bar": unbarred}, indent=1, sort_keys=True) + "\n")
+    return {"bars": bars, "values": values_path, "derived": derived, "seconds": seconds}
+
+
+def render_domain_bars(derived: dict[str, tuple[Bar | None, str]]) -> str:
+    lines = ["| score | bar | rationale |", "|---|---|---|"]
+    for key, (bar, why) in sorted(derived.items()):
+        lines.append(f"| {key} | {bar.describe() if bar else 'none'} | {why} |")
+    return "\n".join(lines) + "\n"
