@@ -18,7 +18,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     retrain = commands.add_parser("retrain", help="retrain the bundled reference models deterministically")
     retrain.add_argument("--domain", default=None,
-                         help="domain whose models to retrain (default: the first bundled domain)")
+                         help="domain whose models to retrain (default: the registered domain whose store "
+                         "holds every --only model)")
     retrain.add_argument("--only", action="append", metavar="NAME", help="retrain only this model (repeatable)")
     retrain.add_argument("--smoke", action="store_true", help="tiny configuration, for testing the recipes")
     retrain.add_argument("--out", type=Path, default=None,
@@ -71,12 +72,14 @@ def _retrain(args: argparse.Namespace) -> int:
     from cfcheck.domains import get_domain
     from cfcheck.models.generative import train_generative_models
 
-    domain = args.domain if args.domain is not None else available_domains()[0]
+    domain = args.domain if args.domain is not None else _domain_holding(args.only or [], available_domains())
     dom = get_domain(domain)
-    if hasattr(dom, "retrain_models"):  # a domain that trains its models with its own recipes
+    from cfcheck.models.capabilities import GenerativeRecipes, RetrainsOwnModels
+
+    if isinstance(dom, RetrainsOwnModels):  # a domain that trains its models with its own recipes
         dom.retrain_models(args.only, args.out, smoke=args.smoke, log=print)
         return 0
-    generative = set(dom.generative_recipes()) if hasattr(dom, "generative_recipes") else set()
+    generative = set(dom.generative_recipes()) if isinstance(dom, GenerativeRecipes) else set()
     names = args.only
     classifier_names = None if names is None else [n for n in names if n not in generative]
     generative_names = None if names is None else [n for n in names if n in generative]
@@ -86,6 +89,17 @@ def _retrain(args: argparse.Namespace) -> int:
     if generative and (generative_names is None or generative_names):
         train_generative_models(domain, generative_names, args.out, smoke=args.smoke, log=print)
     return 0
+
+
+def _domain_holding(names: list[str], domains: Sequence[str]) -> str:
+    """The one registered domain whose model store holds every model in ``names``; ValueError otherwise."""
+    from cfcheck.domains import get_domain
+
+    holders = [d for d in domains if names and set(names) <= set(get_domain(d).model_store.names())]
+    if len(holders) != 1:
+        which = f"the domains holding {', '.join(names)}: {', '.join(holders) or 'none'}" if names else "no --only"
+        raise ValueError(f"cfcheck retrain: name the domain with --domain ({which}); registered: {', '.join(domains)}")
+    return holders[0]
 
 
 def _cards(args: argparse.Namespace) -> int:

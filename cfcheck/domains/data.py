@@ -76,8 +76,9 @@ class ArraySource:
             for start in range(0, len(array), 4096):
                 chunk = np.asarray(array[start:start + 4096])
                 if not np.isfinite(chunk).all() or chunk.min(initial=0.0) < 0 or chunk.max(initial=0.0) > 1:
-                    raise DomainError(f"{name}: float images must lie in [0, 1] (found values from "
-                                      f"{float(np.nanmin(chunk)):.4g} to {float(np.nanmax(chunk)):.4g} in images "
+                    found = ("non-finite values (NaN or inf)" if not np.isfinite(chunk).all() else
+                             f"values from {float(chunk.min()):.4g} to {float(chunk.max()):.4g}")
+                    raise DomainError(f"{name}: float images must lie in [0, 1] (found {found} in images "
                                       f"{start}..{start + len(chunk) - 1}); scale them or pass uint8")
 
     @classmethod
@@ -148,7 +149,8 @@ class FolderSource:
             raise DomainError(f"{self.root}: mode must be 'L' or 'RGB', got {mode!r}")
         self.class_names = tuple(sorted(p.name for p in self.root.iterdir() if p.is_dir()))
         if len(self.class_names) < 2:
-            raise DomainError(f"{self.root}: found {len(self.class_names)} class folders; expected at least 2")
+            raise DomainError(f"{self.root}: found {len(self.class_names)} class folder(s) {list(self.class_names)}; "
+                              "expected at least 2 (root/<class>/<image files>)")
         files, labels = [], []
         for label, name in enumerate(self.class_names):
             found = sorted(p for p in (self.root / name).iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)

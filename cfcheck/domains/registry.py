@@ -150,7 +150,8 @@ def _import_file(location: str, rootdir: Path | None, spec: str) -> Any:
     if not path.is_absolute() and not path.exists() and rootdir is not None:
         path = rootdir / path
     if not path.is_file():
-        raise DomainError(f"domain {spec!r}: no such file {path}")
+        raise DomainError(f"domain {spec!r}: no such file {path}; expected a Python file defining a Domain object, "
+                          "class or zero-argument factory")
     name = f"cfcheck_user_domain_{abs(hash(str(path.resolve())))}"
     if name in sys.modules:
         return sys.modules[name]

@@ -187,7 +187,9 @@ class TrueFeature:
     """
 
     def __init__(self, domain: Any) -> None:
-        if not callable(getattr(domain, "class_feature", None)):
+        from cfcheck.kinds.attribution.capabilities import ClassFeature
+
+        if not isinstance(domain, ClassFeature):
             raise ValueError(f"domain {getattr(domain, 'name', domain)!r} has no ground-truth feature direction "
                              "(class_feature); TrueFeature needs one")
         self.domain = domain

@@ -131,7 +131,10 @@ class ModelStore:
 
         entry = self.entry(name)
         path = self.folder / entry["file"]
-        registry.verify_file(path, entry["sha256"], name, fix=self.fix.format(name=name))
+        try:
+            registry.verify_file(path, entry["sha256"], name, fix=self.fix.format(name=name))
+        except ReferenceModelError as error:
+            raise ReferenceModelError(f"model {self.domain}/{name} in {self.manifest_path}: {error}") from error
         model = self._build(name, entry)
         try:
             model.load_state_dict(load_file(str(path), device="cpu"), strict=True)
@@ -187,7 +190,9 @@ class ModelStore:
         if not isinstance(model, nn.Module):
             raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
         if (builder is None) == (architecture is None):
-            raise ValueError("give exactly one of builder='pkg.module:function' or architecture='<registered name>'")
+            raise ValueError(f"model {name!r} of domain {self.domain!r} ({self.folder}): give exactly one of "
+                             "builder='pkg.module:function' or architecture='<registered name>', got "
+                             f"{'neither' if builder is None else 'both'}")
         entry: dict[str, Any] = {"file": f"{name}.safetensors", "arch_kwargs": dict(arch_kwargs or {}), **metadata}
         entry["builder" if builder else "architecture"] = builder or architecture
         self._build(name, entry).load_state_dict(model.state_dict(), strict=True)  # the entry rebuilds this network

@@ -225,8 +225,59 @@ def test_folder_tree_of_rgb_pngs(pytester, size):
     assert all(s["verdict"] in (None, "error") for s in tree_scores)
     assert scorecard["profile"]["domains"]["tree"]["bars"] == "uncalibrated"
     assert "PASSED test_domains.py::test_domain_loads[tree]" in result.stdout.str()
+    outcomes = result.parseoutcomes()
+    assert "error" not in outcomes and "errors" not in outcomes, result.stdout.str()[-3000:]
+    # two classes form only the "ideal" pairs; failures are the identity control's own (no bar is asked)
+    assert {s["task"] for s in tree_scores} == {"cnn/ideal/seed0"}
     contract = [line for line in result.stdout.lines if "test_contract.py" in line and "PASSED" in line]
     assert contract, result.stdout.str()[-3000:]
     models = {k: v for k, v in scorecard["provenance"]["reference_models"].items() if k.startswith("tree/")}
     assert sorted(models) == ["tree/cnn", "tree/embedding", "tree/o1", "tree/o2", "tree/o3"]
     assert len(set(models.values())) == 5  # five differently seeded modules, five digests
+
+
+def _tree(pytester, size=16, per_class=60):
+    import numpy as np
+    from PIL import Image
+
+    generator = np.random.default_rng(0)
+    for label, name in enumerate(("cats", "dogs")):
+        folder = pytester.path / "tree" / name
+        folder.mkdir(parents=True)
+        for i in range(per_class):
+            pixels = (generator.random((size, size, 3)) * 128 + 100 * label).astype("uint8")
+            Image.fromarray(pixels, "RGB").save(folder / f"{i:03d}.png")
+    pytester.makepyfile(tree_domain_file=FOLDER_DOMAIN)
+    pytester.makefile(".toml", pyproject="[tool.cfcheck.vce]\nn_per_source = 4\n")
+
+
+def test_a_broken_domain_fails_its_test_and_the_others_run(pytester):
+    """A factory that raises is one failing test naming the spec and the error; the run's other
+    domain is scored as usual and the scorecard records the failure."""
+    _tree(pytester)
+    pytester.makepyfile(broken_domain="def make_domain():\n    raise RuntimeError('the data server is down')\n")
+    result = pytester.runpytest("--method=cfcheck.fixtures.identity", "--cfcheck-domain=broken_domain.py:make_domain",
+                                "--cfcheck-domain=tree_domain_file.py:make_domain", "--cfcheck-profile=quick",
+                                "-k", "test_domain_loads or test_target_accuracy", "-p", "no:randomly", "-rA")
+    text = result.stdout.str()
+    assert "FAILED test_domains.py::test_domain_loads[broken_domain.py:make_domain]" in text
+    assert "its factory raised RuntimeError: the data server is down" in text
+    assert "PASSED test_domains.py::test_domain_loads[tree]" in text
+    scorecard = _scorecard(pytester, "identity")
+    assert [s["metric"] for s in scorecard["scores"] if s["domain"] == "tree"] == ["target_accuracy"]
+    errors = [s for s in scorecard["scores"] if s["verdict"] == "error"]
+    assert [e["metric"] for e in errors] == ["domain:broken_domain.py:make_domain"]
+    assert "the data server is down" in errors[0]["reason"]
+
+
+def test_a_conftest_hook_adds_a_domain(pytester):
+    """``pytest_cfcheck_domains`` in a conftest adds a domain object; without --cfcheck-domain the
+    run uses every registered domain and the hook's, and selecting it by name works too."""
+    _tree(pytester)
+    pytester.makeconftest("import tree_domain_file\n\n\ndef pytest_cfcheck_domains(config):\n"
+                          "    return [tree_domain_file.make_domain()]\n")
+    pytester.syspathinsert()
+    result = pytester.runpytest("--method=cfcheck.fixtures.identity", "--cfcheck-domain=tree", "--cfcheck-profile=quick",
+                                "-k", "test_domain_loads or test_target_accuracy", "-p", "no:randomly", "-rA")
+    assert "PASSED test_domains.py::test_domain_loads[tree]" in result.stdout.str()
+    assert {s["domain"] for s in _scorecard(pytester, "identity")["scores"]} == {"tree"}

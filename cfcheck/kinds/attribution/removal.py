@@ -79,7 +79,10 @@ def _as_grid(run: Run, domain: str, x: torch.Tensor) -> torch.Tensor:
     """Inputs as N×C×H×W for pixel removal (vectors laid out on the domain's ``pixel_grid``)."""
     if x.dim() == 4:
         return x
-    grid = getattr(run.domain(domain), "pixel_grid", None)
+    from cfcheck.kinds.attribution.capabilities import PixelGrid
+
+    dom = run.domain(domain)
+    grid = dom.pixel_grid if isinstance(dom, PixelGrid) else None
     if grid is None:
         raise ValueError(f"domain {domain!r} inputs are {tuple(x.shape[1:])}, not images, and it declares no pixel_grid")
     return x.reshape(x.shape[0], *grid)
@@ -186,8 +189,10 @@ def _clean_model(run: Run, data: RemovalData) -> torch.nn.Module:
 
 def _denoiser(run: Run, domain: str) -> Any:
     """The domain's exact denoiser if it has one, else its bundled diffusion model."""
+    from cfcheck.kinds.attribution.capabilities import ExactDenoiser
+
     dom = run.domain(domain)
-    if callable(getattr(dom, "exact_denoiser", None)):
+    if isinstance(dom, ExactDenoiser):
         return run.memo(("exact_denoiser", domain), dom.exact_denoiser)
     diffusion = dom.model_roles.get("diffusion")
     if not diffusion:
@@ -233,7 +238,9 @@ def missing_for(run: Run, domain: str, strategy: str) -> str | None:
     if strategy in ("roar", "goar") and not dom.model_roles.get("retrained"):
         return (f"{strategy.upper()} retrains a model on removed data: domain {domain!r} declares no 'retrained' "
                 "model with a training recipe")
-    if strategy == "goar" and not dom.model_roles.get("diffusion") and not callable(getattr(dom, "exact_denoiser", None)):
+    from cfcheck.kinds.attribution.capabilities import ExactDenoiser
+
+    if strategy == "goar" and not dom.model_roles.get("diffusion") and not isinstance(dom, ExactDenoiser):
         return f"GOAR projects onto the data manifold: domain {domain!r} has no diffusion model or exact denoiser"
     return None
 

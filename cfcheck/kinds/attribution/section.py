@@ -52,7 +52,9 @@ class AttributionSection:
         """The GOAR strengths used on ``domain``: the profile's, else the domain's, else the default."""
         if self.goar_levels is not None:
             return tuple(self.goar_levels)
-        return tuple(getattr(domain, "goar_levels", DEFAULT_GOAR_LEVELS))
+        from cfcheck.kinds.attribution.capabilities import GoarLevels
+
+        return tuple(domain.goar_levels) if isinstance(domain, GoarLevels) else DEFAULT_GOAR_LEVELS
 
 
 SECTION_DEFAULTS = {

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import torch
 
@@ -45,9 +45,18 @@ SEED_OFFSET = 7
 CANDIDATES_PER_INPUT = 4
 
 
+@runtime_checkable
+class Variants(Protocol):
+    """A latent domain with several scenarios (each its own explained classifier)."""
+
+    variants: tuple[str, ...]
+
+    def variant(self, name: str) -> Any: ...
+
+
 def variant_names(domain: Domain) -> tuple[str | None, ...]:
     """The domain's variants (``(None,)`` for a domain without any)."""
-    return tuple(getattr(domain, "variants", ())) or (None,)
+    return tuple(domain.variants) if isinstance(domain, Variants) and domain.variants else (None,)
 
 
 def variant_domain(domain: Domain, variant: str | None) -> Any:

@@ -131,13 +131,21 @@ class VCESpec(KindSpec):
     def classifiers(self, run: Run, domain: Domain) -> tuple[str, ...]:
         return run.profile.section("vce").classifiers or domain.model_roles["explained"]
 
+    @staticmethod
+    def pair_sets(run: Run, domain: Domain) -> tuple[str, ...]:
+        """The profile's pair sets that ``domain`` can form: "other" sends an input to a class other
+        than its own and its ideal one, which needs at least three classes (with two, it would be
+        the ideal pair again)."""
+        sets = run.profile.section("vce").pair_sets
+        return tuple(p for p in sets if p != "other" or domain.num_classes >= 3)
+
     def tasks(self, run: Run, domain: str, which: str) -> list[VCETask]:
         dom = run.domain(domain)
-        section = run.profile.section("vce")
+        pair_sets = self.pair_sets(run, dom)
         base = [
             VCETask(domain=domain, classifier=classifier, pair_set=pair_set, seed=seed)
             for classifier in self.classifiers(run, dom)
-            for pair_set in section.pair_sets
+            for pair_set in pair_sets
             for seed in run.seeds
         ]
         if which == "explained":
@@ -155,7 +163,7 @@ class VCESpec(KindSpec):
             VCETask(domain=domain, classifier=name, pair_set=pair_set, seed=seed,
                     needs=(VCETask(domain=domain, classifier=counterpart, pair_set=pair_set, seed=seed),))
             for name in randomised
-            for pair_set in section.pair_sets
+            for pair_set in pair_sets
             for seed in run.seeds
         ]
 

@@ -131,14 +131,16 @@ def domain_recipes(domain: str) -> ModelRecipes:
     A domain has reference models when its :class:`cfcheck.domains.base.Domain` defines the
     optional ``model_recipes()`` hook (returning a :class:`ModelRecipes`).
     """
-    from cfcheck.domains import get_domain
+    from cfcheck.models.domain_access import domain_named as get_domain
 
-    hook = getattr(get_domain(domain), "model_recipes", None)
-    if hook is None:
+    from cfcheck.models.capabilities import ClassifierRecipes
+
+    found = get_domain(domain)
+    if not isinstance(found, ClassifierRecipes):
         raise ValueError(
             f"domain {domain!r} has no reference-model recipes: its Domain defines no model_recipes()"
         )
-    return hook()
+    return found.model_recipes()
 
 
 def model_specs(domain: str) -> dict[str, ModelSpec]:

@@ -38,14 +38,14 @@ Log = Callable[[str], None]
 
 
 def _load_data(domain: str, split: str, n: int | None) -> Any:
-    from cfcheck.domains import get_domain
+    from cfcheck.models.domain_access import domain_named as get_domain
 
     return get_domain(domain).split(split, n)
 
 
 def _scored_split(domain: str) -> str:
     """The split quality is measured on: the domain's scored split (the methods' inputs)."""
-    from cfcheck.domains import get_domain
+    from cfcheck.models.domain_access import domain_named as get_domain
 
     return get_domain(domain).split_roles["scored"]
 
@@ -299,8 +299,8 @@ def train_reference_models(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Retrain the cfcheck reference models.")
-    parser.add_argument("--domain", default=None,
-                        help="domain whose models to train (default: the first bundled domain)")
+    parser.add_argument("--domain", required=True,
+                        help="domain whose models to train (a registered name)")
     parser.add_argument("--only", action="append", metavar="NAME", help="train only NAME (repeatable)")
     parser.add_argument("--smoke", action="store_true", help="tiny configuration for testing")
     parser.add_argument("--out", type=Path, default=None,
@@ -308,10 +308,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     args = parser.parse_args(argv)
-    if args.domain is None:
-        from cfcheck.domains import available_domains
-
-        args.domain = available_domains()[0]
     started = time.perf_counter()
     train_reference_models(args.domain, args.only, args.out, args.smoke, args.device,
                            num_threads=args.threads)

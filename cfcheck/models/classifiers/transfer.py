@@ -69,7 +69,7 @@ def adversarial_transfer(
         >>> rates = adversarial_transfer(n=300, domain="morpho")  # doctest: +SKIP
         >>> rates["cnn"], rates["attr_digit"], rates["committee_majority"]  # doctest: +SKIP
     """
-    from cfcheck.domains import get_domain
+    from cfcheck.models.domain_access import domain_named as get_domain
     from cfcheck.methods.adversarial import TargetedPGD
 
     from ..registry import load_model
@@ -104,8 +104,8 @@ def adversarial_transfer(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--domain", default=None,
-                        help="domain of the split and models (default: the first bundled domain)")
+    parser.add_argument("--domain", required=True,
+                        help="domain of the split and models (a registered name)")
     parser.add_argument("--n", type=int, default=300)
     parser.add_argument("--eps", type=float, default=0.15)
     parser.add_argument("--steps", type=int, default=40)
@@ -115,10 +115,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    if args.domain is None:
-        from cfcheck.domains import available_domains
-
-        args.domain = available_domains()[0]
     rates = adversarial_transfer(args.n, domain=args.domain, eps=args.eps, steps=args.steps, seed=args.seed,
                                  source=args.source, evaluated=args.evaluated)
     print(json.dumps({"domain": args.domain, "n": args.n, "eps": args.eps, "steps": args.steps, "seed": args.seed,

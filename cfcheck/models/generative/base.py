@@ -329,10 +329,12 @@ def train_generative_models(
     Returns:
         The new manifest entries keyed ``"<domain>/<name>"``.
     """
-    from cfcheck.domains import get_domain
+    from cfcheck.models.domain_access import domain_named as get_domain
 
     dom = get_domain(domain)
-    recipes = dom.generative_recipes() if hasattr(dom, "generative_recipes") else {}
+    from cfcheck.models.capabilities import GenerativeRecipes
+
+    recipes = dom.generative_recipes() if isinstance(dom, GenerativeRecipes) else {}
     selected = list(recipes) if names is None else list(names)
     unknown = [name for name in selected if name not in recipes]
     if unknown:

@@ -1,0 +1,90 @@
+"""The worked example on real data (examples/sklearn_digits): its committed models and bars give the
+verdicts its calibration implies, and its README is followed verbatim, command by command."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sklearn")
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sklearn_digits"
+ENV = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def _copy(tmp_path: Path) -> Path:
+    target = tmp_path / "sklearn_digits"
+    shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns("reports", "__pycache__"))
+    return target
+
+
+def _run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, cwd=cwd, env=ENV, capture_output=True, text=True, check=False)
+
+
+def _verdicts(folder: Path, method: str) -> dict[str, str | None]:
+    scorecard = json.loads((folder / "reports" / f"{method}-quick" / "scorecard.json").read_text())
+    assert scorecard["profile"]["domains"]["sklearn_digits"]["bars"] == "calibrated"
+    return {score["metric"]: score["verdict"] for score in scorecard["scores"] if score["domain"] == "sklearn_digits"}
+
+
+def _assert_calibrated_verdicts(folder: Path) -> None:
+    identity, wachter = _verdicts(folder, "identity"), _verdicts(folder, "wachter")
+    assert identity["target_accuracy"] == "fail" and identity["committee_oracle_target_accuracy"] == "fail"
+    assert identity["d2"] == "pass" and identity["perceptual_distance"] == "pass"
+    assert wachter["target_accuracy"] == "pass"  # it reaches the target on the CNN it explains
+    assert wachter["committee_oracle_target_accuracy"] == "fail"  # the oracles do not see it
+    assert wachter["d2"] == "pass"
+    assert identity["coverage"] is None  # the controls do not separate on coverage: no bar
+
+
+def test_committed_example_gives_the_verdicts_of_its_calibration(tmp_path):
+    folder = _copy(tmp_path)
+    for method in ("identity", "wachter"):
+        done = _run([sys.executable, "-m", "pytest", f"--method=cfcheck.fixtures.{method}", "-p", "no:randomly"], folder)
+        assert done.returncode == 1, done.stdout[-3000:]  # both fail some bar
+    _assert_calibrated_verdicts(folder)
+
+
+def _readme_commands() -> list[str]:
+    text = (EXAMPLE / "README.md").read_text()
+    block = re.search(r"## Run it.*?```bash\n(.*?)```", text, re.S)
+    assert block, "the README's 'Run it' section has a bash block"
+    return [line for line in block.group(1).splitlines() if line.strip()]
+
+
+@pytest.mark.slow
+def test_readme_followed_verbatim(tmp_path):
+    """Every command of the README's 'Run it' block, in a copy of the example (the copy's models,
+    bars and calibration values are rewritten by the commands)."""
+    folder = tmp_path / "repository" / "examples" / "sklearn_digits"
+    folder.parent.mkdir(parents=True)
+    shutil.copytree(EXAMPLE, folder, ignore=shutil.ignore_patterns("reports", "__pycache__"))
+    (folder / "bars-quick.json").unlink()
+    cwd = tmp_path / "repository"
+    outputs = {}
+    for line in _readme_commands():
+        words = shlex.split(line)
+        if words[0] == "cd":
+            cwd = cwd / words[1]
+            continue
+        program = {"python": [sys.executable], "cfcheck": [sys.executable, "-m", "cfcheck.cli"]}[words[0]]
+        done = _run([*program, *words[1:]], cwd)
+        outputs[line] = done
+        if "pytest" not in words:
+            assert done.returncode == 0, f"{line}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+    assert cwd == folder
+    trained = outputs["python -m digits_example.train"].stdout
+    accuracies = dict(re.findall(r"(\w+): selection accuracy ([0-9.]+)", trained))
+    assert set(accuracies) == {"cnn", "oracle_mlp", "oracle_pool_cnn", "oracle_projection", "embedding"}
+    assert all(float(value) >= 0.9 for value in accuracies.values()), accuracies
+    assert (folder / "bars-quick.json").is_file()
+    _assert_calibrated_verdicts(folder)
