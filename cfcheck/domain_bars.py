@@ -49,7 +49,13 @@ class DomainBars:
         return self.bars.get(metric.replace(":", "_")) or self.bars.get(card_key)
 
     def describe(self) -> dict[str, Any]:
-        return {"bars": self.source, "bars_file": self.path, "bar_count": len(self.bars)}
+        """For the scorecard: where the bars come from and, for a domain's own bars, each bar with the
+        rationale that quotes its controls' values on that domain."""
+        facts: dict[str, Any] = {"bars": self.source, "bars_file": self.path, "bar_count": len(self.bars)}
+        if self.source != "cards":
+            facts["domain_bars"] = {key: {"bar": bar.describe(), "rationale": self.rationales.get(key, "")}
+                                    for key, bar in sorted(self.bars.items())}
+        return facts
 
 
 def read_bars_file(path: Path) -> tuple[dict[str, Bar], dict[str, str]]:

@@ -105,6 +105,8 @@ def pytest_configure(config: pytest.Config) -> None:
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None
     domains, broken_domains = _resolve_domains(config, settings)
+    if broken_domains and not domains:  # nothing to run: say why now
+        raise pytest.UsageError("cfcheck: no domain could be loaded: " + "; ".join(broken_domains.values()))
     views = _parse_views(_split_list(config.getoption("cfcheck_view")))
     baseline_path = config.getoption("cfcheck_baseline")
     try:
@@ -175,6 +177,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("cfcheck_domain_spec", names, ids=names)
     marker = metafunc.definition.get_closest_marker(KIND_MARKER)
     if "cfcheck_task" not in metafunc.fixturenames:
+        if marker is not None:  # a contract test: the method for the kind's first domain
+            _parametrize_method_domain(metafunc, session, session.domains_for(marker.args[0])[0])
         return
     if marker is None:
         kinds = ", ".join(repr(k.value) for k in MethodKind)
@@ -189,10 +193,20 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("cfcheck_task", [pytest.param(None, id="no-domain", marks=pytest.mark.skip(reason=reason))])
         return
     kind_spec(marker.args[0]).parametrize(metafunc, session, domains)
-    if len(domains) > 1 and DOMAIN_FIXTURE in metafunc.fixturenames:
-        # the method is built per domain: each test gets its task's domain (other pairs are dropped
-        # in pytest_collection_modifyitems)
-        metafunc.parametrize(DOMAIN_FIXTURE, domains, indirect=True, scope="session", ids=domains)
+    _parametrize_method_domain(metafunc, session, domains)
+
+
+def _parametrize_method_domain(metafunc: pytest.Metafunc, session: CfcheckSession, domains: list[str]) -> None:
+    """Build the method once per domain: each test's ``cfcheck_domain`` (session-scoped, so a method
+    fixture at any scope may request it) is its task's domain, the run's default method domain
+    unparametrised and any other one by a parameter (pairs of a task with another domain are dropped
+    in pytest_collection_modifyitems); a test without a task (the contract) gets its kind's first
+    domain, the one it draws inputs from."""
+    if DOMAIN_FIXTURE not in metafunc.fixturenames or not domains:
+        return
+    chosen = domains if "cfcheck_task" in metafunc.fixturenames else domains[:1]
+    if chosen != [session.default_method_domain()]:  # the unparametrised fixture gives the default domain
+        metafunc.parametrize(DOMAIN_FIXTURE, chosen, indirect=True, scope="session", ids=chosen)
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:

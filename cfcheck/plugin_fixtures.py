@@ -55,11 +55,10 @@ def cfcheck_domain(request: pytest.FixtureRequest, cfcheck_session: CfcheckSessi
     (the plugin parametrises this fixture by it), so a method fixture that requests it, at any
     scope, is built once per domain and only ever called on that domain's tasks."""
     name = getattr(request, "param", None)
-    if name is None:
-        names = cfcheck_session.domain_names()
-        if not names:
+    if name is None:  # where the plugin did not parametrise it: the method's default domain
+        name = cfcheck_session.default_method_domain() or next(iter(cfcheck_session.domain_names()), None)
+        if name is None:
             pytest.skip("the run has no domain (see the domain errors above)")
-        name = names[0]
     return cfcheck_session.domain(name)
 
 

@@ -115,6 +115,30 @@ class CfcheckSession(RunResources):
         self._last_from_cache = False
 
     # -- domains, models and per-run memos (the kinds' view of the run: cfcheck.kinds.base.Run) --
+    def domain_names(self) -> tuple[str, ...]:
+        """Names of the run's domains, in the order they were selected."""
+        if self.requested_domains is not None:
+            return self.requested_domains
+        return super().domain_names()
+
+    def method_domains(self) -> tuple[str, ...]:
+        """The run's domains that have suites for the method (for its known kinds and views, or for
+        any kind when its kinds are known only once its fixture runs), in the run's order."""
+        return tuple(name for name in self.domain_names() if name in self._suite_counts())
+
+    def default_method_domain(self) -> str | None:
+        """The domain a method fixture is built for where the test does not say (the plugin
+        parametrises ``cfcheck_domain`` by the task's domain wherever it is another): the one most
+        of the method's kinds have suites on, the first in the run's order among equals."""
+        counts = self._suite_counts()
+        names = self.method_domains()
+        return max(names, key=lambda name: (counts[name], -names.index(name))) if names else None
+
+    def _suite_counts(self) -> Counter[str]:
+        """Domain → how many of the method's kinds (known kinds and views, else every kind) have suites on it."""
+        kinds = set(self.method.kinds) | set(self.views) if self.method.kinds is not None else set(MethodKind)
+        return Counter(name for kind in kinds for name in self.domains_for(kind)[0])
+
     def domains_for(self, kind: MethodKind | str) -> tuple[list[str], str | None]:
         """The selected domains that have suites for ``kind``, and why there are none if so."""
         specs = [kind_spec(kind)]

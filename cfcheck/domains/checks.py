@@ -14,8 +14,8 @@ SAMPLE = 256
 
 def domain_problems(domain: Any) -> list[str]:
     """Readable problems of ``domain`` (empty: none): each split role's split exists, holds one int64
-    label per image, labels in [0, num_classes), images of ``input_shape`` in [0, 1]; every model the
-    role map names is in the store and loads."""
+    label per input, labels in [0, num_classes), finite inputs of ``input_shape`` (images, C×H×W, in
+    [0, 1]); every model the role map names is in the store and loads."""
     problems = []
     for role, name in domain.split_roles.items():
         try:
@@ -34,8 +34,10 @@ def domain_problems(domain: Any) -> list[str]:
             problems.append(f"{where}: labels must lie in [0, {domain.num_classes - 1}]")
         if tuple(images.shape[1:]) != tuple(domain.input_shape):
             problems.append(f"{where}: images are {tuple(images.shape[1:])}, the domain declares {domain.input_shape}")
-        if images.numel() and (not bool(torch.isfinite(images).all()) or float(images.min()) < 0 or float(images.max()) > 1):
-            problems.append(f"{where}: images must be finite and in [0, 1], found {float(images.min()):.4g}.."
+        if images.numel() and not bool(torch.isfinite(images).all()):
+            problems.append(f"{where}: inputs must be finite")
+        elif images.numel() and len(domain.input_shape) == 3 and (float(images.min()) < 0 or float(images.max()) > 1):
+            problems.append(f"{where}: images (C×H×W inputs) must lie in [0, 1], found {float(images.min()):.4g}.."
                             f"{float(images.max()):.4g}")
     store = domain.model_store
     known = set(store.names())

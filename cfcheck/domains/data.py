@@ -22,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
@@ -70,8 +71,8 @@ class ArraySource:
             raise DomainError(f"{name}: labels must be integers (class indices), got dtype {label_array.dtype}")
         self._array, self._channels_last = array, channels_last
         self.labels = torch.as_tensor(label_array.astype(np.int64))
-        self.shape = tuple(int(d) for d in (array.shape[3], *array.shape[1:3]) if channels_last) if channels_last \
-            else tuple(int(d) for d in array.shape[1:])
+        channels_first = (array.shape[3], array.shape[1], array.shape[2]) if channels_last else array.shape[1:]
+        self.shape = tuple(int(d) for d in channels_first)
         if array.dtype != np.uint8:
             for start in range(0, len(array), 4096):
                 chunk = np.asarray(array[start:start + 4096])
@@ -80,6 +81,7 @@ class ArraySource:
                              f"values from {float(chunk.min()):.4g} to {float(chunk.max()):.4g}")
                     raise DomainError(f"{name}: float images must lie in [0, 1] (found {found} in images "
                                       f"{start}..{start + len(chunk) - 1}); scale them or pass uint8")
+                self._release()
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], *, images_key: str = "images", labels_key: str = "labels",
@@ -115,7 +117,8 @@ class ArraySource:
 
     def read(self, index: torch.Tensor) -> torch.Tensor:
         """Images at ``index`` (sorted reads are fastest), float32 in [0, 1]."""
-        chunk = np.asarray(self._array[np.asarray(index, dtype=np.int64)])
+        chunk = np.array(self._array[np.asarray(index, dtype=np.int64)])
+        self._release()
         if self._channels_last:
             chunk = np.moveaxis(chunk, -1, 1)
         out = torch.from_numpy(np.ascontiguousarray(chunk))
@@ -127,7 +130,16 @@ class ArraySource:
         digest = hashlib.sha256(self.labels.numpy().tobytes())
         for start in range(0, len(self), 4096):
             digest.update(np.ascontiguousarray(self._array[start:start + 4096]).tobytes())
+            self._release()
         return digest.hexdigest()
+
+    def _release(self) -> None:
+        """Drop a memory-mapped array's pages from this process once read: the operating system
+        keeps them in its file cache, but otherwise every page ever touched counts as the
+        process's resident memory for as long as the map lives (measured: a 586 MB reference
+        split read once added 586 MB to the peak)."""
+        if isinstance(self._array, np.memmap) and hasattr(mmap, "MADV_DONTNEED"):
+            self._array._mmap.madvise(mmap.MADV_DONTNEED)  # noqa: SLF001 - numpy keeps its mmap there
 
 
 class FolderSource:

@@ -96,7 +96,7 @@ def render_html(scorecard: dict[str, Any], run_dir: Path | None = None,
         _matrices(scores),
         _charts(scores, calibration),
         curve_section(scores),
-        _cards(scores),
+        _cards(scores, scorecard),
         _provenance(scorecard),
         _all_scores(scorecard),
         "</body></html>\n",
@@ -363,7 +363,25 @@ def _ticks(low: float, high: float) -> list[float]:
     return [round(first + i * step, 10) for i in range(int((high - first) / step) + 1)]
 
 
-def _cards(scores: Sequence[dict[str, Any]]) -> str:
+def _domain_bar_lines(scorecard: dict[str, Any], key: str) -> list[tuple[str, str]]:
+    """(label, text) of each domain's own bar on card ``key`` (its variants too), from the scorecard."""
+    from cfcheck.metrics.cards import CARDS
+
+    lines = []
+    for domain, facts in sorted(((scorecard.get("profile") or {}).get("domains") or {}).items()):
+        if not isinstance(facts, dict) or facts.get("bars") not in ("calibrated", "uncalibrated"):
+            continue
+        own = {k: v for k, v in (facts.get("domain_bars") or {}).items()
+               if k == key or (k not in CARDS and k.startswith(f"{key}_"))}  # a variant, not another card
+        if not own:
+            lines.append((f"bar on {domain}", "none: the domain is uncalibrated (cfcheck calibrate --domain)"
+                          if facts["bars"] == "uncalibrated" else "none: its controls did not separate"))
+        lines += [(f"bar on {domain}" + (f" ({k})" if k != key else ""), f"{v['bar']}: {v['rationale']}")
+                  for k, v in sorted(own.items())]
+    return lines
+
+
+def _cards(scores: Sequence[dict[str, Any]], scorecard: dict[str, Any] | None = None) -> str:
     from cfcheck.metrics.cards import CARDS
 
     keys = list(dict.fromkeys(str(s["metric"]).split(":", 1)[0] for s in scores))
@@ -374,7 +392,8 @@ def _cards(scores: Sequence[dict[str, Any]]) -> str:
         bar += "".join(f"; {name} profile: {b.describe()}" for name, b in card.profile_bars.items())
         fields = [("formula", card.formula), ("direction", f"{card.direction} is better" if card.direction != "none" else "none"),
                   ("range", f"[{card.range[0]:g}, {card.range[1]:g}] {card.units}"), ("normalisation", card.normalisation),
-                  ("abstentions", card.abstentions), ("bar", bar), ("rationale", card.rationale or "-"),
+                  ("abstentions", card.abstentions), ("bar (bundled domains)", bar),
+                  ("rationale", card.rationale or "-"), *_domain_bar_lines(scorecard or {}, key),
                   ("citation", card.citation), ("notes", card.notes or "-")]
         items = "".join(f"<dt>{e(name)}</dt><dd>{e(value)}</dd>" for name, value in fields)
         out.append(f"<details class='card' id='{card_anchor(key)}'><summary><b>{e(card.name)}</b> "

@@ -60,10 +60,20 @@ def test_summary_of_a_missing_scorecard(tmp_path, capsys):
 
 
 def test_retrain_smoke_writes_a_loadable_manifest(tmp_path):
-    assert main(["retrain", "--smoke", "--only", "mlp", "--out", str(tmp_path)]) == 0
+    assert main(["retrain", "--domain", "morpho", "--smoke", "--only", "mlp", "--out", str(tmp_path)]) == 0
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert "morpho/mlp" in manifest["models"]
     assert (tmp_path / manifest["models"]["morpho/mlp"]["file"]).is_file()
+
+
+def test_retrain_without_a_domain_names_the_domains_holding_the_models(capsys):
+    """"mlp" is a model of two bundled domains: retrain asks which; "cnn" of one: it is retrained there."""
+    from cfcheck.cli import _domain_holding
+    from cfcheck.domains import available_domains
+
+    with pytest.raises(ValueError, match="name the domain with --domain .the domains holding mlp: gmm, morpho"):
+        _domain_holding(["mlp"], available_domains())
+    assert _domain_holding(["cnn", "oracle_lenet"], available_domains()) == "morpho"
 
 
 def test_models_of_one_domain_and_of_an_unknown_one(capsys):

@@ -10,6 +10,7 @@ import re
 import sys
 import textwrap
 from fractions import Fraction
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -229,7 +230,7 @@ def test_a_folder_of_mixed_image_sizes_names_the_offending_file_when_read(tmp_pa
     assert source.read(torch.tensor([0, 1, 3])).shape == (3, 3, 8, 8)
     with pytest.raises(DomainError, match=re.escape(f"{tmp_path / 'dog' / 'c.png'}: 10×6 pixels, but the tree's images "
                                                     "are 8×8; resize them or pass size=(height, width)")):
-        ImageSplit(source, torch.arange(len(source)), "reference").images
+        _ = ImageSplit(source, torch.arange(len(source)), "reference").images
     resized = FolderSource(tmp_path, size=(8, 8))
     assert resized.read(torch.arange(len(resized))).shape == (4, 3, 8, 8)
 
@@ -326,7 +327,7 @@ def _expected_sizes(n: int, fractions: list[Fraction]) -> list[int]:
     for share in fractions:
         total += share
         bounds.append(round(total * n))
-    return [high - low for low, high in zip(bounds, bounds[1:])]
+    return [high - low for low, high in pairwise(bounds)]
 
 
 @st.composite
@@ -345,7 +346,7 @@ def test_stratified_split_partitions_every_class_by_rounded_cumulative_shares(la
     assert list(parts) == list(shares)
     everything = sorted(i for index in parts.values() for i in index.tolist())
     assert everything == list(range(len(labels)))  # each index exactly once: disjoint and covering
-    for name, index in parts.items():
+    for index in parts.values():
         assert index.dtype == torch.int64 and index.tolist() == sorted(index.tolist())
     for label in set(labels):
         members = [i for i, value in enumerate(labels) if value == label]

@@ -21,6 +21,8 @@ from types import SimpleNamespace
 
 
 class FakeDomain:
+    split_roles = {"train": "train"}
+
     def __init__(self):
         self.requested = []
 

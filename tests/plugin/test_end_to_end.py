@@ -197,7 +197,7 @@ def test_methods_may_load_explained_classifiers_but_not_evaluation_models(tiny):
     tiny.makepyfile(guided_ok=GUIDED.format(name="robust_cnn"), guided_oracle=GUIDED.format(name="oracle_resnet"))
     tiny.runpytest("--method=guided_ok", "-k", "vce and coverage").assert_outcomes(passed=1)
     result = tiny.runpytest("--method=guided_oracle", "-k", "vce and coverage")
-    result.stdout.fnmatch_lines(["*'oracle_resnet' is an evaluation model (oracle) that scores the method*"])
+    result.stdout.fnmatch_lines(["*'oracle_resnet' is an evaluation model (oracles) that scores the method*"])
     assert result.ret != 0
 
 

@@ -132,7 +132,7 @@ def test_retrained_reference_models_miss_the_cache(tiny, scorecard_of, monkeypat
     assert _calls(tiny) == 1
     tiny.runpytest("--method=counting", *SELECTION)
     assert _calls(tiny) == 1  # same weights: read from the cache
-    monkeypatch.setattr(cfcheck.session, "_manifest_digest", lambda domain: "retrained-" + domain)
+    monkeypatch.setattr(cfcheck.session, "_manifest_digest", lambda domain: "retrained-" + domain.name)
     tiny.runpytest("--method=counting", *SELECTION)
     assert _calls(tiny) == 2 and scorecard_of("counting")["provenance"]["generation"]["tasks_generated"] == 1
 
