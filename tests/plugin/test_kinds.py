@@ -84,8 +84,9 @@ def test_an_scm_adapter_gets_its_contract_and_ground_truth_scored(tiny, scorecar
     assert {"effectiveness", "causal_graph"} <= {suite for suite, _, _ in failed} <= {
         "effectiveness", "causal_graph", "realism"}
     assert ("causal_graph", "preservation_error:intensity", "do_thickness/seed0") in failed
+    # the contract, 3 interventions × the suites' tests, and test_domain_loads of the 3 registered domains
     assert (outcomes.get("passed"), outcomes.get("failed"), outcomes.get("error")) == (
-        2 + 3 * (3 + 6 + 2 + 4 + 3 + 2) - len(failed), len(failed), None)
+        2 + 3 * (3 + 6 + 2 + 4 + 3 + 2) + 3 - len(failed), len(failed), None)
     from cfcheck.reporting.examples import load_example_grids
 
     grids = load_example_grids(tiny.path / "reports" / "scm_identity-standard")
@@ -109,8 +110,9 @@ def test_the_true_scm_counterfactual_scores_zero_error(tiny, scorecard_of):
 def test_an_attribution_adapter_gets_its_contract_randomisation_and_removal_scored(tiny, scorecard_of):
     tiny.makepyfile(gradient=GRADIENT)
     result = tiny.runpytest("--method=gradient", "-rs")
-    outcomes = result.parseoutcomes()  # contract, randomisation (morpho), ROAR/ROAD/GOAR on morpho and gmm
-    assert (outcomes.get("passed"), outcomes.get("failed"), outcomes.get("error")) == (17, None, None)
+    # contract, randomisation (morpho), ROAR/ROAD/GOAR on morpho and gmm, test_domain_loads of 3 domains
+    outcomes = result.parseoutcomes()
+    assert (outcomes.get("passed"), outcomes.get("failed"), outcomes.get("error")) == (20, None, None)
     scores = scorecard_of("gradient")["scores"]
     (record,) = [r for r in scores if r["metric"] == "attribution_randomisation_similarity"]
     assert (record["kind"], record["domain"], record["metric"], record["task"]) == (
