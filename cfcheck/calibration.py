@@ -248,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         controls = args.methods if args.methods != list(CONTROLS) else None
         try:
             outcome = calibrate_domain(args.domain, args.profile, args.out, controls)
-        except (DomainError, RuntimeError) as error:
+        except (DomainError, RuntimeError, ValueError) as error:
             print(f"cfcheck calibrate: {error}", file=sys.stderr)
             return 2
         print(render_domain_bars(outcome["derived"]))

@@ -151,6 +151,9 @@ def calibrate_domain(spec: str, profile: str, out: Path, controls: Sequence[str]
     from cfcheck.kinds.vce.capabilities import ClassCounterfactual
 
     domain = get_domain(spec)
+    if domain.card_calibrated:
+        raise ValueError(f"domain {domain.name!r} is judged by the metric cards' bars, calibrated on its bundled "
+                         "controls: recalibrate those with `cfcheck calibrate` (without --domain)")
     if domain.calibration_dir is None:
         raise ValueError(f"domain {domain.name!r} has no calibration_dir to keep its bars in")
     chosen = list(controls or [c for c in CONTROL_ORDER if c != "truth" or isinstance(domain, ClassCounterfactual)])

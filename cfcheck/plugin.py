@@ -378,6 +378,12 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     spent = cf_session.method_time_of_call()
     try:
         return (yield)
+    except KeyError as error:
+        from cfcheck.zoo import MissingRole
+
+        if isinstance(error, MissingRole):  # the domain lacks a model the suite needs: skip, saying which
+            pytest.skip(str(error))
+        raise
     finally:
         in_call, of_task = spent()
         if in_call > 0:

@@ -199,7 +199,7 @@ FOLDER_DOMAIN = textwrap.dedent('''
 ''')
 
 
-@pytest.mark.parametrize("size", [16, 64])
+@pytest.mark.parametrize("size", [16, 64, 128])
 def test_folder_tree_of_rgb_pngs(pytester, size):
     """RGB 16×16 and 64×64 PNGs in root/<class>/, read lazily by FolderSource, scored by the VCE
     contract and validity suites; the domain's models are ready modules (their parameter digests
@@ -281,3 +281,22 @@ def test_a_conftest_hook_adds_a_domain(pytester):
                                 "-k", "test_domain_loads or test_target_accuracy", "-p", "no:randomly", "-rA")
     assert "PASSED test_domains.py::test_domain_loads[tree]" in result.stdout.str()
     assert {s["domain"] for s in _scorecard(pytester, "identity")["scores"]} == {"tree"}
+
+
+def test_a_domain_without_oracles_or_embedding_skips_what_needs_them(pytester):
+    """Roles a domain does not declare skip the suites that need them, with the role in the reason;
+    what needs only the explained classifier is scored ("other" pairs: no committee, no ideal pairs)."""
+    _tree(pytester)
+    pytester.makepyfile(bare_domain=FOLDER_DOMAIN.replace(
+        'model_roles={"explained": ("cnn",), "oracles": ("o1", "o2", "o3"),\n                                        '
+        '"embedding": ("embedding",)})', 'model_roles={"explained": ("cnn",)})'))
+    result = pytester.runpytest("--method=cfcheck.fixtures.identity", "--cfcheck-domain=bare_domain.py:make_domain",
+                                "--cfcheck-profile=quick", "-k", "test_validity or test_realism or test_perceptual",
+                                "-p", "no:randomly", "-rs")
+    text = result.stdout.str()
+    assert "declares no oracle committee ('oracles')" in text
+    assert "declares no 'embedding' model" in text and "which realism and the perceptual distance needs" in text
+    outcomes = result.parseoutcomes()
+    assert "error" not in outcomes and "errors" not in outcomes, text[-3000:]
+    metrics = {s["metric"]: s["task"] for s in _scorecard(pytester, "identity")["scores"]}
+    assert metrics["target_accuracy"] == "cnn/other/seed0"

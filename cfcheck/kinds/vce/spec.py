@@ -47,6 +47,9 @@ class VCEContext:
 
     @cached_property
     def ideal_targets(self) -> dict[int, int]:
+        """Each class's ideal target ({} for a domain without an oracle committee)."""
+        if not self.domain.model_roles.get("oracles"):
+            return {}
         return committee_ideal_targets(self.run.zoo(self.domain.name), self.domain)
 
     def inputs(self, pair_set: str, seed: int) -> TaskInputs:
@@ -133,11 +136,13 @@ class VCESpec(KindSpec):
 
     @staticmethod
     def pair_sets(run: Run, domain: Domain) -> tuple[str, ...]:
-        """The profile's pair sets that ``domain`` can form: "other" sends an input to a class other
-        than its own and its ideal one, which needs at least three classes (with two, it would be
-        the ideal pair again)."""
+        """The profile's pair sets that ``domain`` can form: "ideal" pairs are the oracle committee's
+        most-confused classes (a domain without oracles has none); "other" sends an input to a class
+        other than its own and its ideal one, which needs a third class where there are oracles."""
         sets = run.profile.section("vce").pair_sets
-        return tuple(p for p in sets if p != "other" or domain.num_classes >= 3)
+        oracles = bool(domain.model_roles.get("oracles"))
+        return tuple(p for p in sets if (p != "other" or domain.num_classes >= (3 if oracles else 2))
+                     and (p != "ideal" or oracles))
 
     def tasks(self, run: Run, domain: str, which: str) -> list[VCETask]:
         dom = run.domain(domain)

@@ -91,7 +91,7 @@ def select_inputs(
         if pair_set == "ideal":
             targets.append(torch.full((n_per_source,), ideal[source], dtype=torch.long))
         else:
-            others = torch.tensor([c for c in range(num_classes) if c not in (source, ideal[source])])
+            others = torch.tensor([c for c in range(num_classes) if c not in (source, ideal.get(source))])
             targets.append(others[torch.randint(len(others), (n_per_source,), generator=generator)])
     index = torch.cat(chosen)
     return TaskInputs(images[index].clone(), torch.cat(sources), torch.cat(targets), index)
