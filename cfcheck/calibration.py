@@ -240,20 +240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="calibrate this domain (a registered name, pkg.module:factory or path.py): run the "
                         "domain-agnostic controls on it and write its bars into its calibration folder")
     args = parser.parse_args(argv)
-    if args.domain is not None:
-        from cfcheck.domain_calibration import calibrate_domain, render_domain_bars
-
-        from cfcheck.domains.registry import DomainError
-
-        controls = args.methods if args.methods != list(CONTROLS) else None
-        try:
-            outcome = calibrate_domain(args.domain, args.profile, args.out, controls)
-        except (DomainError, RuntimeError, ValueError) as error:
-            print(f"cfcheck calibrate: {error}", file=sys.stderr)
-            return 2
-        print(render_domain_bars(outcome["derived"]))
-        print(f"wrote {outcome['bars']} and {outcome['values']}", file=sys.stderr)
-        return 0
+    if args.domain is not None:  # `cfcheck calibrate --domain` runs cfcheck.domain_calibration.main
+        parser.error("--domain is handled by cfcheck.domain_calibration: run it as `cfcheck calibrate --domain SPEC`")
     results = {}
     for name in args.methods:
         if args.reuse:

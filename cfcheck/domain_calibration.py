@@ -179,6 +179,26 @@ def calibrate_domain(spec: str, profile: str, out: Path, controls: Sequence[str]
     return {"bars": bars, "values": values_path, "derived": derived, "seconds": seconds}
 
 
+def main(argv: Sequence[str] | None = None) -> int:
+    """``cfcheck calibrate --domain SPEC [--profile P] [--out DIR] [--methods CONTROL ...]``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="cfcheck calibrate", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--domain", required=True, metavar="SPEC")
+    parser.add_argument("--profile", default="quick")
+    parser.add_argument("--out", type=Path, default=Path("reports/calibration"))
+    parser.add_argument("--methods", nargs="*", default=None, help=f"controls (default: {', '.join(CONTROL_ORDER)})")
+    args = parser.parse_args(argv)
+    try:
+        outcome = calibrate_domain(args.domain, args.profile, args.out, args.methods)
+    except (RuntimeError, ValueError) as error:  # DomainError is a ValueError
+        print(f"cfcheck calibrate: {error}", file=sys.stderr)
+        return 2
+    print(render_domain_bars(outcome["derived"]))
+    print(f"wrote {outcome['bars']} and {outcome['values']}", file=sys.stderr)
+    return 0
+
+
 def render_domain_bars(derived: dict[str, tuple[Bar | None, str]]) -> str:
     lines = ["| score | bar | rationale |", "|---|---|---|"]
     for key, (bar, why) in sorted(derived.items()):
