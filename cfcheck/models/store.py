@@ -52,6 +52,9 @@ class Store(Protocol):
     def load(self, name: str, device: str | torch.device = "cpu") -> nn.Module: ...
     def contents_digest(self) -> str:
         """One digest of every model the store holds ("none" when it holds none)."""
+    def check(self, name: str) -> None:
+        """Raise what :meth:`load` would for a missing or modified file or an unbuildable entry,
+        without building the network."""
 
 
 def _frozen(model: nn.Module, device: str | torch.device) -> nn.Module:
@@ -124,6 +127,18 @@ class ModelStore:
         from cfcheck.cache import file_digest
 
         return file_digest(self.manifest_path) if self.manifest_path.is_file() else "none"
+
+    def check(self, name: str) -> None:
+        """The weight file exists and matches its sha256 (memoised per file), and the entry names a
+        builder that imports or a registered architecture; the network is not built."""
+        entry = self.entry(name)
+        registry.verify_file(self.folder / entry["file"], entry["sha256"], name, fix=self.fix.format(name=name))
+        where = f"model {self.domain}/{name} in {self.manifest_path}"
+        if entry.get("builder"):
+            _import_builder(str(entry["builder"]), where)
+        elif not entry.get("architecture"):
+            raise ReferenceModelError(f"{where}: the entry names neither a 'builder' (pkg.module:function) "
+                                      "nor a registered 'architecture'")
 
     def load(self, name: str, device: str | torch.device = "cpu") -> nn.Module:
         """A verified, frozen model in eval mode on ``device`` (sha256 checked before parsing)."""
@@ -232,6 +247,9 @@ class ModuleStore:
 
     def contents_digest(self) -> str:
         return ",".join(f"{name}={self.digest(name)}" for name in self.names()) or "none"
+
+    def check(self, name: str) -> None:
+        self._check(name)
 
     def load(self, name: str, device: str | torch.device = "cpu") -> nn.Module:
         self._check(name)

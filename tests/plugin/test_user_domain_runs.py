@@ -194,8 +194,10 @@ FOLDER_DOMAIN = textwrap.dedent('''
         modules = {name: Tiny(seed) for seed, name in enumerate(("cnn", "o1", "o2", "o3", "embedding"))}
         return ImageDomain("tree", FolderSource(Path(__file__).parent / "tree", mode="RGB"),
                            root=Path(__file__).parent / "tree_domain", model_store=ModuleStore(modules),
-                           model_roles={"explained": ("cnn",), "oracles": ("o1", "o2", "o3"),
-                                        "embedding": ("embedding",)})
+                           model_roles=ROLES)
+
+
+    ROLES = {"explained": ("cnn",), "oracles": ("o1", "o2", "o3"), "embedding": ("embedding",)}
 ''')
 
 
@@ -287,9 +289,7 @@ def test_a_domain_without_oracles_or_embedding_skips_what_needs_them(pytester):
     """Roles a domain does not declare skip the suites that need them, with the role in the reason;
     what needs only the explained classifier is scored ("other" pairs: no committee, no ideal pairs)."""
     _tree(pytester)
-    pytester.makepyfile(bare_domain=FOLDER_DOMAIN.replace(
-        'model_roles={"explained": ("cnn",), "oracles": ("o1", "o2", "o3"),\n                                        '
-        '"embedding": ("embedding",)})', 'model_roles={"explained": ("cnn",)})'))
+    pytester.makepyfile(bare_domain=FOLDER_DOMAIN + '\nROLES = {"explained": ("cnn",)}  # only the explained classifier\n')
     result = pytester.runpytest("--method=cfcheck.fixtures.identity", "--cfcheck-domain=bare_domain.py:make_domain",
                                 "--cfcheck-profile=quick", "-k", "test_validity or test_realism or test_perceptual",
                                 "-p", "no:randomly", "-rs")
