@@ -9,7 +9,11 @@ import torch
 from torch import nn
 
 from cfcheck.models.classifiers import transfer
-from cfcheck.models.classifiers.transfer import COMMITTEE, adversarial_transfer
+from cfcheck.domains import get_domain
+from cfcheck.models.classifiers.transfer import adversarial_transfer
+
+#: the default committee: the domain's oracles
+COMMITTEE = get_domain("morpho").model_roles["oracles"]
 
 
 class _Constant(nn.Module):

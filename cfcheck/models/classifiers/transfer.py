@@ -21,10 +21,9 @@ from torch import nn
 
 from ..inference import batched_logits
 
-__all__ = ["COMMITTEE", "adversarial_transfer", "main"]
+__all__ = ["adversarial_transfer", "main"]
 
 #: the oracle committee of the validity suite
-COMMITTEE = ("oracle_resnet", "oracle_wide_cnn", "oracle_lenet")
 
 
 def adversarial_transfer(
@@ -34,11 +33,11 @@ def adversarial_transfer(
     eps: float = 0.15,
     steps: int = 40,
     seed: int = 0,
-    source: str = "cnn",
-    evaluated: Sequence[str] = ("attr_digit",),
-    committee: Sequence[str] = COMMITTEE,
+    source: str | None = None,
+    evaluated: Sequence[str] | None = None,
+    committee: Sequence[str] | None = None,
     models: Mapping[str, nn.Module] | None = None,
-    split: str = "test",
+    split: str | None = None,
 ) -> dict[str, float]:
     """Rate at which each model predicts the target of targeted L∞ PGD examples on ``source``.
 
@@ -48,17 +47,17 @@ def adversarial_transfer(
 
     Args:
         n: number of images (at most the split's size).
-        domain: the domain whose split and reference models are used.
+        domain: the domain (a name or the object) whose split, role map and model store are used.
         eps: L∞ radius of the attack, in [0, 1] pixel units.
         steps: PGD steps.
         seed: seeds the image subset, the targets and the PGD random start.
-        source: the explained classifier that is attacked (a reference-model name).
-        evaluated: further models whose target rate is reported (names).
-        committee: oracle names; each is reported and so is their majority vote
-            (``committee_majority``: more than half of the members predict the target).
-        models: name -> module overriding the registry (e.g. a candidate not yet shipped);
-            names not in it are loaded with :func:`cfcheck.models.registry.load_model`.
-        split: domain split the images come from.
+        source: the explained classifier that is attacked (default: the domain's first ``explained``).
+        evaluated: further models whose target rate is reported (default: its ``class_attribute_oracle``).
+        committee: oracle names (default: its ``oracles``); each is reported and so is their majority
+            vote (``committee_majority``: more than half of the members predict the target).
+        models: name -> module overriding the domain's store (e.g. a candidate not yet shipped);
+            names not in it are loaded from ``domain.model_store``.
+        split: domain split the images come from (default: the ``scored`` role's).
 
     Returns:
         ``{name: rate}`` for ``source``, every ``evaluated`` and ``committee`` model, and
@@ -72,23 +71,26 @@ def adversarial_transfer(
     from cfcheck.models.domain_access import domain_named as get_domain
     from cfcheck.methods.adversarial import TargetedPGD
 
-    from ..registry import load_model
-
+    found = get_domain(domain)
+    roles = found.model_roles
+    source = source if source is not None else roles["explained"][0]
+    evaluated = evaluated if evaluated is not None else roles.get("class_attribute_oracle", ())
+    committee = committee if committee is not None else roles.get("oracles", ())
+    split = split if split is not None else found.split_roles["scored"]
     if n < 1:
         raise ValueError(f"n must be positive, got {n}")
-    data = get_domain(domain).split(split)
+    data = found.split(split)
     if n > data.images.shape[0]:
         raise ValueError(f"n={n} exceeds the {data.images.shape[0]} images of split {split!r}")
     rng = torch.Generator().manual_seed(seed)
     index = torch.randperm(data.images.shape[0], generator=rng)[:n]
     x, y = data.images[index], data.labels[index].long()
-    k = get_domain(domain).num_classes
+    k = found.num_classes
     target = (y + torch.randint(1, k, (n,), generator=rng)) % k
 
     supplied = dict(models or {})
     names = list(dict.fromkeys([source, *evaluated, *committee]))
-    loaded = {name: supplied[name] if name in supplied else load_model(name, domain=domain)
-              for name in names}
+    loaded = {name: supplied[name] if name in supplied else found.model_store.load(name) for name in names}
     x_adv = TargetedPGD(eps=eps, steps=steps).explain(
         x, target, loaded[source], generator=torch.Generator().manual_seed(seed)
     )
@@ -110,15 +112,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--eps", type=float, default=0.15)
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--source", default="cnn")
-    parser.add_argument("--evaluated", nargs="*", default=["attr_digit"])
+    parser.add_argument("--source", default=None, help="the attacked model (default: the domain's first explained one)")
+    parser.add_argument("--evaluated", nargs="*", default=None,
+                        help="models whose target rate is reported too (default: the class-attribute oracle)")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     rates = adversarial_transfer(args.n, domain=args.domain, eps=args.eps, steps=args.steps, seed=args.seed,
                                  source=args.source, evaluated=args.evaluated)
     print(json.dumps({"domain": args.domain, "n": args.n, "eps": args.eps, "steps": args.steps, "seed": args.seed,
-                      "source": args.source, "target_rate": rates}, indent=2))
+                      "source": next(iter(rates)), "target_rate": rates}, indent=2))  # the source comes first
     return 0
 
 
