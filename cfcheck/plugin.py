@@ -410,26 +410,29 @@ def _resolve_domains(config: pytest.Config, settings: dict[str, Any]) -> tuple[d
     spec, the message of each that could not be resolved (the run records it and keeps the others)."""
     from cfcheck.domains.registry import DomainError, registered_domains, resolve_domain
 
-    added = [domain for found in config.hook.pytest_cfcheck_domains(config=config) or [] for domain in found or []]
-    for domain in added:  # known by name from now on, whether or not the run selects it
+    def resolved(spec: Any) -> Any:
+        """The domain of ``spec``, or the message of why it has none."""
         try:
-            resolve_domain(domain, config.rootpath)
-        except DomainError:
-            pass  # reported below when selected
-    specs: list[Any] = _split_list(config.getoption("cfcheck_domain"))
-    if not specs:
-        configured = settings.get("domains", [])
-        if isinstance(configured, str) or not all(isinstance(s, str) for s in configured):
-            raise pytest.UsageError(f"[tool.cfcheck] domains must be a list of domain specs, got {configured!r}")
-        specs = list(configured) or [*registered_domains(), *added]
+            return resolve_domain(spec, config.rootpath)
+        except DomainError as error:
+            return str(error)
+
+    # each resolved once, so known by name from now on, whether or not the run selects it (a factory a
+    # hook returns is called once: a second call would make a second object under the same name)
+    hooked = [(spec if isinstance(spec, str) else repr(spec), resolved(spec))
+              for found in config.hook.pytest_cfcheck_domains(config=config) or [] for spec in found or []]
+    specs: list[str] = _split_list(config.getoption("cfcheck_domain"))
+    configured = settings.get("domains", [])
+    if isinstance(configured, str) or not all(isinstance(s, str) for s in configured):
+        raise pytest.UsageError(f"[tool.cfcheck] domains must be a list of domain specs, got {configured!r}")
+    selected = [(spec, resolved(spec)) for spec in specs or configured or registered_domains()]
+    if not specs and not configured:
+        selected += hooked
     chosen: dict[str, Any] = {}
     broken: dict[str, str] = {}
-    for spec in specs:
-        label = spec if isinstance(spec, str) else repr(spec)
-        try:
-            domain = resolve_domain(spec, config.rootpath)
-        except DomainError as error:
-            broken[label] = str(error)
+    for label, domain in selected:
+        if isinstance(domain, str):
+            broken[label] = domain
             continue
         if domain.name in chosen and chosen[domain.name] is not domain:
             broken[label] = (f"two domains are named {domain.name!r} in this run; domain names identify scores "

@@ -54,12 +54,8 @@ def cfcheck_domain(request: pytest.FixtureRequest, cfcheck_session: CfcheckSessi
     Session-scoped per domain: in a run over several domains each test receives its task's domain
     (the plugin parametrises this fixture by it), so a method fixture that requests it, at any
     scope, is built once per domain and only ever called on that domain's tasks."""
-    name = getattr(request, "param", None)
-    if name is None:  # where the plugin did not parametrise it: the method's default domain
-        name = cfcheck_session.default_method_domain() or next(iter(cfcheck_session.domain_names()), None)
-        if name is None:
-            pytest.skip("the run has no domain (see the domain errors above)")
-    return cfcheck_session.domain(name)
+    name = getattr(request, "param", None)  # None where the plugin did not parametrise it
+    return cfcheck_session.domain(name if name is not None else _default_domain(cfcheck_session))
 
 
 @pytest.fixture(scope="session")
@@ -83,15 +79,18 @@ DOMAIN_FIXTURE = "cfcheck_domain"
 
 
 def _test_domain(request: pytest.FixtureRequest, session: CfcheckSession) -> str:
-    """The name of the test's domain: its task's, else the run's first."""
+    """The name of the test's domain: its task's, else the one ``cfcheck_domain`` gives by default."""
     callspec = getattr(request.node, "callspec", None)
     task = callspec.params.get("cfcheck_task") if callspec is not None else None
-    if task is not None:
-        return task.domain
-    names = session.domain_names()
-    if not names:
+    return task.domain if task is not None else _default_domain(session)
+
+
+def _default_domain(session: CfcheckSession) -> str:
+    """The method's default domain (:meth:`CfcheckSession.default_method_domain`), else the run's first."""
+    name = session.default_method_domain() or next(iter(session.domain_names()), None)
+    if name is None:
         pytest.skip("the run has no domain (see the domain errors above)")
-    return names[0]
+    return name
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -239,20 +239,3 @@ def known_domain(name: str) -> Domain | None:
         except DomainError:
             return None
     return None
-
-
-def unique_by_name(domains: Iterable[tuple[str, Domain]]) -> dict[str, Domain]:
-    """Domains by name, in order; DomainError when two different specs give one name."""
-    chosen: dict[str, Domain] = {}
-    origin: dict[str, str] = {}
-    for spec, domain in domains:
-        if domain.name in chosen and chosen[domain.name] is not domain:
-            raise DomainError(
-                f"two domains are named {domain.name!r} ({origin[domain.name]!r} and {spec!r}); "
-                "domain names identify scores and must be unique in a run"
-            )
-        chosen[domain.name], origin[domain.name] = domain, spec
-    return chosen
-
-
-Factory = Callable[[], Domain]
