@@ -214,11 +214,26 @@ def headline(scorecard: dict[str, Any]) -> tuple[str, str]:
         word = "PASS"
         sentence = f"no score fails ({counts['pass']} pass"
         sentence += f", {counts['inconclusive']} inconclusive)" if counts["inconclusive"] else ")"
+    reported = reported_only_kinds(scorecard)
+    if reported and word != "REPORTED":
+        gated = [kind for kind in group_scores(scorecard["scores"], lambda s: str(s.get("kind", "-")))
+                 if kind not in reported]
+        sentence += f"; judged: {', '.join(gated)}" if gated else ""
+        sentence += "; no bars, reported only: " + ", ".join(f"{kind} ({count} scores)" for kind, count in reported.items())
     uncalibrated = uncalibrated_domains(scorecard)
     if uncalibrated:
         sentence += (f"; uncalibrated domain{'s' if len(uncalibrated) > 1 else ''} {', '.join(uncalibrated)}: "
                      "scores without verdicts until `cfcheck calibrate --domain SPEC` earns its bars")
     return word, f"{word}: {sentence}"
+
+
+def reported_only_kinds(scorecard: dict[str, Any]) -> dict[str, int]:
+    """Kind → number of scores, for the kinds of ``scorecard`` none of whose scores has a bar
+    (nothing passed, failed or was inconclusive): their scores are reported, not judged."""
+    kinds = group_scores(scorecard["scores"], lambda score: str(score.get("kind", "-")))
+    judged = ("pass", "fail", "inconclusive")
+    return {kind: len(scores) for kind, scores in kinds.items()
+            if not any(verdict_category(score) in judged for score in scores)}
 
 
 def uncalibrated_domains(scorecard: dict[str, Any]) -> list[str]:

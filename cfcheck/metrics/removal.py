@@ -22,8 +22,9 @@ Ranking (``road/imputed_dataset.py``, ``road/utils.py``): the reference sums the
 over channels (signed), min-max normalises it, adds a fixed 1e-4·N(0, 1) map to break ties,
 sorts descending and removes the first ``int(p·H·W)`` pixels for MoRF; for LeRF it removes
 everything after the first ``int(p·H·W)``. :func:`removal_mask` keeps the signed channel sum,
-replaces the random tie-break by a deterministic one and the truncation by rounding, and
-removes the *least* relevant ``fraction`` for LeRF (see its docstring).
+breaks exact ties in a random order fixed by a seed (the reference's random map also reorders
+near-ties, by up to 1e-4 of the range), replaces the truncation by rounding, and removes the
+*least* relevant ``fraction`` for LeRF (see its docstring).
 """
 
 from __future__ import annotations
@@ -72,16 +73,23 @@ def removal_count(fraction: float, num_pixels: int) -> int:
     return int(round(fraction * num_pixels))
 
 
-def removal_mask(attribution: Tensor, fraction: float, order: str = "morf") -> Tensor:
+def removal_mask(attribution: Tensor, fraction: float, order: str = "morf", *, tie_seed: int | None = None) -> Tensor:
     """The pixels ROAD removes: per image, the ``fraction`` of pixels with the highest (MoRF) or
     lowest (LeRF) attribution.
 
     Channels are combined by their signed sum, as ROAD's ``rescale_channel`` does (its min-max
     normalisation afterwards does not change the order); pass ``attribution.abs()`` to rank by
-    magnitude instead. Ties are broken deterministically by raster position: of equal values,
-    the pixel with the smaller row-major index (row · W + column) is removed first, in both
-    orders. ROAD instead adds a fixed random 1e-4 map, which is neither deterministic nor
-    limited to exact ties.
+    magnitude instead.
+
+    Ties matter: integrated gradients and input×gradient are exactly 0 wherever x = 0, most of a
+    digit image. With ``tie_seed`` (what ROAD uses), exactly equal values are removed in a random
+    order drawn from that seed, a fixed permutation per image (row i's depends only on the seed
+    and i), so the same seed gives nested masks at every fraction and the same masks on every
+    run. ROAD's reference adds a fixed random 1e-4 map for the same purpose. Without it
+    (``None``, what ROAR uses, as its reference sorts without noise), the pixel with the smaller
+    row-major index (row · W + column) goes first, in both orders: contiguous blocks of tied
+    background are then removed from the top of the image down, which ROAD's imputation fills as
+    one region and which smears the strokes next to it.
 
     LeRF here removes the ``fraction`` *least* relevant pixels; ROAD's ``ImputedDataset``
     with ``remove=False`` and ``th_p = p`` keeps the ``p`` most relevant and removes the rest,
@@ -93,6 +101,7 @@ def removal_mask(attribution: Tensor, fraction: float, order: str = "morf") -> T
             :func:`removal_count` ``(fraction, H·W)`` pixels are removed per image.
         order: ``"morf"`` (most relevant first) or ``"lerf"`` (least relevant first),
             case-insensitive.
+        tie_seed: seed of the random order of exactly tied values, or ``None`` for raster order.
 
     Returns:
         bool N×H×W, True where a pixel is removed (the mask :func:`noisy_linear_imputation` takes).
@@ -112,13 +121,23 @@ def removal_mask(attribution: Tensor, fraction: float, order: str = "morf") -> T
         raise ValueError(f"`fraction` must lie in [0, 1] (a share of each image's pixels), got {share}")
     if not isinstance(order, str) or order.lower() not in _ORDERS:
         raise ValueError(f"`order` must be 'morf' or 'lerf', got {order!r}")
+    if tie_seed is not None and (isinstance(tie_seed, bool) or not isinstance(tie_seed, int)):
+        raise TypeError(f"`tie_seed` must be an int or None, got {describe(tie_seed)}")
     if scores.ndim == 4:
         scores = scores.to(torch.float64).sum(dim=1)
     n, height, width = scores.shape
     count = removal_count(share, height * width)
     flat = scores.reshape(n, height * width)
-    # a stable sort keeps equal values in raster order, which is the tie-break documented above
-    ranking = torch.sort(flat, dim=1, descending=order.lower() == "morf", stable=True).indices
+    descending = order.lower() == "morf"
+    if tie_seed is None:
+        # a stable sort keeps equal values in raster order, the tie-break documented above
+        ranking = torch.sort(flat, dim=1, descending=descending, stable=True).indices
+    else:
+        # shuffle each row, then sort stably: equal values keep the shuffled order
+        generator = torch.Generator().manual_seed(tie_seed)
+        shuffle = torch.rand(n, height * width, generator=generator, dtype=torch.float64).argsort(dim=1)
+        within = torch.sort(flat.gather(1, shuffle), dim=1, descending=descending, stable=True).indices
+        ranking = shuffle.gather(1, within)
     removed = torch.zeros_like(flat, dtype=torch.bool)
     removed.scatter_(1, ranking[:, :count], True)
     return removed.reshape(n, height, width)

@@ -10,7 +10,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from cfcheck.scorecard import count_verdicts, failing_count
+from cfcheck.scorecard import count_verdicts, failing_count, reported_only_kinds
 
 LABEL = "cfcheck"
 #: message colour of each state (shields.io's palette)
@@ -21,7 +21,8 @@ _LABEL_COLOUR = "#555"
 def badge_state(scorecard: dict[str, Any]) -> tuple[str, str]:
     """(message, colour): "incomplete" when the run was cut short, else "fail N" (N scores
     failed, could not be computed or regressed), else "reported only" (neutral) when no score had
-    a bar, else "pass"."""
+    a bar, else "pass", naming the kinds judged and the kinds only reported ("vce pass ·
+    attribution reported") when some kind had no bar."""
     if scorecard.get("status") != "complete":
         return "incomplete", COLOURS["incomplete"]
     failed = failing_count(scorecard)
@@ -30,6 +31,11 @@ def badge_state(scorecard: dict[str, Any]) -> tuple[str, str]:
     counts = count_verdicts(scorecard["scores"])
     if scorecard["scores"] and not counts["pass"] and not counts["inconclusive"]:
         return "reported only", COLOURS["reported"]  # no score had a bar: nothing was judged
+    reported = reported_only_kinds(scorecard)
+    if reported:  # some kinds were judged and passed, others only reported: say which is which
+        gated = [kind for kind in dict.fromkeys(str(s.get("kind", "-")) for s in scorecard["scores"])
+                 if kind not in reported]
+        return f"{'+'.join(gated)} pass · {'+'.join(reported)} reported", COLOURS["pass"]
     return "pass", COLOURS["pass"]
 
 

@@ -250,6 +250,60 @@ def test_morf_and_lerf_are_complements_without_ties():
     assert torch.equal(removal_mask(attribution, 0.3, "morf"), ~removal_mask(attribution, 0.7, "lerf"))
 
 
+# -- the random tie-break (ROAD's) ----------------------------------------------------------
+
+
+def ties_attribution(seed: int) -> torch.Tensor:
+    """Like integrated gradients on a digit: most values exactly 0, a few distinct non-zero."""
+    generator = torch.Generator().manual_seed(seed)
+    values = torch.randn(5, 8, 8, generator=generator, dtype=torch.float64)
+    return torch.where(torch.rand(5, 8, 8, generator=generator) < 0.8, torch.zeros_like(values), values)
+
+
+@pytest.mark.parametrize("order", ["morf", "lerf"])
+@pytest.mark.parametrize("fraction", [0.1, 0.5, 0.9])
+def test_random_ties_keep_the_ranking_between_distinct_values(order, fraction):
+    attribution = ties_attribution(21)
+    mask = removal_mask(attribution, fraction, order, tie_seed=3)
+    count = round(fraction * 64)
+    assert (mask.flatten(1).sum(dim=1) == count).all()
+    for plane, removed in zip(attribution.flatten(1), mask.flatten(1)):
+        key = plane if order == "morf" else -plane
+        # every removed value ranks at least as high as every kept one; only exact ties are reordered
+        assert key[removed].min() >= key[~removed].max()
+
+
+def test_random_ties_are_reproducible_nested_and_change_with_the_seed():
+    attribution = ties_attribution(22)
+    masks = [removal_mask(attribution, f, "lerf", tie_seed=5) for f in (0.2, 0.4, 0.6)]
+    assert torch.equal(masks[1], removal_mask(attribution, 0.4, "lerf", tie_seed=5))
+    assert bool((masks[0] <= masks[1]).all() and (masks[1] <= masks[2]).all())  # nested across fractions
+    assert not torch.equal(masks[1], removal_mask(attribution, 0.4, "lerf", tie_seed=6))
+    # without ties the seed changes nothing: the tie-break is all it does
+    distinct = torch.randn(4, 9, 9, generator=torch.Generator().manual_seed(23), dtype=torch.float64)
+    assert torch.equal(removal_mask(distinct, 0.3, "morf", tie_seed=1), removal_mask(distinct, 0.3, "morf"))
+
+
+def test_random_ties_remove_every_tied_pixel_equally_often():
+    # one image whose 64 values all tie: a quarter removed per seed; over 400 seeds each pixel's
+    # count is Binomial(400, 1/4) if the order is uniform (the raster tie-break removes the first
+    # 16 pixels every time); Pearson's χ² over the 64 counts against scipy's 64 − 1 d.o.f.
+    from scipy import stats
+
+    flat = torch.zeros(1, 8, 8, dtype=torch.float64)
+    counts = sum(removal_mask(flat, 0.25, "morf", tie_seed=seed).double() for seed in range(400)).flatten()
+    expected = 400 * 0.25
+    chi2 = float(((counts - expected) ** 2 / expected).sum())
+    assert stats.chi2.sf(chi2, df=63) > 1e-3, counts
+    assert float(removal_mask(flat, 0.25, "morf").flatten()[:16].sum()) == 16  # raster: the top two rows
+
+
+@pytest.mark.parametrize("tie_seed", [1.5, "3", True])
+def test_tie_seed_must_be_an_int(tie_seed):
+    with pytest.raises(TypeError, match="`tie_seed` must be an int or None"):
+        removal_mask(torch.rand(1, 4, 4), 0.5, "morf", tie_seed=tie_seed)
+
+
 # -- validation -----------------------------------------------------------------------------
 
 

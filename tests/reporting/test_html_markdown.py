@@ -127,6 +127,29 @@ def test_badge_text_and_colour():
     assert "http" not in svg.replace("http://www.w3.org/2000/svg", "")
 
 
+def test_a_kind_without_bars_is_reported_never_passed():
+    attribution = [_score("road", "cnn/seed0/removal", None, metric=f"road_area:{o}", kind="attribution")
+                   for o in ("morf", "lerf")]
+    alone = _card(attribution)
+    assert headline(alone) == ("REPORTED", "REPORTED: no bars: reported only (2 scores without a verdict)")
+    assert badge_state(alone) == ("reported only", COLOURS["reported"])
+    # mixed with a judged kind: the banner and the badge say which kind was judged and which only reported
+    mixed = _card([_score("validity", "cnn/ideal/seed0", "pass"), *attribution])
+    assert headline(mixed) == ("PASS", "PASS: no score fails (1 pass); judged: vce; no bars, reported only: "
+                                       "attribution (2 scores)")
+    assert badge_state(mixed) == ("vce pass · attribution reported", COLOURS["pass"])
+    assert "judged: vce; no bars, reported only: attribution (2 scores)" in render_html(mixed)
+    assert "reported only: attribution" in render_markdown(mixed)
+    failing = _card([_score("validity", "cnn/ideal/seed0", "fail"), *attribution])
+    assert headline(failing)[1] == ("FAIL: 1 of 2 suites have failing scores; judged: vce; no bars, reported only: "
+                                    "attribution (2 scores)")
+    assert badge_state(failing) == ("fail 1", COLOURS["fail"])
+    # a kind with one score under a bar is judged, even if its other scores have none
+    judged = _card([_score("validity", "cnn/ideal/seed0", "pass"), *attribution,
+                    _score("road", "cnn/seed0/removal", "pass", metric="road_gap:morf", kind="attribution")])
+    assert headline(judged)[1] == "PASS: no score fails (2 pass)" and badge_state(judged)[0] == "pass"
+
+
 def test_markdown_summary_rows_per_classifier_then_failures_then_all_scores():
     text = render_markdown(_card(_known()))
     assert text.index("## Summary") < text.index("## Failing scores") < text.index("## All scores")

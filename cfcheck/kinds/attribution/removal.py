@@ -145,7 +145,8 @@ def removal_curve(run: Run, data: RemovalData, strategy: str, order: str) -> Rem
         levels = (0.0, *section.removal_fractions)
         x, a = _as_grid(run, data.domain, data.x_test), _as_grid(run, data.domain, data.a_test)
         for fraction in levels:
-            mask = removal_mask(a, fraction, order)
+            # ROAD breaks ties at random (its reference's fixed noise map), under the run's seed
+            mask = removal_mask(a, fraction, order, tie_seed=REMOVAL_SEED + run.seed)
             imputed = noisy_linear_imputation(x, mask, generator=generator) if fraction > 0 else x
             rows.append(_correct(explained, imputed.reshape(-1, *shape), data.y_test))
         return RemovalCurve(strategy, order, levels, torch.stack(rows))

@@ -27,7 +27,8 @@ REMOVAL_CARDS = (
         f"{_AREA} of 1[retrained model correct on the removed test input], pixels set to the training mean",
         "none", (0.0, 1.0), "fraction of inputs (mean accuracy over the levels)", _INPUTS, _ABSTAIN, _ROAR, True,
         notes="Recorded as roar_area:morf (lower: the removed pixels carried the class) and roar_area:lerf "
-              "(higher: the kept pixels carry it). " + _NO_BAR,
+              "(higher: the kept pixels carry it). Tied values are removed in raster order (Hooker et al.'s "
+              "reference sorts without a random tie-break); each level removes round(p·H·W) pixels. " + _NO_BAR,
     ),
     MetricCard(
         "roar_gap", "ROAR area gap to the random attribution", _GAP, "higher", (-1.0, 1.0),
@@ -38,8 +39,13 @@ REMOVAL_CARDS = (
         "road_area", "ROAD accuracy area (noisy linear imputation, no retraining)",
         f"{_AREA} of 1[explained model correct on the imputed test input]", "none", (0.0, 1.0),
         "fraction of inputs (mean accuracy over the levels)", _INPUTS, _ABSTAIN, _ROAD, True,
-        notes="Recorded as road_area:morf and road_area:lerf. Inputs that are not images are laid out on the "
-              "domain's pixel_grid (gmm: 8×8). " + _NO_BAR,
+        notes="Recorded as road_area:morf and road_area:lerf. Exactly tied attribution values are removed in a "
+              "random order fixed by the run's seed, as ROAD's reference breaks ties with a fixed random map: "
+              "integrated gradients is 0 wherever x = 0, and a raster order would remove the background from the "
+              "top down as one block, which the imputation smears into the object next to it and which ranks IG "
+              "below the random attribution under LeRF (README's attribution table). Each level removes round(p·H·W) pixels "
+              "per image (the reference truncates, int(p·H·W); at most one pixel apart). Inputs that are not "
+              "images are laid out on the domain's pixel_grid (gmm: 8×8). " + _NO_BAR,
     ),
     MetricCard(
         "road_gap", "ROAD area gap to the random attribution", _GAP, "higher", (-1.0, 1.0),
