@@ -1,7 +1,10 @@
 """Bars per (metric, domain): which bars judge a score depends on the domain it was measured on.
 
 - A domain the metric cards were calibrated on (``domain.card_calibrated``: the bundled ones)
-  is judged by the cards' bars for the profile, with the user's ``[tool.cfcheck.thresholds]``.
+  is judged by the cards' bars for the profile, with the user's ``[tool.cfcheck.thresholds]``,
+  and by the bars its own bars file adds for scores whose cards have none (a bar that holds on
+  one bundled domain and not another: ROAD's gap to random separates morpho's controls, not
+  gmm's).
 - Any other domain is judged only by bars earned on its own controls: ``cfcheck calibrate
   --domain`` writes them to ``<calibration_dir>/bars-<profile>.json``
   (:func:`write_domain_bars`), and by thresholds the user set explicitly. A domain without
@@ -9,8 +12,9 @@
   the scorecard says so and how to calibrate it.
 
 A bars file holds, per metric key, ``{"kind": "min"|"max", "bound": x, "relative": "absolute"|
-"times_floor"|"plus_floor", "rationale": "..."}``; the rationale quotes what the controls
-reached on that domain.
+"times_floor"|"plus_floor", "rationale": "...", "method_kind": "vce"|"attribution"|...}``; the
+rationale quotes what the controls reached on that domain. Each kind's calibration replaces its
+own entries and keeps the other kinds'.
 """
 
 from __future__ import annotations
@@ -52,9 +56,10 @@ class DomainBars:
         """For the scorecard: where the bars come from and, for a domain's own bars, each bar with the
         rationale that quotes its controls' values on that domain."""
         facts: dict[str, Any] = {"bars": self.source, "bars_file": self.path, "bar_count": len(self.bars)}
-        if self.source != "cards":
+        if self.source != "cards" or self.rationales:  # a bundled domain's own bars are listed too
             facts["domain_bars"] = {key: {"bar": bar.describe(), "rationale": self.rationales.get(key, "")}
-                                    for key, bar in sorted(self.bars.items())}
+                                    for key, bar in sorted(self.bars.items())
+                                    if self.source != "cards" or key in self.rationales}
         return facts
 
 
@@ -84,24 +89,39 @@ def domain_bars(domain: Any, profile: Any, explicit: Mapping[str, Bar]) -> Domai
         profile: the run's profile (its ``thresholds`` are the cards' bars merged with the user's).
         explicit: the thresholds the user set in ``[tool.cfcheck.thresholds]``.
     """
-    if domain.card_calibrated:
-        return DomainBars(dict(profile.thresholds), "cards")
     folder = domain.calibration_dir
     path = bars_path(folder, profile.name) if folder is not None else None
-    if path is not None and path.is_file():
-        bars, rationales = read_bars_file(path)
-        return DomainBars({**bars, **explicit}, "calibrated", str(path), rationales)
+    own, rationales = read_bars_file(path) if path is not None and path.is_file() else ({}, {})
+    if domain.card_calibrated:
+        cards = dict(profile.thresholds)
+        added = {key: bar for key, bar in own.items() if key not in cards}
+        return DomainBars({**added, **cards}, "cards", str(path) if added else None,
+                          {key: rationales[key] for key in added})
+    if own:
+        return DomainBars({**own, **explicit}, "calibrated", str(path), rationales)
     return DomainBars(dict(explicit), "uncalibrated", str(path) if path else None)
 
 
 def write_domain_bars(path: Path, bars: Mapping[str, tuple[Bar, str]], *, domain: str, profile: str,
-                      controls: Mapping[str, str]) -> Path:
-    """Write a bars file (metric → (bar, rationale)) atomically; returns its path."""
+                      controls: Mapping[str, str], method_kind: str = "vce") -> Path:
+    """Write ``method_kind``'s bars (metric → (bar, rationale)) into a bars file atomically, keeping
+    the other kinds' entries of an existing file (an entry without ``method_kind`` is "vce");
+    returns its path."""
     from cfcheck.io import atomic_write_text
 
-    entries = {metric: {"kind": bar.kind, "bound": bar.bound, "relative": bar.relative, "rationale": why}
+    path = Path(path)
+    kept: dict[str, Any] = {}
+    recorded_controls: dict[str, Any] = {}
+    if path.is_file():
+        read_bars_file(path)  # refuses a malformed file instead of overwriting it
+        old = json.loads(path.read_text(encoding="utf-8"))
+        kept = {k: v for k, v in old["bars"].items() if v.get("method_kind", "vce") != method_kind}
+        recorded_controls = {k: v for k, v in (old.get("controls") or {}).items() if isinstance(v, dict)}
+    entries = {metric: {"kind": bar.kind, "bound": bar.bound, "relative": bar.relative, "rationale": why,
+                        "method_kind": method_kind}
                for metric, (bar, why) in sorted(bars.items()) if math.isfinite(bar.bound)}
-    text = json.dumps({"format": BARS_FORMAT, "domain": domain, "profile": profile, "controls": dict(controls),
-                       "bars": entries}, indent=1, sort_keys=True) + "\n"
+    recorded_controls[method_kind] = dict(controls)
+    text = json.dumps({"format": BARS_FORMAT, "domain": domain, "profile": profile, "controls": recorded_controls,
+                       "bars": {**kept, **entries}}, indent=1, sort_keys=True) + "\n"
     atomic_write_text(path, text)
     return Path(path)

@@ -169,7 +169,7 @@ def calibrate_domain(spec: str, profile: str, out: Path, controls: Sequence[str]
     folder = Path(domain.calibration_dir)
     folder.mkdir(parents=True, exist_ok=True)
     bars = write_domain_bars(bars_path(folder, profile), {k: (b, why) for k, (b, why) in derived.items() if b},
-                             domain=domain.name, profile=profile,
+                             domain=domain.name, profile=profile, method_kind="vce",
                              controls={c: "".join(f"{s}{p} " for p, s in EXPECTED[c]).strip() for c in chosen})
     unbarred = {key: why for key, (bar, why) in derived.items() if bar is None}
     values = calibration_values(results, expected=expected_sign)
@@ -180,16 +180,25 @@ def calibrate_domain(spec: str, profile: str, out: Path, controls: Sequence[str]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``cfcheck calibrate --domain SPEC [--profile P] [--out DIR] [--methods CONTROL ...]``."""
+    """``cfcheck calibrate --domain SPEC [--kind vce|attribution] [--profile P] [--out DIR]
+    [--methods CONTROL ...] [--seeds S ...]``."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="cfcheck calibrate", description=__doc__.split("\n\n")[0])
     parser.add_argument("--domain", required=True, metavar="SPEC")
+    parser.add_argument("--kind", choices=("vce", "attribution"), default="vce",
+                        help="whose bars to earn: the VCE controls (default) or the attribution kind's removal gaps "
+                             "(cfcheck.kinds.attribution.calibration; bundled domains too)")
     parser.add_argument("--profile", default="quick")
     parser.add_argument("--out", type=Path, default=Path("reports/calibration"))
     parser.add_argument("--methods", nargs="*", default=None, help=f"controls (default: {', '.join(CONTROL_ORDER)})")
+    parser.add_argument("--seeds", nargs="*", type=int, default=[0, 1, 2], help="attribution: the seeds (default 0 1 2)")
     args = parser.parse_args(argv)
     try:
+        if args.kind == "attribution":
+            from cfcheck.kinds.attribution.calibration import main as calibrate_attribution
+
+            return calibrate_attribution(args.domain, args.profile, args.seeds)
         outcome = calibrate_domain(args.domain, args.profile, args.out, args.methods)
     except (RuntimeError, ValueError) as error:  # DomainError is a ValueError
         print(f"cfcheck calibrate: {error}", file=sys.stderr)

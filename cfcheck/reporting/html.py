@@ -369,11 +369,11 @@ def _domain_bar_lines(scorecard: dict[str, Any], key: str) -> list[tuple[str, st
 
     lines = []
     for domain, facts in sorted(((scorecard.get("profile") or {}).get("domains") or {}).items()):
-        if not isinstance(facts, dict) or facts.get("bars") not in ("calibrated", "uncalibrated"):
+        if not isinstance(facts, dict) or facts.get("bars") not in ("calibrated", "uncalibrated", "cards"):
             continue
         own = {k: v for k, v in (facts.get("domain_bars") or {}).items()
                if k == key or (k not in CARDS and k.startswith(f"{key}_"))}  # a variant, not another card
-        if not own:
+        if not own and facts["bars"] != "cards":  # a bundled domain lists only the bars it adds to the cards'
             lines.append((f"bar on {domain}", "none: the domain is uncalibrated (cfcheck calibrate --domain)"
                           if facts["bars"] == "uncalibrated" else "none: its controls did not separate"))
         lines += [(f"bar on {domain}" + (f" ({k})" if k != key else ""), f"{v['bar']}: {v['rationale']}")

@@ -27,9 +27,11 @@ __all__ = ["LocalRun", "default_methods", "removal_table"]
 class LocalRun(RunResources):
     """The part of a cfcheck session the removal engine uses, without pytest."""
 
-    def __init__(self, section: AttributionSection, device: str = "cpu", seed: int = 0) -> None:
+    def __init__(self, section: AttributionSection, device: str = "cpu", seed: int = 0,
+                 domains: Sequence[Any] = ()) -> None:
         self.device, self.seed = torch.device(device), seed
         self._section, self._memo, self._zoos = section, {}, {}
+        self._domains = {domain.name: domain for domain in domains}  # others resolve by registered name
 
     @property
     def profile(self) -> Any:
@@ -97,9 +99,10 @@ def default_methods(domain: str) -> dict[str, Any]:
     """A domain with a ground-truth feature: that feature at Park et al.'s noise ratios and random;
     any other: the five reference methods."""
     from cfcheck.domains import get_domain
+    from cfcheck.kinds.attribution.capabilities import ClassFeature
     from cfcheck.methods import attributions as A
 
-    if callable(getattr(get_domain(domain), "class_feature", None)):
+    if isinstance(get_domain(domain), ClassFeature):
         truth = A.TrueFeature(get_domain(domain))
         return {**{f"true feature + noise {r:g}": A.NoisyAttribution(truth, r) for r in (0.0, 0.5, 1.0, 2.0, 4.0)},
                 "random": A.RandomAttribution()}

@@ -50,7 +50,18 @@ REMOVAL_CARDS = (
     MetricCard(
         "road_gap", "ROAD area gap to the random attribution", _GAP, "higher", (-1.0, 1.0),
         "difference of mean accuracies", _INPUTS, _ABSTAIN, _ROAD, True,
-        notes="Recorded as road_gap:morf and road_gap:lerf. " + _NO_BAR,
+        notes="Recorded as road_gap:morf and road_gap:lerf. The verdict, where a domain has a bar, is 'better than "
+              "the random attribution': the gap's 95% interval (a bootstrap over the shared inputs, so paired) "
+              "must clear a bar earned per domain by `cfcheck calibrate --kind attribution --domain D` "
+              "(cfcheck.kinds.attribution.calibration): halfway between an independent random attribution "
+              "(expected gap 0: fails) and the weakest of the gradient, input×gradient, SmoothGrad, integrated "
+              "gradients and the gradient plus noise of 0.5–8 times its norm, over seeds 0–2, and only where that "
+              "noisy ladder's gaps fall as the noise grows. The domain's bars file holds the values. It does not "
+              "say the attribution is faithful: an 'attribution' that returns the input itself ranks the object's "
+              "pixels first and passes MoRF; its model-randomisation similarity (1: the same map under a random "
+              "network) is what exposes it. LeRF gets no bar on the "
+              "bundled domains: on morpho the noise ladder's LeRF gaps rise with the noise and SmoothGrad's is "
+              "below random's, so the score does not track the signal; on gmm no control moves ROAD at all.",
     ),
     MetricCard(
         "goar_area", "GOAR cumulative-misclassification area (feature removal, diffusion projection, retrain)",

@@ -1,0 +1,126 @@
+"""The attribution kind's bars: derived from controls by the documented rule (checked against
+hand-computed cases and properties), kept beside a bundled domain's card bars, and the verdicts
+they give when an attribution method runs the ROAD suite as a user would."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cfcheck.domain_bars import domain_bars, read_bars_file, write_domain_bars
+from cfcheck.kinds.attribution.calibration import derive_gap_bars
+from cfcheck.thresholds import Bar
+
+ROLES = {"gradient": "+", "noisy 1": "ladder:1", "noisy 4": "ladder:4", "random": "-"}
+
+
+def gaps(gradient, noisy1, noisy4, random):
+    """One score, seeds 0 and 1: control → seed → gap."""
+    return {"road_gap_morf": {"gradient": dict(enumerate(gradient)), "noisy 1": dict(enumerate(noisy1)),
+                              "noisy 4": dict(enumerate(noisy4)), "random": dict(enumerate(random))}}
+
+
+def test_a_bar_sits_halfway_between_the_worst_positive_and_the_best_negative():
+    derived = derive_gap_bars(gaps([0.55, 0.47], [0.41, 0.38], [0.13, 0.12], [0.004, -0.01]), ROLES, "d", "quick")
+    bar, why = derived["road_gap_morf"]
+    assert bar == Bar((0.12 + 0.004) / 2, "min")  # the ladder's last rung on seed 1; random on seed 0
+    assert "noisy 4" in why and "random" in why and "seeds 0, 1" in why
+
+
+def test_no_bar_where_the_ladder_does_not_fall_or_the_controls_overlap():
+    rising = derive_gap_bars(gaps([0.5, 0.5], [0.2, 0.3], [0.25, 0.1], [0.0, 0.0]), ROLES, "d", "quick")
+    assert rising["road_gap_morf"][0] is None and "seed 0" in rising["road_gap_morf"][1]
+    overlap = derive_gap_bars(gaps([0.5, 0.5], [0.3, 0.3], [0.02, 0.01], [0.0, 0.015]), ROLES, "d", "quick")
+    assert overlap["road_gap_morf"][0] is None and "overlap" in overlap["road_gap_morf"][1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-1, 1), min_size=8, max_size=8))
+def test_a_derived_bar_separates_every_control_property(values):
+    gradient, noisy1, noisy4, random = (values[i:i + 2] for i in range(0, 8, 2))
+    bar, _ = derive_gap_bars(gaps(gradient, noisy1, noisy4, random), ROLES, "d", "quick")["road_gap_morf"]
+    falls = all(a > b for a, b in zip(noisy1, noisy4))
+    separated = min(gradient + noisy1 + noisy4) > max(random)
+    assert (bar is not None) == (falls and separated)
+    if bar is not None:
+        assert all(v >= bar.bound for v in gradient + noisy1 + noisy4) and all(v <= bar.bound for v in random)
+
+
+class _Bundled:
+    name, card_calibrated = "bundled", True
+
+    def __init__(self, folder):
+        self.calibration_dir = folder
+
+
+class _Profile:
+    name = "quick"
+    thresholds = {"target_accuracy": Bar(0.8, "min")}
+
+
+def test_a_bundled_domain_adds_its_own_bars_to_the_cards_and_calibrations_keep_each_others(tmp_path):
+    path = tmp_path / "bars-quick.json"
+    write_domain_bars(path, {"target_accuracy": (Bar(0.1, "min"), "vce controls")}, domain="bundled",
+                      profile="quick", controls={"identity": "validity-"}, method_kind="vce")
+    write_domain_bars(path, {"road_gap_morf": (Bar(0.03, "min"), "attribution controls")}, domain="bundled",
+                      profile="quick", controls={"random": "-"}, method_kind="attribution")
+    bars, _ = read_bars_file(path)
+    assert set(bars) == {"target_accuracy", "road_gap_morf"}  # the second calibration kept the first's bar
+    assert set(json.loads(path.read_text())["controls"]) == {"vce", "attribution"}
+    judged = domain_bars(_Bundled(tmp_path), _Profile(), {})
+    assert judged.source == "cards" and judged.get("target_accuracy", "target_accuracy") == Bar(0.8, "min")
+    assert judged.get("road_gap:morf", "road_gap") == Bar(0.03, "min")  # added: the cards have no ROAD bar
+    assert judged.get("road_gap:lerf", "road_gap") is None
+    facts = judged.describe()
+    assert set(facts["domain_bars"]) == {"road_gap_morf"} and facts["domain_bars"]["road_gap_morf"]["rationale"]
+    # recalibrating one kind replaces its own entries only
+    write_domain_bars(path, {}, domain="bundled", profile="quick", controls={}, method_kind="attribution")
+    assert set(read_bars_file(path)[0]) == {"target_accuracy"}
+
+
+def test_the_bundled_morpho_road_bar_is_the_one_its_calibration_derives():
+    from cfcheck.domains import get_domain
+
+    morpho = Path(get_domain("morpho").calibration_dir)
+    values = json.loads((morpho / "calibration-attribution-quick.json").read_text())
+    measured = {key: {control: {int(seed): gap for seed, gap in seeds.items()} for control, seeds in by.items()}
+                for key, by in values["values"].items()}
+    derived = derive_gap_bars(measured, values["roles"], "morpho", "quick")
+    bars, _ = read_bars_file(morpho / "bars-quick.json")
+    assert bars["road_gap_morf"] == derived["road_gap_morf"][0]
+    assert derived["road_gap_lerf"][0] is None and "road_gap_lerf" not in bars
+
+
+def run_road(tmp_path: Path, fixture: str, domain: str) -> dict:
+    """``pytest suites/attribution/test_road.py --method=fixtures/<fixture>.py`` as a user runs it."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    env.pop("PYTEST_XDIST_WORKER", None)
+    env.pop("PYTEST_XDIST_WORKER_COUNT", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", str(root / "suites" / "attribution" / "test_road.py"),
+         f"--method={root / 'fixtures' / fixture}.py", f"--cfcheck-domain={domain}", "--cfcheck-profile=quick",
+         f"--cfcheck-report-dir={tmp_path}", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-o", "addopts=",
+         "--cfcheck-no-cache"],
+        cwd=root, capture_output=True, text=True, env=env, check=False,
+    )
+    path = tmp_path / f"{fixture}-quick" / "scorecard.json"
+    assert path.is_file(), done.stdout[-3000:] + done.stderr[-3000:]
+    return json.loads(path.read_text())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("fixture", "expected"), [("attr_gradient", "pass"), ("attr_noisy_gradient", "pass"),
+                                                   ("attr_random", "fail")])
+def test_road_morf_gates_on_morpho_and_reports_lerf(tmp_path, fixture, expected):
+    scorecard = run_road(tmp_path, fixture, "morpho")
+    verdicts = {s["metric"]: s["verdict"] for s in scorecard["scores"]}
+    assert verdicts["road_gap:morf"] == expected, scorecard["scores"]
+    assert verdicts["road_gap:lerf"] is None and verdicts["road_area:morf"] is None
