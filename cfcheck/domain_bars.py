@@ -28,7 +28,7 @@ from typing import Any
 
 from cfcheck.thresholds import Bar
 
-__all__ = ["DomainBars", "bars_path", "domain_bars", "read_bars_file", "write_domain_bars"]
+__all__ = ["DomainBars", "bars_path", "domain_bars", "read_bars_file", "render_domain_bars", "write_domain_bars"]
 
 BARS_FORMAT = 1
 
@@ -125,3 +125,11 @@ def write_domain_bars(path: Path, bars: Mapping[str, tuple[Bar, str]], *, domain
                        "bars": {**kept, **entries}}, indent=1, sort_keys=True) + "\n"
     atomic_write_text(path, text)
     return Path(path)
+
+
+def render_domain_bars(derived: Mapping[str, tuple[Bar | None, str]]) -> str:
+    """A Markdown table of derived bars: score, bar (or none) and the rationale."""
+    lines = ["| score | bar | rationale |", "|---|---|---|"]
+    for key, (bar, why) in sorted(derived.items()):
+        lines.append(f"| {key} | {bar.describe() if bar else 'none'} | {why} |")
+    return "\n".join(lines) + "\n"

@@ -203,13 +203,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (RuntimeError, ValueError) as error:  # DomainError is a ValueError
         print(f"cfcheck calibrate: {error}", file=sys.stderr)
         return 2
+    from cfcheck.domain_bars import render_domain_bars
+
     print(render_domain_bars(outcome["derived"]))
     print(f"wrote {outcome['bars']} and {outcome['values']}", file=sys.stderr)
     return 0
-
-
-def render_domain_bars(derived: dict[str, tuple[Bar | None, str]]) -> str:
-    lines = ["| score | bar | rationale |", "|---|---|---|"]
-    for key, (bar, why) in sorted(derived.items()):
-        lines.append(f"| {key} | {bar.describe() if bar else 'none'} | {why} |")
-    return "\n".join(lines) + "\n"

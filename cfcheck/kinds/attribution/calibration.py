@@ -172,7 +172,7 @@ def calibrate_attribution(spec: str, profile: str = "quick", seeds: Sequence[int
 
 def main(spec: str, profile: str, seeds: Sequence[int]) -> int:
     """The command behind ``cfcheck calibrate --kind attribution``."""
-    from cfcheck.domain_calibration import render_domain_bars
+    from cfcheck.domain_bars import render_domain_bars
 
     torch.set_num_threads(1)
     outcome = calibrate_attribution(spec, profile, seeds, log=lambda line: print(line, file=sys.stderr))

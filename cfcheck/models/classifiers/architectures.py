@@ -352,8 +352,9 @@ def calibrate_logits(
 class EmbeddingNet(nn.Module):
     """Domain embedding for FID / KID / perceptual distance.
 
-    Trained multi-task (digit, thickness bin, intensity bin, font) so its features encode
-    every generative factor, not only the class. ``forward`` returns the 64-d features
+    Trained multi-task, one head per labelled factor of the domain (``head_classes``: factor →
+    number of values; default one 10-way ``"class"`` head), so its features encode every factor,
+    not only the class. ``forward`` returns the 64-d features
     (``num_features``); ``feature_maps`` returns the intermediate conv activations that the
     LPIPS formula compares; ``head_logits`` exposes the training heads.
     """
@@ -363,7 +364,7 @@ class EmbeddingNet(nn.Module):
     def __init__(self, head_classes: dict[str, int] | None = None, width: int = 16) -> None:
         super().__init__()
         if head_classes is None:
-            head_classes = {"digit": 10}
+            head_classes = {"class": 10}
         if not head_classes or any(int(k) < 2 for k in head_classes.values()):
             raise ValueError(f"head_classes needs ≥1 head with ≥2 classes each, got {head_classes}")
         self.head_classes = dict(head_classes)
