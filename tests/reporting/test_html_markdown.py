@@ -150,6 +150,19 @@ def test_a_kind_without_bars_is_reported_never_passed():
     assert headline(judged)[1] == "PASS: no score fails (2 pass)" and badge_state(judged)[0] == "pass"
 
 
+def test_a_bundled_domain_lists_the_bars_it_adds_to_the_cards():
+    score = _score("road", "cnn/seed0/removal", "pass", metric="road_gap:morf", kind="attribution",
+                   threshold=">= 0.029")
+    card = _card([score])
+    card["profile"]["domains"] = {
+        "morpho": {"bars": "cards", "bars_file": "bars-quick.json", "bar_count": 40,
+                   "domain_bars": {"road_gap_morf": {"bar": ">= 0.029", "rationale": "halfway: measured"}}},
+        "gmm": {"bars": "cards", "bars_file": None, "bar_count": 39}}
+    page = html.unescape(render_html(card))
+    assert "bar on morpho (road_gap_morf)" in page and ">= 0.029: halfway: measured" in page
+    assert "bar on gmm" not in page  # a bundled domain without bars of its own adds no line
+
+
 def test_markdown_summary_rows_per_classifier_then_failures_then_all_scores():
     text = render_markdown(_card(_known()))
     assert text.index("## Summary") < text.index("## Failing scores") < text.index("## All scores")
