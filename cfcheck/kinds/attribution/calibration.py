@@ -112,7 +112,7 @@ def derive_gap_bars(values: Mapping[str, Mapping[str, Mapping[int, float]]], rol
 def measure_gaps(domain: Any, section: Any, seeds: Sequence[int], log: Callable[[str], None] = print,
                  ) -> tuple[dict[str, dict[str, dict[int, float]]], dict[str, str]]:
     """Mean gap of every control, per calibrated score and seed: (score → control → seed → gap, roles)."""
-    from cfcheck.kinds.attribution.removal import removal_curve
+    from cfcheck.kinds.attribution.removal import removal_curve, removal_gap
     from cfcheck.kinds.attribution.reproduction import LocalRun, removal_data
     from cfcheck.methods.attributions import RandomAttribution
     from cfcheck.metrics.removal_curves import curve_area
@@ -129,7 +129,7 @@ def measure_gaps(domain: Any, section: Any, seeds: Sequence[int], log: Callable[
                 curve, random_curve = (removal_curve(run, d, strategy, order) for d in (data, baseline))
                 area = curve_area(curve.outcomes, curve.levels)
                 random_area = curve_area(random_curve.outcomes, random_curve.levels)
-                gap = random_area - area if order == "morf" else area - random_area
+                gap = removal_gap(strategy, order, area, random_area)
                 values.setdefault(f"{strategy}_gap_{order}", {}).setdefault(name, {})[seed] = float(gap.mean())
             log(f"seed {seed} {name}: " + ", ".join(f"{k} {v[name][seed]:+.3f}" for k, v in values.items()))
     return values, {name: role for name, (role, _) in controls.items()}

@@ -272,10 +272,14 @@ def score_removal(run: Run, result: Any, method: Any, score: Any, strategy: str,
     extra = {"curve": {"levels": list(curve.levels), "method": curve.heights, "random": baseline.heights}}
     labels = result.sample_labels
     score(f"{strategy}_area{suffix}", area, labels=labels, extra=extra)
-    # positive = better than random: less accuracy left after removing the most relevant pixels,
-    # more after removing the least relevant ones, more inputs misclassified by GOAR
-    better = random_area - area if (strategy != "goar" and order == "morf") else area - random_area
-    score(f"{strategy}_gap{suffix}", better, labels=labels)
+    score(f"{strategy}_gap{suffix}", removal_gap(strategy, order, area, random_area), labels=labels)
+
+
+def removal_gap(strategy: str, order: str, area: Any, random_area: Any) -> Any:
+    """Per-input gap to the random attribution, positive = better than random: less accuracy left
+    after removing the most relevant pixels, more after removing the least relevant ones, more
+    inputs misclassified by GOAR."""
+    return random_area - area if (strategy != "goar" and order == "morf") else area - random_area
 
 
 def leakage(run: Run, data: RemovalData, strategy: str) -> torch.Tensor:
