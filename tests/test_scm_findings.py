@@ -22,9 +22,9 @@ import torch
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("scm-findings")]
 
 N = 60
-#: generator -> (the domain's model role of its image mechanism, abduct the pixel noise)
-GENERATORS = {"vae": ("scm_vae", True), "hvae": ("scm_hvae", True), "gan": ("scm_gan", False),
-              "vae_mean": ("scm_vae", False), "hvae_mean": ("scm_hvae", False)}
+#: generator -> (its image mechanism: a model of morpho's role scm_image_mechanisms, abduct the pixel noise)
+GENERATORS = {"vae": ("cvae", True), "hvae": ("chvae", True), "gan": ("cgan", False),
+              "vae_mean": ("cvae", False), "hvae_mean": ("chvae", False)}
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +50,9 @@ def measured() -> dict[str, dict]:
         interventions = {f: {f: domain.sample_intervention(f, parents, generator)} for f in domain.factor_names}
         targets = {f: domain.counterfactual_parents(scored, index, iv) for f, iv in interventions.items()}
         found: dict[str, dict] = {}
-        for name, (role, noise) in GENERATORS.items():
-            method = SCMVAE(vae=models[domain.model_roles[role][0]], mechanisms=mechanisms, abduct_pixel_noise=noise)
+        for name, (mechanism, noise) in GENERATORS.items():
+            assert mechanism in domain.model_roles["scm_image_mechanisms"]
+            method = SCMVAE(vae=models[mechanism], mechanisms=mechanisms, abduct_pixel_noise=noise)
             composition, y = {}, x
             for m in range(1, 11):
                 y = method.counterfactual(y, parents, {"thickness": parents["thickness"].clone()})

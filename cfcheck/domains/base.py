@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
-import torch
 
 #: Capabilities a domain may declare.
 CLASS_COUNTERFACTUAL = "class_counterfactual"  # the true counterfactual under do(class = target)
@@ -77,29 +76,6 @@ class Domain(Protocol):
 
     def split(self, name: str, n: int | None = None) -> Any:
         """A split (``.images`` N×C×H×W in [0, 1], ``.labels`` int64 N, ``.factors``)."""
-
-
-@runtime_checkable
-class StructuralCausalModel(Protocol):
-    """A domain with an SCM over ``factor_names`` (what the SCM kind intervenes on)."""
-
-    def parents(self, split: str, index: torch.Tensor) -> dict[str, torch.Tensor]:
-        """The observed factors of the split's images at ``index``, keyed by factor name."""
-
-    def sample_intervention(
-        self, factor: str, parents: dict[str, torch.Tensor], generator: torch.Generator
-    ) -> torch.Tensor:
-        """New values of ``factor``, each in another bin than the observed value."""
-
-    def parent_bin(self, factor: str, values: torch.Tensor) -> torch.Tensor:
-        """The bin (int64) of each value of ``factor``: a categorical factor's value itself, a continuous
-        factor's intervention bin (the bins :meth:`sample_intervention` moves a value out of)."""
-
-    def intervention_counterfactual(
-        self, split: str, index: torch.Tensor, intervention: dict[str, torch.Tensor]
-    ) -> torch.Tensor:
-        """The true counterfactual images under ``intervention`` (capability
-        ``intervention_counterfactual``)."""
 
 
 class BundledDomain:

@@ -14,9 +14,8 @@ METHOD_ROLES: dict[str, str] = {
     "diffusion": "the domain's diffusion model (a method's generative prior)",
     "retrained": "the model whose recipe removal benchmarks (ROAR, GOAR) retrain on removed data",
     "attribute_mechanisms": "flows of the SCM's continuous parents (abduction and prediction)",
-    "scm_vae": "the conditional-VAE image mechanism of the reference SCM generator",
-    "scm_hvae": "the conditional hierarchical-VAE image mechanism (a second reference SCM generator)",
-    "scm_gan": "the conditional GAN (with an encoder) image mechanism (a third reference SCM generator)",
+    "scm_image_mechanisms": "conditional generative models of the image given its SCM parents (abduction and "
+                            "prediction of the image mechanism; an SCM generator builds on one of them)",
     "latent_explained": "the latent classifier a latent explainer explains (Synbols)",
     "latent_generator": "the generator g(z) of a latent space",
     "latent_encoder": "the encoder of a latent space",

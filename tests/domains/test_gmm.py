@@ -13,8 +13,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate
 
-from cfcheck.domains.base import SPLIT_ROLES, Domain, MissingCapability
-from cfcheck.domains.gmm import SPLIT_SIZES, GMMDomain, LabeledPoints, posterior_mean, predicted_noise
+from cfcheck.domains.base import SPLIT_ROLES, Domain
+from cfcheck.domains.gmm import (
+    SPLIT_SIZES,
+    GMMDomain,
+    LabeledPoints,
+    posterior_mean,
+    predicted_noise,
+)
+from cfcheck.kinds.scm.capabilities import StructuralCausalModel
+from cfcheck.kinds.scm.spec import SCMSpec
 
 ALPHAS = [0.05, 0.3, 0.7, 0.95, 0.999]
 
@@ -30,11 +38,11 @@ def test_the_domain_protocol_and_its_declared_absences():
     assert set(domain.split_roles) == set(SPLIT_ROLES) and set(domain.split_roles.values()) <= set(SPLIT_SIZES)
     assert dict(domain.model_roles) == {"explained": ("mlp",), "retrained": ("mlp",)}
     assert domain.capabilities == frozenset()
-    assert domain.parents("test", torch.arange(3)) == {}
-    with pytest.raises(MissingCapability, match="gmm"):
-        domain.intervention_counterfactual("test", torch.arange(3), {})
-    with pytest.raises(ValueError, match="no factors"):
-        domain.sample_intervention("digit", {}, torch.Generator())
+    # no structural causal model: not even stubs, so the SCM kind's isinstance check turns it away
+    assert not isinstance(domain, StructuralCausalModel)
+    assert not any(hasattr(domain, m) for m in ("parents", "sample_intervention", "parent_bin",
+                                                 "intervention_counterfactual"))
+    assert SCMSpec().supports(domain) == "domain 'gmm' has no structural causal model to intervene on"
 
 
 def test_splits_have_their_sizes_types_and_are_deterministic():

@@ -278,13 +278,14 @@ def test_counterfactual_finetuning_is_deterministic_and_moves_the_weights(option
 
 
 # -- the bundled models ----------------------------------------------------------------------------------
-def _bundled(role: str, abduct_pixel_noise: bool) -> SCMVAE:
+def _bundled(mechanism: str, abduct_pixel_noise: bool) -> SCMVAE:
     from cfcheck.domains import get_domain
     from cfcheck.zoo import MethodModels, ModelZoo
 
     domain = get_domain("morpho")
     models = MethodModels(ModelZoo(get_domain("morpho"), torch.device("cpu")))
-    return SCMVAE(vae=models[domain.model_roles[role][0]], mechanisms=domain.attribute_mechanisms(models),
+    assert mechanism in domain.model_roles["scm_image_mechanisms"]
+    return SCMVAE(vae=models[mechanism], mechanisms=domain.attribute_mechanisms(models),
                   abduct_pixel_noise=abduct_pixel_noise)
 
 
@@ -301,17 +302,17 @@ def test_bundled_hvae_null_intervention_returns_the_input_and_the_gan_its_recons
     0.0248 here (0.070 before its counterfactual fine-tuning), so within 0.035."""
     _, x, parents = _test_images(50)
     null = {"thickness": parents["thickness"].clone()}
-    torch.testing.assert_close(_bundled("scm_hvae", True).counterfactual(x, parents, null), x, atol=1e-4, rtol=0)
-    gan = _bundled("scm_gan", False).counterfactual(x, parents, null)
+    torch.testing.assert_close(_bundled("chvae", True).counterfactual(x, parents, null), x, atol=1e-4, rtol=0)
+    gan = _bundled("cgan", False).counterfactual(x, parents, null)
     assert 0.0 < float((gan - x).abs().mean()) < 0.035
 
 
-@pytest.mark.parametrize("role, noise", [("scm_hvae", True), ("scm_gan", False)])
-def test_bundled_hvae_and_gan_move_the_intervened_parent_the_right_way(role, noise):
+@pytest.mark.parametrize("mechanism, noise", [("chvae", True), ("cgan", False)])
+def test_bundled_hvae_and_gan_move_the_intervened_parent_the_right_way(mechanism, noise):
     """do(a high value) shows a higher measured value than do(a low value) of the same input, as the VAE's
     test asserts (share >= 0.9 of 100 test images; the GAN, counterfactually fine-tuned, 1.00 for both)."""
     domain, x, parents = _test_images(100)
-    method = _bundled(role, noise)
+    method = _bundled(mechanism, noise)
     for factor, low, high in (("thickness", 1.6, 3.6), ("intensity", 90.0, 230.0)):
         lows = method.counterfactual(x, parents, {factor: torch.full((100,), low)})
         highs = method.counterfactual(x, parents, {factor: torch.full((100,), high)})

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from cfcheck.domains.base import BundledDomain, INTERVENTION_COUNTERFACTUAL, require, split_prefix_size
+from cfcheck.domains.base import BundledDomain, split_prefix_size
 
 from . import denoiser
 
@@ -181,23 +181,6 @@ class GMMDomain(BundledDomain):
         exchangeable, so any layout gives the same distribution."""
         side = math.isqrt(self.dim)
         return (1, side, side) if side * side == self.dim else None
-
-    # -- the Domain protocol's SCM part: there is no SCM --------------------------------------
-    def parents(self, split: str, index: Tensor) -> dict[str, Tensor]:
-        """No factors: always an empty dict (after checking the split name)."""
-        if split not in SPLIT_SEEDS:
-            raise ValueError(f"unknown split {split!r}; expected one of {sorted(SPLIT_SEEDS)}")
-        return {}
-
-    def sample_intervention(self, factor: str, parents: dict[str, Tensor], generator: torch.Generator) -> Tensor:
-        raise ValueError(f"unknown factor {factor!r}: the gmm domain has no structural causal model (no factors)")
-
-    def parent_bin(self, factor: str, values: Tensor) -> Tensor:
-        raise ValueError(f"unknown factor {factor!r}: the gmm domain has no structural causal model (no factors)")
-
-    def intervention_counterfactual(self, split: str, index: Tensor, intervention: dict[str, Tensor]) -> Tensor:
-        require(self, INTERVENTION_COUNTERFACTUAL)  # always raises MissingCapability
-        raise AssertionError("unreachable")
 
     def __repr__(self) -> str:
         if self.variance == VARIANCE and torch.equal(self.means, default_means(self.dim)):

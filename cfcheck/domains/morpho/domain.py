@@ -52,9 +52,7 @@ class MorphoDomain(BundledDomain):
         "diffusion": ("ddpm",),
         "retrained": ("cnn",),  # ROAR and GOAR retrain the CNN's recipe on removed images
         "attribute_mechanisms": ("thickness_flow", "intensity_flow"),
-        "scm_vae": ("cvae",),
-        "scm_hvae": ("chvae",),
-        "scm_gan": ("cgan",),
+        "scm_image_mechanisms": ("cvae", "chvae", "cgan"),  # conditional VAE, hierarchical VAE, GAN
         "anticausal_predictors": ("predictor_thickness", "predictor_intensity", "predictor_digit"),
         "minimality_vae": ("cld_vae",),
         "oracles": ("oracle_lenet", "oracle_resnet", "oracle_wide_cnn"),

@@ -20,6 +20,7 @@ from cfcheck.domains.base import INTERVENTION_COUNTERFACTUAL, Domain, require
 from cfcheck.kinds.base import Inputs, KindSpec, Run, Task
 from cfcheck.kinds.calling import MethodOutput, OutputSpec
 from cfcheck.kinds.protocols import MethodKind
+from cfcheck.kinds.scm.capabilities import StructuralCausalModel
 from cfcheck.kinds.scm.section import SECTION_DEFAULTS
 
 if TYPE_CHECKING:
@@ -130,8 +131,6 @@ class SCMSpec(KindSpec):
         return columns
 
     def supports(self, domain: Domain) -> str | None:
-        from cfcheck.domains.base import StructuralCausalModel
-
         if not domain.factor_names or not isinstance(domain, StructuralCausalModel):
             return f"domain {domain.name!r} has no structural causal model to intervene on"
         return None

@@ -1,0 +1,31 @@
+"""What a domain must offer the SCM kind: a structural causal model over its factors, as a typed
+protocol checked with ``isinstance`` (a domain without one never reaches the SCM suites)."""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import torch
+
+
+@runtime_checkable
+class StructuralCausalModel(Protocol):
+    """A domain with an SCM over ``factor_names`` (what the SCM kind intervenes on)."""
+
+    def parents(self, split: str, index: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The observed factors of the split's images at ``index``, keyed by factor name."""
+
+    def sample_intervention(
+        self, factor: str, parents: dict[str, torch.Tensor], generator: torch.Generator
+    ) -> torch.Tensor:
+        """New values of ``factor``, each in another bin than the observed value."""
+
+    def parent_bin(self, factor: str, values: torch.Tensor) -> torch.Tensor:
+        """The bin (int64) of each value of ``factor``: a categorical factor's value itself, a continuous
+        factor's intervention bin (the bins :meth:`sample_intervention` moves a value out of)."""
+
+    def intervention_counterfactual(
+        self, split: str, index: torch.Tensor, intervention: dict[str, torch.Tensor]
+    ) -> torch.Tensor:
+        """The true counterfactual images under ``intervention`` (capability
+        ``intervention_counterfactual``)."""
