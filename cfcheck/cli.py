@@ -107,10 +107,11 @@ def _domain_holding(names: list[str], domains: Sequence[str]) -> str:
 
 
 def _cards(args: argparse.Namespace) -> int:
+    from cfcheck.reporting.card_evidence import bundled_evidence
     from cfcheck.metrics.cards import CARDS, format_card, get_card
 
     keys = args.keys or list(CARDS)
-    print("\n\n".join(format_card(get_card(key)) for key in keys))
+    print("\n\n".join(format_card(get_card(key), bundled_evidence(key)) for key in keys))
     return 0
 
 

@@ -4,18 +4,20 @@ Hvilshøj et al. 2021 show that scores computed under different normalisations o
 evaluation models are not comparable; a card pins those choices down next to the
 formula, the direction, the range and how abstentions count. It also holds the metric's
 pass bar (per profile where they differ), the regression tolerance and the calibration
-rationale: which positive and negative controls the bar sits between, with their measured
-values (``cfcheck calibrate`` regenerates the measurements). A metric with no bar that
+rationale: which positive and negative controls the bar sits between and why. What the controls
+measured is data, not prose: ``cfcheck calibrate`` writes it to each domain's calibration file and
+:mod:`cfcheck.calibration_evidence` summarises it beside the card. A metric with no bar that
 separates its controls has ``bar=None`` and is reported without a verdict. The cards
 themselves live in :mod:`cfcheck.metrics.definitions`, one module per property family;
-``cfcheck cards`` prints them with :func:`format_card`.
+``cfcheck cards`` prints them with :func:`format_card`, with the measured values of every bundled
+domain.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import field
 from typing import Literal
 
@@ -51,7 +53,8 @@ class MetricCard:
     profile_bars: Mapping[str, Bar] = field(default_factory=dict)
     #: allowed regression against a stored baseline, in the metric's own units
     tolerance: float = 0.0
-    #: why the bar sits where it does: the controls on either side and their measured values
+    #: why the bar sits where it does: the controls on either side (their measured values are in the
+    #: domains' calibration files; numbers from other measurements name the command that made them)
     rationale: str = ""
     #: what a failure means in the user's terms, appended to the failure message
     failure_hint: str = ""
@@ -100,8 +103,14 @@ def _format_bound(value: float) -> str:
     return f"{value:g}"
 
 
-def format_card(card: MetricCard) -> str:
-    """Multi-line plain-text rendering of a card, as ``cfcheck cards`` prints it."""
+def format_card(card: MetricCard, measured: Sequence[str] = ()) -> str:
+    """Multi-line plain-text rendering of a card, as ``cfcheck cards`` prints it.
+
+    Args:
+        card: the metric card.
+        measured: sentences of what the controls reached on a domain
+            (:func:`cfcheck.calibration_evidence.measured_evidence`), one line each after the rationale.
+    """
     low, high = card.range
     open_low = "(" if math.isinf(low) else "["
     open_high = ")" if math.isinf(high) else "]"
@@ -126,5 +135,6 @@ def format_card(card: MetricCard) -> str:
         lines.append("  bar:           none (reported without a verdict)")
     if card.rationale:
         lines.append(f"  rationale:     {card.rationale}")
+    lines += [f"  measured:      {sentence}" for sentence in measured]
     lines.append(f"  tolerance:     {card.tolerance:g} (regression against a baseline)")
     return "\n".join(lines)

@@ -382,6 +382,7 @@ def _domain_bar_lines(scorecard: dict[str, Any], key: str) -> list[tuple[str, st
 
 
 def _cards(scores: Sequence[dict[str, Any]], scorecard: dict[str, Any] | None = None) -> str:
+    from cfcheck.reporting.card_evidence import scorecard_evidence
     from cfcheck.metrics.cards import CARDS
 
     keys = list(dict.fromkeys(str(s["metric"]).split(":", 1)[0] for s in scores))
@@ -393,7 +394,8 @@ def _cards(scores: Sequence[dict[str, Any]], scorecard: dict[str, Any] | None = 
         fields = [("formula", card.formula), ("direction", f"{card.direction} is better" if card.direction != "none" else "none"),
                   ("range", f"[{card.range[0]:g}, {card.range[1]:g}] {card.units}"), ("normalisation", card.normalisation),
                   ("abstentions", card.abstentions), ("bar (bundled domains)", bar),
-                  ("rationale", card.rationale or "-"), *_domain_bar_lines(scorecard or {}, key),
+                  ("rationale", card.rationale or "-"), *scorecard_evidence(scorecard or {}, key),
+                  *_domain_bar_lines(scorecard or {}, key),
                   ("citation", card.citation), ("notes", card.notes or "-")]
         items = "".join(f"<dt>{e(name)}</dt><dd>{e(value)}</dd>" for name, value in fields)
         out.append(f"<details class='card' id='{card_anchor(key)}'><summary><b>{e(card.name)}</b> "

@@ -20,6 +20,19 @@ def test_cards_prints_every_card(capsys):
         assert card.name in out
 
 
+def test_cards_prints_what_the_controls_measured_on_the_bundled_domains(capsys):
+    from cfcheck.calibration_evidence import measured_evidence
+    from cfcheck.domains import get_domain
+
+    assert main(["cards", "target_accuracy"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    measured = [line for line in lines if line.startswith("  measured:")]
+    assert measured == [f"  measured:      {measured_evidence(get_domain('morpho'), 'target_accuracy')}"]
+    assert lines.index(measured[0]) == next(i for i, line in enumerate(lines) if line.startswith("  rationale:")) + 1
+    assert main(["cards", "lpips"]) == 0  # never calibrated: no measured line
+    assert "measured:" not in capsys.readouterr().out
+
+
 def test_unknown_card_is_an_error_naming_the_keys(capsys):
     assert main(["cards", "sharpness"]) == 2
     assert "sharpness" in capsys.readouterr().err

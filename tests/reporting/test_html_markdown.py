@@ -5,6 +5,7 @@ page needs nothing from the network."""
 from __future__ import annotations
 
 import html
+import json
 import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
@@ -161,6 +162,30 @@ def test_a_bundled_domain_lists_the_bars_it_adds_to_the_cards():
     page = html.unescape(render_html(card))
     assert "bar on morpho (road_gap_morf)" in page and ">= 0.029: halfway: measured" in page
     assert "bar on gmm" not in page  # a bundled domain without bars of its own adds no line
+
+
+def test_a_card_shows_what_the_controls_measured_on_each_domain_with_calibration_values(tmp_path):
+    from cfcheck.calibration_evidence import measured_evidence
+    from cfcheck.domains import get_domain
+
+    user_folder = tmp_path / "user_domain"
+    user_folder.mkdir()
+    (user_folder / "calibration-quick.json").write_text(json.dumps({"domain": "mine", "profile": "quick", "values": {
+        "vce/mine/validity/target_accuracy[clf/seed0]": {"truth": {"value": 0.9, "expected": "+"},
+                                                         "identity": {"value": 0.05, "expected": "-"}}}}))
+    card = _card([_score("validity", "cnn/ideal/seed0", "pass"), _score("closeness", "cnn/ideal/seed0", "pass", metric="d2")])
+    card["profile"]["domains"] = {
+        "morpho": {"bars": "cards", "bars_file": None, "bar_count": 40},
+        "mine": {"bars": "calibrated", "bars_file": str(user_folder / "bars-quick.json"), "bar_count": 3},
+        "elsewhere": {"bars": "uncalibrated", "bars_file": None, "bar_count": 0}}  # no folder recorded: no row
+    page = html.unescape(render_html(card))
+    morpho = measured_evidence(get_domain("morpho"), "target_accuracy")
+    assert f"<dt>measured on morpho</dt><dd>{morpho.split(', ', 1)[1]}</dd>" in page
+    assert ("<dt>measured on mine</dt><dd>quick profile (`cfcheck calibrate`, 1 task score per control): "
+            "expected to pass validity — truth 0.9; expected to fail validity — identity 0.05</dd>") in page
+    assert page.count("<dt>measured on mine</dt>") == 1  # the user's file holds no d2: the d2 card has no row
+    assert "measured on elsewhere" not in page
+    assert page.count("<dt>measured on morpho</dt>") == 2  # target_accuracy and d2
 
 
 def test_markdown_summary_rows_per_classifier_then_failures_then_all_scores():

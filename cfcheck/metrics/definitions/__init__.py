@@ -1,7 +1,9 @@
 """The metric cards, one module per property family; :data:`ALL_CARDS` collects them.
 
-Every bar's rationale names the controls it sits between and their measured values, from
-``cfcheck calibrate`` (quick profile, seed 0 unless the text says otherwise).
+Every bar's rationale names the controls it sits between and why. What the controls reached on a
+bundled domain is not quoted there: ``cfcheck calibrate`` writes it to the domain's calibration
+file and :mod:`cfcheck.calibration_evidence` shows it beside the card. Numbers from other
+measurements (floors, baselines, other scripts) name the command that measured them.
 """
 
 from __future__ import annotations

@@ -13,8 +13,9 @@ _CONTINUOUS = ("|m(x*) − v| / sd(v): m = the domain's measurement of the paren
 _CATEGORICAL = "[o(x*) = v]: o = the domain's attribute oracle of the parent, v = its value after the intervention"
 _IMAGES = "images in [0, 1]; errors in standard deviations of the parent"
 _ABSTAIN = "abstentions excluded (coverage is reported by the ground_truth suite)"
-_MEASURED = ("(quick profile at 60 inputs per intervention, seed 0; at the 100 it uses since, every control "
-             "stays on the same side of the bar: README's SCM calibration table)")
+_MEASURED = ("(quick profile at 60 inputs per intervention, seed 0, `cfcheck calibrate --methods scm_truth "
+             "scm_identity scm_resample scm_noise`; at the 100 it uses since, every control stays on the same "
+             "side of the bar: README's SCM calibration table)")
 
 SCM_CARDS = (
     MetricCard(

@@ -14,8 +14,9 @@ _CONTINUOUS = ("|g(x*) − v| / sd(v): g = the domain's anti-causal predictor of
 _CATEGORICAL = "[g(x*) = v]: g = the domain's anti-causal classifier of the parent, v = its value after the intervention"
 _IMAGES = "images in [0, 1]; errors in standard deviations of the parent"
 _ABSTAIN = "abstentions excluded (coverage is reported by the ground_truth suite)"
-_MEASURED = ("(quick profile at 60 inputs per intervention, seed 0; at the 100 it uses since, every control "
-             "stays on the same side of the bar: README's SCM calibration table)")
+_MEASURED = ("(quick profile at 60 inputs per intervention, seed 0, `cfcheck calibrate --methods scm_truth "
+             "scm_identity scm_resample scm_noise`; at the 100 it uses since, every control stays on the same "
+             "side of the bar: README's SCM calibration table)")
 _CLD_CITE = "Melistas et al. 2024, §3.2 eq. 9 and Table 5 (after Sanchez & Tsaftaris 2022)"
 _CLD_SETS = ("S_x, S_x* = {KL(q(z|x') ‖ q(z|x))} over the first 5,000 real images x' of the reference split whose "
              "intervened parent lies in x's (x*'s) bin (10 bins for a continuous parent; the digit itself); div = "

@@ -1,0 +1,183 @@
+"""What the controls measured, per metric card: the summary against a brute-force count over values
+whose answer is known by construction, the sentence, the file loader, and the consistency of every
+bundled card's bar with the controls' values on morpho."""
+
+from __future__ import annotations
+
+import doctest
+import json
+import re
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import cfcheck.calibration_evidence as evidence_module
+from cfcheck.calibration_evidence import (
+    CardEvidence,
+    ControlRange,
+    measured_evidence,
+    render_evidence,
+    summarise_evidence,
+)
+from cfcheck.domains import get_domain
+from cfcheck.metrics.cards import CARDS
+
+
+def _entry(value, expected):
+    return {"value": value, "expected": expected}
+
+
+#: oracle_score over two variants and two tasks; other keys that share a prefix or a suite must be ignored
+VALUES = {
+    "vce/toy/validity/oracle_score:o_a[cnn/a]": {"truth": _entry(0.9, "+"), "noise": _entry(0.1, "-"), "pgd": _entry(0.5, "")},
+    "vce/toy/validity/oracle_score:o_b[cnn/a]": {"truth": _entry(1.0, "+"), "noise": _entry(0.3, "-"), "pgd": _entry(0.2, "")},
+    "vce/toy/validity/oracle_score:o_a[mlp/b]": {"truth": _entry(0.95, "+"), "noise": _entry(0.0, "-"), "pgd": _entry(0.7, "")},
+    "vce/toy/validity/oracle_score:o_b[mlp/b]": {"truth": _entry(0.92, "+"), "noise": _entry(0.2, "-"), "pgd": _entry(0.4, "")},
+    "vce/toy/validity/oracle_score_extra[cnn/a]": {"truth": _entry(-5.0, "+")},
+    "vce/toy/validity/tcv[cnn/a]": {"truth": _entry(7.0, "+"), "identity": _entry(0.0, "-")},
+}
+
+
+def _brute_force(values, card_key):
+    """(control, sign) → (min, max, count), parsing the keys with a regular expression."""
+    found = {}
+    for key, controls in values.items():
+        match = re.fullmatch(r"[^/]+/[^/]+/[^/]+/([^:\[]+)(?::[^\[]+)?\[.+\]", key)
+        if match is None or match.group(1) != card_key:
+            continue
+        for control, entry in controls.items():
+            low, high, count = found.get((control, entry["expected"]), (float("inf"), float("-inf"), 0))
+            found[control, entry["expected"]] = (min(low, entry["value"]), max(high, entry["value"]), count + 1)
+    return found
+
+
+def test_the_summary_pools_variants_and_matches_the_known_answer():
+    evidence = summarise_evidence(VALUES, "oracle_score")
+    # known by construction: truth 0.9–1, noise 0–0.3, pgd 0.2–0.7, 4 scores each (2 tasks × 2 variants)
+    assert evidence.ranges == (ControlRange("truth", "+", 0.9, 1.0, 4), ControlRange("noise", "-", 0.0, 0.3, 4),
+                               ControlRange("pgd", "", 0.2, 0.7, 4))
+    assert (evidence.suites, evidence.variants, evidence.task_count) == (("validity",), ("o_a", "o_b"), 2)
+    brute = _brute_force(VALUES, "oracle_score")
+    assert {(r.control, r.expected): (r.low, r.high, r.count) for r in evidence.ranges} == brute
+    assert summarise_evidence(VALUES, "tcv").ranges == (ControlRange("truth", "+", 7.0, 7.0, 1),
+                                                        ControlRange("identity", "-", 0.0, 0.0, 1))
+
+
+def test_an_absent_key_gives_none_and_bad_arguments_are_refused():
+    assert summarise_evidence(VALUES, "d2") is None
+    assert summarise_evidence({}, "tcv") is None
+    with pytest.raises(ValueError, match="without a variant"):
+        summarise_evidence(VALUES, "oracle_score:o_a")
+    with pytest.raises(ValueError, match="no finite value"):
+        summarise_evidence({"vce/toy/validity/tcv[t]": {"truth": _entry("high", "+")}}, "tcv")
+    with pytest.raises(ValueError, match="expected"):
+        summarise_evidence({"vce/toy/validity/tcv[t]": {"truth": _entry(1.0, "yes")}}, "tcv")
+
+
+def test_the_sentence_groups_by_expected_sign():
+    text = render_evidence(summarise_evidence(VALUES, "oracle_score"), profile="quick", domain="toy")
+    assert text == ("on toy, quick profile (`cfcheck calibrate`, 4 scores per control: 2 tasks, variants o_a, o_b "
+                    "pooled): expected to pass validity — truth 0.9–1; expected to fail validity — noise 0–0.3; "
+                    "no expectation — pgd 0.2–0.7")
+    shared = CardEvidence("kid", ("realism",), (), 3, (
+        ControlRange("truth", "+", -0.0321, 0.13, 3), ControlRange("truth_rejecting", "+", -0.0321, 0.13, 3),
+        ControlRange("noise", "-", 19.44, 19.44, 2)))
+    assert render_evidence(shared, profile="quick") == (
+        "quick profile (`cfcheck calibrate`, task scores per control in brackets): expected to pass realism — "
+        "truth, truth_rejecting −0.0321 to 0.13 (3); expected to fail realism — noise 19.4 (2)")
+    with pytest.raises(ValueError, match="profile"):
+        render_evidence(shared, profile="")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(
+    st.tuples(st.sampled_from(["d1", "d1_5", "oracle_score:o_a", "oracle_score:o_b"]), st.sampled_from(["t0", "t1", "t2"])),
+    st.dictionaries(st.sampled_from(["truth", "noise", "pgd", "mine"]),
+                    st.tuples(st.floats(-1e6, 1e6), st.sampled_from(["+", "-", ""])), min_size=1),
+    max_size=12))
+def test_every_value_lies_in_its_reported_range_and_the_counts_add_up(scores):
+    values = {f"vce/toy/closeness/{metric}[{task}]": {c: _entry(v, s) for c, (v, s) in controls.items()}
+              for (metric, task), controls in scores.items()}
+    for card_key in ("d1", "oracle_score"):
+        evidence = summarise_evidence(values, card_key)
+        entries = [(control, entry) for key, controls in values.items() if re.search(rf"/{card_key}[:\[]", key)
+                   for control, entry in controls.items()]
+        if not entries:
+            assert evidence is None
+            continue
+        spans = {(r.control, r.expected): r for r in evidence.ranges}
+        for control, entry in entries:
+            span = spans[control, entry["expected"]]
+            assert span.low <= entry["value"] <= span.high
+        assert sum(r.count for r in evidence.ranges) == len(entries)
+        assert len(spans) == len(evidence.ranges)  # one span per (control, sign)
+
+
+def test_the_loader_reads_a_domain_folder_and_names_a_malformed_file(tmp_path):
+    domain = SimpleNamespace(name="toy", calibration_dir=tmp_path)
+    assert measured_evidence(domain, "oracle_score") is None  # no file
+    assert measured_evidence(SimpleNamespace(name="none", calibration_dir=None), "tcv") is None
+    path = tmp_path / "calibration-quick.json"
+    path.write_text(json.dumps({"domain": "toy", "profile": "quick", "values": VALUES}))
+    assert measured_evidence(domain, "oracle_score").startswith("on toy, quick profile")
+    assert measured_evidence(domain, "d2") is None  # the file holds no score of d2
+    assert measured_evidence(domain, "tcv", profile="full") is None
+    (tmp_path / "calibration-standard.json").write_text("{not json")
+    with pytest.raises(ValueError, match=re.escape(str(tmp_path / "calibration-standard.json"))):
+        measured_evidence(domain, "tcv", profile="standard")
+    (tmp_path / "calibration-full.json").write_text(json.dumps({"values": {"vce/toy/v/tcv[t]": {"truth": 3}}}))
+    with pytest.raises(ValueError, match=re.escape(str(tmp_path / "calibration-full.json"))):
+        measured_evidence(domain, "tcv", profile="full")
+
+
+def test_the_module_examples_run():
+    assert doctest.testmod(evidence_module).failed == 0
+
+
+def _card_key(identity):
+    return identity.split("/", 3)[3].split("[", 1)[0].split(":", 1)[0]
+
+
+#: (card, control) where a control expected to pass the card's suite fails the card's bar on some task
+#: score on morpho, or one expected to fail it passes; each reason is written in the card's rationale.
+MORPHO_EXCEPTIONS = {
+    ("target_accuracy", "pgd"): "targeted PGD flips f by construction; the oracle scores fail it",
+    ("original_accuracy", "noise"): "noise moves f off the original class without reaching the target",
+    ("original_accuracy", "pgd"): "PGD moves f off the original class; the oracle scores fail it",
+    ("tcv", "noise"): "TCV counts any change of f's decision; noise fails TA and OTA",
+    ("tcv", "pgd"): "TCV counts any change of f's decision; PGD fails the oracle scores",
+    ("oracle_score", "noise"): "a single oracle agrees with f on noise on some classifiers; the committee fails it",
+    ("oracle_score", "pgd"): "PGD transfers to single oracles on the mlp, noise_cnn, robust_cnn; the committee fails it",
+    ("oracle_target_accuracy", "pgd"): "PGD transfers to the lenet / wide_cnn oracle off the standard cnn",
+    ("lvs_target", "noise"): "LVS counts any change of the oracle's belief; noise fails TA and OTA",
+    ("d1", "nearest"): "the L2-nearest real image is closer than the truth in pixels",
+    ("d1_5", "nearest"): "the L2-nearest real image is closer than the truth in pixels",
+    ("d2", "nearest"): "the L2-nearest real image is closer than the truth in pixels",
+    ("elastic_net", "nearest"): "the L2-nearest real image is closer than the truth in pixels",
+    ("perceptual_distance", "nearest"): "the domain network sees the nearest real image as close as the truth",
+    ("ota_gain", "identity"): "identity changes no input, so gains nothing; randomisation_similarity fails it",
+}
+_CONTROL_WORDS = {"pgd": "PGD", "noise": "noise", "nearest": "nearest", "identity": "Identity"}
+
+
+def test_every_absolute_bar_separates_the_controls_on_morpho_but_for_the_listed_exceptions():
+    path = get_domain("morpho").calibration_dir / "calibration-quick.json"
+    values = json.loads(path.read_text())["values"]
+    checked, violations = set(), set()
+    for identity, controls in values.items():
+        card = CARDS.get(_card_key(identity))
+        bar = card.bar_for("quick") if card is not None and identity.startswith("vce/") else None
+        if bar is None or bar.relative != "absolute":  # a floor-relative bar needs the run's floor
+            continue
+        checked.add(card.key)
+        for control, entry in controls.items():
+            passes = bar.passes(entry["value"])
+            if (entry["expected"] == "+" and not passes) or (entry["expected"] == "-" and passes):
+                violations.add((card.key, control))
+    assert {"target_accuracy", "tcv", "committee_oracle_target_accuracy", "d2", "mnac", "im1", "ota_gain"} <= checked
+    assert violations == set(MORPHO_EXCEPTIONS)  # a stale exception fails too
+    for (key, control), _ in MORPHO_EXCEPTIONS.items():
+        rationale = CARDS[key].rationale
+        assert _CONTROL_WORDS[control] in rationale and "pass" in rationale, (key, control, rationale)
