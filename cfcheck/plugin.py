@@ -196,7 +196,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     _parametrize_method_domain(metafunc, session, domains)
 
 
-def _parametrize_method_domain(metafunc: pytest.Metafunc, session: CfcheckSession, domains: list[str]) -> None:
+def _parametrize_method_domain(metafunc: pytest.Metafunc, session: CfcheckSession, domains: list[Any]) -> None:
     """Build the method once per domain: each test's ``cfcheck_domain`` (session-scoped, so a method
     fixture at any scope may request it) is its task's domain, the run's default method domain
     unparametrised and any other one by a parameter (pairs of a task with another domain are dropped
@@ -205,8 +205,9 @@ def _parametrize_method_domain(metafunc: pytest.Metafunc, session: CfcheckSessio
     if DOMAIN_FIXTURE not in metafunc.fixturenames or not domains:
         return
     chosen = domains if "cfcheck_task" in metafunc.fixturenames else domains[:1]
-    if chosen != [session.default_method_domain()]:  # the unparametrised fixture gives the default domain
-        metafunc.parametrize(DOMAIN_FIXTURE, chosen, indirect=True, scope="session", ids=chosen)
+    names = [domain.name for domain in chosen]
+    if names != [session.default_method_domain()]:  # the unparametrised fixture gives the default domain
+        metafunc.parametrize(DOMAIN_FIXTURE, chosen, indirect=True, scope="session", ids=names)
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -257,7 +258,7 @@ def _domain_matches_task(item: pytest.Item) -> bool:
     """False for the pairs of the domain parametrisation that give a task another domain's method."""
     params = getattr(getattr(item, "callspec", None), "params", {})
     task = params.get("cfcheck_task")
-    return DOMAIN_FIXTURE not in params or task is None or params[DOMAIN_FIXTURE] == task.domain
+    return DOMAIN_FIXTURE not in params or task is None or params[DOMAIN_FIXTURE].name == task.domain_name
 
 
 def _shard_group(item: pytest.Item) -> str:

@@ -54,8 +54,8 @@ def cfcheck_domain(request: pytest.FixtureRequest, cfcheck_session: CfcheckSessi
     Session-scoped per domain: in a run over several domains each test receives its task's domain
     (the plugin parametrises this fixture by it), so a method fixture that requests it, at any
     scope, is built once per domain and only ever called on that domain's tasks."""
-    name = getattr(request, "param", None)  # None where the plugin did not parametrise it
-    return cfcheck_session.domain(name if name is not None else _default_domain(cfcheck_session))
+    domain = getattr(request, "param", None)  # None where the plugin did not parametrise it
+    return domain if domain is not None else cfcheck_session.domain(_default_domain(cfcheck_session))
 
 
 @pytest.fixture(scope="session")
@@ -65,7 +65,7 @@ def cfcheck_models(cfcheck_session: CfcheckSession, cfcheck_domain: Any) -> Any:
     embedding) are refused with a KeyError."""
     from cfcheck.zoo import MethodModels
 
-    return MethodModels(cfcheck_session.zoo(cfcheck_domain.name))
+    return MethodModels(cfcheck_session.zoo(cfcheck_domain))
 
 
 @pytest.fixture
@@ -78,11 +78,11 @@ def cfcheck_evaluation_models(request: pytest.FixtureRequest, cfcheck_session: C
 DOMAIN_FIXTURE = "cfcheck_domain"
 
 
-def _test_domain(request: pytest.FixtureRequest, session: CfcheckSession) -> str:
-    """The name of the test's domain: its task's, else the one ``cfcheck_domain`` gives by default."""
+def _test_domain(request: pytest.FixtureRequest, session: CfcheckSession) -> Any:
+    """The test's domain (the object): its task's, else the one ``cfcheck_domain`` gives by default."""
     callspec = getattr(request.node, "callspec", None)
     task = callspec.params.get("cfcheck_task") if callspec is not None else None
-    return task.domain if task is not None else _default_domain(session)
+    return task.domain if task is not None else session.domain(_default_domain(session))
 
 
 def _default_domain(session: CfcheckSession) -> str:
@@ -114,7 +114,7 @@ def cfcheck_method(request: pytest.FixtureRequest, cfcheck_session: CfcheckSessi
         kinds = detect_kinds(method)
         if required not in kinds:
             if required in cfcheck_session.views and view_source(kinds, required) is not None:
-                domain = _test_domain(request, cfcheck_session)
+                domain = _test_domain(request, cfcheck_session).name
                 return cfcheck_session.memo(("view", required, domain), lambda: _view(method, required, cfcheck_session))
             implemented = ", ".join(sorted(k.value for k in kinds))
             hint = (f" (--cfcheck-view {required.value} scores it through its view as one)"

@@ -48,7 +48,7 @@ class ScoreRecorder:
     @property
     def domain(self) -> str:
         task = self._task
-        return task.domain if task is not None else "-"
+        return task.domain_name if task is not None else "-"
 
     @property
     def suite(self) -> str:

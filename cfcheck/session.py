@@ -37,7 +37,7 @@ from cfcheck.zoo import ModelZoo
 
 def task_key(task: Task) -> str:
     """A task's identity in the scorecard's per-task sections."""
-    return f"{task.kind}/{task.domain}/{task.id}"
+    return f"{task.kind}/{task.domain_name}/{task.id}"
 
 
 def _peak_rss_mb() -> float | None:
@@ -124,7 +124,8 @@ class CfcheckSession(RunResources):
     def method_domains(self) -> tuple[str, ...]:
         """The run's domains that have suites for the method (for its known kinds and views, or for
         any kind when its kinds are known only once its fixture runs), in the run's order."""
-        return tuple(name for name in self.domain_names() if name in self._suite_counts())
+        counts = self._suite_counts()
+        return tuple(name for name in self.domain_names() if name in counts)
 
     def default_method_domain(self) -> str | None:
         """The domain a method fixture is built for where the test does not say (the plugin
@@ -137,10 +138,10 @@ class CfcheckSession(RunResources):
     def _suite_counts(self) -> Counter[str]:
         """Domain → how many of the method's kinds (known kinds and views, else every kind) have suites on it."""
         kinds = set(self.method.kinds) | set(self.views) if self.method.kinds is not None else set(MethodKind)
-        return Counter(name for kind in kinds for name in self.domains_for(kind)[0])
+        return Counter(domain.name for kind in kinds for domain in self.domains_for(kind)[0])
 
-    def domains_for(self, kind: MethodKind | str) -> tuple[list[str], str | None]:
-        """The selected domains that have suites for ``kind``, and why there are none if so."""
+    def domains_for(self, kind: MethodKind | str) -> tuple[list[Domain], str | None]:
+        """The selected domains (objects) that have suites for ``kind``, and why there are none if so."""
         specs = [kind_spec(kind)]
         viewed_from = self._view_source(MethodKind(kind))
         if viewed_from is not None:  # the view calls the method as its own kind: both must apply
@@ -148,9 +149,10 @@ class CfcheckSession(RunResources):
         names = self.domain_names()
         chosen, reasons = [], []
         for name in names:
-            reason = next((r for spec in specs if (r := spec.supports(self.domain(name))) is not None), None)
+            domain = self.domain(name)
+            reason = next((r for spec in specs if (r := spec.supports(domain)) is not None), None)
             if reason is None:
-                chosen.append(name)
+                chosen.append(domain)
             else:
                 reasons.append(reason)
         return chosen, ("; ".join(reasons) or None) if not chosen else None
@@ -245,11 +247,11 @@ class CfcheckSession(RunResources):
         key = self.cache.key(
             method=self.method.spec,
             code=method_fingerprint(method, self.method.module),
-            domain=task.domain,
+            domain=task.domain_name,
             # the bundled models a method may load (its classifier, a diffusion model, a generator):
             # retrained weights change the manifest's sha256 entries, so they miss the cache
-            reference_models=self.memo(("manifest_digest", task.domain),
-                                       lambda: _manifest_digest(self.domain(task.domain))),
+            reference_models=self.memo(("manifest_digest", task.domain_name),
+                                       lambda: _manifest_digest(task.domain)),
             task=json.dumps(task.identity(), sort_keys=True),
             inputs=tensor_digest(*inputs.tensors()),
             profile_batch=self.profile.batch_size,
@@ -264,7 +266,7 @@ class CfcheckSession(RunResources):
             return MethodOutput(stored["values"], stored["valid"])
         self.generation[f"{counter}_generated"] += 1
         output = spec.generate(self, task, method, inputs, write)
-        self.cache.store(key, {"values": output.values, "valid": output.valid}, {"task": f"{task.kind}/{task.domain}/{task.id}"})
+        self.cache.store(key, {"values": output.values, "valid": output.valid}, {"task": task_key(task)})
         return output
 
     @property
@@ -297,7 +299,7 @@ class CfcheckSession(RunResources):
 
     def _write_grid(self, task: Task) -> None:
         try:
-            write_example_grid(self.run_dir, task.kind, task.domain, task.id, self._example_columns[task])
+            write_example_grid(self.run_dir, task.kind, task.domain_name, task.id, self._example_columns[task])
         except Exception:  # noqa: BLE001 - a picture must not fail a score
             self.generation["example_grids_failed"] += 1
 
@@ -398,7 +400,7 @@ class CfcheckSession(RunResources):
             facts["bars"] = f"error: {error}"
         for kind in {r.kind for r in self.records if r.domain == name}:
             try:
-                facts.update(kind_spec(kind).provenance(self, name))
+                facts.update(kind_spec(kind).provenance(self, self.domain(name)))
             except Exception:  # reported by the tests that needed the models
                 continue
         return facts
@@ -407,7 +409,7 @@ class CfcheckSession(RunResources):
         models: dict[str, str] = {}
         for domain in sorted({r.domain for r in self.records} - {"-"}) or list(self._zoos):
             try:
-                models.update(self.zoo(domain).hashes())
+                models.update(self.zoo(self.domain(domain)).hashes())
             except Exception:  # an unknown domain name in a record must not stop the write
                 continue
         scorecard = build_scorecard(

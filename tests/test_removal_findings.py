@@ -26,7 +26,9 @@ TOY = dataclasses.replace(SECTION_DEFAULTS["quick"], removal_test=1000)
 
 @pytest.fixture(scope="module")
 def toy_table():
-    return removal_table(LocalRun(TOY), "gmm", "mlp", default_methods("gmm"), log=lambda _: None)
+    run = LocalRun(TOY)
+    gmm = run.domain("gmm")
+    return removal_table(run, gmm, "mlp", default_methods(gmm), log=lambda _: None)
 
 
 def test_goar_orders_the_noise_ratios_of_the_true_feature(toy_table):
@@ -59,7 +61,8 @@ MORPHO_CI = dataclasses.replace(SECTION_DEFAULTS["quick"], removal_test=150, goa
 def test_on_morpho_the_random_attribution_is_worst_under_goar_and_road():
     from cfcheck.methods.attributions import Gradient, RandomAttribution
 
-    table = removal_table(LocalRun(MORPHO_CI), "morpho", "cnn", {"gradient": Gradient(), "random": RandomAttribution()},
+    run = LocalRun(MORPHO_CI)
+    table = removal_table(run, run.domain("morpho"), "cnn", {"gradient": Gradient(), "random": RandomAttribution()},
                           strategies=[("goar", "morf"), ("road", "morf")], log=lambda _: None)
     # quick profile (600/300, README): GOAR 0.504 vs 0.296, ROAD MoRF accuracy 0.390 vs 0.943
     assert table["gradient"]["goar:morf"] > table["random"]["goar:morf"] + 0.1, table
@@ -79,7 +82,7 @@ def test_on_morpho_road_lerf_ranks_integrated_gradients_above_random_once_ties_a
     run = LocalRun(MORPHO_CI)
     areas = {}
     for name, method in (("ig", IntegratedGradients()), ("random", RandomAttribution())):
-        data = removal_data(run, "morpho", "cnn", method)
+        data = removal_data(run, run.domain("morpho"), "cnn", method)
         curve = removal_curve(run, data, "road", "lerf")
         areas[name] = float(curve_area(curve.outcomes, curve.levels).mean())
         if name == "ig":
@@ -88,7 +91,7 @@ def test_on_morpho_road_lerf_ranks_integrated_gradients_above_random_once_ties_a
             for tie_seed in (None, 0):
                 mask = removal_mask(data.a_test, 0.7, "lerf", tie_seed=tie_seed)
                 imputed = noisy_linear_imputation(data.x_test, mask, generator=torch.Generator().manual_seed(0))
-                logits = run.zoo("morpho").logits("cnn", imputed)
+                logits = run.zoo(run.domain("morpho")).logits("cnn", imputed)
                 accuracy[tie_seed] = float((logits.argmax(1) == data.y_test).double().mean())
             # measured on these 150 inputs: raster 0.693, random 0.993 (the quick profile's 300: 0.707 / 0.993)
             assert accuracy[0] > accuracy[None] + 0.15, accuracy

@@ -64,7 +64,7 @@ def table(single_torch_thread) -> dict[str, dict[str, dict[str, float]]]:
     against the card's bar, as the suite judges it)."""
     run = _Run()
     measured: dict[str, dict[str, dict[str, float]]] = {}
-    for task in SPEC.tasks(run, "glyphs", "explained"):
+    for task in SPEC.tasks(run, run.domain("glyphs"), "explained"):
         inputs = SPEC.inputs(run, task)
         for name, factory in {**EXPLAINERS, **CONTROLS}.items():
             output = SPEC.generate(run, task, factory(), inputs, None)

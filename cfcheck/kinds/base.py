@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import torch
@@ -35,7 +35,7 @@ class Run(Protocol):
     def profile(self) -> Any: ...
     def domain(self, name: str) -> Domain: ...
     def domain_names(self) -> tuple[str, ...]: ...
-    def zoo(self, domain: str) -> Any: ...
+    def zoo(self, domain: Domain) -> Any: ...
     def memo(self, key: tuple[Any, ...], factory: Callable[[], Any]) -> Any: ...
 
 
@@ -69,12 +69,15 @@ class RunResources:
 
         return available_domains()
 
-    def zoo(self, domain: str) -> Any:
+    def zoo(self, domain: Domain) -> Any:
+        """The model zoo of ``domain`` (a domain object; built once per run and domain name)."""
         from cfcheck.zoo import ModelZoo
 
-        if domain not in self._zoos:
-            self._zoos[domain] = ModelZoo(self.domain(domain), self.device)
-        return self._zoos[domain]
+        if isinstance(domain, str):
+            raise TypeError(f"zoo() takes the domain object, got the name {domain!r}: pass run.domain({domain!r})")
+        if domain.name not in self._zoos:
+            self._zoos[domain.name] = ModelZoo(domain, self.device)
+        return self._zoos[domain.name]
 
     def memo(self, key: tuple[Any, ...], factory: Callable[[], Any]) -> Any:
         if key not in self._memo:
@@ -86,14 +89,25 @@ class RunResources:
 class Task:
     """One unit of generation: the method's outputs for one set of inputs.
 
-    ``id`` names it inside its kind and domain (records, pytest ids); ``needs`` are tasks whose
-    outputs its tests also score, kept on the same pytest-xdist worker by :attr:`group`.
+    ``domain`` is the domain object itself, resolved once per run (records, ids and cache keys use
+    its name, :attr:`domain_name`, which is also what tasks compare and hash by: a domain object
+    need not be hashable). ``id`` names the task inside its kind and domain (records, pytest ids);
+    ``needs`` are tasks whose outputs its tests also score, kept on the same pytest-xdist worker by
+    :attr:`group`.
     """
 
     kind: ClassVar[str]
-    domain: str
+    domain: Domain = field(compare=False, repr=False)
     seed: int
     needs: tuple[Task, ...] = ()
+    domain_name: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        name = getattr(self.domain, "name", None) if not isinstance(self.domain, str) else None
+        if not isinstance(name, str):
+            raise TypeError(f"{type(self).__name__}.domain must be a domain object (with a str `name`), got "
+                            f"{self.domain!r}: pass run.domain(name), not the name")
+        object.__setattr__(self, "domain_name", name)
 
     @property
     def id(self) -> str:
@@ -104,12 +118,14 @@ class Task:
     def group(self) -> str:
         """The xdist group: the task a dependent task needs, so both are generated on one worker."""
         anchor = self.needs[0] if self.needs else self
-        return f"{self.kind}/{self.domain}/{anchor.id}"
+        return f"{self.kind}/{self.domain_name}/{anchor.id}"
 
     def identity(self) -> dict[str, str | int]:
-        """The fields that define the task (for cache keys), without its dependencies."""
-        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "needs"}
-        return {"kind": self.kind, **fields}
+        """The fields that define the task (for cache keys), without its dependencies; the domain
+        by its name."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                  if f.name not in ("needs", "domain", "domain_name")}
+        return {"kind": self.kind, "domain": self.domain_name, **fields}
 
 
 @dataclass(frozen=True)
@@ -156,7 +172,7 @@ class KindSpec(ABC):
         """None when the kind has suites for ``domain``; otherwise the reason it has not."""
 
     @abstractmethod
-    def tasks(self, run: Run, domain: str, which: str) -> list[Task]:
+    def tasks(self, run: Run, domain: Domain, which: str) -> list[Task]:
         """The tasks a suite marked ``cfcheck_tasks(which)`` runs on ``domain``."""
 
     @abstractmethod
@@ -190,14 +206,14 @@ class KindSpec(ABC):
         call names the keyword explicitly (never through ``**kwargs``); none by default."""
         return {}
 
-    def check(self, run: Run, domain: str) -> None:
+    def check(self, run: Run, domain: Domain) -> None:
         """Raise ValueError when the profile asks for something ``domain`` does not have."""
 
-    def provenance(self, run: Run, domain: str) -> dict[str, Any]:
+    def provenance(self, run: Run, domain: Domain) -> dict[str, Any]:
         """Facts about the tasks on ``domain`` that the scorecard should record."""
         return {}
 
-    def parametrize(self, metafunc: pytest.Metafunc, run: Run, domains: list[str]) -> None:
+    def parametrize(self, metafunc: pytest.Metafunc, run: Run, domains: list[Domain]) -> None:
         """Parametrise ``cfcheck_task`` (and whatever else the kind's suites ask for)."""
         if "cfcheck_task" not in metafunc.fixturenames:
             return
@@ -261,5 +277,5 @@ def task_param(task: Task, with_domain: bool) -> Any:
     """A pytest parameter for ``task``, in the xdist group of the task it depends on."""
     import pytest
 
-    label = f"{task.domain}/{task.id}" if with_domain else task.id
+    label = f"{task.domain_name}/{task.id}" if with_domain else task.id
     return pytest.param(task, id=label.replace("/", "-"), marks=pytest.mark.xdist_group(task.group))

@@ -23,7 +23,7 @@ def _produced(result: Any, score: Any, metric: str) -> tuple[torch.Tensor, torch
     if truth is None:  # a capability only a known generative process has: skipped, not failed
         import pytest
 
-        pytest.skip(f"domain {result.task.domain!r} cannot compute true counterfactuals")
+        pytest.skip(f"domain {result.task.domain_name!r} cannot compute true counterfactuals")
     keep = result.valid
     if not bool(keep.any()):
         score.unavailable(metric, "the method abstained on every input; nothing to measure")

@@ -156,7 +156,7 @@ def test_the_engine_builds_tasks_draws_inputs_and_scores_a_stub_method():
     from cfcheck.kinds.latent.spec import SPEC
 
     run = _Run(LatentSection(n_inputs=8, counterfactuals_per_input=3, confidence_levels=(0.1, 0.9)))
-    tasks = SPEC.tasks(run, "stub", "explained")
+    tasks = SPEC.tasks(run, run.domain("stub"), "explained")
     assert [t.id for t in tasks] == ["a/seed0", "b/seed0"] and tasks[0].k == 3
     inputs = SPEC.inputs(run, tasks[0])
     assert inputs.like.shape == (8, 3) and set(inputs.labels) == {"index", "confidence_level", "correct", "probability"}
@@ -178,13 +178,13 @@ def test_the_engine_rejects_a_wrong_k_and_unknown_variants():
     from cfcheck.kinds.latent.spec import SPEC
 
     run = _Run(LatentSection(n_inputs=4, counterfactuals_per_input=5))
-    task = SPEC.tasks(run, "stub", "explained")[0]
+    task = SPEC.tasks(run, run.domain("stub"), "explained")[0]
     with pytest.raises(MethodOutputError, match="K = 5"):
         SPEC.generate(run, task, _MoveTheContinuousCoordinate(), SPEC.inputs(run, task), None)
     with pytest.raises(ValueError, match="unknown entries"):
-        SPEC.check(_Run(LatentSection(n_inputs=4, variants=("c",))), "stub")
+        SPEC.check(_Run(LatentSection(n_inputs=4, variants=("c",))), _StubDomain())
     with pytest.raises(ValueError, match="only 'explained'"):
-        SPEC.tasks(run, "stub", "random")
+        SPEC.tasks(run, run.domain("stub"), "random")
 
 
 class _Spy:
@@ -213,7 +213,7 @@ def test_only_a_method_that_names_oracle_domain_gets_the_variants_domain():
     from cfcheck.kinds.latent.spec import SPEC
 
     run = _Run(LatentSection(n_inputs=4, counterfactuals_per_input=3))
-    task = SPEC.tasks(run, "stub", "explained")[1]  # variant "b"
+    task = SPEC.tasks(run, run.domain("stub"), "explained")[1]  # variant "b"
     oracle, catchall = _Oracle(), _Catchall()
     SPEC.generate(run, task, oracle, SPEC.inputs(run, task), None)
     SPEC.generate(run, task, catchall, SPEC.inputs(run, task), None)

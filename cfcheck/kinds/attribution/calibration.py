@@ -122,9 +122,9 @@ def measure_gaps(domain: Any, section: Any, seeds: Sequence[int], log: Callable[
     values: dict[str, dict[str, dict[int, float]]] = {}
     for seed in seeds:
         run = LocalRun(section, seed=seed, domains=[domain])
-        baseline = removal_data(run, domain.name, model, RandomAttribution(), seed=seed)
+        baseline = removal_data(run, domain, model, RandomAttribution(), seed=seed)
         for name, (_, method) in controls.items():
-            data = removal_data(run, domain.name, model, method, seed=seed)
+            data = removal_data(run, domain, model, method, seed=seed)
             for strategy, order in CALIBRATED:
                 curve, random_curve = (removal_curve(run, d, strategy, order) for d in (data, baseline))
                 area = curve_area(curve.outcomes, curve.levels)

@@ -45,9 +45,10 @@ RETRAIN_BATCH = 32
 
 @dataclass(frozen=True)
 class RemovalData:
-    """Inputs, labels and attributions of a removal task (train and test parts)."""
+    """Inputs, labels and attributions of a removal task (train and test parts) on ``domain``
+    (the domain object)."""
 
-    domain: str
+    domain: Any
     model: str
     x_train: torch.Tensor
     y_train: torch.Tensor
@@ -75,24 +76,23 @@ class RemovalCurve:
         return [float(v) for v in self.outcomes.mean(1)]
 
 
-def _as_grid(run: Run, domain: str, x: torch.Tensor) -> torch.Tensor:
+def _as_grid(run: Run, domain: Any, x: torch.Tensor) -> torch.Tensor:
     """Inputs as N×C×H×W for pixel removal (vectors laid out on the domain's ``pixel_grid``)."""
     if x.dim() == 4:
         return x
     from cfcheck.kinds.attribution.capabilities import PixelGrid
 
-    dom = run.domain(domain)
-    grid = dom.pixel_grid if isinstance(dom, PixelGrid) else None
+    grid = domain.pixel_grid if isinstance(domain, PixelGrid) else None
     if grid is None:
-        raise ValueError(f"domain {domain!r} inputs are {tuple(x.shape[1:])}, not images, and it declares no pixel_grid")
+        raise ValueError(f"domain {domain.name!r} inputs are {tuple(x.shape[1:])}, not images, and it declares no pixel_grid")
     return x.reshape(x.shape[0], *grid)
 
 
-def _retrain(run: Run, domain: str, images: torch.Tensor, labels: torch.Tensor) -> torch.nn.Module:
+def _retrain(run: Run, domain: Any, images: torch.Tensor, labels: torch.Tensor) -> torch.nn.Module:
     from cfcheck.models.classifiers.recipes import model_specs
     from cfcheck.models.classifiers.training import fit
 
-    name = run.domain(domain).model_roles["retrained"][0]
+    name = domain.model_roles["retrained"][0]
     spec = model_specs(domain)[name]
     epochs = run.profile.section("attribution").retrain_epochs
     # batches of 32: a few thousand inputs still give the optimiser enough steps (measured: the
@@ -164,7 +164,7 @@ def removal_curve(run: Run, data: RemovalData, strategy: str, order: str) -> Rem
         return RemovalCurve(strategy, order, levels, torch.stack(rows))
     denoiser = _denoiser(run, data.domain)
     scale = _memo_scale(run, data)
-    levels = (0.0, *section.goar_levels_for(run.domain(data.domain)))
+    levels = (0.0, *section.goar_levels_for(data.domain))
     for level in levels:
         if level == 0:
             rows.append(_correct(_clean_model(run, data), data.x_test, data.y_test))
@@ -179,25 +179,24 @@ def removal_curve(run: Run, data: RemovalData, strategy: str, order: str) -> Rem
 
 def _memo_scale(run: Run, data: RemovalData) -> float:
     """:func:`removal_scale` of ``data``, computed once per run (GOAR's curve and its leakage share it)."""
-    return run.memo(("removal_scale", data.domain, data.model, len(data.x_test)), lambda: removal_scale(data))
+    return run.memo(("removal_scale", data.domain.name, data.model, len(data.x_test)), lambda: removal_scale(data))
 
 
 def _clean_model(run: Run, data: RemovalData) -> torch.nn.Module:
     """The retrained model on unremoved training inputs (shared by every method of the run)."""
-    key = ("removal_clean_model", data.domain, data.model, len(data.x_train), float(data.x_train.sum()))
+    key = ("removal_clean_model", data.domain.name, data.model, len(data.x_train), float(data.x_train.sum()))
     return run.memo(key, lambda: _retrain(run, data.domain, data.x_train, data.y_train))
 
 
-def _denoiser(run: Run, domain: str) -> Any:
+def _denoiser(run: Run, domain: Any) -> Any:
     """The domain's exact denoiser if it has one, else its bundled diffusion model."""
     from cfcheck.kinds.attribution.capabilities import ExactDenoiser
 
-    dom = run.domain(domain)
-    if isinstance(dom, ExactDenoiser):
-        return run.memo(("exact_denoiser", domain), dom.exact_denoiser)
-    diffusion = dom.model_roles.get("diffusion")
+    if isinstance(domain, ExactDenoiser):
+        return run.memo(("exact_denoiser", domain.name), domain.exact_denoiser)
+    diffusion = domain.model_roles.get("diffusion")
     if not diffusion:
-        raise ValueError(f"domain {domain!r} has neither an exact denoiser nor a diffusion model: GOAR cannot project")
+        raise ValueError(f"domain {domain.name!r} has neither an exact denoiser nor a diffusion model: GOAR cannot project")
     return run.zoo(domain)[diffusion[0]]
 
 
@@ -232,17 +231,16 @@ def task_curves(run: Run, result: Any, train: Any, strategy: str, order: str) ->
     return method, baseline
 
 
-def missing_for(run: Run, domain: str, strategy: str) -> str | None:
-    """Why ``domain`` cannot run ``strategy`` (None: it can): ROAR and GOAR retrain the domain's
-    ``retrained`` model by its recipe; GOAR also projects with an exact denoiser or a diffusion model."""
-    dom = run.domain(domain)
-    if strategy in ("roar", "goar") and not dom.model_roles.get("retrained"):
-        return (f"{strategy.upper()} retrains a model on removed data: domain {domain!r} declares no 'retrained' "
+def missing_for(run: Run, domain: Any, strategy: str) -> str | None:
+    """Why ``domain`` (the object) cannot run ``strategy`` (None: it can): ROAR and GOAR retrain the
+    domain's ``retrained`` model by its recipe; GOAR also projects with an exact denoiser or a diffusion model."""
+    if strategy in ("roar", "goar") and not domain.model_roles.get("retrained"):
+        return (f"{strategy.upper()} retrains a model on removed data: domain {domain.name!r} declares no 'retrained' "
                 "model with a training recipe")
     from cfcheck.kinds.attribution.capabilities import ExactDenoiser
 
-    if strategy == "goar" and not dom.model_roles.get("diffusion") and not isinstance(dom, ExactDenoiser):
-        return f"GOAR projects onto the data manifold: domain {domain!r} has no diffusion model or exact denoiser"
+    if strategy == "goar" and not domain.model_roles.get("diffusion") and not isinstance(domain, ExactDenoiser):
+        return f"GOAR projects onto the data manifold: domain {domain.name!r} has no diffusion model or exact denoiser"
     return None
 
 
@@ -303,7 +301,7 @@ def leakage(run: Run, data: RemovalData, strategy: str) -> torch.Tensor:
                  .reshape(-1, *shape) for a in (data.a_train, data.a_test)]
     elif strategy == "goar":
         scale = _memo_scale(run, data)
-        strength = section.goar_levels_for(run.domain(data.domain))[-1] * scale
+        strength = section.goar_levels_for(data.domain)[-1] * scale
         parts = [feature_removal(x, a, strength) for x, a in ((data.x_train, data.a_train), (data.x_test, data.a_test))]
     else:
         raise ValueError(f"leakage is defined for 'roar' and 'goar', got {strategy!r}")

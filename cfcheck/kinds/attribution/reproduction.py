@@ -60,14 +60,14 @@ def _attribute(method: Any, x: torch.Tensor, model: torch.nn.Module, target: tor
     return torch.cat(parts)
 
 
-def removal_data(run: LocalRun, domain: str, model_name: str, method: Any, seed: int = 0) -> RemovalData:
-    """Training and scored inputs as the removal tasks draw them, attributed by ``method``."""
-    dom = run.domain(domain)
+def removal_data(run: LocalRun, domain: Any, model_name: str, method: Any, seed: int = 0) -> RemovalData:
+    """Training and scored inputs of ``domain`` (the object) as the removal tasks draw them,
+    attributed by ``method``."""
     section = run.profile.section("attribution")
     model = run.zoo(domain)[model_name]
     parts = []
     for split_role, n, offset in (("train", section.removal_train, 6), ("scored", section.removal_test, 7)):
-        data = dom.split(dom.split_roles[split_role])
+        data = domain.split(domain.split_roles[split_role])
         generator = torch.Generator().manual_seed(10_007 * seed + offset)
         index = torch.randperm(len(data.labels), generator=generator)[:min(n, len(data.labels))].sort().values
         x = data.images[index].clone()
@@ -76,7 +76,7 @@ def removal_data(run: LocalRun, domain: str, model_name: str, method: Any, seed:
     return RemovalData(domain, model_name, *parts)
 
 
-def removal_table(run: LocalRun, domain: str, model_name: str, methods: Mapping[str, Any],
+def removal_table(run: LocalRun, domain: Any, model_name: str, methods: Mapping[str, Any],
                   strategies: Sequence[tuple[str, str]] | None = None, log: Callable[[str], None] = print,
                   ) -> dict[str, dict[str, float]]:
     """Mean area of every (strategy, order) curve for every method: method → "roar:morf" → area."""
@@ -95,15 +95,14 @@ def removal_table(run: LocalRun, domain: str, model_name: str, methods: Mapping[
     return table
 
 
-def default_methods(domain: str) -> dict[str, Any]:
-    """A domain with a ground-truth feature: that feature at Park et al.'s noise ratios and random;
-    any other: the five reference methods."""
-    from cfcheck.domains import get_domain
+def default_methods(domain: Any) -> dict[str, Any]:
+    """A domain (the object) with a ground-truth feature: that feature at Park et al.'s noise ratios
+    and random; any other: the five reference methods."""
     from cfcheck.kinds.attribution.capabilities import ClassFeature
     from cfcheck.methods import attributions as A
 
-    if isinstance(get_domain(domain), ClassFeature):
-        truth = A.TrueFeature(get_domain(domain))
+    if isinstance(domain, ClassFeature):
+        truth = A.TrueFeature(domain)
         return {**{f"true feature + noise {r:g}": A.NoisyAttribution(truth, r) for r in (0.0, 0.5, 1.0, 2.0, 4.0)},
                 "random": A.RandomAttribution()}
     return {"gradient": A.Gradient(), "input×gradient": A.InputTimesGradient(), "smoothgrad": A.SmoothGrad(),
@@ -128,8 +127,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         changes["goar_levels"] = tuple(round((i + 1) / args.goar_levels, 6) for i in range(args.goar_levels))
     section = dataclasses.replace(section, **changes)
     run = LocalRun(section)
-    model = args.model or run.domain(args.domain).model_roles["explained"][0]
-    table = removal_table(run, args.domain, model, default_methods(args.domain))
+    domain = run.domain(args.domain)
+    model = args.model or domain.model_roles["explained"][0]
+    table = removal_table(run, domain, model, default_methods(domain))
     columns = list(next(iter(table.values())))
     print(f"\n| method ({args.domain}/{model}, {args.profile}) | " + " | ".join(columns) + " |")
     print("|---" * (len(columns) + 1) + "|")

@@ -86,21 +86,20 @@ class AttributionSpec(KindSpec):
             return f"domain {domain.name!r} has no models to attribute"
         return None
 
-    def check(self, run: Run, domain: str) -> None:
+    def check(self, run: Run, domain: Domain) -> None:
         requested = run.profile.section("attribution").models or ()
         known = {m for name in run.domain_names() for m in run.domain(name).model_roles.get("explained", ())}
         unknown = sorted(set(requested) - known)
         if unknown:
             raise ValueError(f"models has unknown entries {unknown}; the run's domains have {', '.join(sorted(known))}")
 
-    def _models(self, run: Run, domain: str) -> tuple[str, ...]:
+    def _models(self, run: Run, domain: Domain) -> tuple[str, ...]:
         """The section's models that ``domain`` has, or all its explained models if it has none of them."""
-        explained = tuple(run.domain(domain).model_roles["explained"])
+        explained = tuple(domain.model_roles["explained"])
         requested = run.profile.section("attribution").models or ()
         return tuple(m for m in requested if m in explained) or explained
 
-    def tasks(self, run: Run, domain: str, which: str) -> list[AttributionTask]:  # type: ignore[override]
-        dom = run.domain(domain)
+    def tasks(self, run: Run, domain: Domain, which: str) -> list[AttributionTask]:  # type: ignore[override]
         models = self._models(run, domain)
         if which == "explained":
             return [AttributionTask(domain=domain, model=m, seed=s) for m in models for s in run.seeds]
@@ -111,18 +110,18 @@ class AttributionSpec(KindSpec):
                     for m in models for s in run.seeds]
         if which != "random":
             raise ValueError(f"attribution suites have 'explained', 'random' and 'removal' tasks, got cfcheck_tasks({which!r})")
-        if not dom.model_roles.get("random"):
+        if not domain.model_roles.get("random"):
             return []
-        counterpart = dom.model_roles["randomisation_counterpart"][0]
+        counterpart = domain.model_roles["randomisation_counterpart"][0]
         return [
             AttributionTask(domain=domain, model=random, seed=s,
                             needs=(AttributionTask(domain=domain, model=counterpart, seed=s),))
-            for random in dom.model_roles["random"]
+            for random in domain.model_roles["random"]
             for s in run.seeds
         ]
 
     def inputs(self, run: Run, task: AttributionTask) -> Inputs:  # type: ignore[override]
-        domain = run.domain(task.domain)
+        domain = task.domain
         section = run.profile.section("attribution")
         split_role, n, offset = {
             "scored": ("scored", section.n_inputs, SEED_OFFSET),

@@ -87,10 +87,10 @@ def latent_models(run: Run, task: LatentTask) -> LatentModels:
     """The variant's latent classifier and generator, loaded once per run."""
 
     def load() -> LatentModels:
-        dom = variant_domain(run.domain(task.domain), task.variant)
+        dom = variant_domain(task.domain, task.variant)
         return LatentModels(dom.latent_classifier().to(run.device), dom.latent_generator().to(run.device))
 
-    return run.memo(("latent-models", task.domain, task.variant), load)
+    return run.memo(("latent-models", task.domain_name, task.variant), load)
 
 
 @torch.no_grad()
@@ -181,18 +181,18 @@ class LatentSpec(KindSpec):
             return f"domain {domain.name!r} has no latent space (a generator g(z) and a latent classifier)"
         return None
 
-    def check(self, run: Run, domain: str) -> None:
+    def check(self, run: Run, domain: Domain) -> None:
         requested = run.profile.section("latent").variants or ()
-        known = variant_names(run.domain(domain))
+        known = variant_names(domain)
         unknown = sorted(set(requested) - set(known))
         if unknown:
-            raise ValueError(f"variants has unknown entries {unknown}; {domain} has {', '.join(map(str, known))}")
+            raise ValueError(f"variants has unknown entries {unknown}; {domain.name} has {', '.join(map(str, known))}")
 
-    def tasks(self, run: Run, domain: str, which: str) -> list[LatentTask]:  # type: ignore[override]
+    def tasks(self, run: Run, domain: Domain, which: str) -> list[LatentTask]:  # type: ignore[override]
         if which != "explained":
             raise ValueError(f"latent suites have only 'explained' tasks, got cfcheck_tasks({which!r})")
         section = run.profile.section("latent")
-        variants = section.variants or variant_names(run.domain(domain))
+        variants = section.variants or variant_names(domain)
         return [LatentTask(domain=domain, variant=v, seed=seed, k=section.counterfactuals_per_input)
                 for v in variants for seed in run.seeds]
 
@@ -200,18 +200,18 @@ class LatentSpec(KindSpec):
         """The scored split's latents, p(class 1) and correctness for the variant (memoised)."""
 
         def compute() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-            dom = variant_domain(run.domain(task.domain), task.variant)
+            dom = variant_domain(task.domain, task.variant)
             z = dom.latents(dom.split_roles["scored"])
             probability = class_one_probability(latent_models(run, task).latent_classifier, z)
             correct = (probability > 0.5).long() == dom.causal_oracle(z)
             return z, probability, correct
 
-        return run.memo(("latent-pool", task.domain, task.variant), compute)
+        return run.memo(("latent-pool", task.domain_name, task.variant), compute)
 
     def _draw(self, run: Run, task: LatentTask) -> Inputs:
         section = run.profile.section("latent")
         z, probability, correct = self._pool(run, task)
-        position = variant_names(run.domain(task.domain)).index(task.variant)
+        position = variant_names(task.domain).index(task.variant)
         generator = torch.Generator().manual_seed(10_007 * task.seed + 101 * position + SEED_OFFSET)
         index, level, is_correct = confidence_buckets(probability, correct, tuple(section.confidence_levels),
                                                       section.n_inputs, generator)
@@ -224,7 +224,7 @@ class LatentSpec(KindSpec):
 
     def oracle_arguments(self, run: Run, task: LatentTask) -> dict[str, Any]:  # type: ignore[override]
         """``oracle_domain``: the variant's domain, for oracle controls such as informed search."""
-        return {"oracle_domain": variant_domain(run.domain(task.domain), task.variant)}
+        return {"oracle_domain": variant_domain(task.domain, task.variant)}
 
     def arguments(self, run: Run, task: LatentTask, batch: Mapping[str, Any]) -> tuple[Any, ...]:  # type: ignore[override]
         models = latent_models(run, task)
@@ -259,7 +259,7 @@ class LatentSpec(KindSpec):
         return columns
 
     def result(self, run: Run, task: LatentTask, inputs: Inputs, output: MethodOutput, seconds: float) -> LatentResult:  # type: ignore[override]
-        dom = variant_domain(run.domain(task.domain), task.variant)
+        dom = variant_domain(task.domain, task.variant)
         return LatentResult(task, inputs, output, dom, latent_models(run, task), seconds)
 
 

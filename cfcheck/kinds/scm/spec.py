@@ -100,7 +100,7 @@ class SCMSpec(KindSpec):
     output = OutputSpec(call="counterfactual", value_range=(0.0, 1.0))
     section_defaults = SECTION_DEFAULTS
 
-    def parametrize(self, metafunc: pytest.Metafunc, run: Run, domains: list[str]) -> None:
+    def parametrize(self, metafunc: pytest.Metafunc, run: Run, domains: list[Domain]) -> None:
         """Tasks, and per task the parents a test scores: ``@pytest.mark.cfcheck_parents("intervened")``
         gives each task's intervened parent, ``("others")`` every other parent."""
         if "cfcheck_parent" not in metafunc.fixturenames or "cfcheck_task" not in metafunc.fixturenames:
@@ -115,7 +115,7 @@ class SCMSpec(KindSpec):
             raise ValueError(f"cfcheck_parents({which!r}): expected 'intervened' or 'others'")
         params = []
         for domain in domains:
-            factors = run.domain(domain).factor_names
+            factors = domain.factor_names
             for task in self.tasks(run, domain, "explained"):
                 param = task_param(task, len(domains) > 1)
                 chosen = [task.factor] if which == "intervened" else [f for f in factors if f != task.factor]
@@ -135,21 +135,21 @@ class SCMSpec(KindSpec):
             return f"domain {domain.name!r} has no structural causal model to intervene on"
         return None
 
-    def check(self, run: Run, domain: str) -> None:
+    def check(self, run: Run, domain: Domain) -> None:
         requested = run.profile.section("scm").interventions or ()
-        factors = run.domain(domain).factor_names
+        factors = domain.factor_names
         unknown = sorted(set(requested) - set(factors))
         if unknown:
-            raise ValueError(f"interventions has unknown factors {unknown}; {domain} has {', '.join(factors)}")
+            raise ValueError(f"interventions has unknown factors {unknown}; {domain.name} has {', '.join(factors)}")
 
-    def tasks(self, run: Run, domain: str, which: str) -> list[SCMTask]:  # type: ignore[override]
+    def tasks(self, run: Run, domain: Domain, which: str) -> list[SCMTask]:  # type: ignore[override]
         if which != "explained":
             raise ValueError(f"SCM suites have only 'explained' tasks, got cfcheck_tasks({which!r})")
-        factors = run.profile.section("scm").interventions or run.domain(domain).factor_names
+        factors = run.profile.section("scm").interventions or domain.factor_names
         return [SCMTask(domain=domain, factor=f, seed=seed) for f in factors for seed in run.seeds]
 
     def _draw(self, run: Run, task: SCMTask) -> tuple[torch.Tensor, Inputs]:
-        domain = run.domain(task.domain)
+        domain = task.domain
         scored_name = domain.split_roles["scored"]
         scored = domain.split(scored_name)
         n = min(run.profile.section("scm").n_inputs, len(scored.labels))
@@ -173,7 +173,7 @@ class SCMSpec(KindSpec):
 
     def result(self, run: Run, task: SCMTask, inputs: Inputs, output: MethodOutput, seconds: float) -> SCMResult:  # type: ignore[override]
         index = run.memo(("scm-draw", task), lambda: self._draw(run, task))[0]
-        return SCMResult(task, inputs, output, run.domain(task.domain), index, seconds)
+        return SCMResult(task, inputs, output, task.domain, index, seconds)
 
 
 SPEC = SCMSpec()

@@ -50,7 +50,7 @@ class VCEContext:
         """Each class's ideal target ({} for a domain without an oracle committee)."""
         if not self.domain.model_roles.get("oracles"):
             return {}
-        return committee_ideal_targets(self.run.zoo(self.domain.name), self.domain)
+        return committee_ideal_targets(self.run.zoo(self.domain), self.domain)
 
     def inputs(self, pair_set: str, seed: int) -> TaskInputs:
         key = (pair_set, seed)
@@ -87,8 +87,9 @@ def _one_per_class(source: torch.Tensor) -> torch.Tensor:
     return torch.cat([torch.nonzero(source == c).flatten()[:1] for c in source.unique()])
 
 
-def context(run: Run, domain: str) -> VCEContext:
-    return run.memo(("vce", domain), lambda: VCEContext(run, run.domain(domain)))
+def context(run: Run, domain: Domain) -> VCEContext:
+    """The run's ideal pairs and scored inputs on ``domain`` (built once per run and domain)."""
+    return run.memo(("vce", domain.name), lambda: VCEContext(run, domain))
 
 
 class VCESpec(KindSpec):
@@ -105,14 +106,14 @@ class VCESpec(KindSpec):
             return f"domain {domain.name!r} has {domain.input_shape}-shaped inputs: the VCE suites score C×H×W images"
         return None
 
-    def check(self, run: Run, domain: str) -> None:
+    def check(self, run: Run, domain: Domain) -> None:
         requested = run.profile.section("vce").classifiers or ()
-        explained = run.domain(domain).model_roles["explained"]
+        explained = domain.model_roles["explained"]
         unknown = sorted(set(requested) - set(explained))
         if unknown:
-            raise ValueError(f"classifiers has unknown entries {unknown}; {domain} explains {', '.join(explained)}")
+            raise ValueError(f"classifiers has unknown entries {unknown}; {domain.name} explains {', '.join(explained)}")
 
-    def provenance(self, run: Run, domain: str) -> dict[str, Any]:
+    def provenance(self, run: Run, domain: Domain) -> dict[str, Any]:
         targets = context(run, domain).ideal_targets
         return {"ideal_targets": {str(k): v for k, v in sorted(targets.items())}}
 
@@ -144,22 +145,21 @@ class VCESpec(KindSpec):
         return tuple(p for p in sets if (p != "other" or domain.num_classes >= (3 if oracles else 2))
                      and (p != "ideal" or oracles))
 
-    def tasks(self, run: Run, domain: str, which: str) -> list[VCETask]:
-        dom = run.domain(domain)
-        pair_sets = self.pair_sets(run, dom)
+    def tasks(self, run: Run, domain: Domain, which: str) -> list[VCETask]:
+        pair_sets = self.pair_sets(run, domain)
         base = [
             VCETask(domain=domain, classifier=classifier, pair_set=pair_set, seed=seed)
-            for classifier in self.classifiers(run, dom)
+            for classifier in self.classifiers(run, domain)
             for pair_set in pair_sets
             for seed in run.seeds
         ]
         if which == "explained":
             return base
-        if not dom.model_roles.get("random") or not dom.model_roles.get("randomisation_counterpart"):
+        if not domain.model_roles.get("random") or not domain.model_roles.get("randomisation_counterpart"):
             return []  # the suites skip: the domain declares no random classifier and counterpart
-        counterpart = dom.model_roles["randomisation_counterpart"][0]
+        counterpart = domain.model_roles["randomisation_counterpart"][0]
         if which == "random":
-            randomised = dom.model_roles["random"]
+            randomised = domain.model_roles["random"]
         elif which == "cascade":
             randomised = run.zoo(domain).randomisation_stages(counterpart)
         else:
@@ -172,7 +172,7 @@ class VCESpec(KindSpec):
             for seed in run.seeds
         ]
 
-    def parametrize(self, metafunc: pytest.Metafunc, run: Run, domains: list[str]) -> None:
+    def parametrize(self, metafunc: pytest.Metafunc, run: Run, domains: list[Domain]) -> None:
         """Tasks, and per task the oracle or unrelated attribute a test scores with."""
         names = [n for n in ("cfcheck_oracle", "cfcheck_attribute") if n in metafunc.fixturenames]
         if not names or "cfcheck_task" not in metafunc.fixturenames:

@@ -28,6 +28,7 @@ class VCETask(Task):
     pair_set: str
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.pair_set not in PAIR_SETS:
             raise ValueError(f"pair_set must be one of {PAIR_SETS}, got {self.pair_set!r}")
 
