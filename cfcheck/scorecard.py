@@ -214,10 +214,8 @@ def headline(scorecard: dict[str, Any]) -> tuple[str, str]:
         word = "PASS"
         sentence = f"no score fails ({counts['pass']} pass"
         sentence += f", {counts['inconclusive']} inconclusive)" if counts["inconclusive"] else ")"
-    reported = reported_only_kinds(scorecard)
+    gated, reported = kinds_by_judgement(scorecard)
     if reported and word != "REPORTED":
-        gated = [kind for kind in group_scores(scorecard["scores"], lambda s: str(s.get("kind", "-")))
-                 if kind not in reported]
         sentence += f"; judged: {', '.join(gated)}" if gated else ""
         sentence += "; no bars, reported only: " + ", ".join(f"{kind} ({count} scores)" for kind, count in reported.items())
     uncalibrated = uncalibrated_domains(scorecard)
@@ -227,13 +225,15 @@ def headline(scorecard: dict[str, Any]) -> tuple[str, str]:
     return word, f"{word}: {sentence}"
 
 
-def reported_only_kinds(scorecard: dict[str, Any]) -> dict[str, int]:
-    """Kind → number of scores, for the kinds of ``scorecard`` none of whose scores has a bar
-    (nothing passed, failed or was inconclusive): their scores are reported, not judged."""
+def kinds_by_judgement(scorecard: dict[str, Any]) -> tuple[list[str], dict[str, int]]:
+    """The kinds of ``scorecard`` in score order, split: those with at least one judged score
+    (passed, failed or inconclusive), and kind → number of scores for those none of whose scores
+    has a bar (reported, not judged)."""
     kinds = group_scores(scorecard["scores"], lambda score: str(score.get("kind", "-")))
     judged = ("pass", "fail", "inconclusive")
-    return {kind: len(scores) for kind, scores in kinds.items()
-            if not any(verdict_category(score) in judged for score in scores)}
+    gated = [kind for kind, scores in kinds.items() if any(verdict_category(s) in judged for s in scores)]
+    return gated, {kind: len(scores) for kind, scores in kinds.items() if kind not in gated}
+
 
 
 def uncalibrated_domains(scorecard: dict[str, Any]) -> list[str]:

@@ -10,7 +10,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from cfcheck.scorecard import count_verdicts, failing_count, reported_only_kinds
+from cfcheck.scorecard import count_verdicts, failing_count, kinds_by_judgement
 
 LABEL = "cfcheck"
 #: message colour of each state (shields.io's palette)
@@ -31,10 +31,8 @@ def badge_state(scorecard: dict[str, Any]) -> tuple[str, str]:
     counts = count_verdicts(scorecard["scores"])
     if scorecard["scores"] and not counts["pass"] and not counts["inconclusive"]:
         return "reported only", COLOURS["reported"]  # no score had a bar: nothing was judged
-    reported = reported_only_kinds(scorecard)
+    gated, reported = kinds_by_judgement(scorecard)
     if reported:  # some kinds were judged and passed, others only reported: say which is which
-        gated = [kind for kind in dict.fromkeys(str(s.get("kind", "-")) for s in scorecard["scores"])
-                 if kind not in reported]
         return f"{'+'.join(gated)} pass · {'+'.join(reported)} reported", COLOURS["pass"]
     return "pass", COLOURS["pass"]
 
