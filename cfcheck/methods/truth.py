@@ -94,6 +94,46 @@ class TrueCounterfactual:
         return x_cf, valid
 
 
+def input_share(x: torch.Tensor, share: float, salt: bytes = b"cfcheck-mixture") -> torch.Tensor:
+    """Bool N: a fixed pseudo-random ``share`` of the inputs, chosen by each image's pixels (a
+    keyed hash mapped to [0, 1)), so the choice does not depend on batching or input order.
+
+    Example:
+        >>> x = torch.rand(2000, 1, 4, 4, generator=torch.Generator().manual_seed(0))
+        >>> abs(float(input_share(x, 0.8).float().mean()) - 0.8) < 0.03
+        True
+    """
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"`share` must be in [0, 1], got {share!r}")
+    draws = [int.from_bytes(hashlib.blake2b(_image_key(image), key=salt, digest_size=8).digest(), "big") / 2.0**64
+             for image in x]
+    return torch.tensor(draws, dtype=torch.float64) < share
+
+
+class TruthMixture:
+    """The true counterfactual for a fixed ``share`` of the inputs and the unchanged input for the
+    rest: a method that is right ``share`` of the time. Calibration control for the share of right
+    counterfactuals a validity bar requires (TA's bar asks for 80 %).
+
+    Args:
+        domain: a domain with the true-counterfactual capability.
+        share: the fraction of inputs (chosen by :func:`input_share`) that get the truth.
+    """
+
+    def __init__(self, domain: Any, share: float) -> None:
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= share <= 1.0:
+            raise ValueError(f"`share` must be a number in [0, 1], got {share!r}")
+        self.share = float(share)
+        self._truth = TrueCounterfactual(domain)
+
+    def explain(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module, *,
+                generator: torch.Generator | None = None) -> torch.Tensor:
+        """The truth where :func:`input_share` picks the input, else the input itself."""
+        x_cf = self._truth.explain(x, target, classifier)
+        chosen = input_share(x, self.share).to(x.device)
+        return torch.where(chosen[:, None, None, None], x_cf, x)
+
+
 class RandomTargetImage:
     """A seeded random real image of the target class: valid and realistic, not minimal.
 

@@ -27,6 +27,7 @@ __all__ = [
     "committee_target_hits",
     "js_divergence",
     "label_variation",
+    "label_variation_toward",
     "oracle_agreement",
     "oracle_target_hits",
     "original_hits",
@@ -138,3 +139,37 @@ def label_variation(oracle_probs_x: Tensor, oracle_probs_cf: Tensor) -> Tensor:
     q_t = check_probabilities("oracle_probs_cf", oracle_probs_cf)
     check_same_shape("oracle_probs_x", p_t, "oracle_probs_cf", q_t)
     return js_divergence(p_t, q_t)
+
+
+def label_variation_toward(oracle_probs_x: Tensor, oracle_probs_cf: Tensor, target: Tensor) -> Tensor:
+    """LVS toward the target, per image: JS(o(x) ‖ o(c)) where the class-attribute oracle o reads
+    the target class on the counterfactual (argmax o(c) = y_t), else 0.
+
+    Hvilshøj's LVS (eq. 5, :func:`label_variation`) rewards any change of the oracle's belief, so
+    uniform noise, which moves it away from the source class but toward no class in particular,
+    scores nearly as high as the true counterfactual. Counting the change only where it lands on
+    the target makes the score a share of right counterfactuals weighted by how surely the oracle
+    changed its mind: a mixture of the truth (share s) and the unchanged input scores about s
+    times the truth's value.
+
+    Args:
+        oracle_probs_x: N×K probabilities of the class-attribute oracle on the inputs.
+        oracle_probs_cf: N×K probabilities on the counterfactuals.
+        target: int64 N target classes in [0, K).
+
+    Returns:
+        float32 N in [0, 1] (bits).
+
+    Example:
+        >>> p = torch.tensor([[1.0, 0.0], [1.0, 0.0]])
+        >>> q = torch.tensor([[0.0, 1.0], [0.0, 1.0]])
+        >>> label_variation_toward(p, q, torch.tensor([1, 0]))
+        tensor([1., 0.])
+    """
+    p_t = check_probabilities("oracle_probs_x", oracle_probs_x)
+    q_t = check_probabilities("oracle_probs_cf", oracle_probs_cf)
+    check_same_shape("oracle_probs_x", p_t, "oracle_probs_cf", q_t)
+    target_t = check_predictions("target", target, num_classes=q_t.shape[1])
+    check_same_length(oracle_probs_cf=q_t, target=target_t)
+    reached = q_t.argmax(dim=1) == target_t.to(q_t.device)
+    return torch.where(reached, js_divergence(p_t, q_t), torch.zeros((), dtype=torch.float32, device=q_t.device))

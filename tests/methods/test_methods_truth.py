@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from cfcheck.domains import get_domain
-from cfcheck.methods.truth import RandomTargetImage, TrueCounterfactual
+from cfcheck.methods.truth import RandomTargetImage, TrueCounterfactual, TruthMixture, input_share
 
 
 @pytest.fixture(scope="module")
@@ -75,3 +75,27 @@ def test_random_target_draws_bank_images_of_the_target_class():
     assert torch.equal(out, again)
     with pytest.raises(ValueError, match="no image of target class 5"):
         RandomTargetImage(bank, labels).explain(torch.rand(1, 1, 4, 4), torch.tensor([5]), _Fixed(0))
+
+
+def test_the_truth_mixture_gives_the_truth_for_its_share_of_inputs_whatever_the_batching(domain, truth):
+    test = domain.split("test")
+    x = test.images[:600].clone()
+    target = (test.labels[:600] + 3) % 10
+    full = truth.explain(x, target, _Fixed(0))
+    for share in (0.0, 0.5, 0.8, 1.0):
+        mixture = TruthMixture(domain, share)
+        out = mixture.explain(x, target, _Fixed(0))
+        right = (out == full).flatten(1).all(1)
+        unchanged = (out == x).flatten(1).all(1)
+        assert bool((right | unchanged).all())  # each input gets the truth or itself, nothing else
+        # the share is a binomial draw over 600 inputs: within 4 standard deviations
+        assert abs(float(right.double().mean()) - share) <= 4 * (share * (1 - share) / 600) ** 0.5 + 1e-9
+        # one input at a time, or reversed: the same choice
+        reversed_out = mixture.explain(x.flip(0), target.flip(0), _Fixed(0)).flip(0)
+        assert torch.equal(out, reversed_out)
+        assert torch.equal(out[:7], torch.cat([mixture.explain(x[i:i + 1], target[i:i + 1], _Fixed(0)) for i in range(7)]))
+    # nested: an input chosen at 50 % is chosen at 80 %
+    assert bool((input_share(x, 0.5) <= input_share(x, 0.8)).all())
+    for bad in (-0.1, 1.5, True, "0.5"):
+        with pytest.raises(ValueError, match="share"):
+            TruthMixture(domain, bad)

@@ -14,6 +14,7 @@ from cfcheck.metrics.validity import (
     committee_target_hits,
     js_divergence,
     label_variation,
+    label_variation_toward,
     oracle_agreement,
     oracle_target_hits,
     original_hits,
@@ -179,3 +180,38 @@ def test_label_variation_is_per_sample_js_and_validates() -> None:
         label_variation(p, q[:5])
     with pytest.raises(ValueError, match="sum to 1"):
         label_variation(p * 3, q)
+
+
+def test_label_variation_toward_counts_the_change_only_where_the_oracle_reads_the_target() -> None:
+    rng = np.random.default_rng(3)
+    p, q = _dirichlet(rng, 40, 4), _dirichlet(rng, 40, 4)
+    target = torch.from_numpy(rng.integers(0, 4, size=40)).long()
+    got = label_variation_toward(p, q, target).numpy()
+    # an independent loop: scipy's JS (base 2, squared) where the oracle's argmax is the target, else 0
+    for i in range(40):
+        reached = int(np.argmax(q[i].double().numpy())) == int(target[i])
+        expected = jensenshannon(p[i].double().numpy(), q[i].double().numpy(), base=2) ** 2 if reached else 0.0
+        assert got[i] == pytest.approx(expected, abs=1e-6), i
+    # noise-like counterfactuals: the belief moves (LVS high) but to a class other than the target
+    source = torch.eye(4)[torch.zeros(4, dtype=torch.long)]
+    elsewhere = torch.eye(4)[torch.tensor([1, 2, 3, 1])]
+    assert float(label_variation(source, elsewhere).min()) == pytest.approx(1.0)
+    assert label_variation_toward(source, elsewhere, torch.tensor([2, 3, 1, 3])).tolist() == [0.0, 0.0, 0.0, 0.0]
+    with pytest.raises(ValueError, match="num_classes=4"):
+        label_variation_toward(p, q, torch.full((40,), 4))
+    with pytest.raises(ValueError, match="same length"):
+        label_variation_toward(p, q, target[:5])
+    with pytest.raises(TypeError, match="int64"):
+        label_variation_toward(p, q, target.float())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 30), st.integers(2, 6), st.integers(0, 2**31 - 1))
+def test_label_variation_toward_is_the_plain_lvs_or_zero(n, k, seed) -> None:
+    rng = np.random.default_rng(seed)
+    p, q = _dirichlet(rng, n, k), _dirichlet(rng, n, k)
+    target = torch.from_numpy(rng.integers(0, k, size=n)).long()
+    plain, toward = label_variation(p, q), label_variation_toward(p, q, target)
+    reached = q.argmax(1) == target
+    assert torch.equal(toward[~reached], torch.zeros(int((~reached).sum())))
+    assert torch.equal(toward[reached], plain[reached])

@@ -48,7 +48,11 @@ REALISM_CARDS = (
                   "about 6–11 (ratio ≤ 1.3; quick profile, seed 0, `cfcheck calibrate`); identity (real images "
                   "of the source class) lies far above (ratio ≥ 4.5), noise further. 2 × the highest of 5 floor "
                   "draws sits between. The L2-nearest real neighbour lands near the bar: real images, but a "
-                  "biased subset (fainter, thinner digits)."),
+                  "biased subset (fainter, thinner digits). Share of right counterfactuals: the 50 % truth "
+                  "mixture (truth_mixture_50) fails or is inconclusive on every task, the 80 % one passes on "
+                  "the ideal pairs and sits on the bar on the others (quick profile, seed 0, "
+                  "`pytest --method=cfcheck.fixtures.truth_mixture_80`): FID is not linear in the share, and "
+                  "the bar asks for about 80 %, as the validity bars do."),
         failure_hint="the counterfactuals do not look like real images of their target classes",
     ),
     MetricCard(
@@ -68,10 +72,12 @@ REALISM_CARDS = (
         _FEATURES, EXCLUDED, _KID_CITE, False,
         notes=f"{_PER_CLASS} Unbiased, so slightly negative values occur when both sets share a distribution. "
               f"{_KID_CI}",
-        bar=Bar(1.0, "max", "plus_floor"), tolerance=0.05, rationale=("Per-class KID is noisy at small n (floor draws −0.19…0.48 with 12 counterfactuals per class; "
-                  "quick profile, seed 0, `cfcheck calibrate`), so the bar is additive: truth and random_target "
-                  "sit near 0, identity a few units above, noise an order of magnitude further. Floor + 1 sits "
-                  "between with room for the noise."),
+        bar=None, tolerance=0.05, rationale=("No bar: per-class KID is too noisy at the quick profile's 12 counterfactuals per class "
+                  "(floor draws −0.19…0.48; `cfcheck calibrate`) to require 80 % right counterfactuals, the share "
+                  "the validity bars ask for. The truth and random_target sit near 0, identity a few units above, "
+                  "noise an order of magnitude further, but the 50 % truth mixture (fixture truth_mixture_50) "
+                  "scores 0.42–0.84, inside any additive bar that keeps the truth's verdicts (it passed the old "
+                  "floor + 1 on the ideal pairs). fid_target gates target-class realism; KID is reported beside it."),
         failure_hint="the counterfactuals do not look like real images of their target classes",
     ),
     MetricCard(
