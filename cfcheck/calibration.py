@@ -12,8 +12,11 @@ are comparable). Two tables come out, both in Markdown:
   controls reach and what the negative controls reach; the metric cards state the rationale.
 
 It also writes the controls' value per score (``calibration-<profile>.json`` in the domain's
-folder, :func:`write_calibration_values`); every scorecard of that domain and profile draws
-them beside its own values in the HTML charts (:func:`load_calibration_values`).
+folder, :func:`write_calibration_values`) for each method kind whose controls all ran
+(:data:`KIND_CONTROLS`: the VCE controls, or the SCM ones), replacing that kind's entries and
+keeping the other kinds'; every scorecard of that domain and profile draws them beside its own
+values in the HTML charts (:func:`load_calibration_values`), and the metric cards quote them
+(:mod:`cfcheck.calibration_evidence`).
 
 The README's tables are this command's output; tests/test_verdicts.py asserts the verdicts.
 """
@@ -59,6 +62,27 @@ SUITES = ("validity", "closeness", "realism", "random_classifier")
 SCM_SUITES = ("composition", "effectiveness", "causal_graph", "realism")
 
 
+def is_control(name: str) -> bool:
+    """Whether ``name`` is a bundled control (expected to pass or fail some suite): not the
+    baseline, a reference method or an unknown one."""
+    return any(word[:1] in "+−" for word in (CONTROLS.get(name) or SCM_CONTROLS.get(name, "")).split())
+
+
+#: Method kind (the first segment of a score's identity key) → the controls that calibrate it. A
+#: kind's values are written only when every one of them ran: a partial run would drop controls
+#: from the charts' markers and the cards' evidence.
+KIND_CONTROLS: dict[str, tuple[str, ...]] = {
+    "vce": tuple(name for name in CONTROLS if is_control(name)),
+    "scm": tuple(name for name in SCM_CONTROLS if is_control(name)),
+}
+
+
+def calibrated_kinds(names: Sequence[str] | set[str] | dict[str, Any]) -> tuple[str, ...]:
+    """The kinds of :data:`KIND_CONTROLS` whose controls are all among ``names``."""
+    ran = set(names)
+    return tuple(kind for kind, controls in KIND_CONTROLS.items() if set(controls) <= ran)
+
+
 def expected_sign(control: str, suite: str) -> str:
     """"+" where the control is expected to pass ``suite``, "-" where to fail it, "" otherwise."""
     for word in (CONTROLS.get(control) or SCM_CONTROLS.get(control, "")).split():
@@ -73,7 +97,8 @@ def calibration_values(results: dict[str, dict[str, Any]], expected: Any = None)
     Args:
         results: control name → its scorecard (format 3: scores carry kind and domain).
         expected: ``expected(control, suite, metric) -> "+" | "-" | ""`` (default: the bundled
-            controls' table, :func:`expected_sign`); every result is then a control.
+            VCE and SCM controls' tables, :func:`expected_sign`, other results skipped); with it,
+            every result is a control.
 
     Returns:
         For every score with a finite value, what each control reached and whether that
@@ -83,8 +108,8 @@ def calibration_values(results: dict[str, dict[str, Any]], expected: Any = None)
 
     values: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for control, scorecard in results.items():
-        if expected is None and not any(word[:1] in "+−" for word in CONTROLS.get(control, "").split()):
-            continue  # the baseline and unknown methods are not controls
+        if expected is None and not is_control(control):
+            continue  # the baseline, the reference methods and unknown methods are not controls
         for score in scorecard["scores"]:
             value = score.get("value")
             if isinstance(value, (int, float)) and math.isfinite(value):
@@ -105,20 +130,55 @@ def calibration_path(domain: str, profile: str) -> Path | None:
     return Path(folder) / f"calibration-{profile}.json" if folder is not None else None
 
 
-def write_calibration_values(results: dict[str, dict[str, Any]], profile: str) -> list[Path]:
-    """Write :func:`calibration_values` per domain to :func:`calibration_path`; returns the paths."""
+def _kind(identity: str) -> str:
+    return identity.split("/", 1)[0]
+
+
+def write_calibration_values(results: dict[str, dict[str, Any]], profile: str,
+                             kinds: Sequence[str] | None = None) -> list[Path]:
+    """Write :func:`calibration_values` per domain to :func:`calibration_path`, merged into what
+    the file holds; returns the paths written.
+
+    Args:
+        results: control name → its scorecard.
+        profile: the profile they ran at.
+        kinds: the method kinds recalibrated (the first segment of an identity key: "vce",
+            "scm"); only their values are written, and every entry of theirs the file held is
+            replaced. Default: the kinds ``results`` have values of.
+
+    Returns:
+        One path per domain that has a calibration folder and values of ``kinds``. The entries
+        of other kinds are kept as they were (the file is rewritten atomically).
+
+    Raises:
+        ValueError: where the existing file is not a calibration file (naming it): rewriting it
+            would drop the other kinds' values.
+    """
     from cfcheck.io import atomic_write_text as atomic_write
 
     by_domain: dict[str, dict[str, Any]] = defaultdict(dict)
     for key, controls in calibration_values(results).items():
-        by_domain[key.split("/")[1]][key] = controls
+        if kinds is None or _kind(key) in kinds:
+            by_domain[key.split("/")[1]][key] = controls
     paths = []
     for domain, values in sorted(by_domain.items()):
         path = calibration_path(domain, profile)
-        if path is not None and path.parent.is_dir():
-            atomic_write(path, json.dumps({"profile": profile, "domain": domain, "values": values},
-                                          indent=1, sort_keys=True) + "\n")
-            paths.append(path)
+        if path is None or not path.parent.is_dir():
+            continue
+        replaced = set(kinds) if kinds is not None else {_kind(key) for key in values}
+        stored: dict[str, Any] = {}
+        if path.is_file():
+            try:
+                stored = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as error:
+                raise ValueError(f"{path}: not a readable calibration file ({error}); move it aside to "
+                                 "rewrite it") from error
+            if not isinstance(stored, dict) or not isinstance(stored.get("values"), dict):
+                raise ValueError(f"{path}: not a calibration file (no 'values'); move it aside to rewrite it")
+        kept = {key: controls for key, controls in stored.get("values", {}).items() if _kind(key) not in replaced}
+        atomic_write(path, json.dumps({**stored, "profile": profile, "domain": domain, "values": {**kept, **values}},
+                                      indent=1, sort_keys=True) + "\n")
+        paths.append(path)
     return paths
 
 
@@ -251,10 +311,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             results[name] = run_control(name, args.profile, args.out)
             print(f"{name}: {results[name][1]:.0f} s", file=sys.stderr)
     print(render(results, args.profile))
-    if set(CONTROLS) - {"wachter"} <= set(results):  # a partial run would drop controls from the markers
-        controls = {name: card for name, (card, _) in results.items() if name in CONTROLS}
-        for path in write_calibration_values(controls, args.profile):
-            print(f"wrote {path}", file=sys.stderr)
+    kinds = calibrated_kinds(results)  # a partial run would drop controls from the markers: it writes nothing
+    if kinds:
+        controls = {name: card for name, (card, _) in results.items()
+                    if any(name in KIND_CONTROLS[kind] for kind in kinds)}
+        for path in write_calibration_values(controls, args.profile, kinds=kinds):
+            print(f"wrote {path} ({', '.join(kinds)} values)", file=sys.stderr)
         # each run drew its HTML with the values as they were before: redraw them with the new ones
         from cfcheck.scorecard import write_views
 

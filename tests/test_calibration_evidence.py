@@ -23,6 +23,9 @@ from cfcheck.calibration_evidence import (
 )
 from cfcheck.domains import get_domain
 from cfcheck.metrics.cards import CARDS
+from cfcheck.metrics.definitions.scm import SCM_CARDS
+from cfcheck.metrics.definitions.scm_models import SCM_MODEL_CARDS
+from cfcheck.metrics.definitions.scm_realism import SCM_REALISM_CARDS
 
 
 def _entry(value, expected):
@@ -159,16 +162,40 @@ MORPHO_EXCEPTIONS = {
     ("perceptual_distance", "nearest"): "the domain network sees the nearest real image as close as the truth",
     ("ota_gain", "identity"): "identity changes no input, so gains nothing; randomisation_similarity fails it",
 }
-_CONTROL_WORDS = {"pgd": "PGD", "noise": "noise", "nearest": "nearest", "identity": "Identity"}
+_IDENTITY_KEEPS = ("identity keeps every parent: it fails only on a parent the causal graph moves and passes on "
+                   "those the intervention leaves alone; effectiveness fails it")
+#: the same for the SCM controls (`cfcheck calibrate --methods scm_truth scm_identity scm_resample scm_noise`)
+SCM_MORPHO_EXCEPTIONS = {
+    ("preservation_error", "scm_identity"): _IDENTITY_KEEPS,
+    ("preservation_predictor_error", "scm_identity"): _IDENTITY_KEEPS,
+    ("preservation_accuracy", "scm_identity"): "the digit descends from no intervened parent: keeping it is right",
+    ("preservation_predictor_accuracy", "scm_identity"): "the digit descends from no intervened parent: keeping it "
+                                                         "is right",
+}
+_CONTROL_WORDS = {"pgd": "PGD", "noise": "noise", "nearest": "nearest", "identity": "Identity",
+                  "scm_identity": "scm_identity"}
+#: every SCM card with an absolute bar: the SCM controls' values must cover each of them
+_SCM_ABSOLUTE = {card.key for card in (*SCM_CARDS, *SCM_MODEL_CARDS, *SCM_REALISM_CARDS)
+                 if card.bar_for("quick") is not None and card.bar_for("quick").relative == "absolute"}
 
 
-def test_every_absolute_bar_separates_the_controls_on_morpho_but_for_the_listed_exceptions():
+@pytest.mark.parametrize(("kind", "exceptions", "must_check"), [
+    ("vce", MORPHO_EXCEPTIONS,
+     {"target_accuracy", "tcv", "committee_oracle_target_accuracy", "d2", "mnac", "im1", "ota_gain"}),
+    ("scm", SCM_MORPHO_EXCEPTIONS, _SCM_ABSOLUTE),
+])
+def test_every_absolute_bar_separates_the_controls_on_morpho_but_for_the_listed_exceptions(kind, exceptions,
+                                                                                         must_check):
+    """Every control expected to pass a card's suite passes its absolute bar on every task score of
+    morpho's calibration file, and every control expected to fail it fails the bar, but for the
+    listed exceptions, whose reason the card's rationale states. A floor-relative bar is skipped:
+    judging it needs the run's floor, which the file does not keep."""
     path = get_domain("morpho").calibration_dir / "calibration-quick.json"
     values = json.loads(path.read_text())["values"]
     checked, violations = set(), set()
     for identity, controls in values.items():
         card = CARDS.get(_card_key(identity))
-        bar = card.bar_for("quick") if card is not None and identity.startswith("vce/") else None
+        bar = card.bar_for("quick") if card is not None and identity.startswith(f"{kind}/") else None
         if bar is None or bar.relative != "absolute":  # a floor-relative bar needs the run's floor
             continue
         checked.add(card.key)
@@ -176,8 +203,23 @@ def test_every_absolute_bar_separates_the_controls_on_morpho_but_for_the_listed_
             passes = bar.passes(entry["value"])
             if (entry["expected"] == "+" and not passes) or (entry["expected"] == "-" and passes):
                 violations.add((card.key, control))
-    assert {"target_accuracy", "tcv", "committee_oracle_target_accuracy", "d2", "mnac", "im1", "ota_gain"} <= checked
-    assert violations == set(MORPHO_EXCEPTIONS)  # a stale exception fails too
-    for (key, control), _ in MORPHO_EXCEPTIONS.items():
+    assert must_check <= checked, f"no {kind} values in {path} for {sorted(must_check - checked)}"
+    assert violations == set(exceptions)  # a stale exception fails too
+    for (key, control), _ in exceptions.items():
         rationale = CARDS[key].rationale
         assert _CONTROL_WORDS[control] in rationale and "pass" in rationale, (key, control, rationale)
+
+
+def test_the_scm_controls_are_kept_with_their_expectations_and_cover_each_intervention():
+    """`cfcheck calibrate --methods scm_truth ...` wrote every SCM control on every task score of morpho."""
+    from cfcheck.calibration import SCM_CONTROLS, expected_sign
+
+    path = get_domain("morpho").calibration_dir / "calibration-quick.json"
+    scm = {key: controls for key, controls in json.loads(path.read_text())["values"].items() if key.startswith("scm/")}
+    tasks = {key.split("[", 1)[1].rstrip("]") for key in scm}
+    assert tasks == {"do_digit/seed0", "do_intensity/seed0", "do_thickness/seed0"}
+    for key, controls in scm.items():
+        assert set(controls) == set(SCM_CONTROLS), key
+        suite = key.split("/")[2]
+        assert {name: entry["expected"] for name, entry in controls.items()} == {
+            name: expected_sign(name, suite) for name in SCM_CONTROLS}, key

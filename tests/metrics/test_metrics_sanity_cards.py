@@ -86,6 +86,13 @@ VCE_CARDS_CALIBRATED_ON_MORPHO = {
     "perceptual_distance", "mnac", "fid_target", "fid_domain", "kid_target", "kid_domain", "im1", "ota_gain",
     "randomisation_similarity", "cascading_randomisation_similarity",
 }
+#: the barred SCM cards whose controls' values (`cfcheck calibrate --methods scm_truth ...`) it keeps too
+SCM_CARDS_CALIBRATED_ON_MORPHO = {
+    "composition_l1", "composition_perceptual", "composition_embedding", "effectiveness_error",
+    "effectiveness_accuracy", "effectiveness_predictor_error", "effectiveness_predictor_accuracy",
+    "preservation_error", "preservation_accuracy", "preservation_predictor_error",
+    "preservation_predictor_accuracy", "scm_fid", "scm_kid",
+}
 
 
 def test_cards_cover_the_required_metrics_and_are_consistent() -> None:
@@ -108,11 +115,11 @@ def test_every_bar_points_the_metric_direction_and_has_a_measured_rationale(key)
             assert card.range[0] <= bar.bound <= card.range[1]
     # a rationale names the controls the bar sits between; what they reached is either the calibration
     # data of a bundled domain the cards were calibrated on, shown beside the card, or quoted in the
-    # rationale with the command that measured it (SCM, Synbols: their values are not kept in a file)
+    # rationale with the command that measured it (Synbols: its values are not kept in a file)
     assert "CALIBRATE" not in card.rationale
     measured = bundled_evidence(key)
     assert measured or re.search(r"`(cfcheck|python)\b[^`]*`", card.rationale), card.rationale
-    if key in VCE_CARDS_CALIBRATED_ON_MORPHO:
+    if key in VCE_CARDS_CALIBRATED_ON_MORPHO | SCM_CARDS_CALIBRATED_ON_MORPHO:
         assert any(sentence.startswith("on morpho, quick profile") for sentence in measured), measured
 
 

@@ -98,3 +98,100 @@ def test_calibrate_redraws_the_runs_html_with_the_values_it_wrote(tmp_path, monk
     capsys.readouterr()
     after = (out / "noise-quick" / "scorecard.html").read_text()
     assert "truth (expected to pass): 0.25" in after and "noise (expected to fail): 0.75" in after
+
+
+def _scm_card(value=0.5, domain="morpho"):
+    return {"profile": {"name": "quick"}, "scores": [
+        {"kind": "scm", "domain": domain, "suite": "composition", "metric": "composition_l1:m1",
+         "task": "do_digit/seed0", "value": value},
+        {"kind": "scm", "domain": domain, "suite": "effectiveness", "metric": "effectiveness_accuracy:digit",
+         "task": "do_digit/seed0", "value": value},
+    ]}
+
+
+def _publish(out, name, card):
+    """A stored run of ``name`` under ``out``, as ``cfcheck calibrate --reuse`` reads it."""
+    card = {**card, "format": 3, "status": "complete", "method": name, "outcomes": {}, "costs": {},
+            "provenance": {"started": "2026-01-01T00:00:00+00:00", "finished": "2026-01-01T00:00:12+00:00"}}
+    for score in card["scores"]:
+        score.update(ci_low=None, ci_high=None, n=100, threshold="<= 0.035", verdict="pass", direction="lower")
+    (out / f"{name}-quick").mkdir(parents=True)
+    (out / f"{name}-quick" / "scorecard.json").write_text(json.dumps(card))
+
+
+@pytest.fixture
+def calibration_folder(tmp_path, monkeypatch):
+    """A temporary morpho calibration folder holding VCE values and a stale SCM entry."""
+    (tmp_path / "morpho").mkdir()
+    monkeypatch.setattr(calibration, "calibration_path",
+                        lambda domain, profile: tmp_path / domain / f"calibration-{profile}.json")
+    paths = write_calibration_values({"truth": _card(value=1.0), "identity": _card(value=0.0)}, "quick")
+    stored = json.loads(paths[0].read_text())
+    stored["values"]["scm/morpho/composition/retired_metric[do_digit/seed0]"] = {
+        "scm_truth": {"value": 3.0, "expected": "+"}}
+    paths[0].write_text(json.dumps(stored, indent=1, sort_keys=True) + "\n")
+    return paths[0]
+
+
+def _entries(path, kind):
+    """The JSON text of each entry of ``kind`` as the file holds it (to compare byte for byte)."""
+    values = json.loads(path.read_text())["values"]
+    return {key: json.dumps(controls, indent=1, sort_keys=True) for key, controls in values.items()
+            if key.startswith(kind + "/")}
+
+
+def test_scm_controls_count_as_controls_and_only_complete_kinds_are_calibrated():
+    assert calibration.KIND_CONTROLS["scm"] == tuple(calibration.SCM_CONTROLS)
+    assert "wachter" not in calibration.KIND_CONTROLS["vce"] and "truth" in calibration.KIND_CONTROLS["vce"]
+    assert calibration.calibrated_kinds(["scm_truth", "scm_identity", "scm_resample"]) == ()
+    assert calibration.calibrated_kinds([*calibration.SCM_CONTROLS, "dvce"]) == ("scm",)
+    assert calibration.calibrated_kinds([*calibration.CONTROLS, *calibration.SCM_CONTROLS]) == ("vce", "scm")
+    values = calibration_values({"scm_identity": _scm_card(value=0.0), "scm_vae": _scm_card(value=0.2)})
+    assert values["scm/morpho/effectiveness/effectiveness_accuracy:digit[do_digit/seed0]"] == {
+        "scm_identity": {"value": 0.0, "expected": "-"}}  # a reference generator is not a control
+
+
+def test_a_partial_scm_calibration_writes_nothing(calibration_folder, tmp_path, capsys):
+    before = calibration_folder.read_bytes()
+    out = tmp_path / "published"
+    for name in ("scm_truth", "scm_identity", "scm_resample"):  # scm_noise did not run
+        _publish(out, name, _scm_card())
+    assert calibration.main(["--reuse", "--out", str(out), "--methods", "scm_truth", "scm_identity",
+                             "scm_resample"]) == 0
+    assert "wrote" not in capsys.readouterr().err
+    assert calibration_folder.read_bytes() == before
+
+
+def test_a_full_scm_calibration_replaces_the_scm_entries_and_keeps_the_vce_ones(calibration_folder, tmp_path, capsys):
+    vce_before = _entries(calibration_folder, "vce")
+    assert vce_before and "scm/morpho/composition/retired_metric[do_digit/seed0]" in _entries(calibration_folder, "scm")
+    out = tmp_path / "published"
+    for value, name in enumerate(calibration.SCM_CONTROLS):
+        _publish(out, name, _scm_card(value=float(value)))
+    assert calibration.main(["--reuse", "--out", str(out), "--methods", *calibration.SCM_CONTROLS]) == 0
+    assert f"wrote {calibration_folder} (scm values)" in capsys.readouterr().err
+    assert _entries(calibration_folder, "vce") == vce_before  # untouched, byte for byte
+    stored = json.loads(calibration_folder.read_text())
+    assert stored["profile"] == "quick" and stored["domain"] == "morpho"
+    scm = {key: controls for key, controls in stored["values"].items() if key.startswith("scm/")}
+    assert set(scm) == {"scm/morpho/composition/composition_l1:m1[do_digit/seed0]",
+                        "scm/morpho/effectiveness/effectiveness_accuracy:digit[do_digit/seed0]"}  # the stale one went
+    composition = scm["scm/morpho/composition/composition_l1:m1[do_digit/seed0]"]
+    assert {name: entry["expected"] for name, entry in composition.items()} == {
+        "scm_truth": "+", "scm_identity": "+", "scm_resample": "-", "scm_noise": "-"}
+    assert [composition[name]["value"] for name in calibration.SCM_CONTROLS] == [0.0, 1.0, 2.0, 3.0]
+    # the run's HTML is redrawn with the values it wrote
+    assert "scm_resample (expected to fail): 2" in (out / "scm_noise-quick" / "scorecard.html").read_text()
+
+
+def test_recalibrating_one_kind_does_not_touch_another_and_a_damaged_file_is_not_overwritten(calibration_folder):
+    write_calibration_values({name: _scm_card(value=0.5) for name in calibration.SCM_CONTROLS}, "quick", kinds=("scm",))
+    scm_before = _entries(calibration_folder, "scm")
+    write_calibration_values({"truth": _card(value=0.9), "scm_truth": _scm_card(value=7.0)}, "quick", kinds=("vce",))
+    assert _entries(calibration_folder, "scm") == scm_before  # scm_truth's new value was not of a recalibrated kind
+    assert json.loads(calibration_folder.read_text())["values"]["vce/morpho/validity/tcv[cnn/ideal/seed0]"] == {
+        "truth": {"value": 0.9, "expected": "+"}}  # identity's old vce entry went with its kind
+    calibration_folder.write_text("{not json")
+    with pytest.raises(ValueError, match="move it aside"):
+        write_calibration_values({"truth": _card(value=0.9)}, "quick")
+    assert calibration_folder.read_text() == "{not json"

@@ -17,8 +17,11 @@ _REFERENCE = ("A = real images the domain renders with exactly the counterfactua
 _CITE = ("Melistas et al. 2024, §3 (realism as FID of counterfactuals); the reference with the counterfactual "
          "parents is cfcheck's: real data cannot render it")
 _ABSTAIN = "abstentions excluded; fewer than two counterfactuals make the score unavailable (a failure)"
-_MEASURED = ("(quick profile at 60 inputs per intervention, seed 0, `cfcheck calibrate --methods scm_truth ...`; at "
-             "the 100 it uses since, every control stays on the same side of the bar: README's SCM calibration table).")
+#: Where the floors and ratios a rationale quotes beside the card's measured line come from; the
+#: controls' values themselves are the measured line (cfcheck.calibration_evidence).
+_RUN = ("morpho, quick profile: 100 inputs per intervention, seed 0, `cfcheck calibrate --methods scm_truth "
+        "scm_identity scm_resample scm_noise`, the floors in each score's extra.real_floor")
+_VAE_RUN = "`pytest suites/scm --method=fixtures/scm_vae.py --cfcheck-profile quick`, seed 0"
 _WHY_NOT_TEST_SET = ("Melistas et al. compare with the test set, whose parents are the observed ones: an identity "
                      "method then looks realistic and an effective intervention is penalised for moving the mix.")
 
@@ -29,13 +32,14 @@ SCM_REALISM_CARDS = (
         "squared embedding units", _FEATURES, _ABSTAIN, _CITE, False,
         notes=f"{_REFERENCE}. {_WHY_NOT_TEST_SET} Set-level; 95% CI by the bias-shifted bootstrap of both sets.",
         bar=Bar(2.0, "max", "times_floor"), tolerance=2.0,
-        rationale=("Real images with the counterfactual parents sit at the floor: scm_truth 14.7–20.9 and scm_resample "
-                   "15.0–21.6 against floor draws of 15.7–26.1 (ratio to the highest ≤ 0.9); scm_noise 169–171 (ratio "
-                   "≥ 6.5); scm_identity under do(digit), real images of the wrong digit, 77.8 (ratio 3.2); "
-                   f"{_MEASURED} 2 × the highest of 5 floor draws sits between, as for fid_target. Identity under "
-                   "do(thickness) / do(intensity) (28.8 / 19.5, ratio 1.1 / 0.8) passes: its images are real with "
-                   "nearly the asked parents; effectiveness is what fails it. The VAE generator: 31.7 under do(digit) "
-                   "(ratio 1.3), at the floor otherwise."),
+        rationale=("Real images with the counterfactual parents sit at the floor: scm_truth and scm_resample "
+                   "against floor draws of 10.3–15.3 (ratio to the highest ≤ 0.83); scm_noise far above (ratio "
+                   "≥ 10); scm_identity under an intervention on the categorical parent, real images of the wrong "
+                   f"value, well above (ratio 6.0; {_RUN}). 2 × the highest of 5 floor draws sits between, as for "
+                   "fid_target. scm_identity, expected to fail realism, passes under the interventions on "
+                   "continuous parents (ratio 0.86–1.1): its images are real with nearly the asked parents; "
+                   "effectiveness is what fails it. The VAE generator: ratio 1.4 under do(digit), at the floor "
+                   f"otherwise ({_VAE_RUN})."),
         failure_hint="the counterfactuals do not look like real images with the parents the intervention implies",
     ),
     MetricCard(
@@ -44,13 +48,16 @@ SCM_REALISM_CARDS = (
         "squared kernel-feature units", _FEATURES, _ABSTAIN, _CITE, False,
         notes=f"{_REFERENCE}. {_WHY_NOT_TEST_SET} Set-level; 95% CI by half-sampling both sets (the half-samples' spread used as it is: see kid_target for what the interval estimates and its simulated coverage).",
         bar=Bar(1.0, "max", "plus_floor"), tolerance=0.05,
-        rationale=("Per-value KID is noisy at 6 counterfactuals per digit (floor draws −0.44…0.66), so the bar is "
-                   "additive: scm_truth −0.39…0.24 and scm_resample −0.43…−0.21; scm_identity under do(digit) 2.49, "
-                   f"scm_noise 21.0–21.5 {_MEASURED} Floor + 1 sits between, as for kid_target. The VAE generator "
-                   "scored 0.90 under do(digit), near the bar. At 6 inputs per digit the CI was about as wide as "
-                   "the margin: the truth's do(thickness) value 0.24 had a CI up to 1.71 against floor + 1 = 1.66 "
-                   "(inconclusive), which is why the quick profile scores 100 inputs per intervention: there the "
-                   "truth's KID is −0.39…0.05 with CIs up to 0.52 against bars of 1.01–1.40, and it passes."),
+        rationale=("Per-value KID is noisy at 10 counterfactuals per digit (floor draws −0.27…0.40; "
+                   f"{_RUN}), so the bar is additive: scm_truth and scm_resample sit near 0; scm_identity under an "
+                   "intervention on the categorical parent lies a few units above, scm_noise an order of magnitude "
+                   "further. Floor + 1 sits between, as for kid_target; scm_identity passes under the interventions "
+                   "on continuous parents, as on scm_fid. The VAE generator: 0.55 under do(digit) against floor + 1 "
+                   f"= 1.01, its CI reaching 1.14 (inconclusive; {_VAE_RUN}). At 6 inputs per digit (60 per "
+                   "intervention) the CI was about as wide as the margin: the truth's do(thickness) value 0.24 had a "
+                   "CI up to 1.71 against floor + 1 = 1.66 (inconclusive), which is why the quick profile scores 100 "
+                   "inputs per intervention: there the truth's CIs reach at most 0.71 against bars of 1.01–1.40, and "
+                   "it passes."),
         failure_hint="the counterfactuals do not look like real images with the parents the intervention implies",
     ),
 )
