@@ -15,7 +15,7 @@ from torch import Tensor
 from cfcheck.metrics._validation import check_image_pair, check_same_shape, check_tensor
 from cfcheck.metrics.closeness import UNIT_RANGE
 
-__all__ = ["average_ranks", "ota_gain", "randomisation_similarity"]
+__all__ = ["SUPPORTS", "average_ranks", "ota_gain", "randomisation_similarity", "rank_similarity", "same_ranking"]
 
 
 def ota_gain(cf_hits: Tensor, x_hits: Tensor) -> Tensor:
@@ -78,26 +78,90 @@ def average_ranks(values: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def rank_similarity(first: Tensor, second: Tensor) -> Tensor:
+#: what :func:`rank_similarity` correlates: every element, or only where either map is non-zero
+SUPPORTS = ("all", "nonzero")
+
+
+def rank_similarity(first: Tensor, second: Tensor, support: str = "all") -> Tensor:
     """Spearman rank correlation, per sample, of |first| and |second| (N×…, any values).
 
+    With ``support="nonzero"`` each sample's correlation is taken over the elements where
+    |first| or |second| is non-zero only. Elements where both maps are exactly 0 (for an
+    input-times-gradient or integrated-gradients map with a zero baseline: every pixel where
+    the input is 0, whatever the model) tie at the bottom of both rankings and pull the plain
+    correlation towards 1; the support variant ignores them, so adding shared zeros changes it
+    not at all.
+
     Args:
-        first: N×… maps (saliency maps, change maps).
+        first: N×… maps (saliency maps, change maps), N ≥ 1, at least one element per sample.
         second: maps of the same shape.
+        support: ``"all"`` (every element) or ``"nonzero"`` (the union of the maps' non-zero
+            elements, per sample).
 
     Returns:
-        float32 N on ``first``'s device; NaN where either map is constant.
+        float32 N on ``first``'s device. NaN where the correlation is undefined: where either
+        map is constant on the elements compared, and (``"nonzero"``) where fewer than two
+        elements are non-zero in either map (both maps zero, or one shared non-zero element).
 
     Example:
         >>> rank_similarity(torch.tensor([[1.0, -2.0, 3.0]]), torch.tensor([[2.0, 4.0, 9.0]]))
         tensor([1.])
+        >>> first = torch.tensor([[0.0, 0.0, 0.0, 1.0, 2.0, 3.0]])
+        >>> second = torch.tensor([[0.0, 0.0, 0.0, 3.0, 2.0, 1.0]])
+        >>> rank_similarity(first, second), rank_similarity(first, second, support="nonzero")
+        (tensor([0.7419]), tensor([-1.]))
     """
+    a, b = _absolute_rows(first, second)
+    if support not in SUPPORTS:
+        raise ValueError(f"`support` must be one of {SUPPORTS}, got {support!r}")
+    if support == "all":
+        rho = _spearman_rows(a, b)
+    else:
+        rho = np.full(len(a), np.nan)
+        for i, (row_a, row_b) in enumerate(zip(a, b)):
+            kept = (row_a != 0) | (row_b != 0)
+            if int(kept.sum()) >= 2:
+                rho[i] = _spearman_rows(row_a[None, kept], row_b[None, kept])[0]
+    return torch.from_numpy(rho).to(device=first.device, dtype=torch.float32)
+
+
+def same_ranking(first: Tensor, second: Tensor) -> Tensor:
+    """Whether |first| and |second| order each sample's elements identically, ties included
+    (equal average ranks): the verdict on a pair whose :func:`rank_similarity` is undefined.
+    Two constant maps rank alike (True); a constant map and a varying one do not (False).
+
+    Args:
+        first: N×… maps.
+        second: maps of the same shape.
+
+    Returns:
+        bool N on ``first``'s device.
+
+    Example:
+        >>> same_ranking(torch.tensor([[0.0, 0.0], [0.0, 1.0]]), torch.tensor([[0.0, 0.0], [0.0, 0.0]]))
+        tensor([ True, False])
+    """
+    a, b = _absolute_rows(first, second)
+    same = (average_ranks(a) == average_ranks(b)).all(axis=1)
+    return torch.from_numpy(same).to(first.device)
+
+
+def _absolute_rows(first: Tensor, second: Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """|first| and |second| as N×M float64 arrays, after checking they are two maps of one shape."""
     if not isinstance(first, Tensor) or not isinstance(second, Tensor):
         raise TypeError(f"Expected two tensors, got {type(first).__name__} and {type(second).__name__}")
-    if first.shape != second.shape or first.ndim < 2:
-        raise ValueError(f"Expected two N×… maps of one shape, got {tuple(first.shape)} and {tuple(second.shape)}")
+    if first.shape != second.shape or first.ndim < 2 or first.numel() == 0:
+        raise ValueError(f"Expected two non-empty N×… maps of one shape, got {tuple(first.shape)} and "
+                         f"{tuple(second.shape)}")
     a = first.detach().double().abs().flatten(start_dim=1).cpu().numpy()
     b = second.detach().double().abs().flatten(start_dim=1).cpu().numpy()
+    if np.isnan(a).any() or np.isnan(b).any():
+        raise ValueError("the maps contain NaN, which has no rank")
+    return a, b
+
+
+def _spearman_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Pearson correlation of the rows' average ranks; NaN where either row is constant."""
     ranks_a = average_ranks(a)
     ranks_b = average_ranks(b)
     centred_a = ranks_a - ranks_a.mean(axis=1, keepdims=True)
@@ -106,4 +170,4 @@ def rank_similarity(first: Tensor, second: Tensor) -> Tensor:
     denominator = np.sqrt((centred_a**2).sum(axis=1) * (centred_b**2).sum(axis=1))
     with np.errstate(invalid="ignore", divide="ignore"):
         rho = np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1.0), np.nan)
-    return torch.from_numpy(np.clip(rho, -1.0, 1.0)).to(device=first.device, dtype=torch.float32)
+    return np.clip(rho, -1.0, 1.0)

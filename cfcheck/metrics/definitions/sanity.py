@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cfcheck.metrics.cards import Bar, MetricCard
 from cfcheck.metrics.definitions._common import IMAGES, O_PRED
+from cfcheck.metrics.definitions.attribution_sanity import ATTRIBUTION_RANDOMISATION_CARDS
 
 _SIMILARITY = "ρ(x) = Spearman(|c_trained(x) − x|, |c_random(x) − x|) over pixels, average ranks for ties"
 _ABSTAIN = ("an abstention counts as the unchanged input; both unchanged = identical (1), one unchanged and the "
@@ -49,20 +50,5 @@ SANITY_CARDS = (
         failure_hint="the counterfactuals barely change when the classifier's layers are randomised: the "
                      "method ignores (part of) the classifier",
     ),
-    MetricCard(
-        "attribution_randomisation_similarity", "Model-randomisation similarity of saliency maps",
-        "ρ(x) = Spearman(|s_trained(x)|, |s_random(x)|) over input elements, average ranks for ties", "lower",
-        (-1.0, 1.0), "rank correlation",
-        "saliency maps shaped like the input, for the trained classifier and for the domain's random classifier, "
-        "same inputs and targets (the trained classifier's predictions)",
-        "samples where either method call abstained are excluded", _ADEBAYO, True,
-        notes="Near 1: the attribution does not depend on the model's parameters (an edge detector passes the "
-              "input through whatever the model). Measured on the bundled attributions (quick, cnn vs random_net, "
-              "50 inputs): gradient 0.19, SmoothGrad 0.14, Wachter's counterfactual direction 0.14; the gradient "
-              "plus noise of twice its norm 0.60; input×gradient and integrated gradients 0.995 (the input factor "
-              "dominates the ranking, as Adebayo et al. report); the seeded random attribution 1.0. Reported "
-              "without a verdict all the same: a method that returns fresh noise on every call would score near 0 "
-              "and pass any bar, so a low value is necessary, not sufficient (the removal suites' gap to random "
-              "is where noise shows).",
-    ),
+    *ATTRIBUTION_RANDOMISATION_CARDS,
 )
