@@ -110,23 +110,32 @@ def test_the_true_scm_counterfactual_scores_zero_error(tiny, scorecard_of):
 def test_an_attribution_adapter_gets_its_contract_randomisation_and_removal_scored(tiny, scorecard_of):
     tiny.makepyfile(gradient=GRADIENT)
     result = tiny.runpytest("--method=gradient", "-rs")
-    # contract, randomisation (morpho), ROAR/ROAD/GOAR on morpho and gmm, test_domain_loads of 3 domains
+    # contract, randomisation (morpho: random_net and the cnn's 5 cascade stages), ROAR/ROAD/GOAR on
+    # morpho and gmm, test_domain_loads of 3 domains
     outcomes = result.parseoutcomes()
-    assert (outcomes.get("passed"), outcomes.get("failed"), outcomes.get("error")) == (20, None, None)
+    assert (outcomes.get("passed"), outcomes.get("failed"), outcomes.get("error")) == (25, None, None)
     scores = scorecard_of("gradient")["scores"]
-    (record,) = [r for r in scores if r["metric"] == "attribution_randomisation_similarity"]
-    assert (record["kind"], record["domain"], record["metric"], record["task"]) == (
-        "attribution", "morpho", "attribution_randomisation_similarity", "random_net/seed0"
-    )
+    randomisation = {(r["metric"], r["task"]): r for r in scores if "randomisation" in r["metric"]}
+    record = randomisation["attribution_randomisation_similarity", "random_net/seed0"]
+    assert (record["kind"], record["domain"]) == ("attribution", "morpho")
     assert -1 <= record["value"] < 0.9 and record["n"] == 8  # a gradient depends on the weights
     assert len(record.get("samples", [])) == 0  # per-sample values live in the CSV
-    removal = {(r["domain"], r["task"], r["metric"]) for r in scores if r is not record}
+    # a gradient has no exact zeros: on its non-zero support it scores as on every pixel
+    support = randomisation["attribution_randomisation_similarity_support", "random_net/seed0"]
+    assert support["value"] == pytest.approx(record["value"]) and support["verdict"] is None
+    layers = ("classifier.3", "classifier.1", "features.6", "features.3", "features.0")
+    cascade = {(f"attribution_cascading_randomisation_similarity{variant}:{layer}", f"cnn~{layer}/seed0")
+               for layer in layers for variant in ("", "_support")}
+    assert set(randomisation) == cascade | {("attribution_randomisation_similarity", "random_net/seed0"),
+                                            ("attribution_randomisation_similarity_support", "random_net/seed0")}
+    assert all(r["n"] == 8 and r["verdict"] is None and -1 <= r["value"] < 0.9 for r in randomisation.values())
+    removal = {(r["domain"], r["task"], r["metric"]) for r in scores if "randomisation" not in r["metric"]}
     metrics = {f"{s}_{m}:{o}" for s in ("roar", "road") for m in ("area", "gap") for o in ("morf", "lerf")}
     metrics |= {"goar_area", "goar_gap", "roar_leakage", "goar_leakage"}
     assert removal == {(d, f"{model}/seed0/removal", m) for d, model in (("morpho", "cnn"), ("gmm", "mlp")) for m in metrics}
     curves = [r["extra"]["curve"] for r in scores if r["metric"] == "goar_area"]
     assert all(c["levels"] == [0.0, 1.0] and len(c["method"]) == len(c["random"]) == 2 for c in curves)
-    assert all(r["n"] == 24 for r in scores if r is not record)  # removal_test of the tiny settings
+    assert all(r["n"] == 24 for r in scores if "randomisation" not in r["metric"])  # removal_test of the tiny settings
     csv_header = (tiny.path / "reports" / "gradient-standard" / "samples.csv").read_text().splitlines()[0]
     assert csv_header == "kind,domain,suite,metric,task,sample,value,input,label,target"
 

@@ -3,7 +3,9 @@
 Tasks are (domain, model, seed): ``n_inputs`` scored images, each explained for the class the
 model predicts on it. The random-model task explains the domain's random classifier for the
 same inputs and the trained counterpart's targets, and declares that it needs the trained
-task (Adebayo et al.'s model-randomisation test compares the two maps).
+task (Adebayo et al.'s model-randomisation test compares the two maps); the cascade tasks do
+the same for each stage of the counterpart's cascading randomisation (its layers re-initialised
+from the output layer down, stage names ``<model>~<layer>``).
 """
 
 from __future__ import annotations
@@ -108,15 +110,20 @@ class AttributionSpec(KindSpec):
             return [AttributionTask(domain=domain, model=m, seed=s, inputs_from="removal_test",
                                     needs=(AttributionTask(domain=domain, model=m, seed=s, inputs_from="removal_train"),))
                     for m in models for s in run.seeds]
-        if which != "random":
-            raise ValueError(f"attribution suites have 'explained', 'random' and 'removal' tasks, got cfcheck_tasks({which!r})")
-        if not domain.model_roles.get("random"):
-            return []
-        counterpart = domain.model_roles["randomisation_counterpart"][0]
+        if which not in ("random", "cascade"):
+            raise ValueError("attribution suites have 'explained', 'random', 'cascade' and 'removal' tasks, "
+                             f"got cfcheck_tasks({which!r})")
+        counterparts = domain.model_roles.get("randomisation_counterpart")
+        if not counterparts or (which == "random" and not domain.model_roles.get("random")):
+            return []  # the suites skip: the domain declares no trained counterpart (or random classifier)
+        counterpart = counterparts[0]
+        # "cascade": the counterpart with its layers re-initialised from the top down, one stage per layer
+        randomised = (domain.model_roles["random"] if which == "random"
+                      else run.zoo(domain).randomisation_stages(counterpart))
         return [
-            AttributionTask(domain=domain, model=random, seed=s,
+            AttributionTask(domain=domain, model=name, seed=s,
                             needs=(AttributionTask(domain=domain, model=counterpart, seed=s),))
-            for random in domain.model_roles["random"]
+            for name in randomised
             for s in run.seeds
         ]
 
