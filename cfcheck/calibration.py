@@ -43,6 +43,13 @@ CONTROLS: dict[str, str] = {
     "identity": "−validity +closeness −realism −random_classifier",
     "noise": "−validity −closeness −realism",
     "pgd": "−validity",
+    # the truth for a share of the inputs, the unchanged input for the rest: the validity bars ask
+    # for 80 % right counterfactuals, so the mixtures below it must fail and those above pass
+    "truth_mixture_50": "−validity",
+    "truth_mixture_70": "−validity",
+    "truth_mixture_80": "(on the validity bars)",
+    "truth_mixture_90": "+validity",
+    "truth_mixture_95": "+validity",
     "wachter": "(baseline)",
 }
 #: Reference methods tabulated beside the controls (``--methods ... dvce fastdime``), not run by

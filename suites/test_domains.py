@@ -4,7 +4,6 @@ with the message that says why, while the run's other domains are scored as usua
 
 from __future__ import annotations
 
-import pytest
 
 
 def test_domain_loads(cfcheck_session, cfcheck_domain_spec, cfcheck_score):
