@@ -177,7 +177,8 @@ def test_fixture_builds_the_adapter_from_the_bundled_models():
 
     domain = get_domain("morpho")
     models = MethodModels(ModelZoo(get_domain("morpho"), torch.device("cpu")))
-    method = SCMVAE(vae=models[domain.model_roles["scm_vae"][0]], mechanisms=domain.attribute_mechanisms(models))
+    assert "cvae" in domain.model_roles["scm_image_mechanisms"]
+    method = SCMVAE(vae=models["cvae"], mechanisms=domain.attribute_mechanisms(models))
     x, parents = _inputs(8)
     out = method.counterfactual(x, parents, {"intensity": torch.full((8,), 90.0)})
     assert out.shape == x.shape
