@@ -36,20 +36,20 @@ from typing import Any
 
 #: The bundled controls and the baseline, and the suites each is expected to pass (+) or fail (−).
 CONTROLS: dict[str, str] = {
-    "truth": "+validity +closeness +realism −random_classifier",
-    "truth_rejecting": "+validity +closeness +realism +random_classifier",
-    "random_target": "+validity −closeness +realism −random_classifier",
-    "nearest": "+validity −closeness",
-    "identity": "−validity +closeness −realism −random_classifier",
-    "noise": "−validity −closeness −realism",
-    "pgd": "−validity",
+    "truth": "+validity +closeness +realism −random_classifier +ground_truth",
+    "truth_rejecting": "+validity +closeness +realism +random_classifier +ground_truth",
+    "random_target": "+validity −closeness +realism −random_classifier −ground_truth",
+    "nearest": "+validity −closeness −ground_truth",
+    "identity": "−validity +closeness −realism −random_classifier −ground_truth",
+    "noise": "−validity −closeness −realism −ground_truth",
+    "pgd": "−validity −ground_truth",
     # the truth for a share of the inputs, the unchanged input for the rest: the validity bars ask
     # for 80 % right counterfactuals, so the mixtures below it must fail and those above pass
-    "truth_mixture_50": "−validity",
-    "truth_mixture_70": "−validity",
-    "truth_mixture_80": "(on the validity bars)",
-    "truth_mixture_90": "+validity",
-    "truth_mixture_95": "+validity",
+    "truth_mixture_50": "−validity −ground_truth",
+    "truth_mixture_70": "−validity −ground_truth",
+    "truth_mixture_80": "(on the validity and ground-truth bars)",
+    "truth_mixture_90": "+validity +ground_truth",
+    "truth_mixture_95": "+validity +ground_truth",
     "wachter": "(baseline)",
 }
 #: Reference methods tabulated beside the controls (``--methods ... dvce fastdime``), not run by
@@ -60,10 +60,10 @@ REFERENCE_METHODS: dict[str, str] = {
 }
 #: The SCM controls (``cfcheck calibrate --methods scm_truth scm_identity scm_resample scm_noise``).
 SCM_CONTROLS: dict[str, str] = {
-    "scm_truth": "+composition +effectiveness +causal_graph +realism",
-    "scm_identity": "+composition −effectiveness −causal_graph −realism",
-    "scm_resample": "−composition +effectiveness +causal_graph +realism",
-    "scm_noise": "−composition −effectiveness −causal_graph −realism",
+    "scm_truth": "+composition +effectiveness +causal_graph +realism +ground_truth",
+    "scm_identity": "+composition −effectiveness −causal_graph −realism −ground_truth",
+    "scm_resample": "−composition +effectiveness +causal_graph +realism −ground_truth",
+    "scm_noise": "−composition −effectiveness −causal_graph −realism −ground_truth",
 }
 SUITES = ("validity", "closeness", "realism", "random_classifier")
 SCM_SUITES = ("composition", "effectiveness", "causal_graph", "realism")

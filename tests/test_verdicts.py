@@ -155,16 +155,17 @@ def test_wachter_is_oracle_valid_only_on_the_robust_classifier(tmp_path, seed):
 
 #: the gated scores that judge whether counterfactuals are right: a share of right ones must order them
 SHARE_SCORES = {"target_accuracy": "higher", "committee_oracle_target_accuracy": "higher", "lvs_target": "higher",
-                "fid_target": "lower"}
+                "ground_truth_relative_error": "lower", "fid_target": "lower"}
 
 
 def test_the_bars_require_80_percent_right_counterfactuals(tmp_path):
     """Truth mixtures (the truth for a share of the inputs, the unchanged input for the rest): every gated
-    validity and target-realism score orders them by share on every task, the 50 % mixture passes none of
-    them, the 95 % one passes every validity bar."""
+    validity, ground-truth and target-realism score orders them by share on every task, the 50 % mixture
+    passes none of them, the 95 % one passes every validity and ground-truth bar."""
     found = {}
     for share in (50, 80, 95):
-        scorecard = run_control(tmp_path / str(share), f"truth_mixture_{share}", "-k", "validity or fid_target")
+        scorecard = run_control(tmp_path / str(share), f"truth_mixture_{share}", "-k",
+                                "validity or fid_target or ground_truth_relative")
         found[share] = {(s["metric"].split(":")[0], s["task"]): s for s in scorecard["scores"]}
     for (metric, task), low in found[50].items():
         if metric not in SHARE_SCORES:

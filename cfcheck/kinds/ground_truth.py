@@ -12,18 +12,24 @@ from typing import Any
 import torch
 
 from cfcheck.kinds.base import labels_where
-from cfcheck.metrics.closeness import ground_truth_error, perceptual_distance
+from cfcheck.metrics.closeness import ground_truth_error, ground_truth_relative_error, perceptual_distance
 
-__all__ = ["score_ground_truth_error", "score_ground_truth_perceptual"]
+__all__ = ["score_ground_truth_error", "score_ground_truth_perceptual", "score_ground_truth_relative_error"]
+
+
+def _truth(result: Any) -> torch.Tensor:
+    """The result's true counterfactuals; skips the test where the domain cannot compute them."""
+    __tracebackhide__ = True
+    if result.true_cf is None:  # a capability only a known generative process has: skipped, not failed
+        import pytest
+
+        pytest.skip(f"domain {result.task.domain_name!r} cannot compute true counterfactuals")
+    return result.true_cf
 
 
 def _produced(result: Any, score: Any, metric: str) -> tuple[torch.Tensor, torch.Tensor, dict[str, list[Any]]]:
     __tracebackhide__ = True
-    truth = result.true_cf
-    if truth is None:  # a capability only a known generative process has: skipped, not failed
-        import pytest
-
-        pytest.skip(f"domain {result.task.domain_name!r} cannot compute true counterfactuals")
+    truth = _truth(result)
     keep = result.valid
     if not bool(keep.any()):
         score.unavailable(metric, "the method abstained on every input; nothing to measure")
@@ -44,3 +50,18 @@ def score_ground_truth_perceptual(result: Any, score: Any, zoo: Any) -> None:
     x_cf, truth, labels = _produced(result, score, "ground_truth_perceptual")
     distances = perceptual_distance(truth.to(zoo.device), x_cf.to(zoo.device), zoo.feature_maps)
     score("ground_truth_perceptual", distances.cpu(), labels=labels)
+
+
+def score_ground_truth_relative_error(result: Any, score: Any) -> None:
+    """Record ``ground_truth_relative_error``: d(c, truth) / d(x, truth) per input, an abstention
+    counted as the unchanged input (1: it is not a right counterfactual); inputs equal to their
+    truth (nothing to move) are left out."""
+    __tracebackhide__ = True
+    truth = _truth(result)
+    x = result.x
+    produced = torch.where(result.valid.reshape(-1, *([1] * (x.dim() - 1))), result.x_cf, x)
+    relative = ground_truth_relative_error(produced, truth, x)
+    defined = ~torch.isnan(relative)
+    if not bool(defined.any()):
+        score.unavailable("ground_truth_relative_error", "every input equals its true counterfactual")
+    score("ground_truth_relative_error", relative[defined], labels=labels_where(result.sample_labels, defined))

@@ -26,6 +26,7 @@ _EXPORTS = {
     "elastic_net_distance": "cfcheck.metrics.closeness",
     "attribute_changes": "cfcheck.metrics.closeness",
     "ground_truth_error": "cfcheck.metrics.closeness",
+    "ground_truth_relative_error": "cfcheck.metrics.closeness",
     "counterfactual_transition": "cfcheck.metrics.transition",
     "kid_all_pairs": "cfcheck.metrics.set_statistics",
     "fid": "cfcheck.metrics.realism",

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from cfcheck.kinds.ground_truth import score_ground_truth_error, score_ground_truth_perceptual
+from cfcheck.kinds.ground_truth import (
+    score_ground_truth_error,
+    score_ground_truth_perceptual,
+    score_ground_truth_relative_error,
+)
 
 pytestmark = pytest.mark.cfcheck_kind("scm")
 
@@ -25,3 +29,8 @@ def test_ground_truth_error(cfcheck_result, cfcheck_score):
 def test_ground_truth_perceptual(cfcheck_result, cfcheck_score, cfcheck_evaluation_models):
     """Perceptual distance (LPIPS formula, domain network) to the true counterfactual, per image."""
     score_ground_truth_perceptual(cfcheck_result, cfcheck_score, cfcheck_evaluation_models)
+
+
+def test_ground_truth_relative_error(cfcheck_result, cfcheck_score):
+    """Pixel error to the true counterfactual relative to the input's own (0 = the truth, 1 = the input)."""
+    score_ground_truth_relative_error(cfcheck_result, cfcheck_score)

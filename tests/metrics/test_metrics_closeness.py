@@ -262,3 +262,36 @@ def test_ground_truth_error_is_the_mean_absolute_difference(a, b) -> None:
     expected = np.abs(a.astype(np.float64) - b.astype(np.float64)).reshape(len(a), -1).mean(axis=1)
     result = closeness.ground_truth_error(torch.from_numpy(a), torch.from_numpy(b))
     np.testing.assert_allclose(result.numpy(), expected, rtol=1e-5, atol=1e-7)
+
+
+def test_ground_truth_relative_error_against_a_loop_and_its_fixed_points() -> None:
+    rng = np.random.default_rng(7)
+    x = torch.from_numpy(rng.random((6, 1, 4, 4))).float()
+    truth = torch.from_numpy(rng.random((6, 1, 4, 4))).float()
+    c = torch.from_numpy(rng.random((6, 1, 4, 4))).float()
+    got = closeness.ground_truth_relative_error(c, truth, x).numpy()
+    for i in range(6):  # an independent loop over pixels in float64
+        num = sum(abs(float(a) - float(b)) for a, b in zip(c[i].flatten(), truth[i].flatten()))
+        den = sum(abs(float(a) - float(b)) for a, b in zip(x[i].flatten(), truth[i].flatten()))
+        assert got[i] == pytest.approx(num / den, rel=1e-5)
+    assert closeness.ground_truth_relative_error(truth, truth, x).abs().max() == 0  # the truth: 0
+    assert torch.allclose(closeness.ground_truth_relative_error(x, truth, x), torch.ones(6))  # the input: 1
+    # nothing to move: undefined
+    assert torch.isnan(closeness.ground_truth_relative_error(c, x, x)).all()
+    with pytest.raises(ValueError, match="inputs"):
+        closeness.ground_truth_relative_error(c, truth, x[:3])
+    with pytest.raises(ValueError):
+        closeness.ground_truth_relative_error(c * 2, truth, x)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(1, 40), st.integers(0, 2**31 - 1))
+def test_ground_truth_relative_error_of_a_truth_mixture_is_one_minus_its_share(n, seed) -> None:
+    """The truth for some inputs, the input for the others: the mean is the share of inputs left unchanged."""
+    rng = np.random.default_rng(seed)
+    x = torch.from_numpy(rng.random((n, 1, 3, 3))).float()
+    truth = torch.from_numpy(rng.random((n, 1, 3, 3))).float()
+    right = torch.from_numpy(rng.random(n) < rng.random())
+    mixture = torch.where(right[:, None, None, None], truth, x)
+    relative = closeness.ground_truth_relative_error(mixture, truth, x)
+    assert float(relative.double().mean()) == pytest.approx(1.0 - float(right.double().mean()), abs=1e-6)
