@@ -45,11 +45,11 @@ TARGET_REALISM = ("fid_target", "kid_target")
 #: control → [(suite or metric prefix, sign)]: "+" expected to pass, "-" expected to fail. A metric
 #: entry overrides its suite's.
 EXPECTED: dict[str, list[tuple[str, str]]] = {
-    "truth": [("validity", "+"), ("closeness", "+"), ("realism", "+")],
-    "random_target": [("validity", "+"), ("closeness", "-"), ("realism", "+")],
-    "nearest": [("validity", "+"), ("closeness", "-"), ("realism", "+")],
-    "identity": [("validity", "-"), ("closeness", "+"), *((m, "-") for m in TARGET_REALISM)],
-    "noise": [("validity", "-"), ("closeness", "-"), ("realism", "-")],
+    "truth": [("validity", "+"), ("closeness", "+"), ("realism", "+"), ("ground_truth_relative_error", "+")],
+    "random_target": [("validity", "+"), ("closeness", "-"), ("realism", "+"), ("ground_truth_relative_error", "-")],
+    "nearest": [("validity", "+"), ("closeness", "-"), ("realism", "+"), ("ground_truth_relative_error", "-")],
+    "identity": [("validity", "-"), ("closeness", "+"), *((m, "-") for m in TARGET_REALISM), ("ground_truth_relative_error", "-")],
+    "noise": [("validity", "-"), ("closeness", "-"), ("realism", "-"), ("ground_truth_relative_error", "-")],
     "pgd": [(m, "-") for m in ORACLE_VALIDITY],
 }
 CONTROL_ORDER = ("truth", "random_target", "nearest", "identity", "noise", "pgd")
