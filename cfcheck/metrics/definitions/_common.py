@@ -11,3 +11,14 @@ O_PRED = f"predicted labels of the oracle f_o, never the explained classifier; {
 EXPLAINED_ARCHITECTURES = (
     "the explained classifiers are small_cnn (cnn, robust_cnn, noise_cnn, random_net) and mlp"
 )
+# -- shared by the SCM cards (scm.py, scm_models.py) --
+SCM_IMAGES = "images in [0, 1]; errors in standard deviations of the parent"
+SCM_ABSTAIN = "abstentions excluded (coverage is reported by the ground_truth suite)"
+#: Where the numbers a rationale quotes beside the card's measured line (intervals) come from; the
+#: controls' values themselves are the measured line (cfcheck.calibration_evidence).
+SCM_RUN = ("morpho, quick profile: 100 inputs per intervention, seed 0, `cfcheck calibrate --methods scm_truth "
+        "scm_identity scm_resample scm_noise`")
+SCM_IDENTITY_KEEPS = ("scm_identity, expected to fail causal_graph, keeps every parent: it fails only on a parent "
+                   "the causal graph moves (a descendant of the intervened parent, whose mechanism it ignores) and "
+                   "passes on the parents the intervention leaves alone, where keeping the observed value is right; "
+                   "effectiveness is what fails it there")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from cfcheck.metrics.cards import Bar, MetricCard
 from cfcheck.metrics.definitions._common import IMAGES, O_PRED
-from cfcheck.metrics.definitions.attribution_sanity import ATTRIBUTION_RANDOMISATION_CARDS
+from cfcheck.metrics.definitions.attribution_sanity import (
+            ATTRIBUTION_RANDOMISATION_CARDS,
+)
 
 _SIMILARITY = "ρ(x) = Spearman(|c_trained(x) − x|, |c_random(x) − x|) over pixels, average ranks for ties"
 _ABSTAIN = ("an abstention counts as the unchanged input; both unchanged = identical (1), one unchanged and the "

@@ -5,22 +5,17 @@ from __future__ import annotations
 import math
 
 from cfcheck.metrics.cards import PROPORTION_UNITS, Bar, MetricCard
+from cfcheck.metrics.definitions._common import SCM_ABSTAIN as _ABSTAIN
+from cfcheck.metrics.definitions._common import SCM_IDENTITY_KEEPS as _IDENTITY_KEEPS
+from cfcheck.metrics.definitions._common import SCM_IMAGES as _IMAGES
+from cfcheck.metrics.definitions._common import SCM_RUN as _RUN
 
 _CITE = "Melistas et al. 2024, §3.2 (effectiveness); measured on the image as cfcheck's domains allow"
 _CONTINUOUS = ("|m(x*) − v| / sd(v): m = the domain's measurement of the parent on the counterfactual image "
                "(morpho: measure_thickness, measure_intensity), v = the parent's value after the intervention, "
                "propagated by the SCM; sd = its standard deviation on the scored split")
 _CATEGORICAL = "[o(x*) = v]: o = the domain's attribute oracle of the parent, v = its value after the intervention"
-_IMAGES = "images in [0, 1]; errors in standard deviations of the parent"
-_ABSTAIN = "abstentions excluded (coverage is reported by the ground_truth suite)"
-#: Where the numbers a rationale quotes beside the card's measured line (intervals) come from; the
-#: controls' values themselves are the measured line (cfcheck.calibration_evidence).
-_RUN = ("morpho, quick profile: 100 inputs per intervention, seed 0, `cfcheck calibrate --methods scm_truth "
-        "scm_identity scm_resample scm_noise`")
-_IDENTITY_KEEPS = ("scm_identity, expected to fail causal_graph, keeps every parent: it fails only on a parent "
-                   "the causal graph moves (a descendant of the intervened parent, whose mechanism it ignores) and "
-                   "passes on the parents the intervention leaves alone, where keeping the observed value is right; "
-                   "effectiveness is what fails it there")
+
 
 SCM_CARDS = (
     MetricCard(

@@ -6,22 +6,16 @@ from __future__ import annotations
 import math
 
 from cfcheck.metrics.cards import PROPORTION_UNITS, Bar, MetricCard
+from cfcheck.metrics.definitions._common import SCM_ABSTAIN as _ABSTAIN
+from cfcheck.metrics.definitions._common import SCM_IDENTITY_KEEPS as _IDENTITY_KEEPS
+from cfcheck.metrics.definitions._common import SCM_IMAGES as _IMAGES
+from cfcheck.metrics.definitions._common import SCM_RUN as _RUN
 
 _CITE = "Melistas et al. 2024, §3.2 and Table 3 (effectiveness with anti-causal predictors)"
 _CONTINUOUS = ("|g(x*) − v| / sd(v): g = the domain's anti-causal predictor of the parent (a regressor trained on "
                "the oracle split), v = the parent's value after the intervention, propagated by the SCM; sd = its "
                "standard deviation on the scored split")
 _CATEGORICAL = "[g(x*) = v]: g = the domain's anti-causal classifier of the parent, v = its value after the intervention"
-_IMAGES = "images in [0, 1]; errors in standard deviations of the parent"
-_ABSTAIN = "abstentions excluded (coverage is reported by the ground_truth suite)"
-#: Where the numbers a rationale quotes beside the card's measured line (intervals) come from; the
-#: controls' values themselves are the measured line (cfcheck.calibration_evidence).
-_RUN = ("morpho, quick profile: 100 inputs per intervention, seed 0, `cfcheck calibrate --methods scm_truth "
-        "scm_identity scm_resample scm_noise`")
-_IDENTITY_KEEPS = ("scm_identity, expected to fail causal_graph, keeps every parent: it fails only on a parent "
-                   "the causal graph moves (a descendant of the intervened parent, whose mechanism it ignores) and "
-                   "passes on the parents the intervention leaves alone, where keeping the observed value is right; "
-                   "effectiveness is what fails it there")
 _CLD_CITE = "Melistas et al. 2024, §3.2 eq. 9 and Table 5 (after Sanchez & Tsaftaris 2022)"
 _CLD_SETS = ("S_x, S_x* = {KL(q(z|x') ‖ q(z|x))} over the first 5,000 real images x' of the reference split whose "
              "intervened parent lies in x's (x*'s) bin (10 bins for a continuous parent; the digit itself); div = "
@@ -29,6 +23,7 @@ _CLD_SETS = ("S_x, S_x* = {KL(q(z|x') ‖ q(z|x))} over the first 5,000 real ima
 _KL_NOTE = ("The KL uses both the posterior means and log-variances (cfcheck.metrics.minimality.gaussian_kl); the "
             "benchmark's reference implementation reads the mean column as the log-scale too, which cfcheck does "
             "not repeat. ")
+
 
 SCM_MODEL_CARDS = (
     MetricCard(
