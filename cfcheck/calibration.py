@@ -34,46 +34,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-#: The bundled controls and the baseline, and the suites each is expected to pass (+) or fail (−).
-CONTROLS: dict[str, str] = {
-    "truth": "+validity +closeness +realism −random_classifier +ground_truth",
-    "truth_rejecting": "+validity +closeness +realism +random_classifier +ground_truth",
-    "random_target": "+validity −closeness +realism −random_classifier −ground_truth",
-    "nearest": "+validity −closeness −ground_truth",
-    "identity": "−validity +closeness −realism −random_classifier −ground_truth",
-    "noise": "−validity −closeness −realism −ground_truth",
-    "pgd": "−validity −ground_truth",
-    # the truth for a share of the inputs, the unchanged input for the rest: the validity bars ask
-    # for 80 % right counterfactuals, so the mixtures below it must fail and those above pass
-    "truth_mixture_50": "−validity −ground_truth",
-    "truth_mixture_70": "−validity −ground_truth",
-    "truth_mixture_80": "(on the validity and ground-truth bars)",
-    "truth_mixture_90": "+validity +ground_truth",
-    "truth_mixture_95": "+validity +ground_truth",
-    "wachter": "(baseline)",
-}
-#: Reference methods tabulated beside the controls (``--methods ... dvce fastdime``), not run by
-#: default (each takes minutes) and never drawn as calibration markers.
-REFERENCE_METHODS: dict[str, str] = {
-    "dvce": "(diffusion reference)",
-    "fastdime": "(diffusion reference)",
-}
-#: The SCM controls (``cfcheck calibrate --methods scm_truth scm_identity scm_resample scm_noise``).
-SCM_CONTROLS: dict[str, str] = {
-    "scm_truth": "+composition +effectiveness +causal_graph +realism +ground_truth",
-    "scm_identity": "+composition −effectiveness −causal_graph −realism −ground_truth",
-    "scm_resample": "−composition +effectiveness +causal_graph +realism −ground_truth",
-    "scm_noise": "−composition −effectiveness −causal_graph −realism −ground_truth",
-}
-SUITES = ("validity", "closeness", "realism", "random_classifier")
-SCM_SUITES = ("composition", "effectiveness", "causal_graph", "realism")
-
-
-def is_control(name: str) -> bool:
-    """Whether ``name`` is a bundled control (expected to pass or fail some suite): not the
-    baseline, a reference method or an unknown one."""
-    return any(word[:1] in "+−" for word in (CONTROLS.get(name) or SCM_CONTROLS.get(name, "")).split())
-
+from cfcheck.controls import (  # noqa: F401 - re-exported
+    CONTROLS,
+    REFERENCE_METHODS,
+    SCM_CONTROLS,
+    SCM_SUITES,
+    SUITES,
+    is_control,
+)
 
 #: Method kind (the first segment of a score's identity key) → the controls that calibrate it. A
 #: kind's values are written only when every one of them ran: a partial run would drop controls

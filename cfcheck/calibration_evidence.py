@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from cfcheck.calibration import CONTROLS, SCM_CONTROLS
+from cfcheck.controls import CONTROLS, SCM_CONTROLS
 
 __all__ = ["CardEvidence", "ControlRange", "load_evidence", "measured_evidence", "render_evidence", "summarise_evidence"]
 
