@@ -73,20 +73,22 @@ def test_an_scm_adapter_gets_its_contract_and_ground_truth_scored(tiny, scorecar
         assert (kind, domain) == ("scm", "morpho")
         # realism leaves out the digits with fewer than two counterfactuals (extra.classes_skipped)
         assert record["n"] == 20 if suite != "realism" else 2 <= record["n"] <= 20
-        if suite == "ground_truth":
-            assert record["verdict"] is None  # no bar: reported, not judged
-    # contract 2; per do(): coverage and two ground-truth scores, 6 composition scores (identity
+        if suite == "ground_truth":  # the distances are reported; the relative error is judged, and
+            # identity, the input itself, sits at exactly 1, far above the bar
+            expected = ("fail", 1.0) if metric == "ground_truth_relative_error" else (None, record["value"])
+            assert (record["verdict"], record["value"]) == pytest.approx(expected), (metric, record)
+    # contract 2; per do(): coverage and three ground-truth scores, 6 composition scores (identity
     # composes perfectly), 2 effectiveness (image and predictors: it fails, nothing changes), 4
     # causal-graph scores (2 other parents, image and predictors), 3 minimality scores (CLD, its
     # parts), 2 realism scores (its images show the observed digits: wrong under do(digit))
     failed = {(suite, metric, task) for (_, _, suite, metric, task), r in records.items()
               if r["verdict"] in ("fail", "inconclusive")}  # n = 20: some intervals straddle the bar
-    assert {"effectiveness", "causal_graph"} <= {suite for suite, _, _ in failed} <= {
-        "effectiveness", "causal_graph", "realism"}
+    assert {"effectiveness", "causal_graph", "ground_truth"} <= {suite for suite, _, _ in failed} <= {
+        "effectiveness", "causal_graph", "realism", "ground_truth"}
     assert ("causal_graph", "preservation_error:intensity", "do_thickness/seed0") in failed
     # the contract, 3 interventions × the suites' tests, and test_domain_loads of the 3 registered domains
     assert (outcomes.get("passed"), outcomes.get("failed"), outcomes.get("error")) == (
-        2 + 3 * (3 + 6 + 2 + 4 + 3 + 2) + 3 - len(failed), len(failed), None)
+        2 + 3 * (4 + 6 + 2 + 4 + 3 + 2) + 3 - len(failed), len(failed), None)
     from cfcheck.reporting.examples import load_example_grids
 
     grids = load_example_grids(tiny.path / "reports" / "scm_identity-standard")

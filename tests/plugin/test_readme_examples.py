@@ -34,7 +34,9 @@ def test_readme_adapter_runs_as_printed(tiny, scorecard_of, name, kind, metric):
     if kind == "scm":
         assert {("effectiveness", "do_digit/seed0"), ("causal_graph", "do_thickness/seed0"),
                 ("realism", "do_digit/seed0")} <= failing, failing
-        assert {suite for suite, _ in failing} <= {"effectiveness", "causal_graph", "realism"}, failing
+        # and the ground-truth relative error: the input itself scores 1 against the bar's 0.2
+        assert {("ground_truth", f"do_{p}/seed0") for p in ("digit", "intensity", "thickness")} <= failing, failing
+        assert {suite for suite, _ in failing} <= {"effectiveness", "causal_graph", "realism", "ground_truth"}, failing
     elif kind == "latent":
         # Latent-CF's S# (about 1.4 on the quick profile) is judged against its bar of 1.1; on the
         # tiny profile's 8 inputs its interval may straddle the bar, and nothing else has one

@@ -15,8 +15,12 @@ def test_ground_truth_scores_of_the_truth_and_of_identity(tiny, scorecard_of, co
     result = tiny.runpytest(f"--method=cfcheck.fixtures.{control}", "-k", "ground_truth or attribute_changes",
                             "-p", "no:randomly")
     outcomes = result.parseoutcomes()
-    assert outcomes.get("failed") is None and outcomes.get("error") is None, result.stdout.str()[-2000:]
+    # identity fails the ground-truth relative error (it is the input: 1 against the bar's 0.2), nothing else
+    assert outcomes.get("failed") == (None if control == "truth" else 1), result.stdout.str()[-2000:]
+    assert outcomes.get("error") is None, result.stdout.str()[-2000:]
     card = scorecard_of(control)
+    relative = _values(card, "ground_truth_relative_error")
+    assert set(relative) and set(relative.values()) == {0.0 if control == "truth" else 1.0}, relative
     pixel, perceptual, mnac = (_values(card, m) for m in ("ground_truth_error", "ground_truth_perceptual", "mnac"))
     assert set(pixel) == set(perceptual) == set(mnac) and pixel  # one of each per task
     if control == "truth":
@@ -27,4 +31,4 @@ def test_ground_truth_scores_of_the_truth_and_of_identity(tiny, scorecard_of, co
         assert min(pixel.values()) > 0.02 and min(perceptual.values()) > 0.3  # the digit is not redrawn
         assert max(mnac.values()) == 0.0  # nothing changed, so no attribute did
     verdicts = {(r["metric"], r["verdict"]) for r in card["scores"] if r["metric"] in ("ground_truth_error", "mnac")}
-    assert verdicts == {("ground_truth_error", None), ("mnac", "pass")}  # no bar yet; both are close to x
+    assert verdicts == {("ground_truth_error", None), ("mnac", "pass")}  # the distance has no bar; both are close to x
