@@ -30,7 +30,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -109,13 +109,14 @@ def _kind(identity: str) -> str:
     return identity.split("/", 1)[0]
 
 
-def write_calibration_values(results: dict[str, dict[str, Any]], profile: str,
-                             kinds: Sequence[str] | None = None) -> list[Path]:
+def write_calibration_values(results: Mapping[str, dict[str, Any]] | Sequence[Mapping[str, dict[str, Any]]],
+                             profile: str, kinds: Sequence[str] | None = None) -> list[Path]:
     """Write :func:`calibration_values` per domain to :func:`calibration_path`, merged into what
     the file holds; returns the paths written.
 
     Args:
-        results: control name → its scorecard.
+        results: control name → its scorecard; or a sequence of such, one per seed (a task's id
+            names its seed, so the seeds' scores are kept side by side).
         profile: the profile they ran at.
         kinds: the method kinds recalibrated (the first segment of an identity key: "vce",
             "scm"); only their values are written, and every entry of theirs the file held is
@@ -131,8 +132,12 @@ def write_calibration_values(results: dict[str, dict[str, Any]], profile: str,
     """
     from cfcheck.io import atomic_write_text as atomic_write
 
+    runs = [results] if isinstance(results, Mapping) else list(results)
+    measured: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        measured.update(calibration_values(dict(run)))
     by_domain: dict[str, dict[str, Any]] = defaultdict(dict)
-    for key, controls in calibration_values(results).items():
+    for key, controls in measured.items():
         if kinds is None or _kind(key) in kinds:
             by_domain[key.split("/")[1]][key] = controls
     paths = []
@@ -171,18 +176,25 @@ def load_calibration_values(scorecard: dict[str, Any]) -> dict[str, dict[str, di
     return values
 
 
-def run_control(name: str, profile: str, out: Path) -> tuple[dict[str, Any], float]:
-    """One conformance run of ``cfcheck.fixtures.<name>``; its scorecard and wall time."""
+def seed_folder(out: Path, seed: int) -> Path:
+    """Where the runs of ``seed`` keep their scorecards: ``out`` for seed 0, ``out/seed<N>`` otherwise."""
+    return out if seed == 0 else out / f"seed{seed}"
+
+
+def run_control(name: str, profile: str, out: Path, seed: int = 0) -> tuple[dict[str, Any], float]:
+    """One conformance run of ``cfcheck.fixtures.<name>`` at ``--cfcheck-seed=seed``; its scorecard
+    (under :func:`seed_folder`) and wall time."""
     started = time.monotonic()
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    folder = seed_folder(out, seed)
     subprocess.run(
         [sys.executable, "-m", "pytest", f"--method=cfcheck.fixtures.{name}", f"--cfcheck-profile={profile}",
-         f"--cfcheck-report-dir={out}", "-q", "-p", "no:cacheprovider", "--no-header", "-o", "addopts=",
-         "-p", "no:xdist"],
+         f"--cfcheck-seed={seed}", f"--cfcheck-report-dir={folder}", "-q", "-p", "no:cacheprovider", "--no-header",
+         "-o", "addopts=", "-p", "no:xdist"],
         check=False, capture_output=True, env=env,
     )
     elapsed = time.monotonic() - started
-    path = out / f"{name}-{profile}" / "scorecard.json"
+    path = folder / f"{name}-{profile}" / "scorecard.json"
     return json.loads(path.read_text()), elapsed
 
 
@@ -229,28 +241,90 @@ def _range(span: tuple[float, float] | None) -> str:
     return f"{low:.3g}" if f"{low:.3g}" == f"{high:.3g}" else f"{low:.3g}–{high:.3g}"
 
 
-def render(results: dict[str, tuple[dict[str, Any], float]], profile: str) -> str:
+def _seed_cell(summaries: Mapping[int, str]) -> str:
+    """One summary where every seed agrees, else each seed's: "s0 PASS 96/96 · s2 FAIL 90/96"."""
+    if len(set(summaries.values())) == 1:
+        return next(iter(summaries.values()))
+    return " · ".join(f"s{seed} {text}" for seed, text in summaries.items())
+
+
+def bar_disagreements(by_seed: Mapping[int, Mapping[str, dict[str, Any]]]) -> dict[tuple[str, str, str], dict[int, int]]:
+    """Where a control's verdict contradicts what it exists to show, per seed.
+
+    Args:
+        by_seed: seed → control name → its scorecard.
+
+    Returns:
+        (card key, control, expected sign) → seed → how many of the card's scores went against the
+        expectation: a control expected to pass the suite ("+") that did not pass (failed or was
+        inconclusive), or one expected to fail ("-") that passed. Scores without a bar are left out.
+    """
+    found: dict[tuple[str, str, str], dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    for seed, results in by_seed.items():
+        for control, scorecard in results.items():
+            for score in scorecard["scores"]:
+                verdict, sign = score.get("verdict"), expected_sign(control, score["suite"])
+                if verdict and ((sign == "+" and verdict != "pass") or (sign == "-" and verdict == "pass")):
+                    found[score["metric"].split(":", 1)[0], control, sign][seed] += 1
+    return {key: dict(per_seed) for key, per_seed in sorted(found.items())}
+
+
+def render(results: Mapping[int, Mapping[str, tuple[dict[str, Any], float]]], profile: str) -> str:
+    """The verdict matrix, the calibration table and, over several seeds, the disagreements.
+
+    Args:
+        results: seed → control name → (its scorecard, seconds).
+        profile: the profile they ran at.
+
+    Returns:
+        Markdown: per control and suite the verdict counts (one cell where every seed agrees, else
+        each seed's), per barred metric each control's value range over tasks and seeds, and the
+        scores where a control went against its expectation on some seed.
+    """
     from cfcheck.metrics.cards import CARDS
 
-    lines = [f"Verdict matrix ({profile} profile; passed/total bars per suite)", ""]
-    suites = SCM_SUITES if results and all(name in SCM_CONTROLS for name in results) else SUITES
+    seeds = sorted(results)
+    names = list(dict.fromkeys(name for seed in seeds for name in results[seed]))
+    where = f"{profile} profile, seed{'s' * (len(seeds) > 1)} {', '.join(map(str, seeds))}"
+    lines = [f"Verdict matrix ({where}; passed/total bars per suite)", ""]
+    suites = SCM_SUITES if names and all(name in SCM_CONTROLS for name in names) else SUITES
     header = ["control", "expected", *suites, "s"]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for name, (scorecard, seconds) in results.items():
-        counts = suite_verdicts(scorecard)
-        cells = [suite_summary(counts.get(suite, {})) for suite in suites]
+    for name in names:
+        ran = {seed: results[seed][name] for seed in seeds if name in results[seed]}
+        counts = {seed: suite_verdicts(scorecard) for seed, (scorecard, _) in ran.items()}
+        cells = []
+        for suite in suites:
+            summaries = {seed: suite_summary(counts[seed].get(suite, {})) for seed in ran}
+            cells.append(_seed_cell(summaries))
         expected = CONTROLS.get(name) or SCM_CONTROLS.get(name) or REFERENCE_METHODS.get(name, "-")
-        lines.append("| " + " | ".join([name, expected, *cells, f"{seconds:.0f}"]) + " |")
-    lines += ["", f"Calibration table (value range over tasks; {profile} profile)", ""]
-    header = ["metric", "bar", *results]
+        seconds = "/".join(f"{s:.0f}" for _, s in ran.values())
+        lines.append("| " + " | ".join([name, expected, *cells, seconds]) + " |")
+    lines += ["", f"Calibration table (value range over tasks{' and seeds' * (len(seeds) > 1)}; {where})", ""]
+    header = ["metric", "bar", *names]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    ranges = {name: metric_ranges(scorecard) for name, (scorecard, _) in results.items()}
+    ranges: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for seed in seeds:
+        for name, (scorecard, _) in results[seed].items():
+            for key, span in metric_ranges(scorecard).items():
+                ranges[name][key] += span
     for key, card in CARDS.items():
         if not any(key in r for r in ranges.values()):
             continue
         bar = card.bar_for(profile)
-        cells = [_range(ranges[name].get(key)) for name in results]
+        cells = [_range((min(ranges[name][key]), max(ranges[name][key])) if ranges[name].get(key) else None)
+                 for name in names]
         lines.append("| " + " | ".join([key, bar.describe() if bar else "none", *cells]) + " |")
+    if len(seeds) > 1:
+        against = bar_disagreements({seed: {n: card for n, (card, _) in results[seed].items()} for seed in seeds})
+        lines += ["", f"Verdicts against the expectation ({where}; scores per seed)", ""]
+        lines += ["| metric | control | expected | " + " | ".join(f"seed {s}" for s in seeds) + " |",
+                  "|" + "---|" * (3 + len(seeds))]
+        for (key, control, sign), per_seed in against.items():
+            word = "pass" if sign == "+" else "fail"
+            lines.append(f"| {key} | {control} | {word} | " + " | ".join(str(per_seed.get(s, 0)) for s in seeds) + " |")
+        if not against:
+            lines.append("| (none) | | | " + " | ".join("" for _ in seeds) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -271,32 +345,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("reports/published"))
     parser.add_argument("--methods", nargs="*", default=list(CONTROLS))
     parser.add_argument("--reuse", action="store_true", help="tabulate existing scorecards under --out")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0],
+                        help="run every control at each of these --cfcheck-seed values (seed 0's scorecards under "
+                        "--out, seed N's under --out/seedN); a bar should hold on each (default: 0)")
     parser.add_argument("--domain", default=None, metavar="SPEC",
                         help="calibrate this domain (a registered name, pkg.module:factory or path.py): run the "
                         "domain-agnostic controls on it and write its bars into its calibration folder")
     args = parser.parse_args(argv)
     if args.domain is not None:  # `cfcheck calibrate --domain` runs cfcheck.domain_calibration.main
         parser.error("--domain is handled by cfcheck.domain_calibration: run it as `cfcheck calibrate --domain SPEC`")
-    results = {}
-    for name in args.methods:
-        if args.reuse:
-            scorecard = json.loads((args.out / f"{name}-{args.profile}" / "scorecard.json").read_text())
-            results[name] = (scorecard, _run_seconds(scorecard))
-        else:
-            results[name] = run_control(name, args.profile, args.out)
-            print(f"{name}: {results[name][1]:.0f} s", file=sys.stderr)
+    results: dict[int, dict[str, tuple[dict[str, Any], float]]] = {}
+    for seed in args.seeds:
+        results[seed] = {}
+        for name in args.methods:
+            if args.reuse:
+                path = seed_folder(args.out, seed) / f"{name}-{args.profile}" / "scorecard.json"
+                scorecard = json.loads(path.read_text())
+                results[seed][name] = (scorecard, _run_seconds(scorecard))
+            else:
+                results[seed][name] = run_control(name, args.profile, args.out, seed)
+                print(f"seed {seed} {name}: {results[seed][name][1]:.0f} s", file=sys.stderr)
     print(render(results, args.profile))
-    kinds = calibrated_kinds(results)  # a partial run would drop controls from the markers: it writes nothing
+    # a partial run would drop controls from the markers: a kind is written only where all its controls ran
+    kinds = calibrated_kinds(args.methods)
     if kinds:
-        controls = {name: card for name, (card, _) in results.items()
-                    if any(name in KIND_CONTROLS[kind] for kind in kinds)}
-        for path in write_calibration_values(controls, args.profile, kinds=kinds):
-            print(f"wrote {path} ({', '.join(kinds)} values)", file=sys.stderr)
+        runs = [{name: card for name, (card, _) in results[seed].items()
+                 if any(name in KIND_CONTROLS[kind] for kind in kinds)} for seed in args.seeds]
+        for path in write_calibration_values(runs, args.profile, kinds=kinds):
+            over = f", seeds {', '.join(map(str, args.seeds))}" if len(args.seeds) > 1 else ""
+            print(f"wrote {path} ({', '.join(kinds)} values{over})", file=sys.stderr)
         # each run drew its HTML with the values as they were before: redraw them with the new ones
         from cfcheck.scorecard import write_views
 
-        for name, (card, _) in results.items():
-            write_views(args.out / f"{name}-{args.profile}", card)
+        for seed in args.seeds:
+            for name, (card, _) in results[seed].items():
+                write_views(seed_folder(args.out, seed) / f"{name}-{args.profile}", card)
     return 0
 
 

@@ -4,13 +4,15 @@ The controls need nothing but the domain's data and explained classifier, so the
 domain: identity, noise, a targeted PGD attack on the explained classifier, a random real image of
 the target class, the nearest real image of the target class, and the domain's true counterfactual
 where it can compute one. Each is one conformance run (``pytest --method=cfcheck.fixtures.<control>
---cfcheck-domain=SPEC``). Then, per score (metric and variant):
+--cfcheck-domain=SPEC --cfcheck-seed=S``) per seed. Then, per score (metric and variant):
 
 - the **positive** controls are those expected to pass it and the **negative** ones those
   expected to fail it (:data:`EXPECTED`; e.g. PGD only fails the oracle-based validity scores, since
   it does reach the target on the classifier it attacks);
-- where every positive control's value over every task is better than every negative control's,
-  the bar sits halfway between the worst positive and the best negative value; realism bars are
+- where every positive control's 95% interval over every task and seed (``--seeds``, default 0, 1
+  and 2) lies on the good side of every negative control's, the bar sits halfway between the worst
+  positive interval end and the best negative one, so that on the calibration runs each positive
+  control passes and each negative one fails, conclusively, on every seed; realism bars are
   relative to the real-vs-real floor (value ÷ floor), as on the metric cards;
 - where they overlap, or one side has no control, the score gets **no bar** and is reported without
   a verdict, and the bars file says why.
@@ -29,7 +31,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,10 +64,12 @@ def expected_sign(control: str, suite: str, metric: str) -> str:
     return rules.get(key, rules.get(suite, ""))
 
 
-def comparable_value(score: dict[str, Any], card: Any, profile: str) -> tuple[float, str]:
-    """The score's value as a bar compares it: value ÷ floor for a floor-relative card bar (realism),
-    else the value; and the bar's relative rule."""
-    value = float(score["value"])
+def comparable_value(score: dict[str, Any], card: Any, profile: str, field: str = "value") -> tuple[float, str]:
+    """The score's ``field`` ("value", "ci_low" or "ci_high"; the value where the interval end is
+    missing) as a bar compares it: ÷ floor for a floor-relative card bar (realism), else as it is;
+    and the bar's relative rule."""
+    end = score.get(field)
+    value = float(end if isinstance(end, (int, float)) and math.isfinite(end) else score["value"])
     bar = card.bar_for(profile) if card is not None else None
     floors = (score.get("extra") or {}).get("real_floor")
     if bar is not None and bar.relative != "absolute" and floors:
@@ -77,13 +81,16 @@ def comparable_value(score: dict[str, Any], card: Any, profile: str) -> tuple[fl
     return value, "absolute"
 
 
-def derive_bars(results: dict[str, dict[str, Any]], profile: str, domain: str) -> dict[str, tuple[Bar | None, str]]:
-    """Bar key (``key`` or ``key_variant``) → (bar or None, rationale) from control scorecards."""
+def derive_bars(results: Mapping[str, dict[str, Any]] | Sequence[Mapping[str, dict[str, Any]]], profile: str,
+                domain: str) -> dict[str, tuple[Bar | None, str]]:
+    """Bar key (``key`` or ``key_variant``) → (bar or None, rationale) from control scorecards:
+    control → scorecard, or a sequence of such, one per seed (every task score of every seed counts)."""
     from cfcheck.metrics.cards import CARDS
 
     values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     found: dict[str, tuple[str, str, str, Any]] = {}  # bar key → (metric, suite, rule, card)
-    for control, scorecard in results.items():
+    runs = [results] if isinstance(results, Mapping) else list(results)
+    for control, scorecard in ((c, card) for run in runs for c, card in run.items()):
         for score in scorecard["scores"]:
             value = score.get("value")
             if score.get("domain") != domain or not isinstance(value, (int, float)) or not math.isfinite(value):
@@ -92,7 +99,10 @@ def derive_bars(results: dict[str, dict[str, Any]], profile: str, domain: str) -
             card = CARDS.get(metric.split(":", 1)[0])
             if card is None or card.direction == "none":
                 continue
-            compared, rule = comparable_value(score, card, profile)
+            # the interval's end a verdict would look at: the low end of a higher-is-better score, else the high
+            passing_end, failing_end = ("ci_low", "ci_high") if card.direction == "higher" else ("ci_high", "ci_low")
+            sign = expected_sign(control, str(score["suite"]), metric)
+            compared, rule = comparable_value(score, card, profile, passing_end if sign == "+" else failing_end)
             key = metric.replace(":", "_")
             values[key][control].append(compared)
             found[key] = (metric, str(score["suite"]), rule, card)
@@ -113,9 +123,10 @@ def derive_bars(results: dict[str, dict[str, Any]], profile: str, domain: str) -
         neg_control, neg = best(((c, best(v)) for c, v in negatives.items()), key=lambda cv: cv[1])
         unit = " × floor" if rule == "times_floor" else (" above the floor" if rule == "plus_floor" else "")
         tasks = sum(len(v) for v in by_control.values())
+        over = f"{tasks} task scores of {len(by_control)} controls" + (f", {len(runs)} seeds" if len(runs) > 1 else "")
         quoted = (f"{pos_control} (expected to pass) reaches {pos:.4g}{unit} at worst, {neg_control} (expected to "
-                  f"fail) {neg:.4g}{unit} at best, over {tasks} task scores of {len(by_control)} controls on domain "
-                  f"{domain!r} ({profile} profile)")
+                  f"fail) {neg:.4g}{unit} at best (95% interval ends), over {over} on domain {domain!r} "
+                  f"({profile} profile)")
         if (pos > neg) if higher else (pos < neg):
             bars[key] = (Bar((pos + neg) / 2, "min" if higher else "max", rule), f"halfway: {quoted}")
         else:
@@ -123,23 +134,31 @@ def derive_bars(results: dict[str, dict[str, Any]], profile: str, domain: str) -
     return bars
 
 
-def run_domain_control(control: str, spec: str, profile: str, out: Path) -> tuple[dict[str, Any] | None, float, str]:
-    """One conformance run of a control on the domain ``spec``: (scorecard or None, seconds, output tail)."""
+def run_domain_control(control: str, spec: str, profile: str, out: Path,
+                       seed: int = 0) -> tuple[dict[str, Any] | None, float, str]:
+    """One conformance run of a control on the domain ``spec`` at ``--cfcheck-seed=seed`` (its
+    scorecard under :func:`cfcheck.calibration.seed_folder`): (scorecard or None, seconds, output tail)."""
+    from cfcheck.calibration import seed_folder
+
     started = time.monotonic()
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    folder = seed_folder(out, seed)
     done = subprocess.run(
         [sys.executable, "-m", "pytest", f"--method=cfcheck.fixtures.{control}", f"--cfcheck-domain={spec}",
-         f"--cfcheck-profile={profile}", f"--cfcheck-report-dir={out}", "-q", "-p", "no:cacheprovider",
-         "--no-header", "-p", "no:xdist", "-p", "no:randomly"],
+         f"--cfcheck-profile={profile}", f"--cfcheck-seed={seed}", f"--cfcheck-report-dir={folder}", "-q",
+         "-p", "no:cacheprovider", "--no-header", "-p", "no:xdist", "-p", "no:randomly"],
         check=False, capture_output=True, text=True, env=env,
     )
-    path = out / f"{control}-{profile}" / "scorecard.json"
+    path = folder / f"{control}-{profile}" / "scorecard.json"
     scorecard = json.loads(path.read_text()) if path.is_file() else None
     return scorecard, time.monotonic() - started, (done.stdout + done.stderr)[-2000:]
 
 
-def calibrate_domain(spec: str, profile: str, out: Path, controls: Sequence[str] | None = None) -> dict[str, Any]:
-    """Run the controls on ``spec``, derive its bars and write them into the domain's folder.
+def calibrate_domain(spec: str, profile: str, out: Path, controls: Sequence[str] | None = None,
+                     seeds: Sequence[int] = (0, 1, 2)) -> dict[str, Any]:
+    """Run the controls on ``spec`` at each seed, derive its bars (from every seed's task scores
+    together, so a bar lets each positive control pass and each negative one fail on every seed)
+    and write them into the domain's folder.
 
     Returns:
         ``{"bars": path, "values": path, "derived": {key: (bar, rationale)}, "seconds": {control: s}}``.
@@ -157,26 +176,33 @@ def calibrate_domain(spec: str, profile: str, out: Path, controls: Sequence[str]
     if domain.calibration_dir is None:
         raise ValueError(f"domain {domain.name!r} has no calibration_dir to keep its bars in")
     chosen = list(controls or [c for c in CONTROL_ORDER if c != "truth" or isinstance(domain, ClassCounterfactual)])
-    results, seconds = {}, {}
-    for control in chosen:
-        scorecard, seconds[control], tail = run_domain_control(control, spec, profile, out)
-        if scorecard is None or not scorecard["scores"]:
-            what = "no scorecard" if scorecard is None else "a scorecard without scores"
-            raise RuntimeError(f"the {control} control wrote {what} on {domain.name!r}; its run ended:\n{tail}")
-        results[control] = scorecard
-        print(f"{control}: {seconds[control]:.0f} s", file=sys.stderr)
-    derived = derive_bars(results, profile, domain.name)
+    if not seeds or any(isinstance(seed, bool) or not isinstance(seed, int) or seed < 0 for seed in seeds):
+        raise ValueError(f"`seeds` must be one or more non-negative integers, got {list(seeds)!r}")
+    runs: list[dict[str, Any]] = []
+    seconds: dict[str, float] = defaultdict(float)
+    for seed in seeds:
+        runs.append({})
+        for control in chosen:
+            scorecard, spent, tail = run_domain_control(control, spec, profile, out, seed)
+            if scorecard is None or not scorecard["scores"]:
+                what = "no scorecard" if scorecard is None else "a scorecard without scores"
+                raise RuntimeError(f"the {control} control wrote {what} on {domain.name!r} at seed {seed}; its run "
+                                   f"ended:\n{tail}")
+            runs[-1][control] = scorecard
+            seconds[control] += spent
+            print(f"seed {seed} {control}: {spent:.0f} s", file=sys.stderr)
+    derived = derive_bars(runs, profile, domain.name)
     folder = Path(domain.calibration_dir)
     folder.mkdir(parents=True, exist_ok=True)
     bars = write_domain_bars(bars_path(folder, profile), {k: (b, why) for k, (b, why) in derived.items() if b},
                              domain=domain.name, profile=profile, method_kind="vce",
                              controls={c: "".join(f"{s}{p} " for p, s in EXPECTED[c]).strip() for c in chosen})
     unbarred = {key: why for key, (bar, why) in derived.items() if bar is None}
-    values = calibration_values(results, expected=expected_sign)
+    values = {key: entry for run in runs for key, entry in calibration_values(run, expected=expected_sign).items()}
     values_path = folder / f"calibration-{profile}.json"
     atomic_write_text(values_path, json.dumps({"profile": profile, "domain": domain.name, "values": values,
                                                "without_bar": unbarred}, indent=1, sort_keys=True) + "\n")
-    return {"bars": bars, "values": values_path, "derived": derived, "seconds": seconds}
+    return {"bars": bars, "values": values_path, "derived": derived, "seconds": dict(seconds)}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -192,14 +218,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--profile", default="quick")
     parser.add_argument("--out", type=Path, default=Path("reports/calibration"))
     parser.add_argument("--methods", nargs="*", default=None, help=f"controls (default: {', '.join(CONTROL_ORDER)})")
-    parser.add_argument("--seeds", nargs="*", type=int, default=[0, 1, 2], help="attribution: the seeds (default 0 1 2)")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2],
+                        help="run every control at each --cfcheck-seed; a bar is earned only where the controls "
+                             "separate on all of them together (default 0 1 2)")
     args = parser.parse_args(argv)
     try:
         if args.kind == "attribution":
             from cfcheck.kinds.attribution.calibration import main as calibrate_attribution
 
             return calibrate_attribution(args.domain, args.profile, args.seeds)
-        outcome = calibrate_domain(args.domain, args.profile, args.out, args.methods)
+        outcome = calibrate_domain(args.domain, args.profile, args.out, args.methods, args.seeds)
     except (RuntimeError, ValueError) as error:  # DomainError is a ValueError
         print(f"cfcheck calibrate: {error}", file=sys.stderr)
         return 2
