@@ -77,7 +77,9 @@ def calibration_values(results: dict[str, dict[str, Any]], expected: Any = None)
 
     Returns:
         For every score with a finite value, what each control reached and whether that
-        control is expected to pass ("+") or fail ("-") the score's suite ("" for neither).
+        control is expected to pass ("+") or fail ("-") the score's suite ("" for neither); where
+        the score had a verdict, also the verdict and the threshold it was judged against (a
+        floor-relative bar's threshold depends on the run, so the value alone cannot re-judge it).
     """
     from cfcheck.records import identity_key
 
@@ -92,7 +94,10 @@ def calibration_values(results: dict[str, dict[str, Any]], expected: Any = None)
                                    score["task"])
                 sign = (expected(control, score["suite"], score["metric"]) if expected is not None
                         else expected_sign(control, score["suite"]))
-                values[key][control] = {"value": float(value), "expected": sign}
+                entry: dict[str, Any] = {"value": float(value), "expected": sign}
+                if score.get("verdict"):  # as judged in that run, under the bar it names
+                    entry.update(verdict=score["verdict"], threshold=score.get("threshold"))
+                values[key][control] = entry
     return dict(values)
 
 
