@@ -110,7 +110,8 @@ def _kind(identity: str) -> str:
 
 
 def write_calibration_values(results: dict[str, dict[str, Any]], profile: str,
-                             kinds: Sequence[str] | None = None) -> list[Path]:
+                             kinds: Sequence[str] | None = None, expected: Any = None,
+                             command: str | None = None) -> list[Path]:
     """Write :func:`calibration_values` per domain to :func:`calibration_path`, merged into what
     the file holds; returns the paths written.
 
@@ -120,6 +121,9 @@ def write_calibration_values(results: dict[str, dict[str, Any]], profile: str,
         kinds: the method kinds recalibrated (the first segment of an identity key: "vce",
             "scm"); only their values are written, and every entry of theirs the file held is
             replaced. Default: the kinds ``results`` have values of.
+        expected: as :func:`calibration_values`'s (default: the bundled controls' tables).
+        command: the command that measured the values, kept per kind in the file's ``commands``
+            (what the cards' evidence names); None: ``cfcheck calibrate``, recorded as nothing.
 
     Returns:
         One path per domain that has a calibration folder and values of ``kinds``. The entries
@@ -131,8 +135,10 @@ def write_calibration_values(results: dict[str, dict[str, Any]], profile: str,
     """
     from cfcheck.io import atomic_write_text as atomic_write
 
+    if command is not None and (not isinstance(command, str) or not command):
+        raise ValueError(f"`command` must be a non-empty string or None, got {command!r}")
     by_domain: dict[str, dict[str, Any]] = defaultdict(dict)
-    for key, controls in calibration_values(results).items():
+    for key, controls in calibration_values(results, expected).items():
         if kinds is None or _kind(key) in kinds:
             by_domain[key.split("/")[1]][key] = controls
     paths = []
@@ -151,8 +157,12 @@ def write_calibration_values(results: dict[str, dict[str, Any]], profile: str,
             if not isinstance(stored, dict) or not isinstance(stored.get("values"), dict):
                 raise ValueError(f"{path}: not a calibration file (no 'values'); move it aside to rewrite it")
         kept = {key: controls for key, controls in stored.get("values", {}).items() if _kind(key) not in replaced}
-        atomic_write(path, json.dumps({**stored, "profile": profile, "domain": domain, "values": {**kept, **values}},
-                                      indent=1, sort_keys=True) + "\n")
+        commands = {kind: text for kind, text in (stored.get("commands") or {}).items() if kind not in replaced}
+        commands.update({kind: command for kind in replaced} if command is not None else {})
+        extra = {"commands": commands} if commands else {}
+        stored.pop("commands", None)
+        atomic_write(path, json.dumps({**stored, **extra, "profile": profile, "domain": domain,
+                                       "values": {**kept, **values}}, indent=1, sort_keys=True) + "\n")
         paths.append(path)
     return paths
 

@@ -59,9 +59,10 @@ REMOVAL_CARDS = (
               "noisy ladder's gaps fall as the noise grows. The domain's bars file holds the values. It does not "
               "say the attribution is faithful: an 'attribution' that returns the input itself ranks the object's "
               "pixels first and passes MoRF; its model-randomisation similarity (1: the same map under a random "
-              "network) is what exposes it. LeRF gets no bar on the "
-              "bundled domains: on morpho the noise ladder's LeRF gaps rise with the noise and SmoothGrad's is "
-              "below random's, so the score does not track the signal; on gmm no control moves ROAD at all.",
+              "network) is what exposes it. A variant gets no bar on a domain where its ladder's gaps do not fall "
+              "as the noise grows (the score does not track how much signal is left) or where the controls "
+              "overlap; the controls' values per seed, and the calibration's reason where it gave no bar, are "
+              "shown beside this card for every domain with a calibration file.",
     ),
     MetricCard(
         "goar_area", "GOAR cumulative-misclassification area (feature removal, diffusion projection, retrain)",
