@@ -45,7 +45,7 @@ REMOVAL_CARDS = (
               "top down as one block, which the imputation smears into the object next to it and which ranks IG "
               "below the random attribution under LeRF (README's attribution table). Each level removes round(p·H·W) pixels "
               "per image (the reference truncates, int(p·H·W); at most one pixel apart). Inputs that are not "
-              "images are laid out on the domain's pixel_grid (gmm: 8×8). " + _NO_BAR,
+              "images are laid out on the domain's pixel_grid (e.g. 8×8 for 64 features). " + _NO_BAR,
     ),
     MetricCard(
         "road_gap", "ROAD area gap to the random attribution", _GAP, "higher", (-1.0, 1.0),
@@ -71,7 +71,7 @@ REMOVAL_CARDS = (
         "higher", (0.0, 1.0), "fraction of inputs (mean cumulative error over the levels)", _INPUTS, _ABSTAIN,
         _PARK, True,
         notes="Projection: the timestep whose noise-to-signal ratio matches ‖v‖, 0.16·T (4 of 25 DDIM steps) "
-              "more noise, DDIM to t = 0; the domain's exact denoiser where it has one (gmm), else its bundled "
+              "more noise, DDIM to t = 0; the domain's exact denoiser where it has one, else its bundled "
               "DDPM. " + _NO_BAR,
     ),
     MetricCard(
