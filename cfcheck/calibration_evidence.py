@@ -326,9 +326,28 @@ def _read_file(path: str, modified_ns: int) -> Mapping[str, Any]:
 
 
 def load_evidence(domain: Any, key: str, profile: str = "quick") -> list[tuple[CardEvidence, str]]:
-    """Every summary of card ``key`` in ``domain``'s calibration files of ``profile`` (each file by
-    its reader), with the profile the file records, as :func:`measured_evidence` (which renders
-    them) reads them; empty where the domain keeps no file or no file holds a score of ``key``."""
+    """Every summary of card ``key`` in ``domain``'s calibration files of ``profile``, each file by
+    its reader (:data:`_READERS`), as :func:`measured_evidence` renders them.
+
+    Args:
+        domain: a domain object (its ``calibration_dir``; None or absent: it keeps no file).
+        key: a metric card's key (no variant).
+        profile: the profile whose files are read.
+
+    Returns:
+        (summary, the profile the file records) per summary, the files in reader order; empty where
+        the domain keeps no file or no file holds a score of ``key``.
+
+    Raises:
+        ValueError: naming the file, where it is not a calibration file or an entry is malformed.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> load_evidence(SimpleNamespace(calibration_dir=None), "tcv")
+        []
+    """
+    if not isinstance(profile, str) or not profile:
+        raise ValueError(f"`profile` must be a profile name, got {profile!r}")
     folder = getattr(domain, "calibration_dir", None)
     found: list[tuple[CardEvidence, str]] = []
     for name, reader in _READERS if folder is not None else ():
