@@ -315,3 +315,17 @@ def test_the_s_sharp_bar_separates_the_latent_controls_on_every_task_score_of_gl
                for entry in controls.values())
     (sentence,) = measured_evidence(get_domain("glyphs"), "synbols_s_sharp")
     assert "`python benchmarks/bex_table.py --calibrate`" in sentence
+
+
+def test_the_attribution_evidence_shows_where_the_scores_evidence_does(capsys):
+    """`cfcheck cards` and the HTML cards' rows show the per-seed values through the same functions."""
+    from cfcheck.cli import main
+    from cfcheck.reporting.card_evidence import scorecard_evidence
+
+    sentences = [s for name in ("gmm", "morpho") for s in measured_evidence(get_domain(name), "road_gap")]
+    assert len(sentences) == 4
+    assert main(["cards", "road_gap"]) == 0
+    assert [line for line in capsys.readouterr().out.splitlines() if line.startswith("  measured:")] == [
+        f"  measured:      {s}" for s in sentences]
+    rows = scorecard_evidence({"profile": {"name": "quick", "domains": {"morpho": {}, "gmm": {}}}}, "road_gap")
+    assert rows == [(f"measured on {s.split(',', 1)[0][3:]}", s.split(", ", 1)[1]) for s in sentences]
