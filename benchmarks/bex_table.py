@@ -6,6 +6,12 @@ unless ``--rerun``), then prints one Markdown table: per explainer and scenario,
 EF, SCE, trivial rate (as percentages of the K counterfactuals) and S#, each beside the paper's.
 
     python benchmarks/bex_table.py --profile quick --out reports/bex
+
+With ``--calibrate`` it also writes the latent kind's controls' values per task score into the
+glyphs domain's calibration file (``calibration-<profile>.json``, the latent entries replaced,
+the other kinds' kept), which the metric cards quote (``cfcheck cards synbols_s_sharp``):
+
+    python benchmarks/bex_table.py --calibrate --only informed_search latent_identity latent_noise latent_repeater
 """
 
 from __future__ import annotations
@@ -52,6 +58,12 @@ PAPER = {
     "xGEM": {"s_sharp": (1.18, 1.15, 1.15, 1.16), "trivial": (12.46, 6.45, 10.17, 6.38),
              "ef": (70.61, 75.98, 66.45, 74.95), "sce": (76.67, 78.33, 61.67, 62.92)},
 }
+#: the latent kind's controls and whether each is expected to pass (+) or fail (-) the S# bar: the
+#: informed-search oracle finds several non-redundant explanations per input; identity finds none,
+#: noise and the repeater at most one by construction. The flip rates have no expectation.
+LATENT_CONTROLS = {"informed_search": "+", "latent_identity": "-", "latent_noise": "-", "latent_repeater": "-"}
+CALIBRATED_METRICS = ("synbols_s_sharp",)
+CALIBRATE_COMMAND = "python benchmarks/bex_table.py --calibrate"
 METRICS = {"ef": "synbols_ef_rate", "sce": "synbols_sce_rate", "trivial": "synbols_trivial_rate",
            "s_sharp": "synbols_s_sharp"}
 
@@ -91,6 +103,43 @@ def scenario_means(scorecard: Path) -> dict[str, dict[str, float]]:
     return table
 
 
+def latent_expected(control: str, suite: str, metric: str) -> str:
+    """"+" / "-" where ``control`` is expected to pass / fail ``metric``'s bar, "" otherwise.
+
+    Args:
+        control: a fixture of :data:`LATENT_CONTROLS`.
+        suite: the score's suite (unused: the expectation is per metric).
+        metric: the score's metric key.
+
+    Example:
+        >>> latent_expected("latent_noise", "synbols", "synbols_s_sharp"), latent_expected("latent_noise", "synbols", "synbols_ef_rate")
+        ('-', '')
+    """
+    if control not in LATENT_CONTROLS:
+        raise ValueError(f"`control` must be one of {sorted(LATENT_CONTROLS)}, got {control!r}")
+    return LATENT_CONTROLS[control] if metric in CALIBRATED_METRICS else ""
+
+
+def write_latent_calibration(scorecards: dict[str, Path], profile: str) -> list[Path]:
+    """Write the latent controls' values from their scorecards into the domain's calibration file.
+
+    Args:
+        scorecards: fixture → its scorecard.json; must hold every one of :data:`LATENT_CONTROLS`.
+        profile: the profile they ran at.
+
+    Returns:
+        The calibration files written (:func:`cfcheck.calibration.write_calibration_values`).
+    """
+    from cfcheck.calibration import write_calibration_values
+
+    missing = sorted(set(LATENT_CONTROLS) - set(scorecards))
+    if missing:
+        raise ValueError(f"--calibrate needs every latent control's run; missing {', '.join(missing)}")
+    results = {name: json.loads(scorecards[name].read_text()) for name in LATENT_CONTROLS}
+    return write_calibration_values(results, profile, kinds=("latent",), expected=latent_expected,
+                                    command=CALIBRATE_COMMAND)
+
+
 def markdown(results: dict[str, dict[str, dict[str, float]]]) -> str:
     lines = ["| explainer | scenario | EF % (paper) | SCE % (paper) | trivial % (paper) | S# (paper) | S# verdict |",
              "|---|---|---|---|---|---|---|"]
@@ -109,14 +158,20 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "reports" / "bex")
     parser.add_argument("--rerun", action="store_true", help="run every explainer even where a scorecard exists")
     parser.add_argument("--only", nargs="*", choices=sorted(EXPLAINERS), help="a subset of the explainers")
+    parser.add_argument("--calibrate", action="store_true",
+                        help=f"write the controls' values ({', '.join(LATENT_CONTROLS)}) into the domain's "
+                             "calibration file")
     args = parser.parse_args()
-    results = {}
+    results, scorecards = {}, {}
     for fixture in args.only or EXPLAINERS:
-        scorecard, seconds = run_explainer(fixture, args.profile, args.out, args.rerun)
+        scorecards[fixture], seconds = run_explainer(fixture, args.profile, args.out, args.rerun)
         if seconds is not None:
             print(f"{fixture}: {seconds:.0f} s", file=sys.stderr)
-        results[EXPLAINERS[fixture]] = scenario_means(scorecard)
+        results[EXPLAINERS[fixture]] = scenario_means(scorecards[fixture])
     print(markdown(results))
+    if args.calibrate:
+        for path in write_latent_calibration(scorecards, args.profile):
+            print(f"wrote {path} (latent values)", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -181,7 +181,7 @@ class GenerationCache:
 
     Example:
         >>> cache = GenerationCache(None)
-        >>> key = cache.key(method="pkg:Method", code="version:1", task="morpho", inputs="ab12")
+        >>> key = cache.key(method="pkg:Method", code="version:1", task="mine", inputs="ab12")
         >>> cache.store(key, {"x": torch.zeros(2)}); cache.load(key) is None
         True
     """
@@ -335,7 +335,7 @@ def memoise_on_disk(name: str, compute: Callable[[], dict[str, torch.Tensor]], *
     the time. ``CFCHECK_NO_DERIVED_CACHE=1`` turns it off.
 
     Args:
-        name: what the data is ("morpho.glyph_bank").
+        name: what the data is ("mine.glyph_bank").
         compute: makes the tensors when they are not cached.
         parts: the rest of the key.
 

@@ -115,7 +115,8 @@ def _kind(identity: str) -> str:
 
 
 def write_calibration_values(results: Mapping[str, dict[str, Any]] | Sequence[Mapping[str, dict[str, Any]]],
-                             profile: str, kinds: Sequence[str] | None = None) -> list[Path]:
+                             profile: str, kinds: Sequence[str] | None = None, expected: Any = None,
+                             command: str | None = None) -> list[Path]:
     """Write :func:`calibration_values` per domain to :func:`calibration_path`, merged into what
     the file holds; returns the paths written.
 
@@ -126,6 +127,9 @@ def write_calibration_values(results: Mapping[str, dict[str, Any]] | Sequence[Ma
         kinds: the method kinds recalibrated (the first segment of an identity key: "vce",
             "scm"); only their values are written, and every entry of theirs the file held is
             replaced. Default: the kinds ``results`` have values of.
+        expected: as :func:`calibration_values`'s (default: the bundled controls' tables).
+        command: the command that measured the values, kept per kind in the file's ``commands``
+            (what the cards' evidence names); None: ``cfcheck calibrate``, recorded as nothing.
 
     Returns:
         One path per domain that has a calibration folder and values of ``kinds``. The entries
@@ -137,10 +141,12 @@ def write_calibration_values(results: Mapping[str, dict[str, Any]] | Sequence[Ma
     """
     from cfcheck.io import atomic_write_text as atomic_write
 
+    if command is not None and (not isinstance(command, str) or not command):
+        raise ValueError(f"`command` must be a non-empty string or None, got {command!r}")
     runs = [results] if isinstance(results, Mapping) else list(results)
     measured: dict[str, dict[str, Any]] = {}
     for run in runs:
-        measured.update(calibration_values(dict(run)))
+        measured.update(calibration_values(dict(run), expected))
     by_domain: dict[str, dict[str, Any]] = defaultdict(dict)
     for key, controls in measured.items():
         if kinds is None or _kind(key) in kinds:
@@ -161,8 +167,12 @@ def write_calibration_values(results: Mapping[str, dict[str, Any]] | Sequence[Ma
             if not isinstance(stored, dict) or not isinstance(stored.get("values"), dict):
                 raise ValueError(f"{path}: not a calibration file (no 'values'); move it aside to rewrite it")
         kept = {key: controls for key, controls in stored.get("values", {}).items() if _kind(key) not in replaced}
-        atomic_write(path, json.dumps({**stored, "profile": profile, "domain": domain, "values": {**kept, **values}},
-                                      indent=1, sort_keys=True) + "\n")
+        commands = {kind: text for kind, text in (stored.get("commands") or {}).items() if kind not in replaced}
+        commands.update({kind: command for kind in replaced} if command is not None else {})
+        extra = {"commands": commands} if commands else {}
+        stored.pop("commands", None)
+        atomic_write(path, json.dumps({**stored, **extra, "profile": profile, "domain": domain,
+                                       "values": {**kept, **values}}, indent=1, sort_keys=True) + "\n")
         paths.append(path)
     return paths
 

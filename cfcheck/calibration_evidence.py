@@ -1,14 +1,23 @@
-"""What the controls measured per metric card: ``<calibration_dir>/calibration-<profile>.json``
-(written by ``cfcheck calibrate``, :mod:`cfcheck.calibration`) summarised, so a card's rationale
-says why, not how much, and a recalibration needs no prose edit. A card's variants
-(``oracle_score:oracle_lenet``, the cascade's stages) are pooled: one bar judges them all, so the
-span over all of them is what it must separate; the sentence names them."""
+"""What the controls measured per metric card, summarised from a domain's calibration folder, so a
+card's rationale says why, not how much, and a recalibration needs no prose edit.
+
+Two files are read, each by its own reader into the same summary (:class:`CardEvidence`) and the
+same sentence (:func:`render_evidence`):
+
+- ``calibration-<profile>.json`` (``cfcheck calibrate``, :mod:`cfcheck.calibration`): each
+  control's value per task score. A card's variants (``oracle_score:oracle_lenet``, the cascade's
+  stages) are pooled: one bar judges them all, so the span over all of them is what it must
+  separate; the sentence names them.
+- ``calibration-attribution-<profile>.json`` (``cfcheck calibrate --kind attribution``): each
+  control's value per seed, grouped by role (positive, the noise ladder, negative), one summary
+  per variant (``road_gap:morf`` and ``road_gap:lerf`` get bars of their own), with the file's
+  reason where a variant got no bar."""
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -16,15 +25,25 @@ from typing import Any
 
 from cfcheck.controls import CONTROLS, SCM_CONTROLS
 
-__all__ = ["CardEvidence", "ControlRange", "load_evidence", "measured_evidence", "render_evidence", "summarise_evidence"]
+__all__ = ["CardEvidence", "ControlRange", "load_evidence", "measured_evidence", "render_evidence",
+           "split_score_key", "summarise_evidence", "summarise_seed_evidence"]
 
 _SIGNS = ("+", "-", "")
+#: the groups of a sentence, in order: a role "ladder:<ratio>" is in the group "ladder"
+_GROUPS = ("+", "ladder", "-", "")
+#: a group's words where the values belong to suites (a control is expected to pass or fail them) …
 _GROUP_WORDS = {"+": "expected to pass {suites}", "-": "expected to fail {suites}", "": "no expectation"}
+#: … and where they belong to roles (a control's answer is known by construction)
+_ROLE_WORDS = {"+": "positive", "ladder": "the noise ladder (the signal plus noise of that many times its norm)",
+               "-": "negative", "": "no expectation"}
+_COMMAND = "cfcheck calibrate"
+_ATTRIBUTION_COMMAND = "cfcheck calibrate --kind attribution"
 
 
 @dataclass(frozen=True)
 class ControlRange:
-    """One control's span over ``count`` scores; ``expected``: "+" / "-" / "" (to pass / fail the suite / neither)."""
+    """One control's span over ``count`` scores; ``expected``: "+" / "-" / "" (to pass / fail the suite
+    / neither), or "ladder:<ratio>" (a rung of the noise ladder, a positive control)."""
 
     control: str
     expected: str
@@ -35,13 +54,18 @@ class ControlRange:
 
 @dataclass(frozen=True)
 class CardEvidence:
-    """Every control's span on one card, and the suites, tasks and variants pooled."""
+    """Every control's span on one card, and the suites, tasks and variants pooled; ``unit``: what one
+    value is (a task score, a seed), ``command``: what measured them, ``without_bar``: the
+    calibration's reason for giving no bar (empty where it gave one or says nothing)."""
 
     card_key: str
     suites: tuple[str, ...]
     variants: tuple[str, ...]
     task_count: int
     ranges: tuple[ControlRange, ...]
+    unit: str = "task score"
+    command: str = _COMMAND
+    without_bar: str = ""
 
 
 def _parse(identity: str) -> tuple[str, str, str, str] | None:
@@ -52,13 +76,49 @@ def _parse(identity: str) -> tuple[str, str, str, str] | None:
     return (parts[2], *parts[3].partition(":")[::2], task[:-1]) if ok else None
 
 
-def summarise_evidence(values: Mapping[str, Mapping[str, Any]], card_key: str) -> CardEvidence | None:
+def _check_card_key(card_key: Any) -> None:
+    if not isinstance(card_key, str) or not card_key or ":" in card_key:
+        raise ValueError(f"`card_key` must be a card's key without a variant, got {card_key!r}")
+
+
+def _finite(value: Any, where: str) -> float:
+    """``value`` as a float, or a ValueError naming ``where``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{where} has no finite value: {value!r}")
+    return float(value)
+
+
+def _group(role: str) -> str:
+    """The sentence group of a role: "+", "-", "" or "ladder" (for "ladder:<ratio>")."""
+    head, _, ratio = role.partition(":")
+    if role in _SIGNS or (head == "ladder" and ratio.replace(".", "", 1).isdigit()):
+        return head
+    raise ValueError(f"a control's role must be '+', '-', '' or 'ladder:<ratio>', got {role!r}")
+
+
+def _ordered(spans: Mapping[tuple[str, str], list[float]]) -> tuple[ControlRange, ...]:
+    """The spans by group, then the bundled controls' order (a ladder by its ratio, others as found)."""
+    rank = {name: i for i, name in enumerate([*CONTROLS, *SCM_CONTROLS])}
+
+    def order(group: tuple[str, str]) -> tuple[int, float]:
+        role, control = group
+        ratio = float(role.partition(":")[2]) if _group(role) == "ladder" else rank.get(control, len(rank))
+        return _GROUPS.index(_group(role)), ratio
+
+    return tuple(ControlRange(control, role, min(spans[role, control]), max(spans[role, control]),
+                              len(spans[role, control])) for role, control in sorted(spans, key=order))
+
+
+def summarise_evidence(values: Mapping[str, Mapping[str, Any]], card_key: str,
+                       commands: Mapping[str, str] | None = None) -> CardEvidence | None:
     """Per control, the min and max value over every score of ``card_key`` (variants pooled).
 
     Args:
         values: identity key ``kind/domain/suite/metric[task]`` → control → ``{"value": float,
             "expected": "+" | "-" | ""}``, the ``values`` of a calibration file.
         card_key: a metric card's key (no variant: ``oracle_score``, not ``oracle_score:oracle_lenet``).
+        commands: method kind → the command that measured its values (the file's ``commands``;
+            ``cfcheck calibrate`` where a kind has none).
 
     Returns:
         The spans by expected sign ("+", "-", "") and then in the bundled controls' order (others
@@ -73,31 +133,112 @@ def summarise_evidence(values: Mapping[str, Mapping[str, Any]], card_key: str) -
         >>> summarise_evidence(values, "tcv").ranges
         (ControlRange(control='truth', expected='+', low=0.9, high=1.0, count=2),)
     """
-    if not isinstance(card_key, str) or not card_key or ":" in card_key:
-        raise ValueError(f"`card_key` must be a card's key without a variant, got {card_key!r}")
+    _check_card_key(card_key)
     if not isinstance(values, Mapping):
         raise ValueError(f"`values` must map identity keys to controls, got {type(values).__name__}")
+    if commands is not None and not isinstance(commands, Mapping):
+        raise ValueError(f"`commands` must map method kinds to commands, got {type(commands).__name__}")
     spans: dict[tuple[str, str], list[float]] = {}
-    suites, variants, tasks = {}, set(), set()  # suites: a dict keeps their order
+    suites, kinds, variants, tasks = {}, {}, set(), set()  # suites, kinds: a dict keeps their order
     for identity, controls in values.items():
         parsed = _parse(str(identity))
         if parsed is None or parsed[1] != card_key:
             continue
-        suites[parsed[0]] = None
+        suites[parsed[0]] = kinds[str(identity).split("/", 1)[0]] = None
         variants.update({parsed[2]} - {""})
         tasks.add(parsed[3])
         for control, entry in (controls.items() if isinstance(controls, Mapping) else [("?", controls)]):
             value, sign = (entry.get("value"), entry.get("expected", "")) if isinstance(entry, Mapping) else (None, "")
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ValueError(f"{identity}: control {control!r} has no finite value: {entry!r}")
+            value = _finite(value, f"{identity}: control {control!r}")
             if sign not in _SIGNS:
                 raise ValueError(f"{identity}: control {control!r} has expected {sign!r}, not '+', '-' or ''")
-            spans.setdefault((sign, str(control)), []).append(float(value))
-    rank = {name: i for i, name in enumerate([*CONTROLS, *SCM_CONTROLS])}  # others after them, as found
-    ordered = sorted(spans, key=lambda group: (_SIGNS.index(group[0]), rank.get(group[1], len(rank))))
-    ranges = tuple(ControlRange(control, sign, min(spans[sign, control]), max(spans[sign, control]),
-                                len(spans[sign, control])) for sign, control in ordered)
-    return CardEvidence(card_key, tuple(suites), tuple(sorted(variants)), len(tasks), ranges) if ranges else None
+            spans.setdefault((sign, str(control)), []).append(value)
+    if not spans:
+        return None
+    command = str((commands or {}).get(next(iter(kinds)), _COMMAND)) if len(kinds) == 1 else _COMMAND
+    return CardEvidence(card_key, tuple(suites), tuple(sorted(variants)), len(tasks), _ordered(spans),
+                        command=command)
+
+
+def split_score_key(score_key: str, card_keys: Iterable[str]) -> tuple[str, str]:
+    """(card key, variant) of a score key of an attribution calibration file.
+
+    Args:
+        score_key: ``card:variant``, ``card``, or ``card_variant`` (the gap bars' keys: ``road_gap_morf``).
+        card_keys: the known card keys: ``card_variant`` is split after the longest of them it starts
+            with, so a card whose key extends another's (``x_support`` beside ``x``) keeps its own.
+
+    Returns:
+        The card key and the variant ("" for none); ``(score_key, "")`` where no known key matches.
+
+    Example:
+        >>> split_score_key("road_gap_morf", ["road_gap", "road_area"]), split_score_key("road_gap:lerf", [])
+        (('road_gap', 'morf'), ('road_gap', 'lerf'))
+        >>> split_score_key("similarity_support", ["similarity", "similarity_support"])
+        ('similarity_support', '')
+    """
+    if not isinstance(score_key, str) or not score_key:
+        raise ValueError(f"`score_key` must be a non-empty string, got {score_key!r}")
+    known = set(card_keys)
+    if ":" in score_key:
+        card, _, variant = score_key.partition(":")
+        return card, variant
+    if score_key in known:
+        return score_key, ""
+    prefixes = [key for key in known if score_key.startswith(f"{key}_")]
+    return (max(prefixes, key=len), score_key[len(max(prefixes, key=len)) + 1:]) if prefixes else (score_key, "")
+
+
+def summarise_seed_evidence(data: Mapping[str, Any], card_key: str,
+                            card_keys: Iterable[str] = ()) -> tuple[CardEvidence, ...]:
+    """Per variant of ``card_key``, each control's min and max value over the seeds, by role.
+
+    Args:
+        data: an attribution calibration file: ``values`` (score key → control → seed → float),
+            ``roles`` (control → "+", "-" or "ladder:<ratio>"; a control without one has no
+            expectation) and ``without_bar`` (score key → why it got no bar).
+        card_key: a metric card's key (no variant).
+        card_keys: the known card keys, to split a score key (:func:`split_score_key`).
+
+    Returns:
+        One summary per variant ("" for a score without one), in variant order; empty where the
+        file holds no score of ``card_key``.
+
+    Raises:
+        ValueError: for a card key with a variant, a malformed file, a value that is not finite, a
+            role not "+", "-", "" or "ladder:<ratio>".
+
+    Example:
+        >>> data = {"roles": {"signal": "+", "signal + noise 2": "ladder:2", "random": "-"},
+        ...         "values": {"gap_a": {"signal": {"0": 0.5, "1": 0.4}, "signal + noise 2": {"0": 0.2},
+        ...                              "random": {"0": 0.01, "1": -0.02}}}}
+        >>> [span.expected + " " + span.control for span in summarise_seed_evidence(data, "gap", ["gap"])[0].ranges]
+        ['+ signal', 'ladder:2 signal + noise 2', '- random']
+    """
+    _check_card_key(card_key)
+    parts = [data.get(name) if isinstance(data, Mapping) else None for name in ("values", "roles", "without_bar")]
+    if not isinstance(parts[0], Mapping) or not all(isinstance(part, (Mapping, type(None))) for part in parts[1:]):
+        raise ValueError("expected {'values': {score: {control: {seed: value}}}, 'roles': {control: role}, "
+                         "'without_bar': {score: reason}}")
+    values, roles, reasons = parts[0], parts[1] or {}, parts[2] or {}
+    known = {*card_keys, card_key}
+    by_variant: dict[str, dict[tuple[str, str], list[float]]] = {}
+    for score, controls in values.items():
+        card, variant = split_score_key(str(score), known)
+        if card != card_key:
+            continue
+        if not isinstance(controls, Mapping) or not all(isinstance(seeds, Mapping) for seeds in controls.values()):
+            raise ValueError(f"{score}: expected control → seed → value, got {controls!r}")
+        spans = by_variant.setdefault(variant, {})
+        for control, seeds in controls.items():
+            role = str(roles.get(control, ""))
+            _group(role)
+            spans.setdefault((role, str(control)), []).extend(
+                _finite(value, f"{score}: control {control!r}, seed {seed}") for seed, value in seeds.items())
+    reason = {split_score_key(str(score), known): str(why) for score, why in reasons.items()}
+    return tuple(CardEvidence(card_key, (), (variant,) if variant else (), 0, _ordered(spans), unit="seed",
+                              command=_ATTRIBUTION_COMMAND, without_bar=reason.get((card_key, variant), ""))
+                 for variant, spans in sorted(by_variant.items()) if spans)
 
 
 def _span(low: float, high: float) -> str:
@@ -110,90 +251,137 @@ def render_evidence(evidence: CardEvidence, *, profile: str, domain: str | None 
     """One sentence: what each control reached, grouped by whether it is expected to pass.
 
     Args:
-        evidence: a card's spans (:func:`summarise_evidence`).
+        evidence: a card's spans (:func:`summarise_evidence`, :func:`summarise_seed_evidence`).
         profile: the profile the values were measured at.
         domain: the domain they were measured on; None leaves it out (a caller that names it).
 
     Returns:
         ``"on <domain>, <profile> profile (…): expected to pass <suite> — …; expected to fail
-        <suite> — …; no expectation — …"``; values to three significant figures, one value where
-        both ends agree, controls with the same span together ("truth, truth_rejecting 1").
+        <suite> — …; no expectation — …"`` (values of suites), or ``"…: positive — …; the noise
+        ladder (…) — …; negative — …; no bar: <reason>"`` (values of roles); values to three
+        significant figures, one value where both ends agree, controls with the same span
+        together ("truth, truth_rejecting 1"), a colon after names with a space in them.
 
     Example:
         >>> print(render_evidence(CardEvidence("tcv", ("validity",), (), 2, (
         ...     ControlRange("truth", "+", 0.9833, 1.0, 2), ControlRange("identity", "-", 0.0, 0.0, 2))),
-        ...     profile="quick", domain="morpho"))
-        on morpho, quick profile (`cfcheck calibrate`, 2 task scores per control): expected to pass validity — truth 0.983–1; expected to fail validity — identity 0
+        ...     profile="quick", domain="mine"))
+        on mine, quick profile (`cfcheck calibrate`, 2 task scores per control): expected to pass validity — truth 0.983–1; expected to fail validity — identity 0
     """
     if not isinstance(evidence, CardEvidence) or not evidence.ranges:
         raise ValueError(f"`evidence` must be a non-empty CardEvidence, got {evidence!r}")
     if not isinstance(profile, str) or not profile:
         raise ValueError(f"`profile` must be a profile name, got {profile!r}")
     counts = {span.count for span in evidence.ranges}
-    noun = "task score" if len(evidence.variants) <= 1 else "score"
+    noun = "score" if evidence.unit == "task score" and len(evidence.variants) > 1 else evidence.unit
     detail = (f"{next(iter(counts))} {noun}{'s' * (counts != {1})} per control" if len(counts) == 1
               else f"{noun}s per control in brackets")
     if evidence.variants:
         detail += (f", variant {evidence.variants[0]}" if len(evidence.variants) == 1 else
                    f": {evidence.task_count} tasks, variants {', '.join(evidence.variants)} pooled")
-    head = f"{profile} profile (`cfcheck calibrate`, {detail})"
+    head = f"{profile} profile (`{evidence.command}`, {detail})"
+    words = _GROUP_WORDS if evidence.suites else _ROLE_WORDS
+    colon = ":" if any(" " in span.control for span in evidence.ranges) else ""
     groups = []
-    for sign in _SIGNS:
+    for group in _GROUPS:
         shared: dict[str, list[str]] = {}  # the span's text → the controls that reached it
-        for span in (s for s in evidence.ranges if s.expected == sign):
+        for span in (s for s in evidence.ranges if _group(s.expected) == group):
             text = _span(span.low, span.high) + (f" ({span.count})" if len(counts) > 1 else "")
             shared.setdefault(text, []).append(span.control)
         if shared:
-            word = _GROUP_WORDS[sign].format(suites=" / ".join(evidence.suites))
-            groups.append(f"{word} — " + ", ".join(f"{', '.join(names)} {text}" for text, names in shared.items()))
+            word = words[group].format(suites=" / ".join(evidence.suites))
+            groups.append(f"{word} — " + ", ".join(f"{', '.join(names)}{colon} {text}" for text, names in shared.items()))
+    if evidence.without_bar:
+        groups.append(f"no bar: {evidence.without_bar}")
     return (f"on {domain}, {head}" if domain else head) + ": " + "; ".join(groups)
 
 
+def _read_scores(data: Mapping[str, Any], key: str) -> tuple[CardEvidence, ...]:
+    """The reader of ``calibration-<profile>.json``: values per task score, variants pooled."""
+    found = summarise_evidence(data["values"], key, data.get("commands"))
+    return (found,) if found is not None else ()
+
+
+def _read_seeds(data: Mapping[str, Any], key: str) -> tuple[CardEvidence, ...]:
+    """The reader of ``calibration-attribution-<profile>.json``: values per seed, one summary per variant."""
+    from cfcheck.metrics.cards import CARDS
+
+    return summarise_seed_evidence(data, key, CARDS)
+
+
+#: a calibration folder's files (their name, for a profile) and the reader of each
+_READERS = (("calibration-{profile}.json", _read_scores), ("calibration-attribution-{profile}.json", _read_seeds))
+
+
 @lru_cache(maxsize=64)
-def _read_values(path: str, modified_ns: int) -> tuple[Mapping[str, Any], str]:
-    """The values and profile of a calibration file (re-read only when the file changes)."""
+def _read_file(path: str, modified_ns: int) -> Mapping[str, Any]:
+    """A calibration file's content (re-read only when the file changes)."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise ValueError(f"{path}: not a readable calibration file: {error}") from error
     if not isinstance(data, dict) or not isinstance(data.get("values"), dict):
         raise ValueError(f"{path}: expected {{'profile': ..., 'domain': ..., 'values': {{score: controls}}}}")
-    return data["values"], str(data.get("profile", ""))
+    return data
 
 
-def load_evidence(domain: Any, key: str, profile: str = "quick") -> tuple[CardEvidence, str] | None:
-    """:func:`summarise_evidence` of ``key`` in ``domain``'s calibration file of ``profile`` and the
-    profile the file records, as :func:`measured_evidence` (which renders it) reads them."""
-    folder = getattr(domain, "calibration_dir", None)
-    path = Path(folder or ".") / f"calibration-{profile}.json"
-    if folder is None or not path.is_file():
-        return None
-    values, recorded_profile = _read_values(str(path), path.stat().st_mtime_ns)
-    try:
-        evidence = summarise_evidence(values, key)
-    except ValueError as error:
-        raise ValueError(f"{path}: {error}") from error
-    return (evidence, recorded_profile or profile) if evidence is not None else None
-
-
-def measured_evidence(domain: Any, key: str, profile: str = "quick") -> str | None:
-    """The sentence of :func:`render_evidence` for card ``key`` from ``domain``'s calibration file.
+def load_evidence(domain: Any, key: str, profile: str = "quick") -> list[tuple[CardEvidence, str]]:
+    """Every summary of card ``key`` in ``domain``'s calibration files of ``profile``, each file by
+    its reader (:data:`_READERS`), as :func:`measured_evidence` renders them.
 
     Args:
-        domain: a domain object (its ``name`` and ``calibration_dir``; None: it keeps no file).
-        key: a metric card's key.
-        profile: reads ``<calibration_dir>/calibration-<profile>.json`` (once per change of the file).
+        domain: a domain object (its ``calibration_dir``; None or absent: it keeps no file).
+        key: a metric card's key (no variant).
+        profile: the profile whose files are read.
 
     Returns:
-        The sentence; None without a calibration file for ``profile`` or a score of ``key`` in it.
+        (summary, the profile the file records) per summary, the files in reader order; empty where
+        the domain keeps no file or no file holds a score of ``key``.
 
     Raises:
         ValueError: naming the file, where it is not a calibration file or an entry is malformed.
 
     Example:
-        >>> from cfcheck.domains import get_domain
-        >>> measured_evidence(get_domain("morpho"), "target_accuracy").startswith("on morpho, quick profile")
-        True
+        >>> from types import SimpleNamespace
+        >>> load_evidence(SimpleNamespace(calibration_dir=None), "tcv")
+        []
     """
-    found = load_evidence(domain, key, profile)
-    return render_evidence(found[0], profile=found[1], domain=str(domain.name)) if found is not None else None
+    if not isinstance(profile, str) or not profile:
+        raise ValueError(f"`profile` must be a profile name, got {profile!r}")
+    folder = getattr(domain, "calibration_dir", None)
+    found: list[tuple[CardEvidence, str]] = []
+    for name, reader in _READERS if folder is not None else ():
+        path = Path(folder) / name.format(profile=profile)
+        if not path.is_file():
+            continue
+        data = _read_file(str(path), path.stat().st_mtime_ns)
+        try:
+            found += [(evidence, str(data.get("profile") or profile)) for evidence in reader(data, key)]
+        except ValueError as error:
+            raise ValueError(f"{path}: {error}") from error
+    return found
+
+
+def measured_evidence(domain: Any, key: str, profile: str = "quick") -> list[str]:
+    """The sentences of :func:`render_evidence` for card ``key`` from ``domain``'s calibration files.
+
+    Args:
+        domain: a domain object (its ``name`` and ``calibration_dir``; None: it keeps no file).
+        key: a metric card's key.
+        profile: reads the files of this profile in ``calibration_dir`` (once per change of a file).
+
+    Returns:
+        One sentence per summary (:func:`load_evidence`); empty without a calibration file for
+        ``profile`` or a score of ``key`` in one.
+
+    Raises:
+        ValueError: naming the file, where it is not a calibration file or an entry is malformed.
+
+    Example:
+        >>> from cfcheck.domains import available_domains, get_domain
+        >>> found = [s for name in available_domains() for s in measured_evidence(get_domain(name), "target_accuracy")]
+        >>> found[0].split(", ", 1)[1][:13]
+        'quick profile'
+    """
+    return [render_evidence(evidence, profile=recorded, domain=str(domain.name))
+            for evidence, recorded in load_evidence(domain, key, profile)]

@@ -3,8 +3,8 @@
 - A domain the metric cards were calibrated on (``domain.card_calibrated``: the bundled ones)
   is judged by the cards' bars for the profile, with the user's ``[tool.cfcheck.thresholds]``,
   and by the bars its own bars file adds for scores whose cards have none (a bar that holds on
-  one bundled domain and not another: ROAD's gap to random separates morpho's controls, not
-  gmm's).
+  one bundled domain and not another: ROAD's gap to random separates one domain's controls and
+  not another's).
 - Any other domain is judged only by bars earned on its own controls: ``cfcheck calibrate
   --domain`` writes them to ``<calibration_dir>/bars-<profile>.json``
   (:func:`write_domain_bars`), and by thresholds the user set explicitly. A domain without

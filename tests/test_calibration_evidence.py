@@ -120,13 +120,14 @@ def test_every_value_lies_in_its_reported_range_and_the_counts_add_up(scores):
 
 def test_the_loader_reads_a_domain_folder_and_names_a_malformed_file(tmp_path):
     domain = SimpleNamespace(name="toy", calibration_dir=tmp_path)
-    assert measured_evidence(domain, "oracle_score") is None  # no file
-    assert measured_evidence(SimpleNamespace(name="none", calibration_dir=None), "tcv") is None
+    assert measured_evidence(domain, "oracle_score") == []  # no file
+    assert measured_evidence(SimpleNamespace(name="none", calibration_dir=None), "tcv") == []
     path = tmp_path / "calibration-quick.json"
     path.write_text(json.dumps({"domain": "toy", "profile": "quick", "values": VALUES}))
-    assert measured_evidence(domain, "oracle_score").startswith("on toy, quick profile")
-    assert measured_evidence(domain, "d2") is None  # the file holds no score of d2
-    assert measured_evidence(domain, "tcv", profile="full") is None
+    (sentence,) = measured_evidence(domain, "oracle_score")
+    assert sentence.startswith("on toy, quick profile")
+    assert measured_evidence(domain, "d2") == []  # the file holds no score of d2
+    assert measured_evidence(domain, "tcv", profile="full") == []
     (tmp_path / "calibration-standard.json").write_text("{not json")
     with pytest.raises(ValueError, match=re.escape(str(tmp_path / "calibration-standard.json"))):
         measured_evidence(domain, "tcv", profile="standard")
@@ -215,3 +216,116 @@ def test_the_scm_controls_are_kept_with_their_expectations_and_cover_each_interv
         suite = key.split("/")[2]
         assert {name: entry["expected"] for name, entry in controls.items()} == {
             name: expected_sign(name, suite) for name in SCM_CONTROLS}, key
+
+
+#: an attribution calibration file: two variants of one card as `card_variant` (the gap bars' keys), a
+#: card whose key extends another's, a `card:variant` key, and a variant without a bar
+SEEDS = {
+    "roles": {"signal": "+", "signal + noise 1": "ladder:1", "signal + noise 0.5": "ladder:0.5", "random": "-"},
+    "values": {
+        "gap_morf": {"random": {"0": 0.01, "1": -0.02, "2": 0.0}, "signal": {"0": 0.5, "1": 0.4, "2": 0.45},
+                     "signal + noise 1": {"0": 0.2, "1": 0.3, "2": 0.25}, "signal + noise 0.5": {"0": 0.35}},
+        "gap_lerf": {"signal": {"0": 0.1}, "random": {"0": 0.3}, "mine": {"0": 7.0}},
+        "similarity": {"signal": {"0": 0.2, "1": 0.1}},
+        "similarity_support": {"signal": {"0": 0.9}},
+        "cascade:conv1": {"signal": {"0": 0.8}}, "cascade:fc": {"signal": {"0": 0.6}},
+    },
+    "without_bar": {"gap_lerf": "the ladder rises"},
+}
+_KNOWN = ("gap", "similarity", "similarity_support", "cascade")
+
+
+def test_the_seed_reader_spans_each_control_over_its_seeds_per_variant_grouped_by_role():
+    from cfcheck.calibration_evidence import summarise_seed_evidence
+
+    lerf, morf = summarise_seed_evidence(SEEDS, "gap", _KNOWN)
+    # known by construction: per variant, min and max over the seeds; positive, then the ladder by ratio, then negative
+    assert morf.variants == ("morf",) and morf.ranges == (
+        ControlRange("signal", "+", 0.4, 0.5, 3), ControlRange("signal + noise 0.5", "ladder:0.5", 0.35, 0.35, 1),
+        ControlRange("signal + noise 1", "ladder:1", 0.2, 0.3, 3), ControlRange("random", "-", -0.02, 0.01, 3))
+    assert (morf.without_bar, lerf.without_bar) == ("", "the ladder rises")
+    assert [r.control for r in lerf.ranges] == ["signal", "random", "mine"]  # a control without a role: no expectation
+    (similarity,) = summarise_seed_evidence(SEEDS, "similarity", _KNOWN)
+    assert similarity.variants == () and similarity.ranges == (ControlRange("signal", "+", 0.1, 0.2, 2),)
+    (support,) = summarise_seed_evidence(SEEDS, "similarity_support", _KNOWN)
+    assert support.ranges == (ControlRange("signal", "+", 0.9, 0.9, 1),)
+    assert [e.variants for e in summarise_seed_evidence(SEEDS, "cascade", _KNOWN)] == [("conv1",), ("fc",)]
+    assert summarise_seed_evidence(SEEDS, "absent", _KNOWN) == ()
+    with pytest.raises(ValueError, match="role"):
+        summarise_seed_evidence({**SEEDS, "roles": {"signal": "better"}}, "gap", _KNOWN)
+    with pytest.raises(ValueError, match="no finite value"):
+        summarise_seed_evidence({"values": {"gap": {"signal": {"0": "high"}}}}, "gap")
+    with pytest.raises(ValueError, match="seed"):
+        summarise_seed_evidence({"values": {"gap": {"signal": 0.3}}}, "gap")
+    with pytest.raises(ValueError, match="values"):
+        summarise_seed_evidence({"roles": {}}, "gap")
+
+
+def test_the_seed_sentence_names_the_roles_the_command_and_the_reason_for_no_bar():
+    from cfcheck.calibration_evidence import summarise_seed_evidence
+
+    lerf, morf = summarise_seed_evidence(SEEDS, "gap", _KNOWN)
+    assert render_evidence(morf, profile="quick", domain="toy") == (
+        "on toy, quick profile (`cfcheck calibrate --kind attribution`, seeds per control in brackets, variant "
+        "morf): positive — signal: 0.4–0.5 (3); the noise ladder (the signal plus noise of that many times its "
+        "norm) — signal + noise 0.5: 0.35 (1), signal + noise 1: 0.2–0.3 (3); negative — random: −0.02 to 0.01 (3)")
+    assert render_evidence(lerf, profile="quick").endswith("; no bar: the ladder rises")
+
+
+def test_the_attribution_file_is_read_beside_the_scores_file(tmp_path):
+    domain = SimpleNamespace(name="toy", calibration_dir=tmp_path)
+    (tmp_path / "calibration-attribution-quick.json").write_text(json.dumps({
+        "profile": "quick", "roles": SEEDS["roles"], "without_bar": {"road_gap_lerf": "the ladder rises"},
+        "values": {"road_gap_morf": SEEDS["values"]["gap_morf"], "road_gap:lerf": SEEDS["values"]["gap_lerf"]}}))
+    lerf, morf = measured_evidence(domain, "road_gap")
+    assert lerf.startswith("on toy, quick profile (`cfcheck calibrate --kind attribution`, ")
+    assert "variant lerf" in lerf and lerf.endswith("no bar: the ladder rises") and "variant morf" in morf
+    (tmp_path / "calibration-quick.json").write_text(json.dumps({"profile": "quick", "values": VALUES}))
+    assert len(measured_evidence(domain, "road_gap")) == 2 and len(measured_evidence(domain, "tcv")) == 1
+
+
+@pytest.mark.parametrize("name", ["morpho", "gmm"])
+def test_the_bundled_attribution_values_show_on_road_gap_with_the_reason_for_each_missing_bar(name):
+    path = get_domain(name).calibration_dir / "calibration-attribution-quick.json"
+    data = json.loads(path.read_text())
+    sentences = measured_evidence(get_domain(name), "road_gap")
+    assert [s.split("variant ", 1)[1].split(")", 1)[0] for s in sentences] == ["lerf", "morf"]
+    for sentence in sentences:
+        variant = sentence.split("variant ", 1)[1].split(")", 1)[0]
+        reason = data.get("without_bar", {}).get(f"road_gap_{variant}")
+        assert (f"no bar: {reason}" in sentence) if reason else ("no bar" not in sentence), sentence
+        assert "positive — " in sentence and "the noise ladder" in sentence and "negative — " in sentence
+
+
+def test_the_s_sharp_bar_separates_the_latent_controls_on_every_task_score_of_glyphs():
+    """The S# bar lets the informed-search oracle pass and fails identity, noise and the repeater on
+    every task score the latent calibration wrote; the flip rates carry no expectation."""
+    path = get_domain("glyphs").calibration_dir / "calibration-quick.json"
+    values = {key: controls for key, controls in json.loads(path.read_text())["values"].items()
+              if key.startswith("latent/")}
+    bar = CARDS["synbols_s_sharp"].bar_for("quick")
+    s_sharp = {key: controls for key, controls in values.items() if _card_key(key) == "synbols_s_sharp"}
+    assert len(s_sharp) == 4, sorted(s_sharp)  # one task score per scenario
+    for key, controls in s_sharp.items():
+        assert {name: entry["expected"] for name, entry in controls.items()} == {
+            "informed_search": "+", "latent_identity": "-", "latent_noise": "-", "latent_repeater": "-"}, key
+        for name, entry in controls.items():
+            assert bar.passes(entry["value"]) == (entry["expected"] == "+"), (key, name, entry)
+    assert all(entry["expected"] == "" for key, controls in values.items() if key not in s_sharp
+               for entry in controls.values())
+    (sentence,) = measured_evidence(get_domain("glyphs"), "synbols_s_sharp")
+    assert "`python benchmarks/bex_table.py --calibrate`" in sentence
+
+
+def test_the_attribution_evidence_shows_where_the_scores_evidence_does(capsys):
+    """`cfcheck cards` and the HTML cards' rows show the per-seed values through the same functions."""
+    from cfcheck.cli import main
+    from cfcheck.reporting.card_evidence import scorecard_evidence
+
+    sentences = [s for name in ("gmm", "morpho") for s in measured_evidence(get_domain(name), "road_gap")]
+    assert len(sentences) == 4
+    assert main(["cards", "road_gap"]) == 0
+    assert [line for line in capsys.readouterr().out.splitlines() if line.startswith("  measured:")] == [
+        f"  measured:      {s}" for s in sentences]
+    rows = scorecard_evidence({"profile": {"name": "quick", "domains": {"morpho": {}, "gmm": {}}}}, "road_gap")
+    assert rows == [(f"measured on {s.split(',', 1)[0][3:]}", s.split(", ", 1)[1]) for s in sentences]

@@ -16,7 +16,7 @@ Two controls degrade or replace a feature, as in Park et al.'s Fig. 3:
 * :class:`NoisyAttribution` wraps any attribution a and returns a + r·‖a‖·ε/‖ε‖ per input (ε
   standard normal): noise whose norm is ``ratio`` times the feature's;
 * :class:`TrueFeature` returns the ground-truth feature direction of a domain that knows it
-  (the gmm toy's μ_target − μ_other), which a perfect attribution would return.
+  (μ_target − μ_other for a Gaussian mixture), which a perfect attribution would return.
 
 :class:`CounterfactualDirection` turns any visual counterfactual explainer into an attribution:
 v = x − c, with c its counterfactual towards the model's runner-up class (Park et al.: a
@@ -183,7 +183,7 @@ class TrueFeature:
 
     Args:
         domain: a domain with ``class_feature(target) -> N×…`` (the direction that increases
-            the target class's evidence; the gmm toy's μ_target − μ_other).
+            the target class's evidence; μ_target − μ_other for a Gaussian mixture).
     """
 
     def __init__(self, domain: Any) -> None:

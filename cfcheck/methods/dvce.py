@@ -109,8 +109,8 @@ class DiffusionCounterfactual:
         robust_classifier: the classifier whose gradients the cone projection uses (``None``
             switches cone projection off).
         guidance_scale: s, the root-mean-square size of the guidance per step in noise units
-            (1.0 on morpho: 0.3 reaches the target on under half of the ideal pairs, 2.0 changes
-            half as much again; ``benchmarks/bench_dvce.py``).
+            (1.0 on the bundled digits: 0.3 reaches the target on under half of the ideal pairs,
+            2.0 changes half as much again; ``benchmarks/bench_dvce.py``).
         start_fraction: denoising starts at this fraction of T (0.5 = half the schedule).
         num_steps: DDIM grid size over the whole schedule; about ``num_steps · start_fraction``
             steps are run.

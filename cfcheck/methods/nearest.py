@@ -7,7 +7,7 @@ validity and realism are as good as the data; but it is a *different* image, so 
 for the scorecards and the control that shows closeness metrics are not fooled by realism.
 
 Each output is real, but the *set* of outputs is not a fair sample of the target class:
-L2-nearest selection prefers faint, thin glyphs (a small norm keeps them close to any
+L2-nearest selection prefers faint, thin shapes (a small norm keeps them close to any
 input), so distribution-level realism (FID) sees the shift while per-image realism does not.
 """
 

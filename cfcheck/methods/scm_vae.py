@@ -5,13 +5,13 @@ Abduction, action, prediction:
 
 1. the domain's attribute mechanisms (normalizing flows) abduct each parent's exogenous noise
    under the observed parents, apply the intervention and predict the counterfactual parents
-   (morpho: do(thickness) moves the intensity through its flow);
+   (an intervention moves the intervened parent's children through their flows);
 2. the VAE abducts z = the posterior mean of q(z | x, observed parents) and the pixel noise
    ε = (x − μ(z, pa)) / σ(z, pa), and predicts x* = μ(z, pa*) + σ(z, pa*)·ε (Melistas et al.
    §3.2's formula; default), clamped to [0, 1]. The null intervention then returns x exactly
    (composition is perfect by construction). With ``abduct_pixel_noise=False`` it predicts the
-   decoder's mean μ(z, pa*) alone: composition costs the reconstruction error, and the bundled
-   VAE's blur biases the thickness read off the image (README, SCM reference generators).
+   decoder's mean μ(z, pa*) alone: composition costs the reconstruction error, and the VAE's
+   blur can bias a parent read off the image (README, SCM reference generators).
 
 The same adapter drives the other bundled image mechanisms, which offer the same ``encode``,
 ``decode`` and ``counterfactual(x, c, c*, abduct_pixel_noise=…)``: the conditional hierarchical VAE

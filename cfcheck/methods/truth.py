@@ -1,7 +1,7 @@
 """Positive controls built on the domain's true counterfactual, and a random real target image.
 
-The true counterfactual keeps everything about an input except its class: the same style,
-stroke thickness and intensity, re-rendered after do(class = target). It is the answer an
+The true counterfactual keeps everything about an input except its class: the same style and
+exogenous factors, re-rendered after do(class = target). It is the answer an
 ideal explainer would give, and only a domain with a known generative process can compute it.
 cfcheck's suites must pass it on validity, closeness and realism; because it ignores the
 classifier, the random-classifier suite must fail it. :class:`TrueCounterfactual` with
@@ -58,7 +58,7 @@ class TrueCounterfactual:
             true counterfactual (then ``explain`` returns ``(x_cf, valid)``).
 
     Example:
-        >>> truth = TrueCounterfactual(get_domain("morpho"), reject=True)       # doctest: +SKIP
+        >>> truth = TrueCounterfactual(get_domain(name), reject=True)           # doctest: +SKIP
         >>> x_cf, valid = truth.explain(x, target, classifier)                   # doctest: +SKIP
     """
 

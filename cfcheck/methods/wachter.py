@@ -59,9 +59,9 @@ class WachterCounterfactual:
         lam: initial L1 weight λ per image (distance summed over pixels). Larger values
             give sparser, closer counterfactuals but need more λ halvings to become valid.
             The default is of the order of a trained CNN's per-pixel CE gradient, so only
-            the most salient pixels move at first (on the reference morpho ``cnn``: mean L1
-            ≈ 16 against ≈ 49 for PGD at eps 0.1, all targets reached; measured with
-            benchmarks/bench_methods.py).
+            the most salient pixels move at first (on a bundled domain's ``cnn``, the L1
+            distance is about a third of PGD's at eps 0.1, all targets reached:
+            ``benchmarks/bench_methods.py``).
         learning_rate: Adam step size in pixel units (roughly the largest change of a pixel
             per step).
         max_steps: optimisation budget; samples still short of the target by then keep

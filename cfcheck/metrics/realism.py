@@ -241,7 +241,7 @@ def fid_torchmetrics(
 
     With a custom ``nn.Module`` torchmetrics passes the images to it unchanged (its
     ``normalize=True`` → uint8 conversion applies only to its own Inception), so the
-    module receives float images in [0, 1] with their own channel count (1 for morpho).
+    module receives float images in [0, 1] with their own channel count (1 for grey images).
     ``feature`` should expose ``num_features``; otherwise torchmetrics probes it with a
     random CPU image shaped like ``real_images[0]``. Returns torchmetrics' float32 result.
     """

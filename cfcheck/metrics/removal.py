@@ -169,12 +169,12 @@ def noisy_linear_imputation(
     plane is first scaled so its kept values are at most 1 in magnitude (the system is linear),
     so tolerances mean the same for any image scale. The tests require agreement with
     ``scipy.sparse.linalg.spsolve`` to 1e-8 for float64 images and to 1e-5 for float32 ones
-    (seen on 1,000 morpho images at 50 % removal: 3e-7, the float32 rounding of the values).
+    (seen on 1,000 bundled 32×32 images at 50 % removal: 3e-7, the float32 rounding of the values).
     Iterations grow with the size of contiguous removed regions: on 32×32 planes, 10 (float32)
     or 14 (float64) for half the pixels removed at random, 29 / 37 for 90 %, 44 / 53 for a
     removed half image.
 
-    Speed (``benchmarks/bench_road.py``, 1,000 32×32 morpho planes, half the pixels removed at
+    Speed (``benchmarks/bench_road.py``, 1,000 bundled 32×32 planes, half the pixels removed at
     random, one thread on this project's shared 2-core machine): 0.07–0.14 s, 21–32 times the
     per-image loop that builds each sparse system and calls ``scipy.sparse.linalg.spsolve``
     (the README has the measured figures). One block-diagonal scipy.sparse system for the batch,

@@ -25,8 +25,8 @@ def bundled_evidence(key: str, profiles: Iterable[str] | None = None) -> list[st
     for name in available_domains():
         domain = get_domain(name)
         if getattr(domain, "card_calibrated", False):
-            found = (measured_evidence(domain, key, profile) for profile in (profiles or PROFILE_NAMES))
-            sentences += [sentence for sentence in found if sentence is not None]
+            for profile in profiles or PROFILE_NAMES:
+                sentences += measured_evidence(domain, key, profile)
     return sentences
 
 
@@ -39,8 +39,9 @@ class _CalibrationFolder:
 
 
 def scorecard_evidence(scorecard: Mapping[str, Any], key: str) -> list[tuple[str, str]]:
-    """("measured on <domain>", sentence) for each domain of ``scorecard`` whose calibration file
-    holds scores of card ``key``.
+    """("measured on <domain>", sentence) for each summary of card ``key`` in the calibration files
+    of each domain of ``scorecard`` (one per file that holds scores of ``key``, one per variant of
+    values per seed).
 
     A registered domain is found by name; a user's domain by the folder of the bars file its facts
     record (``profile.domains[name].bars_file``: a domain keeps its bars and its controls' values in
@@ -62,10 +63,9 @@ def scorecard_evidence(scorecard: Mapping[str, Any], key: str) -> list[tuple[str
             continue
         try:
             found = next((evidence for profile in (preferred, *(p for p in PROFILE_NAMES if p != preferred))
-                          if (evidence := load_evidence(domain, key, profile)) is not None), None)
+                          if (evidence := load_evidence(domain, key, profile))), [])
         except ValueError as error:
             rows.append((f"measured on {name}", f"unreadable calibration values: {error}"))
             continue
-        if found is not None:
-            rows.append((f"measured on {name}", render_evidence(found[0], profile=found[1])))
+        rows += [(f"measured on {name}", render_evidence(evidence, profile=recorded)) for evidence, recorded in found]
     return rows

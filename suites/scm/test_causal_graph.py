@@ -1,7 +1,6 @@
 """Causal-graph compliance: the parents the intervention did not set show the values the SCM
-implies: a child of the intervened parent moves as its mechanism says (morpho: intensity
-under do(thickness)), every other parent keeps its value (thickness under do(intensity), both
-under do(digit)). Measured on the image and read by the anti-causal predictors (Melistas et al.
+implies: a child of the intervened parent moves as its mechanism says, every other parent
+keeps its value. Measured on the image and read by the anti-causal predictors (Melistas et al.
 2024 Table 3's off-diagonal columns). See ``cfcheck cards preservation_error``.
 """
 

@@ -4,8 +4,8 @@ Hvilshøj et al. 2021 §3.1-3.2).
 Distances are computed per image and then averaged, over the inputs the method did not
 abstain on. Pixel distances (D1, D1.5, D2, elastic net) are reported for comparability with
 the literature; the perceptual distance (the LPIPS formula on the domain embedding network)
-is the recommended one. Unrelated attributes (stroke thickness, intensity) must not change
-when the digit is the target: their Label Variation Score stays low.
+is the recommended one. Unrelated attributes (those the domain's attribute oracles read)
+must not change when the class is the target: their Label Variation Score stays low.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def test_lpips(cfcheck_result, cfcheck_score):
 
 
 def test_label_variation_unrelated(cfcheck_result, cfcheck_score, cfcheck_evaluation_models, cfcheck_attribute):
-    """LVS of an attribute the counterfactual should leave alone (thickness, intensity)."""
+    """LVS of an attribute the counterfactual should leave alone."""
     keep = cfcheck_result.valid
     _require_some(cfcheck_result.x[keep], cfcheck_score, f"lvs_unrelated:{cfcheck_attribute}")
     oracle = cfcheck_evaluation_models.attribute_oracles[cfcheck_attribute]
@@ -87,7 +87,7 @@ def test_label_variation_unrelated(cfcheck_result, cfcheck_score, cfcheck_evalua
 
 
 def test_attribute_changes(cfcheck_result, cfcheck_score, cfcheck_evaluation_models):
-    """MNAC: how many unrelated attributes (thickness, intensity) the attribute oracles see change."""
+    """MNAC: how many unrelated attributes the attribute oracles see change."""
     keep = cfcheck_result.valid
     if not unrelated_attributes(cfcheck_evaluation_models):
         pytest.skip(f"domain {cfcheck_evaluation_models.domain.name!r} has no attribute oracles besides the class's")

@@ -1,5 +1,5 @@
 """Ground truth: how far each counterfactual is from the domain's true counterfactual of the
-same input under do(class = target): the same style, thickness and intensity re-rendered with
+same input under do(class = target): the same style and exogenous factors re-rendered with
 the target class, the answer an ideal explainer would give. Only a domain with an SCM can
 compute it; no benchmark on real data can report these scores (Melistas et al. 2024 §3).
 Abstentions are left out (coverage is reported by the validity suite).

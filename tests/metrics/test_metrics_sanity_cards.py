@@ -115,7 +115,7 @@ def test_every_bar_points_the_metric_direction_and_has_a_measured_rationale(key)
             assert card.range[0] <= bar.bound <= card.range[1]
     # a rationale names the controls the bar sits between; what they reached is either the calibration
     # data of a bundled domain the cards were calibrated on, shown beside the card, or quoted in the
-    # rationale with the command that measured it (Synbols: its values are not kept in a file)
+    # rationale with the command that measured it
     assert "CALIBRATE" not in card.rationale
     measured = bundled_evidence(key)
     assert measured or re.search(r"`(cfcheck|python)\b[^`]*`", card.rationale), card.rationale

@@ -195,3 +195,19 @@ def test_recalibrating_one_kind_does_not_touch_another_and_a_damaged_file_is_not
     with pytest.raises(ValueError, match="move it aside"):
         write_calibration_values({"truth": _card(value=0.9)}, "quick")
     assert calibration_folder.read_text() == "{not json"
+
+
+def test_a_kind_measured_by_another_command_keeps_its_expectations_and_its_command(calibration_folder):
+    def expected(control, suite, metric):
+        return {"tcv": "+"}.get(metric, "") if control == "mine" else "-"
+
+    write_calibration_values({"mine": _card(value=0.3)}, "quick", kinds=("vce",), expected=expected,
+                             command="python tools/measure.py")
+    stored = json.loads(calibration_folder.read_text())
+    assert stored["commands"] == {"vce": "python tools/measure.py"}
+    assert stored["values"]["vce/morpho/validity/tcv[cnn/ideal/seed0]"] == {"mine": {"value": 0.3, "expected": "+"}}
+    assert stored["values"]["vce/morpho/random_classifier/ota_gain[cnn/seed0]"]["mine"]["expected"] == ""
+    write_calibration_values({"truth": _card(value=0.9)}, "quick", kinds=("vce",))  # `cfcheck calibrate` again
+    assert "commands" not in json.loads(calibration_folder.read_text())
+    with pytest.raises(ValueError, match="command"):
+        write_calibration_values({"truth": _card(value=0.9)}, "quick", command="")

@@ -179,7 +179,7 @@ def test_a_card_shows_what_the_controls_measured_on_each_domain_with_calibration
         "mine": {"bars": "calibrated", "bars_file": str(user_folder / "bars-quick.json"), "bar_count": 3},
         "elsewhere": {"bars": "uncalibrated", "bars_file": None, "bar_count": 0}}  # no folder recorded: no row
     page = html.unescape(render_html(card))
-    morpho = measured_evidence(get_domain("morpho"), "target_accuracy")
+    (morpho,) = measured_evidence(get_domain("morpho"), "target_accuracy")
     assert f"<dt>measured on morpho</dt><dd>{morpho.split(', ', 1)[1]}</dd>" in page
     assert ("<dt>measured on mine</dt><dd>quick profile (`cfcheck calibrate`, 1 task score per control): "
             "expected to pass validity — truth 0.9; expected to fail validity — identity 0.05</dd>") in page

@@ -1,7 +1,9 @@
 """Image-based attribute measurements (no model): stroke thickness and intensity.
 
 These are what the effectiveness suites call "measured analytically on the image"; they only see
-pixels, so they apply to counterfactuals of any method.
+pixels, so they apply to counterfactuals of any method. Their own error, which the SCM effectiveness
+and causal-graph scores include: thickness MAE 0.125 px (about 0.2 sd) on the test split, intensity
+exact (tests/domains/test_morpho.py).
 """
 
 from __future__ import annotations

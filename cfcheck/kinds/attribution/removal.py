@@ -96,7 +96,7 @@ def _retrain(run: Run, domain: Any, images: torch.Tensor, labels: torch.Tensor) 
     spec = model_specs(domain)[name]
     epochs = run.profile.section("attribution").retrain_epochs
     # batches of 32: a few thousand inputs still give the optimiser enough steps (measured: the
-    # morpho CNN reaches 0.97 test accuracy from 1,000 clean images in 8 epochs, 9 s on one thread)
+    # bundled digit CNN reaches 0.97 test accuracy from 1,000 clean images in 8 epochs, 9 s on one thread)
     recipe = dataclasses.replace(spec.recipe, seed=REMOVAL_SEED, epochs=epochs, batch_size=RETRAIN_BATCH,
                                  select_on="last", n=None)
     spec = dataclasses.replace(spec, recipe=recipe, logit_calibration=None)

@@ -1,9 +1,10 @@
 """Park et al.'s (2023) removal comparisons, outside pytest: every strategy for several
 attribution methods on the same inputs, through the same engine the suites use.
 
-``python -m cfcheck.kinds.attribution.reproduction --domain gmm`` prints the table README shows
-(the gmm toy: the true feature μ_target − μ_other degraded by noise of ratio 0, 0.5, 1, 2 and 4,
-and the random attribution); ``--domain morpho`` compares the reference attribution methods.
+``python -m cfcheck.kinds.attribution.reproduction --domain D`` prints the tables README shows:
+on a domain with a true class feature, that feature (μ_target − μ_other for a Gaussian mixture)
+degraded by noise of ratio 0, 0.5, 1, 2 and 4, and the random attribution; on another domain,
+the reference attribution methods compared.
 The project's tests assert the paper's qualitative findings on these tables.
 """
 
@@ -117,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--removal-train", type=int, default=None)
     parser.add_argument("--removal-test", type=int, default=None)
     parser.add_argument("--goar-levels", type=int, default=None, metavar="K",
-                        help="K evenly spaced GOAR levels 1/K .. 1 (default: the domain's own; gmm has 10, Fig. 3's sweep)")
+                        help="K evenly spaced GOAR levels 1/K .. 1 (default: the domain's own, e.g. 10 for Fig. 3's sweep)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     section = SECTION_DEFAULTS[args.profile]

@@ -20,8 +20,8 @@ class AttributionSection:
     another class), and retrain the domain's ``retrained`` model for ``retrain_epochs``.
 
     ``goar_levels`` of None (the default) takes each domain's own levels (a domain's optional
-    ``goar_levels`` attribute, else :data:`DEFAULT_GOAR_LEVELS`): the gmm toy needs ten levels
-    to order its degraded features, morpho's quick run affords four; a profile that sets
+    ``goar_levels`` attribute, else :data:`DEFAULT_GOAR_LEVELS`): a toy domain may need ten levels
+    to order its degraded features where an image domain's quick run affords four; a profile that sets
     ``goar_levels`` uses them on every domain.
     """
 
@@ -59,7 +59,7 @@ class AttributionSection:
 
 SECTION_DEFAULTS = {
     # quick: GOAR's projection costs ~5 ms per image and DDIM step on one thread (4 levels of ~10 steps,
-    # for the method's and the random attribution's curves): 900 images keep a morpho run near 5 minutes
+    # for the method's and the random attribution's curves): 900 images keep a bundled 32×32 domain's run near 5 minutes
     "quick": AttributionSection(n_inputs=50, models=("cnn",), removal_train=600, removal_test=300),
     "standard": AttributionSection(n_inputs=200),
     "full": AttributionSection(n_inputs=500, removal_train=10000, removal_test=2000, retrain_epochs=10),

@@ -4,7 +4,7 @@ Continuous parents are measured on the image by the domain (``measure_factors``,
 ``factor_measurement``) and compared with the SCM's counterfactual value in units of the
 parent's standard deviation on the scored split; categorical parents are read by the domain's
 attribute oracle for that parent. The intervened parent is the effectiveness suite's; the
-others (which the causal graph says to move, as morpho's intensity under do(thickness), or to
+others (which the causal graph says to move, a child of the intervened parent, or to
 keep) are the causal-graph suite's.
 """
 

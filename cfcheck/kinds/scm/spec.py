@@ -83,7 +83,7 @@ class SCMResult:
     @cached_property
     def target_parents(self) -> dict[str, torch.Tensor]:
         """Every parent after the intervention, propagated by the domain's SCM: what an effective
-        counterfactual shows (do(thickness) moves the intensity of morpho, for instance)."""
+        counterfactual shows (an intervention moves the intervened parent's children, for instance)."""
         require(self.domain, INTERVENTION_COUNTERFACTUAL)
         return self.domain.counterfactual_parents(self.domain.split_roles["scored"], self.index, self.intervention)
 

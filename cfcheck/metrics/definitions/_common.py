@@ -1,6 +1,6 @@
 """Phrases shared by several cards."""
 
-IMAGES = "images float32 in [0,1], N×C×H×W (morpho: N×1×32×32)"
+IMAGES = "images float32 in [0,1], N×C×H×W (e.g. N×1×32×32 for grey 32×32 images)"
 EXCLUDED = "excluded; coverage reported"
 FAILURE0 = "counted as failures (0)"
 VAETH_31 = "Väth et al. 2023, Diffusion-based VCE evaluation, §3.1"
@@ -14,10 +14,8 @@ EXPLAINED_ARCHITECTURES = (
 # -- shared by the SCM cards (scm.py, scm_models.py) --
 SCM_IMAGES = "images in [0, 1]; errors in standard deviations of the parent"
 SCM_ABSTAIN = "abstentions excluded (coverage is reported by the ground_truth suite)"
-#: Where the numbers a rationale quotes beside the card's measured line (intervals) come from; the
-#: controls' values themselves are the measured line (cfcheck.calibration_evidence).
-SCM_RUN = ("morpho, quick profile: 100 inputs per intervention, seed 0, `cfcheck calibrate --methods scm_truth "
-        "scm_identity scm_resample scm_noise`")
+#: The command whose values the SCM cards' measured lines show (cfcheck.calibration_evidence).
+SCM_RUN = "`cfcheck calibrate --methods scm_truth scm_identity scm_resample scm_noise`"
 SCM_IDENTITY_KEEPS = ("scm_identity, expected to fail causal_graph, keeps every parent: it fails only on a parent "
                    "the causal graph moves (a descendant of the intervened parent, whose mechanism it ignores) and "
                    "passes on the parents the intervention leaves alone, where keeping the observed value is right; "

@@ -63,9 +63,9 @@ CLOSENESS_CARDS = (
         "LVS_l = 1/|X| Σ_x JS_2(o_l(x) ‖ o_l(c(x))), o_l = an attribute the intervention must not change",
         "lower", (0.0, 1.0), "bits (JS divergence, log base 2)",
         f"softmax probabilities of the attribute oracle o_l; {IMAGES}", EXCLUDED, f"{HVILSHOJ}, §3.2 eq. (5)",
-        True, notes="Recorded as lvs_unrelated:<attribute> (morpho: thickness, intensity).",
-        bar=Bar(0.15, "max"), tolerance=0.05, rationale=("The truth keeps thickness and intensity (near 0 bits); the nearest real neighbour of the "
-                  "target class changes them (L2-nearest images are fainter and thinner), a random real image "
+        True, notes="Recorded as lvs_unrelated:<attribute> (each attribute oracle of the domain).",
+        bar=Bar(0.15, "max"), tolerance=0.05, rationale=("The truth keeps the unrelated attributes (near 0 bits); the nearest real neighbour of the "
+                  "target class changes them (L2-nearest images have a small norm), a random real image "
                   "of the target class and noise more. 0.15 sits between the truth and the nearest neighbour."),
         failure_hint="the counterfactuals change an attribute the target does not involve",
     ),
@@ -91,7 +91,7 @@ CLOSENESS_CARDS = (
               "intervention and propagates it through the domain's SCM. Recorded by the SCM suite (the task's "
               "intervention) and by the VCE suite (do(class = target)). Reported without a verdict: its scale "
               "depends on how far the truth is from the input (a class change moves more pixels than a "
-              "thickness change), so ground_truth_relative_error, which divides by that distance, carries the bar.",
+              "change of one attribute), so ground_truth_relative_error, which divides by that distance, carries the bar.",
     ),
     MetricCard(
         "ground_truth_relative_error", "Ground-truth counterfactual error, relative to the input's",
@@ -127,8 +127,8 @@ CLOSENESS_CARDS = (
     MetricCard(
         "mnac", "Mean number of attributes changed (MNAC)",
         "MNAC = 1/|X| Σ_x Σ_{a ∈ A} [o_a(x) ≠ o_a(c(x))], A = the attributes the target must not involve",
-        "lower", (0.0, math.inf), "attributes (at most |A|; morpho: 2)",
-        f"predicted labels of the attribute oracles o_a (morpho: thickness and intensity tertiles); {IMAGES}",
+        "lower", (0.0, math.inf), "attributes (at most |A|)",
+        f"predicted labels of the attribute oracles o_a (e.g. tertiles of a continuous attribute); {IMAGES}",
         EXCLUDED, "Rodríguez et al. 2021 (DiVE), as used by Jeanneret et al. 2022 (DiME) and 2023 (ACE)", True,
         notes="The count behind lvs_unrelated's probabilities: an attribute counts as changed when its oracle's "
               "predicted label flips (the truth is not at 0: the tertile oracles err near the bin edges).",
@@ -137,6 +137,6 @@ CLOSENESS_CARDS = (
                   "identity stay well below one attribute; negative: the L2-nearest real image of the target "
                   "class changes nearly one, a random one and noise more. 0.5 sits between the truth and the "
                   "nearest neighbour."),
-        failure_hint="the attribute oracles see thickness or intensity change along with the class",
+        failure_hint="the attribute oracles see an unrelated attribute change along with the class",
     ),
 )

@@ -45,7 +45,7 @@ REMOVAL_CARDS = (
               "top down as one block, which the imputation smears into the object next to it and which ranks IG "
               "below the random attribution under LeRF (README's attribution table). Each level removes round(p·H·W) pixels "
               "per image (the reference truncates, int(p·H·W); at most one pixel apart). Inputs that are not "
-              "images are laid out on the domain's pixel_grid (gmm: 8×8). " + _NO_BAR,
+              "images are laid out on the domain's pixel_grid (e.g. 8×8 for 64 features). " + _NO_BAR,
     ),
     MetricCard(
         "road_gap", "ROAD area gap to the random attribution", _GAP, "higher", (-1.0, 1.0),
@@ -59,9 +59,10 @@ REMOVAL_CARDS = (
               "noisy ladder's gaps fall as the noise grows. The domain's bars file holds the values. It does not "
               "say the attribution is faithful: an 'attribution' that returns the input itself ranks the object's "
               "pixels first and passes MoRF; its model-randomisation similarity (1: the same map under a random "
-              "network) is what exposes it. LeRF gets no bar on the "
-              "bundled domains: on morpho the noise ladder's LeRF gaps rise with the noise and SmoothGrad's is "
-              "below random's, so the score does not track the signal; on gmm no control moves ROAD at all.",
+              "network) is what exposes it. A variant gets no bar on a domain where its ladder's gaps do not fall "
+              "as the noise grows (the score does not track how much signal is left) or where the controls "
+              "overlap; the controls' values per seed, and the calibration's reason where it gave no bar, are "
+              "shown beside this card for every domain with a calibration file.",
     ),
     MetricCard(
         "goar_area", "GOAR cumulative-misclassification area (feature removal, diffusion projection, retrain)",
@@ -70,7 +71,7 @@ REMOVAL_CARDS = (
         "higher", (0.0, 1.0), "fraction of inputs (mean cumulative error over the levels)", _INPUTS, _ABSTAIN,
         _PARK, True,
         notes="Projection: the timestep whose noise-to-signal ratio matches ‖v‖, 0.16·T (4 of 25 DDIM steps) "
-              "more noise, DDIM to t = 0; the domain's exact denoiser where it has one (gmm), else its bundled "
+              "more noise, DDIM to t = 0; the domain's exact denoiser where it has one, else its bundled "
               "DDPM. " + _NO_BAR,
     ),
     MetricCard(

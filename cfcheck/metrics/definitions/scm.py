@@ -12,7 +12,7 @@ from cfcheck.metrics.definitions._common import SCM_RUN as _RUN
 
 _CITE = "Melistas et al. 2024, §3.2 (effectiveness); measured on the image as cfcheck's domains allow"
 _CONTINUOUS = ("|m(x*) − v| / sd(v): m = the domain's measurement of the parent on the counterfactual image "
-               "(morpho: measure_thickness, measure_intensity), v = the parent's value after the intervention, "
+               "(its factor_measurement), v = the parent's value after the intervention, "
                "propagated by the SCM; sd = its standard deviation on the scored split")
 _CATEGORICAL = "[o(x*) = v]: o = the domain's attribute oracle of the parent, v = its value after the intervention"
 
@@ -45,12 +45,12 @@ SCM_CARDS = (
         "effectiveness_error", "Effectiveness of a continuous intervention (measured on the image)", _CONTINUOUS,
         "lower", (0.0, math.inf), "standard deviations of the parent", _IMAGES, _ABSTAIN, _CITE, True,
         notes="Recorded as effectiveness_error:<parent> for the intervened parent. The measurement's own error "
-              "is included (morpho: thickness MAE 0.125 px ≈ 0.2 sd, intensity exact). 95% percentile bootstrap CI.",
+              "is included (the domain's measurement module states it). 95% percentile bootstrap CI.",
         bar=Bar(0.5, "max"), tolerance=0.05,
         rationale=("scm_truth and scm_resample render the value the intervention set, so their error is the "
                    "measurement's own (near 0 for a parent the domain measures exactly); scm_identity keeps the "
-                   "observed value and noise destroys it. 0.5 sd sits between the positives' highest upper CI "
-                   f"(0.26) and the negatives' lowest lower CI (0.71; {_RUN})."),
+                   "observed value and noise destroys it. 0.5 sd sits between the positives' values and the "
+                   f"negatives' with room for their intervals ({_RUN}: the measured line)."),
         failure_hint="the counterfactual images do not show the value the intervention set",
     ),
     MetricCard(
@@ -60,26 +60,26 @@ SCM_CARDS = (
         bar=Bar(0.8, "min"), tolerance=0.05,
         rationale=("scm_truth and scm_resample show the value the intervention set; scm_identity keeps the "
                    "observed one and noise reads near chance. 0.8, as the VCE target accuracy, leaves room for the "
-                   "attribute oracle's own errors (morpho's digit oracle: test accuracy 0.9998, `cfcheck models`)."),
+                   "attribute oracle's own errors (its test accuracy: `cfcheck models`)."),
         failure_hint="the attribute oracle does not read the intervened value on the counterfactuals",
     ),
     MetricCard(
         "preservation_error", "Causal-graph compliance of a continuous parent not intervened on", _CONTINUOUS,
         "lower", (0.0, math.inf), "standard deviations of the parent", _IMAGES, _ABSTAIN, _CITE, True,
         notes="Recorded as preservation_error:<parent> for each parent the intervention did not set: its SCM "
-              "value moves if it descends from the intervened parent (morpho: intensity under do(thickness)) "
-              "and stays otherwise.",
+              "value moves if it descends from the intervened parent (a child of the intervened parent "
+              "in the causal graph) and stays otherwise.",
         bar=Bar(0.5, "max"), tolerance=0.05,
         rationale=("scm_truth and scm_resample give each parent the intervention did not set its SCM value: their "
                    "error is the measurement's own; noise fails on every parent. " + _IDENTITY_KEEPS + ". 0.5 sd "
-                   "sits between the positives' highest upper CI (0.25) and the failing negatives' lowest lower "
-                   f"CI (0.62; {_RUN})."),
+                   "sits between the positives' values and the failing negatives' with room for their intervals "
+                   f"({_RUN}: the measured line)."),
         failure_hint="a parent the intervention did not set is not what the causal graph implies",
     ),
     MetricCard(
         "preservation_accuracy", "Causal-graph compliance of a categorical parent not intervened on", _CATEGORICAL,
         "higher", (0.0, 1.0), PROPORTION_UNITS, _IMAGES, _ABSTAIN, _CITE, True,
-        notes="Recorded as preservation_accuracy:<parent> (morpho: the digit under do(thickness), do(intensity)).",
+        notes="Recorded as preservation_accuracy:<parent> (a categorical parent under an intervention on another).",
         bar=Bar(0.8, "min"), tolerance=0.05,
         rationale=("scm_truth and scm_resample keep a categorical parent the intervention does not reach; noise "
                    "reads near chance. 0.8 sits between. " + _IDENTITY_KEEPS + ": a categorical parent that "

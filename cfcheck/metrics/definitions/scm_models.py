@@ -30,12 +30,11 @@ SCM_MODEL_CARDS = (
         "effectiveness_predictor_error", "Effectiveness of a continuous intervention (anti-causal predictor)",
         _CONTINUOUS, "lower", (0.0, math.inf), "standard deviations of the parent", _IMAGES, _ABSTAIN, _CITE, True,
         notes="Recorded as effectiveness_predictor_error:<parent> for the intervened parent. The predictor's own "
-              "error is included (test MAE 0.085 sd for thickness, 0.046 sd for intensity). 95% percentile "
-              "bootstrap CI.", tolerance=0.05, bar=Bar(0.5, "max"),
+              "error is included (its test error: `cfcheck models`). 95% percentile bootstrap CI.", tolerance=0.05, bar=Bar(0.5, "max"),
         rationale=("On scm_truth and scm_resample the predictor errs about as much as on its test set; "
                    "scm_identity keeps the observed value and noise destroys it. 0.5 sd, the image-measured bar, "
-                   "sits between the positives' highest upper CI (0.131) and the negatives' lowest lower CI "
-                   f"(0.98; {_RUN})."),
+                   "sits between the positives' values and the negatives' with room for their intervals "
+                   f"({_RUN}: the measured line)."),
         failure_hint="the anti-causal predictor does not read the value the intervention set",
     ),
     MetricCard(
@@ -43,10 +42,10 @@ SCM_MODEL_CARDS = (
         _CATEGORICAL, "higher", (0.0, 1.0), PROPORTION_UNITS, _IMAGES, _ABSTAIN, _CITE, True,
         notes="Recorded as effectiveness_predictor_accuracy:<parent>. Wilson 95% CI.", tolerance=0.05,
         bar=Bar(0.8, "min"),
-        rationale=("scm_truth and scm_resample show the value the intervention set (lowest lower CI 0.963); "
-                   "scm_identity keeps the observed one and noise reads near chance (highest upper CI 0.174; "
-                   f"{_RUN}). 0.8, as the attribute-oracle bar; morpho's digit classifier has test accuracy 1.000 "
-                   "(`cfcheck retrain --only predictor_digit`)."),
+        rationale=("scm_truth and scm_resample show the value the intervention set; scm_identity keeps the "
+                   f"observed one and noise reads near chance ({_RUN}: the measured line). 0.8, as the "
+                   "attribute-oracle bar, leaves room for the anti-causal classifier's own errors (its test "
+                   "accuracy: `cfcheck models`)."),
         failure_hint="the anti-causal classifier does not read the intervened value on the counterfactuals",
     ),
     MetricCard(
@@ -55,17 +54,17 @@ SCM_MODEL_CARDS = (
         notes="Recorded as preservation_predictor_error:<parent> for each parent the intervention did not set "
               "(Melistas et al.'s Table 3, off the diagonal).", tolerance=0.05, bar=Bar(0.5, "max"),
         rationale=("scm_truth and scm_resample score about the regressors' own errors, highest where an "
-                   "intervention makes parent combinations the SCM makes rare, which the regressor seldom met "
-                   "(highest upper CI 0.249: thickness under do(intensity)); noise fails on every parent (lowest "
-                   f"lower CI 0.729; {_RUN}). " + _IDENTITY_KEEPS + ". 0.5 sd sits between."),
+                   "intervention makes parent combinations the SCM makes rare, which the regressor seldom met; noise "
+                   f"fails on every parent ({_RUN}: the measured line). " + _IDENTITY_KEEPS + ". 0.5 sd sits "
+                   "between."),
         failure_hint="a parent the intervention did not set is not what the causal graph implies",
     ),
     MetricCard(
         "preservation_predictor_accuracy", "Causal-graph compliance of a categorical parent (anti-causal classifier)",
         _CATEGORICAL, "higher", (0.0, 1.0), PROPORTION_UNITS, _IMAGES, _ABSTAIN, _CITE, True,
         notes="Recorded as preservation_predictor_accuracy:<parent>.", tolerance=0.05, bar=Bar(0.8, "min"),
-        rationale=("scm_truth and scm_resample keep a categorical parent the intervention does not reach (lowest "
-                   f"lower CI 0.946); noise reads near chance (highest upper CI 0.162; {_RUN}). 0.8 sits between. "
+        rationale=("scm_truth and scm_resample keep a categorical parent the intervention does not reach; noise "
+                   f"reads near chance ({_RUN}: the measured line). 0.8 sits between. "
                    + _IDENTITY_KEEPS + ": a categorical parent that descends from no intervened one is such a "
                    "parent, so scm_identity passes this bar everywhere."),
         failure_hint="the counterfactuals change a categorical parent the intervention did not touch",
@@ -78,7 +77,7 @@ SCM_MODEL_CARDS = (
         notes="Recorded as composition_embedding:m1 and :m10. 95% percentile bootstrap CI.", tolerance=0.01,
         bar=Bar(0.1, "max"),
         rationale=("scm_truth and scm_identity give the input back exactly; scm_resample (same parents, another "
-                   f"style; lowest lower CI 0.175, {_RUN}) and noise do not. About half the resampler's distance, "
+                   f"style; {_RUN}: the measured line) and noise do not. About half the resampler's distance, "
                    "as for composition_l1."),
         failure_hint="the null intervention does not give the input back",
     ),
@@ -92,7 +91,7 @@ SCM_MODEL_CARDS = (
                    "scm_truth at most as much; scm_resample and noise score more. A true counterfactual that "
                    "changes only a continuous parent is closer to x than almost every real image of x's own bin, "
                    "so it scores what identity scores: CLD tells a minimal change from a large one (truth from "
-                   "noise and the resampler; a bar near 0.32 would do that on morpho) but not from no change, which "
+                   "noise and the resampler, which the measured line shows) but not from no change, which "
                    "the effectiveness bars catch. The VAE generator scores as the truth does (0.240–0.294: `pytest "
                    "suites/scm --method=fixtures/scm_vae.py --cfcheck-profile quick`, seed 0)."),
         failure_hint="the counterfactuals are not minimal changes of their inputs",

@@ -11,16 +11,17 @@ from cfcheck.metrics.definitions._common import EMBED, IMAGES
 _FEATURES = f"{IMAGES}; {EMBED}, standardised with fixed statistics of real validation images"
 _REFERENCE = ("A = real images the domain renders with exactly the counterfactual parents (propagated by the "
               "SCM) and fresh styles, 8 per counterfactual; the floors are 5 further disjoint sets of n such images "
-              "scored against the same A (extra.real_floor). Conditional on the categorical parent (morpho: the "
-              "digit): Σ_k (n_k / n) · score(A_k, C_k) over values with ≥ 2 counterfactuals, as fid_target; one "
+              "scored against the same A (extra.real_floor). Conditional on the categorical parent (e.g. "
+              "a digit): Σ_k (n_k / n) · score(A_k, C_k) over values with ≥ 2 counterfactuals, as fid_target; one "
               "statistic over the whole set misses wrong digits when the digit mix is kept")
 _CITE = ("Melistas et al. 2024, §3 (realism as FID of counterfactuals); the reference with the counterfactual "
          "parents is cfcheck's: real data cannot render it")
 _ABSTAIN = "abstentions excluded; fewer than two counterfactuals make the score unavailable (a failure)"
 #: Where the floors and ratios a rationale quotes beside the card's measured line come from; the
 #: controls' values themselves are the measured line (cfcheck.calibration_evidence).
-_RUN = ("morpho, quick profile: 100 inputs per intervention, seed 0, `cfcheck calibrate --methods scm_truth "
-        "scm_identity scm_resample scm_noise`, the floors in each score's extra.real_floor")
+_RUN = ("the quick profile of a bundled domain with an SCM: 100 inputs per intervention, seed 0, `cfcheck "
+        "calibrate --methods scm_truth scm_identity scm_resample scm_noise`, the floors in each score's "
+        "extra.real_floor")
 _VAE_RUN = "`pytest suites/scm --method=fixtures/scm_vae.py --cfcheck-profile quick`, seed 0"
 _WHY_NOT_TEST_SET = ("Melistas et al. compare with the test set, whose parents are the observed ones: an identity "
                      "method then looks realistic and an effective intervention is penalised for moving the mix.")
@@ -33,13 +34,13 @@ SCM_REALISM_CARDS = (
         notes=f"{_REFERENCE}. {_WHY_NOT_TEST_SET} Set-level; 95% CI by the bias-shifted bootstrap of both sets.",
         bar=Bar(2.0, "max", "times_floor"), tolerance=2.0,
         rationale=("Real images with the counterfactual parents sit at the floor: scm_truth and scm_resample "
-                   "against floor draws of 10.3–15.3 (ratio to the highest ≤ 0.83); scm_noise far above (ratio "
-                   "≥ 10); scm_identity under an intervention on the categorical parent, real images of the wrong "
-                   f"value, well above (ratio 6.0; {_RUN}). 2 × the highest of 5 floor draws sits between, as for "
-                   "fid_target. scm_identity, expected to fail realism, passes under the interventions on "
-                   "continuous parents (ratio 0.86–1.1): its images are real with nearly the asked parents; "
-                   "effectiveness is what fails it. The VAE generator: ratio 1.4 under do(digit), at the floor "
-                   f"otherwise ({_VAE_RUN})."),
+                   "stay below the highest floor draw; scm_noise lies far above it, and scm_identity under an "
+                   "intervention on the categorical parent (real images of the wrong value) well above "
+                   f"({_RUN}). 2 × the highest of 5 floor draws sits between, as for fid_target. scm_identity, "
+                   "expected to fail realism, passes under the interventions on continuous parents: its images are "
+                   "real with nearly the asked parents; effectiveness is what fails it. The VAE generator lies "
+                   "above the floor under an intervention on the categorical parent and at the floor otherwise "
+                   f"({_VAE_RUN})."),
         failure_hint="the counterfactuals do not look like real images with the parents the intervention implies",
     ),
     MetricCard(
@@ -48,16 +49,15 @@ SCM_REALISM_CARDS = (
         "squared kernel-feature units", _FEATURES, _ABSTAIN, _CITE, False,
         notes=f"{_REFERENCE}. {_WHY_NOT_TEST_SET} Set-level; 95% CI by half-sampling both sets (the half-samples' spread used as it is: see kid_target for what the interval estimates and its simulated coverage).",
         bar=Bar(1.0, "max", "plus_floor"), tolerance=0.05,
-        rationale=("Per-value KID is noisy at 10 counterfactuals per digit (floor draws −0.27…0.40; "
+        rationale=("Per-value KID is noisy at about ten counterfactuals per value (the floor draws spread around 0; "
                    f"{_RUN}), so the bar is additive: scm_truth and scm_resample sit near 0; scm_identity under an "
                    "intervention on the categorical parent lies a few units above, scm_noise an order of magnitude "
                    "further. Floor + 1 sits between, as for kid_target; scm_identity passes under the interventions "
-                   "on continuous parents, as on scm_fid. The VAE generator: 0.55 under do(digit) against floor + 1 "
-                   f"= 1.01, its CI reaching 1.14 (inconclusive; {_VAE_RUN}). At 6 inputs per digit (60 per "
-                   "intervention) the CI was about as wide as the margin: the truth's do(thickness) value 0.24 had a "
-                   "CI up to 1.71 against floor + 1 = 1.66 (inconclusive), which is why the quick profile scores 100 "
-                   "inputs per intervention: there the truth's CIs reach at most 0.71 against bars of 1.01–1.40, and "
-                   "it passes."),
+                   "on continuous parents, as on scm_fid. The VAE generator is inconclusive under an intervention "
+                   f"on the categorical parent: its interval reaches past floor + 1 ({_VAE_RUN}). At 60 inputs "
+                   "per intervention the truth's interval is about as wide as the margin to the bar "
+                   "(inconclusive), which is why the quick profile scores 100 inputs per intervention, where the "
+                   "truth passes."),
         failure_hint="the counterfactuals do not look like real images with the parents the intervention implies",
     ),
 )

@@ -135,7 +135,7 @@ VALIDITY_CARDS = (
                   "near 0; targeted PGD moves it little, most on the noise-trained and robust classifiers: the "
                   "allconv digit oracle is not fooled the way the old small_cnn one was (PGD examples read as "
                   "the target: 0.083 vs 0.46; `python -m cfcheck.models.transfer`). 0.78 is the share of right "
-                  "counterfactuals the validity bars require, 80 %, times the truth's value (about 0.98 bits): "
+                  "counterfactuals the validity bars require, 80 %, times the truth's value (just under 1 bit): "
                   "the 80 % truth mixture lands on it, the 50 % one fails."),
         failure_hint="an independent attribute oracle does not see the targeted attribute change",
     ),

@@ -117,7 +117,7 @@ def _balancing_bias(z: torch.Tensor, iterations: int = 500) -> torch.Tensor:
 class SmallCNN(nn.Module):
     """The explained classifier family (``cnn``, ``robust_cnn``, ``noise_cnn``, ``random_net``).
 
-    Three 3×3 conv + max-pool stages and one hidden dense layer: accurate on morpho digits
+    Three 3×3 conv + max-pool stages and one hidden dense layer: accurate on 32×32 digits
     yet small enough that PGD adversarial training fits the CPU budget. Sharing one
     architecture across the four explained CNNs isolates the effect of training.
     ``standardise_logits=True`` appends a :class:`LogitStandardisation` (buffers
@@ -398,7 +398,7 @@ class EmbeddingNet(nn.Module):
         return self.project(self.feature_maps(x)[-1])
 
     def head_logits(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
-        """Logits of every training head (digit, thickness, intensity, font)."""
+        """Logits of every training head (the class and each attribute the recipe names)."""
         features = self.forward(x)
         return {name: head(features) for name, head in self.heads.items()}
 

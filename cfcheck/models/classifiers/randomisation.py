@@ -136,14 +136,12 @@ def cascading_randomisation(
         mode, on the device of ``model``.
 
     Example:
-        >>> from cfcheck.domains import get_domain
-        >>> from cfcheck.models.registry import load_model
-        >>> domain = get_domain("morpho")
-        >>> stages = cascading_randomisation(load_model("cnn", domain=domain.name),
-        ...                                  domain.split("train", 500).images)
+        >>> from cfcheck.models.classifiers.architectures import build_model
+        >>> images = torch.rand(500, 1, 32, 32, generator=torch.Generator().manual_seed(0))
+        >>> stages = cascading_randomisation(build_model("small_cnn"), images)  # any classifier
         >>> [stage.layer for stage in stages]
         ['classifier.3', 'classifier.1', 'features.6', 'features.3', 'features.0']
-        >>> logits = stages[-1].model(domain.split("test", 8).images)  # fully randomised
+        >>> logits = stages[-1].model(images[:8])  # fully randomised
     """
     if calibration_images.ndim < 2 or calibration_images.shape[0] < 2:
         raise ValueError(

@@ -65,7 +65,7 @@ def adversarial_transfer(
         fraction of the ``n`` adversarial images classified as their target.
 
     Example:
-        >>> rates = adversarial_transfer(n=300, domain="morpho")  # doctest: +SKIP
+        >>> rates = adversarial_transfer(n=300, domain=name)  # doctest: +SKIP
         >>> rates["cnn"], rates["attr_digit"], rates["committee_majority"]  # doctest: +SKIP
     """
     from cfcheck.models.domain_access import domain_named as get_domain
