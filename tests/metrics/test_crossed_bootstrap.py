@@ -69,7 +69,7 @@ def _coverage(experiments: int, draws: int, seed: int) -> tuple[float, float, fl
 
 
 def test_draws_with_their_own_mean_are_covered_only_when_the_draws_are_resampled() -> None:
-    crossed, inputs_only, one_draw = _coverage(200, draws=5, seed=0)
+    crossed, inputs_only, one_draw = _coverage(400, draws=5, seed=0)  # 0.91, 0.66, 0.49
     assert crossed >= 0.9, crossed
     assert inputs_only <= crossed - 0.1 and one_draw <= 0.6, (inputs_only, one_draw)
 
