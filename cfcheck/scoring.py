@@ -76,7 +76,10 @@ class ScoreRecorder:
         """Record ``metric`` from per-sample ``samples`` (or a set-level ``value`` with its ``ci``
         and ``n``), then end the test by its verdict and the baseline comparison.
 
-        ``floor`` is the real-vs-real floor a floor-relative bar is measured against.
+        With ``samples``, ``ci`` (optional) replaces the input bootstrap's interval by one the
+        caller computed over more than the inputs (e.g. :func:`cfcheck.metrics.stats.crossed_bootstrap_ci`
+        over random draws too); the value stays the samples' mean. ``floor`` is the real-vs-real
+        floor a floor-relative bar is measured against.
         """
         __tracebackhide__ = True
         profile = self.session.profile
@@ -85,9 +88,14 @@ class ScoreRecorder:
             if values.numel() == 0:
                 return self.unavailable(metric, "no samples to score")
             card = get_card(metric.split(":", 1)[0])
-            summary = summarize(values, n_resamples=profile.bootstrap_resamples, seed=self.session.seed,
-                                indicators=None if card.units == PROPORTION_UNITS else False)
-            value, (ci_low, ci_high), n = summary.value, (summary.ci_low, summary.ci_high), summary.n
+            if value is not None:
+                raise TypeError("cfcheck_score takes per-sample values or value=, not both (the value is their mean)")
+            if ci is not None:
+                value, (ci_low, ci_high), n = float(values.mean()), (float(ci[0]), float(ci[1])), values.numel()
+            else:
+                summary = summarize(values, n_resamples=profile.bootstrap_resamples, seed=self.session.seed,
+                                    indicators=None if card.units == PROPORTION_UNITS else False)
+                value, (ci_low, ci_high), n = summary.value, (summary.ci_low, summary.ci_high), summary.n
             sample_list = values.tolist()
         elif value is not None and n is not None:
             ci_low, ci_high = ci if ci is not None else (math.nan, math.nan)

@@ -21,6 +21,29 @@ STAGE_SEPARATOR = "~"
 CASCADE_SEED = 0
 #: Unlabelled images (of the domain's train split) for the stages' label-free logit standardisation.
 CASCADE_CALIBRATION_IMAGES = 2000
+#: "cnn~reinit7": the cnn with every parametrised layer re-initialised under seed 7 (one random draw
+#: of its architecture, standardised like the cascade's stages).
+REINITIALISED = "reinit"
+
+
+def reinitialisation_name(model: str, seed: int) -> str:
+    """The zoo's name of ``model`` fully re-initialised under ``seed`` (int ≥ 0).
+
+    Example:
+        >>> reinitialisation_name("cnn", 7)
+        'cnn~reinit7'
+    """
+    if not isinstance(model, str) or not model or STAGE_SEPARATOR in model:
+        raise ValueError(f"`model` must be a bundled model's name, got {model!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"`seed` must be an int >= 0, got {seed!r}")
+    return f"{model}{STAGE_SEPARATOR}{REINITIALISED}{seed}"
+
+
+def _reinitialisation_seed(stage: str) -> int | None:
+    """The seed of a re-initialisation's name part after the separator, None for a cascade stage."""
+    digits = stage.removeprefix(REINITIALISED)
+    return int(digits) if stage.startswith(REINITIALISED) and digits.isdigit() else None
 
 
 class MethodModels:
@@ -84,12 +107,17 @@ class ModelZoo:
         self._stage_names: dict[str, tuple[str, ...]] = {}
 
     def __getitem__(self, name: str) -> torch.nn.Module:
-        """A reference model, or ``"<model>~<layer>"``: a stage of the model's cascading
-        randomisation (its layers from the output down to ``<layer>`` re-initialised)."""
+        """A reference model; ``"<model>~<layer>"``: a stage of the model's cascading
+        randomisation (its layers from the output down to ``<layer>`` re-initialised); or
+        ``"<model>~reinit<seed>"`` (:func:`reinitialisation_name`): the model with every layer
+        re-initialised under ``seed``."""
         if name not in self._models:
             if STAGE_SEPARATOR in name:
-                base, _ = name.split(STAGE_SEPARATOR, 1)
-                if name not in self.randomisation_stages(base):
+                base, stage = name.split(STAGE_SEPARATOR, 1)
+                seed = _reinitialisation_seed(stage)
+                if seed is not None:
+                    self._models[name] = self._reinitialised(base, seed)
+                elif name not in self.randomisation_stages(base):
                     raise KeyError(f"{base} has no randomisation stage {name!r}; stages: {self.randomisation_stages(base)}")
             else:
                 self._models[name] = self.store.load(name, device=self.device)
@@ -129,6 +157,23 @@ class ModelZoo:
             prefix = f"{i}/"
             stage.model.load_state_dict({k[len(prefix):]: v for k, v in stored.items() if k.startswith(prefix)})
         return {f"{name}{STAGE_SEPARATOR}{stage.layer}": stage.model for stage in stages}
+
+    def _reinitialised(self, name: str, seed: int) -> torch.nn.Module:
+        """``name`` with every parametrised layer re-initialised under ``seed``
+        (:func:`cfcheck.models.classifiers.randomisation.reinitialised`), its logit standardisation
+        fitted on the cascade's calibration images; kept on disk like the cascade's stages."""
+        from cfcheck.cache import file_digest, memoise_on_disk, tensor_digest
+        from cfcheck.models.classifiers import architectures, randomisation
+
+        domain = self.domain
+        calibration = domain.split(domain.split_roles["train"], n=CASCADE_CALIBRATION_IMAGES).images.to(self.device)
+        stored = memoise_on_disk(
+            "zoo.reinitialised", lambda: dict(randomisation.reinitialised(self[name], calibration, seed=seed).state_dict()),
+            model=self.store.digest(name), images=tensor_digest(calibration), seed=seed, device=self.device.type,
+            code=file_digest(randomisation.__file__, architectures.__file__))
+        model = randomisation.reinitialised(self[name], calibration[:2], seed=seed)  # its structure
+        model.load_state_dict(stored)
+        return model
 
     def role(self, role: str) -> tuple[str, ...]:
         """The domain's models of ``role`` (its role map; empty where it declares none)."""

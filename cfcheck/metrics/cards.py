@@ -58,6 +58,9 @@ class MetricCard:
     rationale: str = ""
     #: what a failure means in the user's terms, appended to the failure message
     failure_hint: str = ""
+    #: what the 95% interval resamples, where it is not the default of its kind (per-sample: the
+    #: inputs; set-level: both sets), e.g. "random draws and inputs (crossed bootstrap)"
+    interval: str = ""
 
     def __post_init__(self) -> None:
         if self.direction not in ("higher", "lower", "none"):
@@ -103,6 +106,12 @@ def _format_bound(value: float) -> str:
     return f"{value:g}"
 
 
+def _interval(card: MetricCard) -> str:
+    if card.per_sample:
+        return f"yes (bootstrap over {card.interval or 'inputs'})"
+    return f"no (set-level; bootstrap over {card.interval or 'both sets'})"
+
+
 def format_card(card: MetricCard, measured: Sequence[str] = ()) -> str:
     """Multi-line plain-text rendering of a card, as ``cfcheck cards`` prints it.
 
@@ -122,7 +131,7 @@ def format_card(card: MetricCard, measured: Sequence[str] = ()) -> str:
         f"  units:         {card.units}",
         f"  normalisation: {card.normalisation}",
         f"  abstentions:   {card.abstentions}",
-        f"  per sample:    {'yes (bootstrap over inputs)' if card.per_sample else 'no (set-level; bootstrap over both sets)'}",
+        f"  per sample:    {_interval(card)}",
         f"  citation:      {card.citation}",
     ]
     if card.notes:

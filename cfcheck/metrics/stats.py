@@ -8,6 +8,10 @@ Every score in a scorecard is reported with n and a 95% CI. What the interval is
   119 hits out of 120 prints the useless "[1, 1]"-like intervals; Wilson gives [0.954, 0.999]).
 - **Other per-input means** (distances, LVS, gains): the percentile bootstrap over inputs,
   i.e. the sampling variability of the mean over the task's input distribution.
+- **Means over a crossed table** (a score measured on every input under each of several random
+  draws of something the method is compared against, e.g. several random networks):
+  :func:`crossed_bootstrap_ci` resamples the draws and the inputs, so the interval covers the
+  grand mean over both populations, not only over inputs for the draws that happened to be made.
 - **Set-level scores** (FID, KID): :func:`bootstrap_set_ci` resamples the counterfactual set
   and the reference set independently; it estimates the variability of the statistic from
   both finite samples, shifted by the bootstrap bias so it is centred on the full-set value.
@@ -19,7 +23,7 @@ Every score in a scorecard is reported with n and a 95% CI. What the interval is
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -29,7 +33,8 @@ from torch import Tensor
 
 from cfcheck.metrics._validation import check_positive_int, check_real, describe
 
-__all__ = ["Summary", "VERDICTS", "bootstrap_ci", "bootstrap_set_ci", "summarize", "verdict", "wilson_interval"]
+__all__ = ["Summary", "VERDICTS", "bootstrap_ci", "bootstrap_set_ci", "crossed_bootstrap_ci", "summarize", "verdict",
+           "wilson_interval"]
 
 Statistic = Callable[[np.ndarray], float]
 SetStatistic = Callable[..., float]
@@ -95,17 +100,105 @@ def bootstrap_ci(
     if array.size == 1:
         value = float(statistic(array))
         return value, value
-    n = array.size
     stats = np.empty(resamples, dtype=np.float64)
+    for rows, index in _index_blocks(rng, array.size, resamples):
+        samples = array[index]
+        if statistic in _VECTORISED:
+            stats[rows] = statistic(samples, axis=1)
+        else:
+            stats[rows] = [float(statistic(row)) for row in samples]
+    return _percentile_interval(stats, level)
+
+
+def _index_blocks(rng: np.random.Generator, n: int, resamples: int) -> Iterator[tuple[slice, np.ndarray]]:
+    """Indices of ``resamples`` resamples of n values with replacement, in blocks (rows, B×n)
+    small enough to gather at once; the same stream for a seed in every caller."""
     block = max(1, _BLOCK_ELEMENTS // n)
     for start in range(0, resamples, block):
         stop = min(resamples, start + block)
-        samples = array[rng.integers(0, n, size=(stop - start, n))]
-        if statistic in _VECTORISED:
-            stats[start:stop] = statistic(samples, axis=1)
-        else:
-            stats[start:stop] = [float(statistic(row)) for row in samples]
+        yield slice(start, stop), rng.integers(0, n, size=(stop - start, n))
+
+
+#: second entropy word of the draws' random stream in :func:`crossed_bootstrap_ci` (its inputs'
+#: stream is ``default_rng(seed)``, as in :func:`bootstrap_ci`)
+_DRAW_STREAM = 7919
+
+
+def crossed_bootstrap_ci(
+    values: Tensor | np.ndarray,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile bootstrap CI of the grand mean of a draws × inputs table whose every row
+    scores the same inputs (a crossed, paired design), resampling both factors.
+
+    Each resample draws R rows (draws) and N columns (inputs) with replacement, independently,
+    and takes the mean of the R×N cells they pick; one input resample serves all draws, which
+    keeps the pairing. This is Owen's (2007) pigeonhole bootstrap for crossed random effects
+    y = μ + a_draw + b_input + e: its variance is about σ_a²/R + σ_b²/N + 2σ_e²/(RN), i.e.
+    conservative by one σ_e²/(RN) term, while resampling inputs alone misses σ_a²/R (the
+    interval then treats the draws made as the only ones there are) and resampling draws
+    alone misses σ_b²/N. Resampling R draws gives their means the plug-in variance, (R − 1)/R
+    of the unbiased one, which matters at the few draws a run affords: each input's mean over
+    the resampled draws is moved from its mean over all draws by √(R/(R − 1)) times the
+    resampled difference. In simulations with a draw effect as large as the input noise of
+    the mean, 5 draws then cover μ in about 92% of experiments at a nominal 95% (88% without
+    the factor; ``tests/metrics/test_crossed_bootstrap.py``), 3 draws in about 87%.
+    With one row it is :func:`bootstrap_ci` of that row (same seed, same resamples).
+
+    Args:
+        values: R×N finite values (R draws ≥ 1, N inputs ≥ 1), a tensor or an array.
+        confidence: two-sided level in (0, 1).
+        n_resamples: number of bootstrap resamples, ≥ 1.
+        seed: int ≥ 0; the inputs' resamples come from ``default_rng(seed)`` as in
+            :func:`bootstrap_ci`, the draws' from an independent stream.
+
+    Returns:
+        ``(low, high)``; ``(v, v)`` for a single cell.
+
+    Example:
+        >>> table = np.array([[0.20, 0.30, 0.25], [0.40, 0.50, 0.45]])
+        >>> low, high = crossed_bootstrap_ci(table, n_resamples=2000)
+        >>> bool(low < table.mean() < high), bool(high - low > 0.15)
+        (True, True)
+    """
+    table = _as_table(values)
+    level = _check_confidence(confidence)
+    resamples = check_positive_int("n_resamples", n_resamples)
+    start = check_positive_int("seed", seed, minimum=0)
+    if table.size == 1:
+        value = float(table[0, 0])
+        return value, value
+    draws, inputs = table.shape
+    input_rng = np.random.default_rng(start)
+    draw_rng = np.random.default_rng([start, _DRAW_STREAM])
+    centre = table.mean(axis=0)  # each input's mean over all draws
+    scale = float(np.sqrt(draws / (draws - 1))) if draws > 1 else 1.0
+    stats = np.empty(resamples, dtype=np.float64)
+    for rows, index in _index_blocks(input_rng, inputs, resamples):
+        picked = draw_rng.integers(0, draws, size=(rows.stop - rows.start, draws))
+        counts = np.zeros((len(picked), draws))
+        np.add.at(counts, (np.arange(len(picked))[:, None], picked), 1.0)
+        per_input = centre + scale * (counts @ table / draws - centre)  # over the resampled draws
+        stats[rows] = np.take_along_axis(per_input, index, axis=1).mean(axis=1)
     return _percentile_interval(stats, level)
+
+
+def _as_table(values: object) -> np.ndarray:
+    """``values`` as a finite R×N float64 array (R, N ≥ 1)."""
+    if isinstance(values, Tensor):
+        table = values.detach().cpu().double().numpy()
+    elif isinstance(values, np.ndarray):
+        table = values.astype(np.float64)
+    else:
+        raise TypeError(f"`values` must be a torch.Tensor or numpy.ndarray, got {describe(values)}")
+    if table.ndim != 2 or 0 in table.shape:
+        raise ValueError(f"`values` must be a non-empty 2-D table (draws × inputs), got shape {table.shape}")
+    if not np.isfinite(table).all():
+        raise ValueError("`values` contains NaN or infinite entries; keep the inputs every draw scored")
+    return table
 
 
 def _rows(name: str, data: object) -> int:

@@ -1,7 +1,9 @@
 """Model-randomisation sanity for attributions (Adebayo et al. 2018): the saliency map of the
 trained classifier and of a randomised one, for the same inputs and targets, must differ. The
-randomised classifier is the domain's random classifier, and (cascading randomisation, as
-Quantus' MPRT) the trained classifier with its layers re-initialised from the top down.
+randomised classifiers are the profile's random draws (the domain's random classifier and
+re-initialisations of the trained one; the interval covers both the draws and the inputs), and
+(cascading randomisation, as Quantus' MPRT, one draw) the trained classifier with its layers
+re-initialised from the top down.
 
 Each comparison is recorded twice: over every input element, and over the elements where either
 map is non-zero (the "_support" scores), because elements both maps leave at exactly 0 (under a
@@ -13,18 +15,19 @@ a bar.
 from __future__ import annotations
 
 import pytest
-import torch
 
+from cfcheck.kinds.attribution.randomisation import similarity_table
 from cfcheck.kinds.base import labels_where
 from cfcheck.kinds.calling import MethodOutputError
-from cfcheck.metrics.sanity import rank_similarity, same_ranking
+from cfcheck.metrics.sanity import SUPPORTS
+from cfcheck.metrics.stats import crossed_bootstrap_ci
 
 pytestmark = pytest.mark.cfcheck_kind("attribution")
 
 
 @pytest.mark.cfcheck_tasks("random")
 def test_saliency_depends_on_model(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_method, cfcheck_task):
-    """Spearman correlation of |saliency| for the random and the trained classifier, per image."""
+    """Spearman correlation of |saliency| for each random draw and the trained classifier, per image."""
     _score_similarity_to_trained("attribution_randomisation_similarity", "", cfcheck_result, cfcheck_score,
                                  cfcheck_session, cfcheck_method, cfcheck_task)
 
@@ -38,29 +41,36 @@ def test_cascading_randomisation(cfcheck_result, cfcheck_score, cfcheck_session,
 
 
 def _score_similarity_to_trained(metric, suffix, result, score, session, method, task) -> None:
-    """Record ``metric`` and ``metric_support`` (each followed by ``suffix``): per image, the
-    rank similarity of |saliency| for ``task``'s classifier and for the trained classifier it
-    needs (its declared dependency), over every element and over the maps' non-zero support.
+    """Record ``metric`` and ``metric_support`` (each followed by ``suffix``): the mean, over the
+    random draws (``task``'s classifier, then the tasks it needs after the trained one) and the
+    inputs, of the rank similarity of |saliency| for that draw and for the trained classifier
+    (``task``'s first dependency), over every element and over the maps' non-zero support.
 
-    Images where either call abstained are left out. Where a correlation is undefined (a map
-    constant on the elements compared, a support of fewer than two elements) the pair scores 1
-    if both maps rank the elements identically (e.g. both zero) and 0 otherwise.
+    The interval is the crossed bootstrap over draws and inputs (with one draw, the input
+    bootstrap); the samples are each input's mean over the draws, and ``extra["draws"]`` holds
+    each draw's model and mean. Inputs where any call abstained are left out. Where a
+    correlation is undefined (a map constant on the elements compared, a support of fewer than
+    two elements) the pair scores 1 if both maps rank the elements identically (e.g. both zero)
+    and 0 otherwise.
     """
     __tracebackhide__ = True
-    (needed,) = task.needs
+    needed, *other_draws = task.needs
     try:
         trained = session.outputs(needed, method)
+        draws = [result, *(session.outputs(t, method) for t in other_draws)]
     except MethodOutputError as error:
         pytest.fail(str(error), pytrace=False)
-    keep = result.valid & trained.valid
+    keep = trained.valid.clone()
+    for draw in draws:
+        keep &= draw.valid
     names = (f"{metric}{suffix}", f"{metric}_support{suffix}")
     if not bool(keep.any()):
-        score.error(names[1], "no input has both saliency maps")
-        score.unavailable(names[0], "no input has both saliency maps")
-    first, second = trained.saliency[keep], result.saliency[keep]
-    undefined_value = same_ranking(first, second).to(torch.float32)
+        score.error(names[1], "no input has every saliency map")
+        score.unavailable(names[0], "no input has every saliency map")
     labels = labels_where(result.sample_labels, keep)
-    for name, support in zip(names, ("all", "nonzero")):
-        similarity = rank_similarity(first, second, support=support)
-        similarity = torch.where(torch.isnan(similarity), undefined_value, similarity)
-        score(name, similarity, labels=labels)
+    models = [draw.task.model for draw in draws]
+    for name, support in zip(names, SUPPORTS):
+        table = similarity_table(trained.saliency[keep], [draw.saliency[keep] for draw in draws], support=support)
+        ci = crossed_bootstrap_ci(table, n_resamples=session.profile.bootstrap_resamples, seed=session.seed)
+        score(name, table.mean(0), ci=ci, labels=labels,
+              extra={"draws": {"models": models, "means": table.mean(1).tolist()}})

@@ -48,9 +48,26 @@ def test_cascade_tasks_are_the_counterparts_stages_top_first_each_needing_the_co
         assert task.needs == (AttributionTask(domain=domain, model="cnn", seed=task.seed),)
         assert task.domain is domain and task.inputs_from == "scored"
     assert tasks[0].id == "cnn~head/seed0"
-    # the random classifier's tasks have the same shape
+    # the random classifier's tasks need the counterpart's, then the tasks of the other random draws:
+    # re-initialisations of the counterpart (seeds s·10007 + 1, …), each needing the counterpart's too
     random = SPEC.tasks(run, domain, "random")
     assert [(t.model, t.seed, t.needs[0].model) for t in random] == [("random_cnn", 0, "cnn"), ("random_cnn", 3, "cnn")]
+    assert [t.model for t in random[0].needs[1:]] == ["cnn~reinit1", "cnn~reinit2", "cnn~reinit3", "cnn~reinit4"]
+    assert [t.model for t in random[1].needs[1:]] == [f"cnn~reinit{3 * 10_007 + k}" for k in range(1, 5)]
+    for task in random:
+        trained = AttributionTask(domain=domain, model="cnn", seed=task.seed)
+        assert all(draw.needs == (trained,) and draw.seed == task.seed and draw.group == task.group
+                   for draw in task.needs[1:])
+    assert len({t.model for task in random for t in task.needs[1:]}) == 8  # independent draws per seed
+    assert run.zoos["faces"].asked == ["cnn"]  # naming the draws builds nothing
+
+
+def test_the_profile_sets_how_many_random_draws_a_task_has():
+    run = _Run(seeds=(0,))
+    section = AttributionSection(n_inputs=4, randomisation_draws=1)
+    run.profile = SimpleNamespace(section=lambda name: section)
+    (task,) = SPEC.tasks(run, _Domain(), "random")
+    assert [t.model for t in task.needs] == ["cnn"]  # one draw: the domain's random classifier only
 
 
 def test_a_domain_without_a_counterpart_has_no_randomisation_tasks():

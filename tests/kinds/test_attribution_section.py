@@ -28,3 +28,10 @@ def test_goar_levels_a_profile_sets_apply_to_every_domain():
 def test_goar_levels_must_be_positive_and_increasing(levels):
     with pytest.raises(ValueError, match="goar_levels must be positive and increasing"):
         AttributionSection(n_inputs=1, goar_levels=levels).validate()
+
+
+def test_randomisation_draws_must_be_at_least_one():
+    assert AttributionSection(n_inputs=1, randomisation_draws=1).randomisation_draws == 1
+    AttributionSection(n_inputs=1, randomisation_draws=1).validate()
+    with pytest.raises(ValueError, match="randomisation_draws must be >= 1"):
+        AttributionSection(n_inputs=1, randomisation_draws=0).validate()

@@ -164,3 +164,20 @@ def test_card_is_frozen_and_validated() -> None:
         MetricCard("k", "n", "f", "higher", (1.0, 0.0), "u", "n", "a", "c", True)
     with pytest.raises(ValueError, match="rationale"):
         MetricCard("k", "n", "f", "higher", (0.0, 1.0), "u", "n", "a", "c", True, bar=Bar(0.5, "min"))
+
+
+def test_the_attribution_randomisation_cards_say_what_their_interval_resamples_and_name_no_bundled_domain() -> None:
+    from pathlib import Path
+
+    import cfcheck.metrics.definitions.attribution_sanity as module
+    from cfcheck.domains.registry import registered_domains
+
+    text = Path(module.__file__).read_text(encoding="utf-8").lower()
+    assert not [name for name in registered_domains() if name.lower() in text]
+    for key in ("attribution_randomisation_similarity", "attribution_randomisation_similarity_support"):
+        card = get_card(key)
+        assert "random draws and inputs" in card.interval and "randomisation_draws" in card.notes
+        assert f"bootstrap over {card.interval})" in format_card(card)
+    for key in ("attribution_cascading_randomisation_similarity", "attribution_cascading_randomisation_similarity_support"):
+        assert get_card(key).interval == "" and "one draw" in get_card(key).notes
+        assert "yes (bootstrap over inputs)" in format_card(get_card(key))

@@ -8,7 +8,7 @@ from torch import nn
 
 from cfcheck.domains.morpho import load_split
 from cfcheck.models.classifiers.architectures import StandardisedLogits, build_model
-from cfcheck.models.classifiers.randomisation import cascading_randomisation, parametrised_layers
+from cfcheck.models.classifiers.randomisation import cascading_randomisation, parametrised_layers, reinitialised
 from cfcheck.models.registry import load_model
 
 CNN_LAYERS_TOP_DOWN = ["classifier.3", "classifier.1", "features.6", "features.3", "features.0"]
@@ -132,3 +132,28 @@ def test_argument_errors(cnn):
         cascading_randomisation(nn.Identity(), torch.rand(4, 1, 32, 32))
     with pytest.raises(ValueError, match="Conv1d"):
         cascading_randomisation(cnn, torch.rand(4, 1, 32, 32), layer_types=(nn.Conv1d,))
+
+
+def test_a_reinitialised_copy_is_the_cascades_last_stage_for_its_seed(cnn, calibration, stages):
+    before = {k: v.clone() for k, v in cnn.state_dict().items()}
+    draw = reinitialised(cnn, calibration, seed=0)
+    expected = stages[-1].model.state_dict()
+    assert isinstance(draw, StandardisedLogits) and draw.state_dict().keys() == expected.keys()
+    assert all(torch.equal(draw.state_dict()[key], expected[key]) for key in expected)
+    assert all(torch.equal(before[k], v) for k, v in cnn.state_dict().items())  # the input is a template only
+    assert not draw.training and all(not p.requires_grad for p in draw.parameters())
+    other = reinitialised(cnn, calibration, seed=1).state_dict()
+    assert all(not torch.equal(other[f"network.{name}.weight"], expected[f"network.{name}.weight"])
+               for name in CNN_LAYERS_TOP_DOWN)
+    bare = reinitialised(cnn, calibration, seed=0, standardise=False)
+    assert not isinstance(bare, StandardisedLogits)
+    assert torch.equal(bare.classifier[3].weight, expected["network.classifier.3.weight"])
+
+
+def test_reinitialised_argument_errors(cnn):
+    with pytest.raises(ValueError, match="at least 2 images"):
+        reinitialised(cnn, torch.rand(1, 1, 32, 32))
+    with pytest.raises(ValueError, match="seed must be an int >= 0"):
+        reinitialised(cnn, torch.rand(4, 1, 32, 32), seed=-2)
+    with pytest.raises(ValueError, match="no parameters"):
+        reinitialised(nn.Identity(), torch.rand(4, 1, 32, 32))

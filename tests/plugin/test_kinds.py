@@ -122,6 +122,11 @@ def test_an_attribution_adapter_gets_its_contract_randomisation_and_removal_scor
     assert (record["kind"], record["domain"]) == ("attribution", "morpho")
     assert -1 <= record["value"] < 0.9 and record["n"] == 8  # a gradient depends on the weights
     assert len(record.get("samples", [])) == 0  # per-sample values live in the CSV
+    # the standard profile's 5 random draws: the domain's random classifier, 4 re-initialised cnns
+    draws = record["extra"]["draws"]
+    assert draws["models"] == ["random_net", "cnn~reinit1", "cnn~reinit2", "cnn~reinit3", "cnn~reinit4"]
+    assert sum(draws["means"]) / 5 == pytest.approx(record["value"]) and len(set(draws["means"])) == 5
+    assert record["ci_low"] < record["value"] < record["ci_high"]
     # a gradient has no exact zeros: on its non-zero support it scores as on every pixel
     support = randomisation["attribution_randomisation_similarity_support", "random_net/seed0"]
     assert support["value"] == pytest.approx(record["value"]) and support["verdict"] is None

@@ -19,6 +19,10 @@ seeds of every control take minutes. ROAR and GOAR retrain a model per level and
 
 Bars go to ``<domain.calibration_dir>/bars-<profile>.json`` (the attribution entries; a VCE
 calibration's are kept) and the controls' values to ``calibration-attribution-<profile>.json``.
+On a domain with a random classifier and its trained counterpart, that file also holds each
+control's model-randomisation similarity per seed (``attribution_randomisation_similarity`` and
+its ``_support`` variant: the mean over the profile's random draws and scored inputs, as the
+suite measures it), reported as evidence for those cards; they get no bar.
 """
 
 from __future__ import annotations
@@ -34,12 +38,16 @@ import torch
 
 from cfcheck.thresholds import Bar
 
-__all__ = ["CALIBRATED", "NOISE_LADDER", "attribution_controls", "calibrate_attribution", "derive_gap_bars"]
+__all__ = ["CALIBRATED", "NOISE_LADDER", "RANDOMISATION_SCORES", "attribution_controls", "calibrate_attribution",
+           "derive_gap_bars", "measure_randomisation"]
 
 #: the scores this calibration gives bars to: (strategy, order) of a gap
 CALIBRATED = (("road", "morf"), ("road", "lerf"))
 #: noise ratios of the positive ladder, ‖noise‖ / ‖signal‖
 NOISE_LADDER = (0.5, 1.0, 2.0, 4.0, 8.0)
+#: the randomisation similarity scores measured on the controls (support of each), without a bar
+RANDOMISATION_SCORES = (("attribution_randomisation_similarity", "all"),
+                        ("attribution_randomisation_similarity_support", "nonzero"))
 #: the negative control's seed (the suites' own baseline uses REMOVAL_SEED + the task's seed)
 _OTHER_RANDOM_SEED = 991
 
@@ -135,6 +143,44 @@ def measure_gaps(domain: Any, section: Any, seeds: Sequence[int], log: Callable[
     return values, {name: role for name, (role, _) in controls.items()}
 
 
+def measure_randomisation(domain: Any, section: Any, seeds: Sequence[int], log: Callable[[str], None] = print,
+                          ) -> dict[str, dict[str, dict[int, float]]]:
+    """Each control's model-randomisation similarity per seed, plain and on the support:
+    score key → control → seed → mean over the section's random draws and scored inputs, from
+    the inputs, targets and random networks the suite's random task uses. Empty on a domain
+    without a random classifier or a trained counterpart (the suite skips there too).
+
+    Args:
+        domain: the domain object.
+        section: the attribution section (``n_inputs``, ``randomisation_draws``).
+        seeds: the task seeds.
+        log: receives one line per seed and control.
+    """
+    from cfcheck.kinds.attribution.randomisation import draw_models, similarity_table
+    from cfcheck.kinds.attribution.reproduction import LocalRun, attribute_batched
+    from cfcheck.kinds.attribution.spec import SPEC, AttributionTask
+
+    random, counterparts = domain.model_roles.get("random"), domain.model_roles.get("randomisation_counterpart")
+    if not random or not counterparts:
+        return {}
+    values: dict[str, dict[str, dict[int, float]]] = {}
+    for seed in seeds:
+        run = LocalRun(section, seed=seed, domains=[domain])
+        zoo = run.zoo(domain)
+        inputs = SPEC.inputs(run, AttributionTask(domain=domain, model=counterparts[0], seed=seed))
+        x, target = inputs.arguments["x"], inputs.arguments["target"]
+        draws = draw_models(random[0], counterparts[0], seed, section.randomisation_draws)
+        for name, (_, method) in attribution_controls(domain).items():
+            trained = attribute_batched(method, x, zoo[counterparts[0]], target, seed)
+            randomised = [attribute_batched(method, x, zoo[model], target, seed) for model in draws]
+            for key, support in RANDOMISATION_SCORES:
+                table = similarity_table(trained, randomised, support=support)
+                values.setdefault(key, {}).setdefault(name, {})[seed] = float(table.mean())
+            log(f"seed {seed} {name}: randomisation similarity " + ", ".join(
+                f"{support} {values[key][name][seed]:.3f}" for key, support in RANDOMISATION_SCORES))
+    return values
+
+
 def calibrate_attribution(spec: str, profile: str = "quick", seeds: Sequence[int] = (0, 1, 2),
                           log: Callable[[str], None] = print) -> dict[str, Any]:
     """Measure the controls on ``spec``, derive its ROAD bars and write them into the domain's folder.
@@ -154,7 +200,8 @@ def calibrate_attribution(spec: str, profile: str = "quick", seeds: Sequence[int
         raise ValueError(f"unknown profile {profile!r}; expected one of {sorted(SECTION_DEFAULTS)}")
     section = dataclasses.replace(SECTION_DEFAULTS[profile])
     values, roles = measure_gaps(domain, section, seeds, log)
-    derived = derive_gap_bars(values, roles, domain.name, profile)
+    derived = derive_gap_bars(values, roles, domain.name, profile)  # the ROAD gaps only: the similarity has no bar
+    values.update(measure_randomisation(domain, section, seeds, log))
     folder = Path(domain.calibration_dir)
     folder.mkdir(parents=True, exist_ok=True)
     earned = {key: (bar, why) for key, (bar, why) in derived.items() if bar is not None}

@@ -22,7 +22,7 @@ from cfcheck.kinds.attribution.removal import REMOVAL_SEED, STRATEGIES, RemovalD
 from cfcheck.kinds.attribution.section import SECTION_DEFAULTS, AttributionSection
 from cfcheck.kinds.base import RunResources
 
-__all__ = ["LocalRun", "default_methods", "removal_table"]
+__all__ = ["LocalRun", "attribute_batched", "default_methods", "removal_table"]
 
 
 class LocalRun(RunResources):
@@ -49,7 +49,10 @@ class LocalRun(RunResources):
 
 
 
-def _attribute(method: Any, x: torch.Tensor, model: torch.nn.Module, target: torch.Tensor, seed: int) -> torch.Tensor:
+def attribute_batched(method: Any, x: torch.Tensor, model: torch.nn.Module, target: torch.Tensor,
+                      seed: int) -> torch.Tensor:
+    """``method.attribute`` on ``x`` in batches of 250, detached; a method that takes a
+    ``generator`` gets one seeded ``seed`` + the batch's first index."""
     import inspect
 
     takes_generator = "generator" in inspect.signature(method.attribute).parameters
@@ -73,7 +76,7 @@ def removal_data(run: LocalRun, domain: Any, model_name: str, method: Any, seed:
         index = torch.randperm(len(data.labels), generator=generator)[:min(n, len(data.labels))].sort().values
         x = data.images[index].clone()
         target = run.zoo(domain).logits(model_name, x).argmax(1)
-        parts += [x, data.labels[index], _attribute(method, x, model, target, REMOVAL_SEED + offset)]
+        parts += [x, data.labels[index], attribute_batched(method, x, model, target, REMOVAL_SEED + offset)]
     return RemovalData(domain, model_name, *parts)
 
 

@@ -19,6 +19,11 @@ class AttributionSection:
     removal scale, the median distance from a scored input to the nearest training input of
     another class), and retrain the domain's ``retrained`` model for ``retrain_epochs``.
 
+    The model-randomisation similarity compares the trained classifier's maps with those of
+    ``randomisation_draws`` random networks (the domain's random classifier and re-initialisations
+    of the trained one; :mod:`cfcheck.kinds.attribution.randomisation`), so its interval covers
+    the draw of the random network as well as the inputs.
+
     ``goar_levels`` of None (the default) takes each domain's own levels (a domain's optional
     ``goar_levels`` attribute, else :data:`DEFAULT_GOAR_LEVELS`): a toy domain may need ten levels
     to order its degraded features where an image domain's quick run affords four; a profile that sets
@@ -34,9 +39,10 @@ class AttributionSection:
     removal_fractions: tuple[float, ...] = (0.1, 0.3, 0.5, 0.7, 0.9)
     goar_levels: tuple[float, ...] | None = None
     retrain_epochs: int = 8
+    randomisation_draws: int = 5
 
     def validate(self) -> None:
-        for name in ("n_inputs", "removal_train", "removal_test", "retrain_epochs"):
+        for name in ("n_inputs", "removal_train", "removal_test", "retrain_epochs", "randomisation_draws"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         for name in ("removal_fractions", "goar_levels"):
@@ -62,5 +68,6 @@ SECTION_DEFAULTS = {
     # for the method's and the random attribution's curves): 900 images keep a bundled 32×32 domain's run near 5 minutes
     "quick": AttributionSection(n_inputs=50, models=("cnn",), removal_train=600, removal_test=300),
     "standard": AttributionSection(n_inputs=200),
-    "full": AttributionSection(n_inputs=500, removal_train=10000, removal_test=2000, retrain_epochs=10),
+    "full": AttributionSection(n_inputs=500, removal_train=10000, removal_test=2000, retrain_epochs=10,
+                               randomisation_draws=10),
 }

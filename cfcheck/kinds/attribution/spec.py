@@ -3,9 +3,11 @@
 Tasks are (domain, model, seed): ``n_inputs`` scored images, each explained for the class the
 model predicts on it. The random-model task explains the domain's random classifier for the
 same inputs and the trained counterpart's targets, and declares that it needs the trained
-task (Adebayo et al.'s model-randomisation test compares the two maps); the cascade tasks do
-the same for each stage of the counterpart's cascading randomisation (its layers re-initialised
-from the output layer down, stage names ``<model>~<layer>``).
+task (Adebayo et al.'s model-randomisation test compares the two maps) and the tasks of the
+profile's other random draws (re-initialisations of the counterpart, explained for the same inputs
+and targets: :mod:`cfcheck.kinds.attribution.randomisation`). Each stage of the counterpart's
+cascading randomisation (its layers re-initialised from the output layer down, stage names
+``<model>~<layer>``) has a task that needs the trained task only: the cascade is one draw.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from cfcheck.domains.base import Domain
 from cfcheck.kinds.base import Inputs, KindSpec, Run, Task
 from cfcheck.kinds.calling import MethodOutput, OutputSpec
 from cfcheck.kinds.protocols import MethodKind
+from cfcheck.kinds.attribution.randomisation import draw_models
 from cfcheck.kinds.attribution.section import SECTION_DEFAULTS
 
 #: offset of the attribution tasks' input draws from the seed (other kinds use other offsets)
@@ -117,15 +120,19 @@ class AttributionSpec(KindSpec):
         if not counterparts or (which == "random" and not domain.model_roles.get("random")):
             return []  # the suites skip: the domain declares no trained counterpart (or random classifier)
         counterpart = counterparts[0]
+
+        def needs(model: str, seed: int) -> tuple[AttributionTask, ...]:
+            """The trained counterpart's task, then (a random classifier's task) its other random draws."""
+            trained = AttributionTask(domain=domain, model=counterpart, seed=seed)
+            if which == "cascade":
+                return (trained,)
+            others = draw_models(model, counterpart, seed, run.profile.section("attribution").randomisation_draws)[1:]
+            return (trained, *(AttributionTask(domain=domain, model=name, seed=seed, needs=(trained,)) for name in others))
+
         # "cascade": the counterpart with its layers re-initialised from the top down, one stage per layer
         randomised = (domain.model_roles["random"] if which == "random"
                       else run.zoo(domain).randomisation_stages(counterpart))
-        return [
-            AttributionTask(domain=domain, model=name, seed=s,
-                            needs=(AttributionTask(domain=domain, model=counterpart, seed=s),))
-            for name in randomised
-            for s in run.seeds
-        ]
+        return [AttributionTask(domain=domain, model=name, seed=s, needs=needs(name, s)) for name in randomised for s in run.seeds]
 
     def inputs(self, run: Run, task: AttributionTask) -> Inputs:  # type: ignore[override]
         domain = task.domain

@@ -29,7 +29,7 @@ from torch import nn
 
 from .architectures import StandardisedLogits, calibrate_logits
 
-__all__ = ["RandomisationStage", "cascading_randomisation", "parametrised_layers"]
+__all__ = ["RandomisationStage", "cascading_randomisation", "parametrised_layers", "reinitialised"]
 
 DEFAULT_LAYER_TYPES: tuple[type[nn.Module], ...] = (nn.Conv2d, nn.Linear)
 
@@ -143,10 +143,69 @@ def cascading_randomisation(
         ['classifier.3', 'classifier.1', 'features.6', 'features.3', 'features.0']
         >>> logits = stages[-1].model(images[:8])  # fully randomised
     """
-    if calibration_images.ndim < 2 or calibration_images.shape[0] < 2:
+    device, calibration_images, order, layer_seeds = _plan(model, calibration_images, seed, layer_types)
+    working = copy.deepcopy(model)
+    modules = dict(working.named_modules())
+    stages = []
+    randomised: list[str] = []
+    for name in reversed(order):
+        _reinitialise(modules[name], layer_seeds[name])
+        randomised.append(name)
+        stage = _finish(copy.deepcopy(working), model, calibration_images, device, standardise, balance)
+        stages.append(RandomisationStage(name, tuple(randomised), stage))
+    return stages
+
+
+def reinitialised(
+    model: nn.Module,
+    calibration_images: torch.Tensor,
+    *,
+    seed: int = 0,
+    layer_types: Sequence[type[nn.Module]] = DEFAULT_LAYER_TYPES,
+    standardise: bool = True,
+    balance: bool = True,
+) -> nn.Module:
+    """A copy of ``model`` with every parametrised layer re-initialised: one draw of a random
+    network of its architecture (Adebayo et al.'s model-parameter randomisation), standardised
+    like the cascade's stages. It is the last stage of :func:`cascading_randomisation` for the
+    same ``seed`` (each layer gets the same seed), built without the intermediate stages; a
+    layer the forward pass does not call keeps its weights, as in the cascade.
+
+    Args:
+        model: the trained classifier; it is not modified.
+        calibration_images: unlabelled images (N ≥ 2) for the logit standardisation.
+        seed: fixes the re-initialisation; different seeds give independent draws.
+        layer_types, standardise, balance: as in :func:`cascading_randomisation`.
+
+    Returns:
+        The randomised classifier, frozen, in eval mode, on the device of ``model``.
+
+    Example:
+        >>> from cfcheck.domains import get_domain
+        >>> from cfcheck.models.registry import load_model
+        >>> domain = get_domain("morpho")
+        >>> draw = reinitialised(load_model("cnn", domain=domain.name), domain.split("train", 500).images, seed=3)
+        >>> draw(domain.split("test", 8).images).shape
+        torch.Size([8, 10])
+    """
+    device, calibration_images, order, layer_seeds = _plan(model, calibration_images, seed, layer_types)
+    working = copy.deepcopy(model)
+    modules = dict(working.named_modules())
+    for name in order:
+        _reinitialise(modules[name], layer_seeds[name])
+    return _finish(working, model, calibration_images, device, standardise, balance)
+
+
+def _plan(model: nn.Module, calibration_images: torch.Tensor, seed: int, layer_types: Sequence[type[nn.Module]],
+          ) -> tuple[torch.device, torch.Tensor, list[str], dict[str, int]]:
+    """Checks the arguments; the model's device, the images on it, the layers' forward order and
+    each layer's re-initialisation seed (drawn in that order from a generator seeded with ``seed``)."""
+    if not isinstance(calibration_images, torch.Tensor) or calibration_images.ndim < 2 or calibration_images.shape[0] < 2:
         raise ValueError(
-            f"calibration_images must hold at least 2 images, got shape {tuple(calibration_images.shape)}"
+            f"calibration_images must hold at least 2 images, got shape {tuple(getattr(calibration_images, 'shape', ()))}"
         )
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be an int >= 0, got {seed!r}")
     try:
         device = next(model.parameters()).device
     except StopIteration:
@@ -156,20 +215,16 @@ def cascading_randomisation(
     if not order:
         raise ValueError(f"model has no {[t.__name__ for t in layer_types]} layer that forward uses")
     generator = torch.Generator().manual_seed(seed)
-    layer_seeds = {name: int(torch.randint(0, 2**62, (1,), generator=generator))
-                   for name in order}
-    with torch.no_grad():
-        num_classes = int(model(calibration_images[:1]).shape[1]) if standardise else 0
-    working = copy.deepcopy(model)
-    modules = dict(working.named_modules())
-    stages = []
-    randomised: list[str] = []
-    for name in reversed(order):
-        _reinitialise(modules[name], layer_seeds[name])
-        randomised.append(name)
-        stage: nn.Module = copy.deepcopy(working)
-        if standardise:
-            stage = StandardisedLogits(stage, num_classes).to(device)
-            calibrate_logits(stage, calibration_images, balance=balance)
-        stages.append(RandomisationStage(name, tuple(randomised), _freeze(stage)))
-    return stages
+    layer_seeds = {name: int(torch.randint(0, 2**62, (1,), generator=generator)) for name in order}
+    return device, calibration_images, order, layer_seeds
+
+
+def _finish(network: nn.Module, model: nn.Module, calibration_images: torch.Tensor, device: torch.device,
+            standardise: bool, balance: bool) -> nn.Module:
+    """``network`` (a randomised copy of ``model``), standardised when asked, frozen."""
+    if standardise:
+        with torch.no_grad():
+            num_classes = int(model(calibration_images[:1]).shape[1])
+        network = StandardisedLogits(network, num_classes).to(device)
+        calibrate_logits(network, calibration_images, balance=balance)
+    return _freeze(network)
