@@ -26,8 +26,6 @@ ALLOWED = {
     ("cfcheck/domains/__init__.py", "gmm"): "the domains package lists the bundled domains it registers",
     ("cfcheck/domains/__init__.py", "glyphs"): "the domains package lists the bundled domains it registers",
     ("cfcheck/domains/truetype.py", "glyphs"): "a variable: the rasterised characters of a font, not the domain",
-    ("cfcheck/metrics/definitions/attribution_sanity.py", "morpho"): "owned by the randomisation work, to be "
-                                                                     "cleared there",
 }
 
 

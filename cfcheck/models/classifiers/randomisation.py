@@ -181,11 +181,10 @@ def reinitialised(
         The randomised classifier, frozen, in eval mode, on the device of ``model``.
 
     Example:
-        >>> from cfcheck.domains import get_domain
-        >>> from cfcheck.models.registry import load_model
-        >>> domain = get_domain("morpho")
-        >>> draw = reinitialised(load_model("cnn", domain=domain.name), domain.split("train", 500).images, seed=3)
-        >>> draw(domain.split("test", 8).images).shape
+        >>> from cfcheck.models.classifiers.architectures import build_model
+        >>> images = torch.rand(500, 1, 32, 32, generator=torch.Generator().manual_seed(0))
+        >>> draw = reinitialised(build_model("small_cnn"), images, seed=3)  # any classifier
+        >>> draw(images[:8]).shape
         torch.Size([8, 10])
     """
     device, calibration_images, order, layer_seeds = _plan(model, calibration_images, seed, layer_types)
