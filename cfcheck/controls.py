@@ -14,11 +14,14 @@ CONTROLS: dict[str, str] = {
     "noise": "−validity −closeness −realism −ground_truth",
     "pgd": "−validity −ground_truth",
     # the truth for a share of the inputs, the unchanged input for the rest: the validity bars ask
-    # for 80 % right counterfactuals, so the mixtures below it must fail and those above pass
+    # for 80 % right counterfactuals, so the mixtures below it must fail and those well above pass;
+    # the 90 % mixture's validity (0.86–0.93, the truth itself misses a few targets) has an interval
+    # that reaches the 0.8 bar at the quick profile's 120 inputs on some seeds: it passes or is
+    # inconclusive there, so it is expected to pass only the ground-truth bar
     "truth_mixture_50": "−validity −ground_truth",
     "truth_mixture_70": "−validity −ground_truth",
     "truth_mixture_80": "(on the validity and ground-truth bars)",
-    "truth_mixture_90": "+validity +ground_truth",
+    "truth_mixture_90": "+ground_truth",
     "truth_mixture_95": "+validity +ground_truth",
     "wachter": "(baseline)",
 }

@@ -61,9 +61,14 @@ REALISM_CARDS = (
         "squared embedding units", _FEATURES, EXCLUDED, _FID_CITE, False,
         notes=f"Pure realism whatever the class; the reference has the counterfactuals' class mix, so a skewed "
               f"mix of perfect counterfactuals is not penalised. {_SET_CI}",
-        bar=Bar(2.0, "max", "times_floor"), tolerance=2.0, rationale=("Truth and random_target sit near the floor draws (quick profile, seed 0, `cfcheck "
-                  "calibrate`); noise far above; identity fails only where its class mix differs from the "
-                  "targets' (the ideal pairs). 2 × the highest floor draw sits between."),
+        bar=Bar(4.0, "max", "times_floor"), tolerance=2.0, rationale=("Truth and random_target sit near the floor draws; noise "
+                  "far above. FID's interval is wide at the quick profile's set sizes: over seeds 0, 1 and 2 "
+                  "(`cfcheck calibrate --seeds 0 1 2`) random_target's upper interval end reaches a little over 3 "
+                  "× the highest floor draw, noise's lower end stays above 40 ×. 4 × the highest floor draw passes "
+                  "every positive control on every seed and fails noise with a wide margin; it judges whether the "
+                  "counterfactuals look like the domain at all, fid_target whether they look like the target "
+                  "class. Identity, expected to fail realism, passes where the class mix matches (it returns "
+                  "real images) and fails where it does not (the ideal pairs)."),
         failure_hint="the counterfactuals do not look like real images of the domain",
     ),
     MetricCard(
@@ -86,9 +91,12 @@ REALISM_CARDS = (
         f"{_KID}, A = real images drawn with the counterfactuals' target-class mix", "lower",
         (-math.inf, math.inf), "squared kernel-feature units", _FEATURES, EXCLUDED, _KID_CITE, False,
         notes=f"Read beside kid_target. {_KID_CI}",
-        bar=Bar(0.1, "max", "plus_floor"), tolerance=0.05, rationale=("Truth and random_target sit just below 0 against floors near 0 (quick profile, seed 0, "
-                  "`cfcheck calibrate`); identity straddles the bar (its class mix), PGD lies above it, noise "
-                  "far above. Floor + 0.1 sits between."),
+        bar=Bar(0.2, "max", "plus_floor"), tolerance=0.05, rationale=("Truth and random_target sit near 0 against floors near "
+                  "0; noise far above. Over seeds 0, 1 and 2 (`cfcheck calibrate --seeds 0 1 2`) random_target's "
+                  "upper interval end reaches floor + 0.13 at most and noise's lower end stays above floor + 14: "
+                  "floor + 0.2 passes every positive control on every seed. Identity, expected to fail realism, "
+                  "passes (it returns real images of the domain; kid_target and fid_target fail it); PGD lies "
+                  "around the bar."),
         failure_hint="the counterfactuals do not look like real images of the domain",
     ),
     MetricCard(
