@@ -29,7 +29,6 @@ EXCEPTIONS = {
     ("target_accuracy", "pgd"): "targeted PGD flips f by construction; the committee's OTA fails it",
     ("d1", "nearest"): _NEAREST,
     ("d1_5", "nearest"): _NEAREST,
-    ("d2", "nearest"): _NEAREST,
     ("elastic_net", "nearest"): _NEAREST,
     ("perceptual_distance", "nearest"): "the domain network sees the nearest real image as close as the truth",
     ("ota_gain", "identity"): "identity changes no input, so gains nothing; randomisation_similarity fails it",
