@@ -132,7 +132,8 @@ def score_realism(
     """Score a counterfactual set against real images of its target classes, with floors.
 
     Args:
-        statistic: a two-set statistic such as ``fid`` or ``kid_all_pairs`` (real, fake).
+        statistic: a two-set statistic such as ``fid``, ``kid_all_pairs`` or
+            :func:`~cfcheck.metrics.manifold.coverage` (real, fake).
         pool_features, pool_labels: features and classes of the reference pool.
         fake_features, fake_classes: the counterfactuals' features and target classes.
         conditional: ``True``: per target class k, ``statistic(reference_k, fakes_k)``, pooled
@@ -142,7 +143,8 @@ def score_realism(
         generator: seeds the reference and floor draws.
         n_resamples, seed, ci_method: the CI resamples counterfactuals and reference within
             each class: ``"bootstrap"`` (bias-shifted to centre on the value; FID) or
-            ``"half_sampling"`` (kernel statistics such as KID); see
+            ``"half_sampling"`` (kernel statistics such as KID) or ``"centred_half_sampling"``
+            (k-nearest-neighbour density and coverage); see
             :func:`~cfcheck.metrics.stats.bootstrap_set_ci`.
 
     Returns:

@@ -39,6 +39,30 @@ _KID_CI = ("Set-level; 95% CI by half-sampling the counterfactuals and the refer
            "draws where the covariance differs, 1.7× (conservative) where the sets share a distribution. "
            "extra.real_floor holds the floor draws.")
 
+_NAEEM_CITE = "Naeem et al. 2020, Reliable Fidelity and Diversity Metrics for Generative Models, §3 (k = 5)"
+_NAEEM_BALL = ("B_i = the closed ball around real image i with radius the distance to its 5th nearest other real "
+               "image; density(A, C) = (1/(5M)) Σ_j Σ_i 1[c_j ∈ B_i], coverage(A, C) = (1/N) Σ_i 1[∃ j: c_j ∈ B_i]")
+_MATCHED = ("Against the union of the per-class reference draws (real images with the counterfactuals' class mix), "
+            "so it judges realism and variety whatever the class.")
+_DENSITY_MEANS = ("About 1 for sets drawn like the real images (extra.real_floor); above 1 when the counterfactuals "
+                  "crowd into dense real regions, towards 0 when they lie off the real images' manifold. Density "
+                  "does not reward variety: a set collapsed onto a typical real image can score high.")
+_COVERAGE_MEANS = ("The share of real images whose neighbourhood holds a counterfactual: it falls when the "
+                   "counterfactuals lie off the manifold and also when they collapse onto few modes (a prototype "
+                   "per class covers only the balls around it). With M counterfactuals against N real images and "
+                   "k = 5, real-vs-real coverage is below 1 and depends on M/N; the floor draws show it.")
+_MANIFOLD_CI = ("Set-level; 95% CI by half-sampling the counterfactuals and the reference within each class "
+                "(a bootstrap duplicates real rows, which shrinks their k-NN balls to zero radius), as for KID. "
+                f"{_ESTIMATES} extra.real_floor holds the floor draws; the floor passed to a bar is the lowest "
+                "draw (higher is better).")
+#: Filled by the calibration (see the cards' bar and rationale).
+_MANIFOLD_BARS = {
+    "density_target": "",
+    "density_domain": "",
+    "coverage_target": "",
+    "coverage_domain": "",
+}
+
 REALISM_CARDS = (
     MetricCard(
         "fid_target", "Class-conditional FID to the target class",
@@ -98,6 +122,24 @@ REALISM_CARDS = (
                   "passes (it returns real images of the domain; kid_target and fid_target fail it); PGD lies "
                   "around the bar."),
         failure_hint="the counterfactuals do not look like real images of the domain",
+    ),
+    *(
+        MetricCard(
+            f"{statistic}_{scope}", f"{title} {'to the target class' if scope == 'target' else '(class mix matched)'}",
+            (f"Σ_k (n_k/n) {formula}(real_k, C_k)" if scope == "target" else
+             f"{formula}(A, C), A = real images drawn with the counterfactuals' target-class mix") + f"; {_NAEEM_BALL}",
+            "higher", value_range, units, _FEATURES, EXCLUDED, _NAEEM_CITE, False,
+            notes=f"{_PER_CLASS if scope == 'target' else _MATCHED} {meaning} {_MANIFOLD_CI}",
+            bar=None, tolerance=0.05, rationale=_MANIFOLD_BARS[f"{statistic}_{scope}"],
+            failure_hint=hint,
+        )
+        for statistic, title, formula, value_range, units, meaning, hint in (
+            ("density", "k-NN density", "density", (0.0, math.inf), "real k-NN balls per fake, over k",
+             _DENSITY_MEANS, "the counterfactuals do not lie where real images of their target classes are dense"),
+            ("coverage", "k-NN coverage", "coverage", (0.0, 1.0), "share of real images",
+             _COVERAGE_MEANS, "the counterfactuals cover only part of the real images' variety (e.g. one mode)"),
+        )
+        for scope in ("target", "domain")
     ),
     MetricCard(
         "im1", "IM1 (target- vs source-class autoencoder)",
