@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from cfcheck.metrics.manifold import KnnSets
 from cfcheck.metrics.set_statistics import FidSets, KidSets, set_statistic_engine
 from cfcheck.metrics.stats import BatchedSetStatistic, bootstrap_set_ci
 
@@ -185,7 +186,7 @@ def score_realism(
 
 
 def _with_engine(
-    engine: type[FidSets] | type[KidSets],
+    engine: type[FidSets] | type[KidSets] | Callable[[Tensor], KnnSets],
     reference: list[Tensor],
     fakes: list[Tensor],
     floor_sets: list[tuple[Tensor, ...]],

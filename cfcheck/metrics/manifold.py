@@ -17,13 +17,16 @@ feature sets; no resampling or seeding happens here.
 
 from __future__ import annotations
 
+from functools import partial
+
+import numpy as np
 import torch
 from torch import Tensor
 
 from cfcheck.metrics._validation import check_positive_int
 from cfcheck.metrics.realism import ArrayLike, _check_feature_pair
 
-__all__ = ["coverage", "density", "density_coverage", "real_radii"]
+__all__ = ["KnnSets", "coverage", "density", "density_coverage", "knn_engine", "real_radii"]
 
 #: Naeem et al. 2020 use k = 5 throughout.
 DEFAULT_K = 5
@@ -125,3 +128,67 @@ def coverage(real_features: ArrayLike, fake_features: ArrayLike, k: int = DEFAUL
         0.25
     """
     return density_coverage(real_features, fake_features, k)[1]
+
+
+class KnnSets:
+    """Density or coverage of one real set against fake sets and against resamples of both.
+
+    The real-vs-real distances are computed once; a resample only gathers and ranks them, so
+    scoring a counterfactual set, its real-vs-real floors and the CI's resamples against one
+    reference costs one distance matrix per set. Results equal :func:`density` /
+    :func:`coverage` on the gathered rows (a repeated real row is a neighbour at distance 0,
+    as in the gathered set).
+
+    Args:
+        real_features: N×D real features (N > k).
+        statistic: ``"density"`` or ``"coverage"``.
+        k: the neighbour rank of the balls' radii.
+
+    Example:
+        >>> real = torch.arange(8, dtype=torch.float64)[:, None]
+        >>> sets = KnnSets(real, "coverage", k=2)
+        >>> sets(torch.full((4, 1), 3.5)), sets.resampled(real, np.array([[0, 1, 2, 3]]), np.array([[0, 1]])).tolist()
+        (0.25, [1.0])
+    """
+
+    def __init__(self, real_features: ArrayLike, statistic: str, k: int = DEFAULT_K) -> None:
+        if statistic not in ("density", "coverage"):
+            raise ValueError(f"`statistic` must be 'density' or 'coverage', got {statistic!r}")
+        self.real, _, self.k = _checked(real_features, real_features, k)
+        self.statistic = statistic
+        self._real_distances = torch.cdist(self.real, self.real)
+        self._cross: tuple[Tensor, Tensor] | None = None  # (fake set, its N×M distances), the last one used
+
+    def _score(self, inside: Tensor, fakes: int) -> float:
+        if self.statistic == "density":
+            return float(inside.sum(dtype=torch.float64)) / (self.k * fakes)
+        return float(inside.any(dim=1).double().mean())
+
+    def __call__(self, fake_features: ArrayLike) -> float:
+        """The statistic of the whole real set against ``fake_features`` (M×D)."""
+        _, fake, _ = _checked(self.real, fake_features, self.k)
+        radii = self._real_distances.topk(self.k + 1, dim=1, largest=False).values[:, self.k]
+        return self._score(torch.cdist(self.real, fake) <= radii[:, None], fake.shape[0])
+
+    def resampled(self, fake_features: ArrayLike, real_index: np.ndarray, fake_index: np.ndarray) -> np.ndarray:
+        """The statistic of ``real[real_index[r]]`` vs ``fake[fake_index[r]]`` for every row r
+        (R×m and R×n row indices; each row must keep more than k real rows)."""
+        _, fake, _ = _checked(self.real, fake_features, self.k)
+        if self._cross is None or self._cross[0] is not fake_features:
+            self._cross = (fake_features, torch.cdist(self.real, fake))  # type: ignore[assignment]
+        cross = self._cross[1]  # type: ignore[index]
+        values = np.empty(len(real_index), dtype=np.float64)
+        for r, (rows, cols) in enumerate(zip(np.asarray(real_index), np.asarray(fake_index))):
+            if len(rows) <= self.k:
+                raise ValueError(f"a resample keeps {len(rows)} real rows; k = {self.k} needs more than k")
+            rows_t, cols_t = torch.from_numpy(rows), torch.from_numpy(cols)
+            radii = self._real_distances[rows_t][:, rows_t].topk(self.k + 1, dim=1, largest=False).values[:, self.k]
+            values[r] = self._score(cross[rows_t][:, cols_t] <= radii[:, None], len(cols))
+        return values
+
+
+def knn_engine(statistic: object) -> partial[KnnSets] | None:
+    """The :class:`KnnSets` engine of :func:`density` or :func:`coverage` (with k = 5), else None."""
+    if statistic is density:
+        return partial(KnnSets, statistic="density")
+    return partial(KnnSets, statistic="coverage") if statistic is coverage else None

@@ -12,6 +12,7 @@ from hypothesis.extra.numpy import arrays
 from scipy.spatial.distance import cdist
 
 from cfcheck.metrics.manifold import coverage, density, density_coverage
+from cfcheck.metrics.set_statistics import set_statistic_engine
 from cfcheck.reference_sets import score_realism
 
 
@@ -140,3 +141,38 @@ def test_coverage_fails_a_class_mean_that_fid_like_realism_cannot_tell_by_densit
     assert real_like.ci[0] <= real_like.value <= real_like.ci[1]
     assert collapsed.ci[0] <= collapsed.value <= collapsed.ci[1]
     assert score(density, prototype).value > 0.5 * min(score(density, fresh).floors)
+
+
+@pytest.mark.parametrize("statistic", [density, coverage], ids=["density", "coverage"])
+def test_the_engine_equals_the_statistic_on_gathered_rows(statistic):
+    real, fake = torch.from_numpy(_gaussian(30, 4, 3)), torch.from_numpy(_gaussian(12, 4, 4, shift=0.3))
+    engine = set_statistic_engine(statistic)
+    sets = engine(real)
+    assert sets(fake) == statistic(real, fake)
+    rng = np.random.default_rng(0)
+    half = (np.stack([rng.permutation(30)[:15] for _ in range(4)]), np.stack([rng.permutation(12)[:6] for _ in range(4)]))
+    bootstrap = (rng.integers(0, 30, (4, 30)), rng.integers(0, 12, (4, 12)))  # repeated rows
+    for index_real, index_fake in (half, bootstrap):
+        expected = [statistic(real[torch.from_numpy(i)], fake[torch.from_numpy(j)])
+                    for i, j in zip(index_real, index_fake)]
+        assert sets.resampled(fake, index_real, index_fake).tolist() == pytest.approx(expected, abs=1e-12)
+    with pytest.raises(ValueError, match="needs more than k"):
+        sets.resampled(fake, half[0][:, :5], half[1])
+
+
+@pytest.mark.parametrize("conditional", [True, False], ids=["target", "domain"])
+def test_score_realism_gives_the_same_numbers_through_the_engine(conditional):
+    gen = torch.Generator().manual_seed(5)
+    pool_labels = torch.arange(3).repeat_interleave(120)
+    pool = torch.randn(len(pool_labels), 5, generator=gen, dtype=torch.float64) + pool_labels[:, None]
+    fake_classes = torch.tensor([0] * 10 + [1] * 6 + [2] * 8)
+    fakes = torch.randn(len(fake_classes), 5, generator=gen, dtype=torch.float64) + fake_classes[:, None] + 0.2
+    for statistic in (density, coverage):
+        kwargs = dict(conditional=conditional, n_resamples=30, seed=2, ci_method="centred_half_sampling")
+        fast = score_realism(statistic, pool, pool_labels, fakes, fake_classes,
+                             generator=torch.Generator().manual_seed(3), **kwargs)
+        slow = score_realism(lambda a, b: statistic(a, b), pool, pool_labels, fakes, fake_classes,  # no engine
+                             generator=torch.Generator().manual_seed(3), **kwargs)
+        assert fast.value == pytest.approx(slow.value, abs=1e-12)
+        assert fast.floors == pytest.approx(slow.floors, abs=1e-12)
+        assert fast.ci == pytest.approx(slow.ci, abs=1e-12)
