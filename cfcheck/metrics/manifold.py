@@ -30,6 +30,8 @@ __all__ = ["KnnSets", "coverage", "density", "density_coverage", "knn_engine", "
 
 #: Naeem et al. 2020 use k = 5 throughout.
 DEFAULT_K = 5
+#: :class:`KnnSets` keeps each real row's nearest 8k + 24 others for resampled radii.
+_SHORTLIST_PER_K = 8
 
 
 def _checked(real_features: object, fake_features: object, k: object) -> tuple[Tensor, Tensor, int]:
@@ -158,6 +160,11 @@ class KnnSets:
         self.statistic = statistic
         self._real_distances = torch.cdist(self.real, self.real)
         self._cross: tuple[Tensor, Tensor] | None = None  # (fake set, its N×M distances), the last one used
+        # every row's nearest other rows, nearest first: a subset's k-th nearest member is almost
+        # always among them (half-samples keep each with probability ½), so radii need no full ranking
+        others = self._real_distances.clone().fill_diagonal_(torch.inf)
+        shortlist = min(others.shape[0] - 1, _SHORTLIST_PER_K * self.k + 24)
+        self._near_distances, self._near = others.topk(shortlist, dim=1, largest=False)
 
     def _score(self, inside: Tensor, fakes: int) -> float:
         if self.statistic == "density":
@@ -182,9 +189,20 @@ class KnnSets:
             if len(rows) <= self.k:
                 raise ValueError(f"a resample keeps {len(rows)} real rows; k = {self.k} needs more than k")
             rows_t, cols_t = torch.from_numpy(rows), torch.from_numpy(cols)
-            radii = self._real_distances[rows_t][:, rows_t].topk(self.k + 1, dim=1, largest=False).values[:, self.k]
-            values[r] = self._score(cross[rows_t][:, cols_t] <= radii[:, None], len(cols))
+            values[r] = self._score(cross[rows_t][:, cols_t] <= self._subset_radii(rows_t)[:, None], len(cols))
         return values
+
+    def _subset_radii(self, rows: Tensor) -> Tensor:
+        """NND_k of every row of the subset ``rows`` among the subset's other rows."""
+        member = torch.zeros(self.real.shape[0], dtype=torch.bool)
+        member[rows] = True
+        if int(member.sum()) == len(rows):  # no repeated rows: walk each row's shortlist
+            found = member[self._near[rows]].cumsum(dim=1)
+            if bool((found[:, -1] >= self.k).all()):
+                position = (found >= self.k).int().argmax(dim=1, keepdim=True)
+                return self._near_distances[rows].gather(1, position).squeeze(1)
+        # repeated rows (a bootstrap: a copy is a neighbour at distance 0) or a short shortlist
+        return self._real_distances[rows][:, rows].topk(self.k + 1, dim=1, largest=False).values[:, self.k]
 
 
 def knn_engine(statistic: object) -> partial[KnnSets] | None:
