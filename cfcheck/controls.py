@@ -13,6 +13,10 @@ CONTROLS: dict[str, str] = {
     "identity": "−validity +closeness −realism −random_classifier −ground_truth",
     "noise": "−validity −closeness −realism −ground_truth",
     "pgd": "−validity −ground_truth",
+    # the target class's mean image for every input: one blurred prototype per class fails coverage
+    # and FID (no variety); it lies where its class is dense, so density does not fail it (the density
+    # cards say so); not expected to fail ground_truth: a class mean is close to every member of the class
+    "class_mean": "−realism",
     # the truth for a share of the inputs, the unchanged input for the rest: the validity bars ask
     # for 80 % right counterfactuals, so the mixtures below it must fail and those well above pass;
     # the 90 % mixture's validity (0.86–0.93, the truth itself misses a few targets) has an interval

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from cfcheck.metrics.manifold import KnnSets
 from cfcheck.metrics.set_statistics import FidSets, KidSets, set_statistic_engine
 from cfcheck.metrics.stats import BatchedSetStatistic, bootstrap_set_ci
 
@@ -132,7 +133,8 @@ def score_realism(
     """Score a counterfactual set against real images of its target classes, with floors.
 
     Args:
-        statistic: a two-set statistic such as ``fid`` or ``kid_all_pairs`` (real, fake).
+        statistic: a two-set statistic such as ``fid``, ``kid_all_pairs`` or
+            :func:`~cfcheck.metrics.manifold.coverage` (real, fake).
         pool_features, pool_labels: features and classes of the reference pool.
         fake_features, fake_classes: the counterfactuals' features and target classes.
         conditional: ``True``: per target class k, ``statistic(reference_k, fakes_k)``, pooled
@@ -142,7 +144,8 @@ def score_realism(
         generator: seeds the reference and floor draws.
         n_resamples, seed, ci_method: the CI resamples counterfactuals and reference within
             each class: ``"bootstrap"`` (bias-shifted to centre on the value; FID) or
-            ``"half_sampling"`` (kernel statistics such as KID); see
+            ``"half_sampling"`` (kernel statistics such as KID) or ``"centred_half_sampling"``
+            (k-nearest-neighbour density and coverage); see
             :func:`~cfcheck.metrics.stats.bootstrap_set_ci`.
 
     Returns:
@@ -183,7 +186,7 @@ def score_realism(
 
 
 def _with_engine(
-    engine: type[FidSets] | type[KidSets],
+    engine: type[FidSets] | type[KidSets] | Callable[[Tensor], KnnSets],
     reference: list[Tensor],
     fakes: list[Tensor],
     floor_sets: list[tuple[Tensor, ...]],

@@ -34,6 +34,10 @@ EXCEPTIONS = {
     ("ota_gain", "identity"): "identity changes no input, so gains nothing; randomisation_similarity fails it",
     ("fid_domain", "identity"): _IDENTITY_REAL,
     ("kid_domain", "identity"): _IDENTITY_REAL,
+    ("density_domain", "identity"): _IDENTITY_REAL,
+    ("coverage_domain", "identity"): _IDENTITY_REAL,
+    ("density_target", "class_mean"): "a class's mean image lies where its class is dense; coverage fails it",
+    ("density_domain", "class_mean"): "a class's mean image lies where its class is dense; coverage fails it",
     ("preservation_error", "scm_identity"): _IDENTITY_KEEPS,
     ("preservation_predictor_error", "scm_identity"): _IDENTITY_KEEPS,
     ("preservation_accuracy", "scm_identity"): "the digit descends from no intervened parent: keeping it is right",
@@ -43,7 +47,8 @@ EXCEPTIONS = {
     ("scm_kid", "scm_identity"): _SCM_IDENTITY_REAL,
 }
 #: how each card's rationale names the control of an exception
-_CONTROL_WORDS = {"pgd": "PGD", "nearest": "nearest", "identity": "dentity", "scm_identity": "identity"}
+_CONTROL_WORDS = {"pgd": "PGD", "nearest": "nearest", "identity": "dentity", "scm_identity": "identity",
+                  "class_mean": "class_mean"}
 
 
 def _values():

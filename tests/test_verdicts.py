@@ -114,6 +114,17 @@ def test_noise_fails_closeness_and_realism(tmp_path):
         assert none_pass(verdicts(scorecard, metric)), metric
 
 
+def test_class_mean_fails_coverage_and_fid_but_density_does_not_fail_it(tmp_path):
+    """One mean image per target class: no variety, so coverage fails it conclusively on every task, as
+    FID does; it lies where its class is dense, so density never fails it conclusively (the density
+    cards say so). Only the realism suite runs (about a minute)."""
+    scorecard = run_control(tmp_path, "class_mean", "-k", "test_realism and not autoencoder")
+    for metric in ("coverage_target", "coverage_domain", "fid_target", "fid_domain"):
+        assert set(verdicts(scorecard, metric).values()) == {"fail"}, metric
+    for metric in ("density_target", "density_domain"):
+        assert "fail" not in set(verdicts(scorecard, metric).values()), metric
+
+
 def test_pgd_flips_the_classifier_but_fails_the_digit_lvs_and_committee_ota(tmp_path):
     scorecard = run_control(tmp_path, "pgd")
     assert passes(verdicts(scorecard, "target_accuracy", tasks="cnn/"))

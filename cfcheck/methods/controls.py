@@ -64,3 +64,44 @@ class UniformNoiseControl:
         validate_explain_inputs(x, target)
         validate_classifier(classifier)
         return uniform_like(x, resolve_generator(generator))
+
+
+class ClassMeanImage:
+    """Returns the mean image of the target class for every input: one prototype per class.
+
+    Its outputs sit near the middle of each class but have no variety at all: every
+    counterfactual of a target class is the same image, and an average of many shapes is
+    blurred where they disagree. A realism score that rewards variety (coverage) must fail it.
+
+    Args:
+        images: a bank of real images (N×C×H×W in [0, 1]), e.g. the domain's train split;
+            use one that does not also score realism.
+        labels: their classes (int64 N).
+
+    Example:
+        >>> bank = torch.stack([torch.zeros(1, 2, 2), torch.ones(1, 2, 2)])
+        >>> method = ClassMeanImage(bank, torch.tensor([0, 0]))
+        >>> method.explain(torch.rand(1, 1, 2, 2), torch.tensor([0]), nn.Identity()).flatten().tolist()
+        [0.5, 0.5, 0.5, 0.5]
+    """
+
+    def __init__(self, images: torch.Tensor, labels: torch.Tensor) -> None:
+        validate_explain_inputs(images, labels, x_name="bank_images", target_name="bank_labels")
+        self._means = {int(c): images[labels == c].double().mean(0).to(images.dtype) for c in labels.unique()}
+
+    def explain(
+        self,
+        x: torch.Tensor,
+        target: torch.Tensor,
+        classifier: nn.Module,
+        *,
+        generator: torch.Generator | None = None,
+    ) -> torch.Tensor:
+        """The bank's mean image of each input's target class (``generator`` is not used)."""
+        validate_explain_inputs(x, target)
+        validate_classifier(classifier)
+        missing = sorted({int(t) for t in target.tolist()} - set(self._means))
+        if missing:
+            raise ValueError(f"the image bank has no image of target class(es) {missing}; it holds {sorted(self._means)}")
+        means = torch.stack([self._means[int(t)] for t in target.tolist()])
+        return means.to(device=x.device, dtype=x.dtype)

@@ -11,11 +11,15 @@ result equals the statistic of the gathered rows (the tests check it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import torch
 from torch import Tensor
 
 from cfcheck.metrics._validation import as_float64_matrix, check_positive_int, check_real
+from cfcheck.metrics.manifold import knn_engine
 from cfcheck.metrics.realism import (
     ArrayLike,
     _check_feature_pair,
@@ -232,9 +236,12 @@ def _trace_sqrt_products(sigma_r: Tensor, sigma_f: Tensor) -> Tensor:
     return torch.linalg.eigvalsh(inner).clamp_min(0).sqrt().sum(1)
 
 
-def set_statistic_engine(statistic: object) -> type[FidSets] | type[KidSets] | None:
-    """The resampling engine computing ``statistic`` (:func:`fid` or :func:`kid_all_pairs` with
-    its defaults), or None for any other callable."""
+def set_statistic_engine(statistic: object) -> Callable[[Tensor], Any] | None:
+    """The resampling engine computing ``statistic`` (:func:`fid`, :func:`kid_all_pairs`, or
+    k-NN density / coverage (:mod:`cfcheck.metrics.manifold`) with their defaults), or None for
+    any other callable."""
     if statistic is fid:
         return FidSets
-    return KidSets if statistic is kid_all_pairs else None
+    if statistic is kid_all_pairs:
+        return KidSets
+    return knn_engine(statistic)

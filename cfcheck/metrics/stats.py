@@ -229,16 +229,20 @@ def _draw_set_resamples(
     rng: np.random.Generator, method: str,
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Row indices of every resample, per stratum (R×m each), each stratum's R resamples drawn
-    at once: with replacement (``"bootstrap"``, m = its size) or, for ``"half_sampling"``, the
+    at once: with replacement (``"bootstrap"``, m = its size) or, for the half-samplings, the
     first m = max(2, size // 2) rows of an independent permutation per resample."""
     def draw(part: Tensor | np.ndarray) -> np.ndarray:
         size = len(part)
-        if method == "half_sampling":
+        if method != "bootstrap":  # half_sampling, centred_half_sampling
             keep = min(size, max(2, size // 2))
             return rng.permuted(np.broadcast_to(np.arange(size), (resamples, size)), axis=1)[:, :keep]
         return rng.integers(0, size, size=(resamples, size))
 
     return [draw(p) for p in parts_a], [draw(p) for p in parts_b]
+
+
+#: The resampling schemes of :func:`bootstrap_set_ci`.
+SET_CI_METHODS = ("bootstrap", "half_sampling", "centred_half_sampling")
 
 
 def bootstrap_set_ci(
@@ -281,11 +285,18 @@ def bootstrap_set_ci(
     per stratum of ``a`` and of ``b``, an R×m matrix of row indices (one resample per row)
     and returns the R values ``statistic`` would give on the gathered rows (e.g.
     :meth:`cfcheck.metrics.set_statistics.KidSets.resampled`). The resamples are the same either way.
+
+    ``method="centred_half_sampling"`` draws the same half-samples but takes the deviations q
+    from the half-samples' median instead of ``point``: for statistics whose expectation moves
+    with the set sizes, such as k-nearest-neighbour density and coverage (a half-set of real
+    images has wider neighbourhood balls), so the half-samples are biased and an interval
+    reflected about ``point`` would miss it (``tests/metrics/test_realism_intervals.py``).
     """
-    if method not in ("bootstrap", "half_sampling"):
-        raise ValueError(f"`method` must be 'bootstrap' or 'half_sampling', got {method!r}")
-    if method == "half_sampling" and point is None:
-        raise ValueError("half_sampling needs the full-set value as `point`")
+    if method not in SET_CI_METHODS:
+        raise ValueError(f"`method` must be one of {', '.join(map(repr, SET_CI_METHODS))}, got {method!r}")
+    half = method in ("half_sampling", "centred_half_sampling")
+    if half and point is None:
+        raise ValueError(f"{method} needs the full-set value as `point`")
     if not callable(statistic):
         raise TypeError(f"`statistic` must be callable, got {describe(statistic)}")
     stratified = isinstance(a, (tuple, list))
@@ -306,12 +317,15 @@ def bootstrap_set_ci(
             b_sub = tuple(_take(p, i[r]) for p, i in zip(parts_b, indices_b))
             stats[r] = float(statistic(a_sub, b_sub) if stratified else statistic(a_sub[0], b_sub[0]))
     low, high = _percentile_interval(stats, level)
-    if method == "half_sampling":
+    if half:
         centre = check_real("point", point)
         kept = sum(i.shape[1] for i in (*indices_a, *indices_b))
         left = sum(len(p) for p in (*parts_a, *parts_b)) - kept
         scale = float(np.sqrt(kept / left)) if left else 1.0
-        return centre - scale * (high - centre), centre - scale * (low - centre)
+        # centred: deviations from the half-samples' own median, for statistics whose expectation
+        # depends on the set sizes (k-NN density and coverage), so half-sets are biased
+        middle = float(np.median(stats)) if method == "centred_half_sampling" else centre
+        return centre - scale * (high - middle), centre - scale * (low - middle)
     if point is not None:
         bias = float(np.median(stats)) - check_real("point", point)
         low, high = low - bias, high - bias

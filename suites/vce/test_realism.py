@@ -1,7 +1,8 @@
 """Realism: do counterfactuals look like real images of their target class? (Väth et al.
 2023 §3.3; FID on a domain network as in Hvilshøj et al. 2021 §3.1)
 
-FID and KID use the bundled domain embedding network's features, standardised with fixed
+FID, KID, density and coverage (Naeem et al. 2020, k-nearest-neighbour balls around the real
+images) use the bundled domain embedding network's features, standardised with fixed
 statistics of real validation images. ``*_target`` scores each target class against real
 images of that class and pools the classes; ``*_domain`` scores the whole set against real
 images with the counterfactuals' class mix. Every score is judged against the real-vs-real
@@ -17,6 +18,7 @@ import torch
 
 from cfcheck.kinds.base import labels_where
 from cfcheck.metrics.interpretability import im1, im2
+from cfcheck.metrics.manifold import coverage, density
 from cfcheck.metrics.realism import fid
 from cfcheck.metrics.set_statistics import kid_all_pairs
 from cfcheck.reference_sets import score_realism
@@ -25,14 +27,25 @@ pytestmark = pytest.mark.cfcheck_kind("vce")
 
 #: FID/KID are recomputed per resample (per class for the class-conditional scores).
 SET_BOOTSTRAP_RESAMPLES = 200
-STATISTICS = {"fid": fid, "kid": kid_all_pairs}
+STATISTICS = {"fid": fid, "kid": kid_all_pairs, "density": density, "coverage": coverage}
+#: Higher is better for these: their floor is the lowest real-vs-real draw, not the highest.
+HIGHER_IS_BETTER = ("density", "coverage")
+#: How each statistic's set-level CI resamples (cfcheck.metrics.stats.bootstrap_set_ci): KID's
+#: unbiased estimator reads a duplicated row as a perfect match, and a duplicated real image is a
+#: neighbour at distance 0 that shrinks the k-NN balls, so those are half-sampled; half-sets move
+#: the k-NN statistics' expectation, so theirs are centred on the half-samples' median.
+CI_METHODS = {"fid": "bootstrap", "kid": "half_sampling", "density": "centred_half_sampling",
+              "coverage": "centred_half_sampling"}
 
 
 @pytest.mark.parametrize(
-    "metric", ["fid_target", "fid_domain", "kid_target", "kid_domain"]
+    "metric",
+    ["fid_target", "fid_domain", "kid_target", "kid_domain",
+     "density_target", "density_domain", "coverage_target", "coverage_domain"],
 )
 def test_realism(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_evaluation_models, metric):
-    """FID / KID of the counterfactuals against real images, class-conditional or class-matched."""
+    """FID / KID / density / coverage of the counterfactuals against real images, class-conditional
+    or class-matched."""
     keep = cfcheck_result.valid
     if int(keep.sum()) < 2:
         cfcheck_score.unavailable(metric, f"{int(keep.sum())} counterfactuals produced; realism needs a set of ≥ 2")
@@ -49,7 +62,7 @@ def test_realism(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_evaluat
             generator=torch.Generator().manual_seed(7919 * seed + 1),
             n_resamples=min(SET_BOOTSTRAP_RESAMPLES, cfcheck_session.profile.bootstrap_resamples),
             seed=seed,
-            ci_method="half_sampling" if metric.startswith("kid") else "bootstrap",
+            ci_method=CI_METHODS[metric.split("_")[0]],
         )
     except ValueError as error:
         cfcheck_score.unavailable(metric, str(error))
@@ -58,7 +71,7 @@ def test_realism(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_evaluat
         value=score.value,
         ci=score.ci,
         n=score.n,
-        floor=score.floor_max,
+        floor=min(score.floors) if metric.startswith(HIGHER_IS_BETTER) else score.floor_max,
         extra={"real_floor": score.floors, "classes_skipped": score.classes_skipped},
     )
 

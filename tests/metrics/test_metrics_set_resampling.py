@@ -43,7 +43,7 @@ def slow_bootstrap_set_ci(a, b, statistic, *, n_resamples, seed, point=None, met
 
     def indices(part):
         n = len(part)
-        if method == "half_sampling":
+        if method in ("half_sampling", "centred_half_sampling"):
             return np.stack([rng.permuted(np.arange(n)) for _ in range(n_resamples)])[:, : max(2, n // 2)]
         return rng.integers(0, n, size=(n_resamples, n))
 
@@ -53,11 +53,12 @@ def slow_bootstrap_set_ci(a, b, statistic, *, n_resamples, seed, point=None, met
         b_sub = tuple(p[torch.from_numpy(ix[i])] for p, ix in zip(parts_b, index_b))
         stats[i] = float(statistic(a_sub, b_sub) if stratified else statistic(a_sub[0], b_sub[0]))
     low, high = np.percentile(stats, [2.5, 97.5])
-    if method == "half_sampling":  # half of every block; c² = rows kept / rows left out, over all blocks
+    if method in ("half_sampling", "centred_half_sampling"):  # c² = rows kept / rows left out, over all blocks
         kept = sum(ix.shape[1] for ix in (*index_a, *index_b))
         left = sum(len(p) for p in (*parts_a, *parts_b)) - kept
         c = np.sqrt(kept / left) if left else 1.0
-        return point - c * (high - point), point - c * (low - point)
+        middle = np.median(stats) if method == "centred_half_sampling" else point
+        return point - c * (high - middle), point - c * (low - middle)
     if point is not None:
         bias = float(np.median(stats)) - point
         low, high = low - bias, high - bias
@@ -157,7 +158,7 @@ def test_engines_are_found_only_for_fid_and_kid_all_pairs():
     assert set_statistic_engine(lambda a, b: 0.0) is None
 
 
-@pytest.mark.parametrize("method", ["bootstrap", "half_sampling"])
+@pytest.mark.parametrize("method", ["bootstrap", "half_sampling", "centred_half_sampling"])
 @pytest.mark.parametrize("stratified", [False, True])
 def test_generic_set_bootstrap_keeps_the_random_stream(method, stratified):
     rng = np.random.default_rng(2)

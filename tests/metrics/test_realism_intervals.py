@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 import torch
 
+from cfcheck.metrics.manifold import coverage, density
 from cfcheck.metrics.realism import fid
 from cfcheck.metrics.set_statistics import kid_all_pairs
 from cfcheck.reference_sets import score_realism
@@ -31,6 +32,9 @@ from cfcheck.domains import get_domain
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("realism-intervals")]
 
+#: statistic and CI method of each realism score, as suites/vce/test_realism.py uses them
+STATISTICS = {"fid": (fid, "bootstrap"), "kid": (kid_all_pairs, "half_sampling"),
+              "density": (density, "centred_half_sampling"), "coverage": (coverage, "centred_half_sampling")}
 PER_CLASS = 12  # the quick profile: 120 counterfactuals over 10 target classes
 TRIALS = 40
 DRAWS = 200
@@ -51,10 +55,11 @@ def _score(halves, metric: str, seed: int, resamples: int, shift: torch.Tensor, 
         parts.append(source[rows[torch.randperm(len(rows), generator=picker)[:PER_CLASS]]])
     fakes = torch.cat(parts) * spread_factor + shift
     classes = torch.arange(10).repeat_interleave(PER_CLASS)
+    statistic, ci_method = STATISTICS[metric.split("_")[0]]
     return score_realism(
-        fid if metric.startswith("fid") else kid_all_pairs, reference, reference_labels, fakes, classes,
+        statistic, reference, reference_labels, fakes, classes,
         conditional=metric.endswith("_target"), generator=torch.Generator().manual_seed(seed),
-        n_resamples=resamples, seed=seed, ci_method="half_sampling" if metric.startswith("kid") else "bootstrap")
+        n_resamples=resamples, seed=seed, ci_method=ci_method)
 
 
 @pytest.mark.parametrize(("metric", "shift_size", "spread_factor"), [
@@ -63,6 +68,9 @@ def _score(halves, metric: str, seed: int, resamples: int, shift: torch.Tensor, 
     # a wider covariance (features × 1.3): KID is no longer degenerate, and √½-scaled half-sampling
     # gave kid_domain intervals 0.72× the draws' spread here (37 of 40 covered)
     ("kid_domain", 0.0, 1.3), ("kid_target", 0.0, 1.3), ("fid_domain", 0.0, 1.3),
+    # k-NN density and coverage: real sets, a shifted mean and a wider spread
+    ("density_target", 0.0, 1.0), ("coverage_target", 0.0, 1.0), ("density_domain", 0.0, 1.0),
+    ("coverage_domain", 0.0, 1.0), ("coverage_target", 1.5, 1.0), ("density_domain", 0.0, 1.3),
 ])
 def test_the_realism_interval_covers_the_expected_score_and_stays_informative(halves, metric, shift_size,
                                                                              spread_factor):

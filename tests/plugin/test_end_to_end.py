@@ -196,8 +196,8 @@ def cf_method(cfcheck_models):
 
 def test_methods_may_load_explained_classifiers_but_not_evaluation_models(tiny):
     tiny.makepyfile(guided_ok=GUIDED.format(name="robust_cnn"), guided_oracle=GUIDED.format(name="oracle_resnet"))
-    tiny.runpytest("--method=guided_ok", "-k", "vce and coverage").assert_outcomes(passed=1)
-    result = tiny.runpytest("--method=guided_oracle", "-k", "vce and coverage")
+    tiny.runpytest("--method=guided_ok", "-k", "vce and test_coverage").assert_outcomes(passed=1)
+    result = tiny.runpytest("--method=guided_oracle", "-k", "vce and test_coverage")
     result.stdout.fnmatch_lines(["*'oracle_resnet' is an evaluation model (oracles) that scores the method*"])
     assert result.ret != 0
 

@@ -39,6 +39,63 @@ _KID_CI = ("Set-level; 95% CI by half-sampling the counterfactuals and the refer
            "draws where the covariance differs, 1.7× (conservative) where the sets share a distribution. "
            "extra.real_floor holds the floor draws.")
 
+_NAEEM_CITE = "Naeem et al. 2020, Reliable Fidelity and Diversity Metrics for Generative Models, §3 (k = 5)"
+_NAEEM_BALL = ("B_i = the closed ball around real image i with radius the distance to its 5th nearest other real "
+               "image; density(A, C) = (1/(5M)) Σ_j Σ_i 1[c_j ∈ B_i], coverage(A, C) = (1/N) Σ_i 1[∃ j: c_j ∈ B_i]")
+_MATCHED = ("Against the union of the per-class reference draws (real images with the counterfactuals' class mix), "
+            "so it judges realism and variety whatever the class.")
+_DENSITY_MEANS = ("About 1 for sets drawn like the real images (extra.real_floor); above 1 when the counterfactuals "
+                  "crowd into dense real regions, towards 0 when they lie off the real images' manifold. Density "
+                  "does not reward variety: a set collapsed onto a typical real image can score high.")
+_COVERAGE_MEANS = ("The share of real images whose neighbourhood holds a counterfactual: it falls when the "
+                   "counterfactuals lie off the manifold and also when they collapse onto few modes (a prototype "
+                   "per class covers only the balls around it). With M counterfactuals against N real images and "
+                   "k = 5, real-vs-real coverage is below 1 and depends on M/N; the floor draws show it.")
+_MANIFOLD_CI = ("Set-level; 95% CI by half-sampling the counterfactuals and the reference within each class "
+                "(a bootstrap duplicates real rows, which shrinks their k-NN balls to zero radius), as for KID, "
+                "with the deviations taken from the half-samples' median (half a reference has wider balls, which "
+                "moves both statistics). "
+                f"{_ESTIMATES} {_SIMULATED}it held that expectation in 36–40 of 40 runs (226 of 240 over real "
+                "sets, a shifted mean and a wider covariance), 1.1–1.2× as wide as the central 95% of the score over "
+                "fresh draws: about nominal, not conservative. extra.real_floor holds the floor draws; the floor "
+                "passed to a bar is the lowest draw (higher is better).")
+_SEEDS = "Over seeds 0, 1 and 2 (`cfcheck calibrate --seeds 0 1 2`)"
+_POSITIVES = ("Real images of the target class (truth, truth_rejecting, random_target) sit near the real-vs-real "
+              "floor draws")
+_HALFWAY = ("the bar sits halfway between the positive controls' lowest interval end and the negative controls' "
+            "highest, in units of the lowest floor draw, with a wide margin on either side")
+_DENSITY_NO_VARIETY = ("class_mean (one mean image per target class), expected to fail realism, lies where its class "
+                       "is dense and passes or is inconclusive: density does not ask for variety; coverage, FID and "
+                       "kid_domain fail it")
+_SMALL_SETS = ("At the quick profile's set sizes its floor draws vary by a tenth or two and the truth's interval spans "
+               "about a fifth of its value, where FID's floor draws vary by half or more and its interval spans about "
+               "its value; relative to the floor, the gap between the positive and negative controls' intervals is wider "
+               "than FID's.")
+#: (bar in units of the lowest floor draw, why) per score: see the cards' rationale.
+_MANIFOLD_BARS: dict[str, tuple[float, str]] = {
+    "density_target": (0.46, (
+        f"{_POSITIVES}; identity (real images of the source class) and noise lie in almost no ball of a "
+        f"target-class real image. {_SEEDS} every positive interval stays near the floor and every negative one "
+        f"near 0; {_HALFWAY}. {_DENSITY_NO_VARIETY}. The 50 % truth mixture (truth_mixture_50) straddles the bar: "
+        "density is a mean over counterfactuals, so it follows the share of right ones, and this bar asks for about "
+        f"half, where fid_target asks for about 80 %. {_SMALL_SETS}")),
+    "density_domain": (0.45, (
+        f"{_POSITIVES}; noise lies in no ball. {_SEEDS} {_HALFWAY}. Identity, expected to fail realism, passes "
+        f"(it returns real images of the domain; density_target fails it). {_DENSITY_NO_VARIETY}. PGD's "
+        f"perturbed inputs fall below the bar or are inconclusive. {_SMALL_SETS}")),
+    "coverage_target": (0.51, (
+        f"{_POSITIVES}; identity (real images of the source class), noise and class_mean (one mean image per "
+        f"target class: it covers only the balls around it) cover almost none. {_SEEDS} {_HALFWAY}. The 50 % "
+        "truth mixture (truth_mixture_50) is inconclusive or passes: half of a class's counterfactuals cover most "
+        f"of its balls, so coverage judges variety and nearness, not the share of right counterfactuals that "
+        f"fid_target asks for. {_SMALL_SETS}")),
+    "coverage_domain": (0.50, (
+        f"{_POSITIVES}; noise and class_mean cover almost none. {_SEEDS} {_HALFWAY}. Identity, expected to fail "
+        "realism, passes (real images of the domain with the inputs' class mix; coverage_target fails it). "
+        f"{_SMALL_SETS}")),
+}
+
+
 REALISM_CARDS = (
     MetricCard(
         "fid_target", "Class-conditional FID to the target class",
@@ -98,6 +155,26 @@ REALISM_CARDS = (
                   "passes (it returns real images of the domain; kid_target and fid_target fail it); PGD lies "
                   "around the bar."),
         failure_hint="the counterfactuals do not look like real images of the domain",
+    ),
+    *(
+        MetricCard(
+            f"{statistic}_{scope}", f"{title} {'to the target class' if scope == 'target' else '(class mix matched)'}",
+            (f"Σ_k (n_k/n) {formula}(real_k, C_k)" if scope == "target" else
+             f"{formula}(A, C), A = real images drawn with the counterfactuals' target-class mix") + f"; {_NAEEM_BALL}",
+            "higher", value_range, units, _FEATURES, EXCLUDED, _NAEEM_CITE, False,
+            notes=f"{_PER_CLASS if scope == 'target' else _MATCHED} {meaning} {_MANIFOLD_CI}",
+            bar=Bar(_MANIFOLD_BARS[f"{statistic}_{scope}"][0], "min", "times_floor"), tolerance=0.05,
+            rationale=_MANIFOLD_BARS[f"{statistic}_{scope}"][1],
+            interval="half-samples of both sets within each class, centred on their median",
+            failure_hint=hint,
+        )
+        for statistic, title, formula, value_range, units, meaning, hint in (
+            ("density", "k-NN density", "density", (0.0, math.inf), "real k-NN balls per fake, over k",
+             _DENSITY_MEANS, "the counterfactuals do not lie where real images of their target classes are dense"),
+            ("coverage", "k-NN coverage", "coverage", (0.0, 1.0), "share of real images",
+             _COVERAGE_MEANS, "the counterfactuals cover only part of the real images' variety (e.g. one mode)"),
+        )
+        for scope in ("target", "domain")
     ),
     MetricCard(
         "im1", "IM1 (target- vs source-class autoencoder)",
