@@ -84,7 +84,8 @@ VCE_CARDS_CALIBRATED_ON_MORPHO = {
     "target_accuracy", "original_accuracy", "tcv", "oracle_score", "oracle_target_accuracy",
     "committee_oracle_target_accuracy", "lvs_target", "lvs_unrelated", "d1", "d1_5", "d2", "elastic_net",
     "perceptual_distance", "mnac", "fid_target", "fid_domain", "kid_target", "kid_domain", "im1", "ota_gain",
-    "randomisation_similarity", "cascading_randomisation_similarity",
+    "randomisation_similarity", "cascading_randomisation_similarity", "density_target", "density_domain",
+    "coverage_target", "coverage_domain",
 }
 #: the barred SCM cards whose controls' values (`cfcheck calibrate --methods scm_truth ...`) it keeps too
 SCM_CARDS_CALIBRATED_ON_MORPHO = {

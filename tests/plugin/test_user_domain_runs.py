@@ -166,6 +166,27 @@ def test_user_domain_attribution_suites(user_project):
     assert "GOAR retrains a model on removed data" in text
 
 
+def test_user_domain_attribution_calibration_earns_a_bar_only_where_the_controls_separate(user_project):
+    """`cfcheck calibrate --kind attribution --domain` on the user's domain: on these 8×8 bars the
+    gradient buried in noise of 8 times its norm removes no better than a random ranking under MoRF,
+    and the noisy ladder rises under LeRF, so neither gap earns a bar; the values file says why, and
+    the next run reports the gaps without a verdict."""
+    calibrate = subprocess.run(
+        [sys.executable, "-m", "cfcheck.cli", "calibrate", "--domain", "user_domain:make_domain", "--kind",
+         "attribution", "--profile", "quick", "--seeds", "0"],
+        cwd=user_project.path, capture_output=True, text=True, check=False)
+    assert calibrate.returncode == 0, calibrate.stderr[-3000:]
+    stored = json.loads((user_project.path / "bars_domain" / "calibration-attribution-quick.json").read_text())
+    assert stored["domain"] == "bars" and stored["seeds"] == [0]
+    assert set(stored["values"]["road_gap_morf"]) == set(stored["roles"])  # every control measured
+    assert stored["without_bar"]["road_gap_morf"].startswith("the controls overlap")
+    assert "does not fall as the noise grows" in stored["without_bar"]["road_gap_lerf"]
+    assert not (user_project.path / "bars_domain" / "bars-quick.json").exists()  # nothing earned, nothing written
+    user_project.runpytest("--method=cfcheck.fixtures.attr_gradient", "-p", "no:randomly")
+    gaps = [s for s in _scorecard(user_project, "attr_gradient")["scores"] if s["metric"].startswith("road_gap")]
+    assert gaps and all(s["verdict"] is None for s in gaps)
+
+
 FOLDER_DOMAIN = textwrap.dedent('''
     """RGB PNGs in a class-per-folder tree, with ready modules handed over by the domain."""
     from pathlib import Path
