@@ -166,25 +166,49 @@ def test_user_domain_attribution_suites(user_project):
     assert "GOAR retrains a model on removed data" in text
 
 
-def test_user_domain_attribution_calibration_earns_a_bar_only_where_the_controls_separate(user_project):
-    """`cfcheck calibrate --kind attribution --domain` on the user's domain: on these 8×8 bars the
-    gradient buried in noise of 8 times its norm removes no better than a random ranking under MoRF,
-    and the noisy ladder rises under LeRF, so neither gap earns a bar; the values file says why, and
-    the next run reports the gaps without a verdict."""
+@pytest.fixture
+def larger_user_project(pytester, single_torch_thread):
+    """The same user domain with 1,000 images per class (ROAD's gap to random needs the test inputs)."""
+    pytester.makepyfile(user_domain=DOMAIN_MODULE.replace("n_per_class=200", "n_per_class=1000"))
+    pytester.makefile(".toml", pyproject=SETTINGS)
+    pytester.syspathinsert()
+    import importlib
+
+    importlib.import_module("user_domain").train_models()
+    yield pytester
+    sys.modules.pop("user_domain", None)
+
+
+def _road_gap_verdicts(pytester, method):
+    pytester.runpytest(f"--method=cfcheck.fixtures.{method}", "-p", "no:randomly")
+    scores = _scorecard(pytester, method)["scores"]
+    return {s["metric"]: s["verdict"] for s in scores if s["metric"].startswith("road_gap") and s["domain"] == "bars"}
+
+
+def test_user_domain_attribution_uncalibrated_then_calibrated(larger_user_project):
+    """The attribution kind on the user's domain: ROAD's gaps to random are reported without a verdict
+    until `cfcheck calibrate --kind attribution --domain` has run the controls (the gradient family and
+    its noisy ladder against an independent random attribution) on seeds 0-2. The MoRF gap separates
+    them and earns a bar, so the gradient passes it and the random attribution does not; under LeRF the
+    noisy ladder rises with the noise, so that gap keeps no bar and the values file says why."""
+    pytester = larger_user_project
+    before = _road_gap_verdicts(pytester, "attr_gradient")
+    assert set(before) == {"road_gap:morf", "road_gap:lerf"} and set(before.values()) == {None}
+    assert "reported only" in (pytester.path / "reports" / "attr_gradient-quick" / "badge.svg").read_text()
     calibrate = subprocess.run(
         [sys.executable, "-m", "cfcheck.cli", "calibrate", "--domain", "user_domain:make_domain", "--kind",
-         "attribution", "--profile", "quick", "--seeds", "0"],
-        cwd=user_project.path, capture_output=True, text=True, check=False)
+         "attribution", "--profile", "quick", "--seeds", "0", "1", "2"],
+        cwd=pytester.path, capture_output=True, text=True, check=False)
     assert calibrate.returncode == 0, calibrate.stderr[-3000:]
-    stored = json.loads((user_project.path / "bars_domain" / "calibration-attribution-quick.json").read_text())
-    assert stored["domain"] == "bars" and stored["seeds"] == [0]
-    assert set(stored["values"]["road_gap_morf"]) == set(stored["roles"])  # every control measured
-    assert stored["without_bar"]["road_gap_morf"].startswith("the controls overlap")
-    assert "does not fall as the noise grows" in stored["without_bar"]["road_gap_lerf"]
-    assert not (user_project.path / "bars_domain" / "bars-quick.json").exists()  # nothing earned, nothing written
-    user_project.runpytest("--method=cfcheck.fixtures.attr_gradient", "-p", "no:randomly")
-    gaps = [s for s in _scorecard(user_project, "attr_gradient")["scores"] if s["metric"].startswith("road_gap")]
-    assert gaps and all(s["verdict"] is None for s in gaps)
+    folder = pytester.path / "bars_domain"
+    bars = json.loads((folder / "bars-quick.json").read_text())["bars"]
+    assert set(bars) == {"road_gap_morf"} and bars["road_gap_morf"]["kind"] == "min"
+    assert "on domain 'bars'" in bars["road_gap_morf"]["rationale"]
+    stored = json.loads((folder / "calibration-attribution-quick.json").read_text())
+    assert stored["seeds"] == [0, 1, 2] and "does not fall as the noise grows" in stored["without_bar"]["road_gap_lerf"]
+    gradient, random = _road_gap_verdicts(pytester, "attr_gradient"), _road_gap_verdicts(pytester, "attr_random")
+    assert gradient == {"road_gap:morf": "pass", "road_gap:lerf": None}
+    assert random["road_gap:morf"] in ("fail", "inconclusive") and random["road_gap:lerf"] is None
 
 
 FOLDER_DOMAIN = textwrap.dedent('''
