@@ -190,7 +190,10 @@ REALISM_CARDS = (
                   "that are not score about 1 or more: noise, PGD, identity, and Wachter's counterfactuals "
                   "(0.97–1.22: the wachter baseline of `cfcheck calibrate`, quick profile, seed 0). 0.92 sits "
                   "between; a blank or faded image scores near 1 (both autoencoders reconstruct it alike), so "
-                  "it does not pass either."),
+                  "it does not pass either. The class_mean control (the target class's mean image, expected to "
+                  "fail realism) is what the target class's autoencoder reconstructs best: on the ideal pairs its "
+                  "value lies just under the bar with an interval across it (inconclusive on seeds 0–2, never a "
+                  "pass), on the pairs of another class above it; fid_target and coverage fail it."),
         failure_hint="the target class's autoencoder does not reconstruct the counterfactuals better than the source's",
     ),
     MetricCard(
