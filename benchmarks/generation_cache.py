@@ -73,8 +73,8 @@ def main(argv: list[str] | None = None) -> int:
 
         g1, g2 = first["provenance"]["generation"], second["provenance"]["generation"]
         print(f"stand-in method: sleeps {args.sleep:g} s per call; profile {args.profile}; -k {args.selection!r}")
-        print(f"| run | wall (s) | generation (s) | method calls | tasks generated | tasks from cache |")
-        print(f"|---|---|---|---|---|---|")
+        print("| run | wall (s) | generation (s) | method calls | tasks generated | tasks from cache |")
+        print("|---|---|---|---|---|---|")
         print(f"| first | {first_wall:.1f} | {g1['seconds']:.2f} | {calls_first} | {g1['tasks_generated']} | {g1['tasks_from_cache']} |")
         print(f"| second | {second_wall:.1f} | {g2['seconds']:.2f} | {calls_second} | {g2['tasks_generated']} | {g2['tasks_from_cache']} |")
         print(f"second run's generation phase: {100 * g2['seconds'] / max(g1['seconds'], 1e-9):.2f}% of the first's (target <= 5%)")
