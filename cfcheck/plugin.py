@@ -412,7 +412,9 @@ def _resolve_domains(config: pytest.Config, settings: dict[str, Any]) -> tuple[d
     """The run's domains by name, resolved once: ``--cfcheck-domain``, else ``[tool.cfcheck] domains``,
     else every registered domain and every domain a ``pytest_cfcheck_domains`` hook adds; and, by
     spec, the message of each that could not be resolved (the run records it and keeps the others)."""
-    from cfcheck.domains.registry import DomainError, registered_domains, resolve_domain
+    from cfcheck.domains.registry import DomainError, forget_unregistered_domains, registered_domains, resolve_domain
+
+    forget_unregistered_domains()  # a user's domain is this run's: rebuilt from its module and folder
 
     def resolved(spec: Any) -> Any:
         """The domain of ``spec``, or the message of why it has none."""

@@ -38,6 +38,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "DomainError",
     "check_domain",
+    "forget_unregistered_domains",
     "registered_domains",
     "resolve_domain",
 ]
@@ -98,6 +99,16 @@ def resolve_domain(spec: Any, rootdir: Path | None = None) -> Domain:
         _RESOLVED[text] = domain
         _RESOLVED.setdefault(domain.name, domain)  # later lookups by its name find the same object
     return _RESOLVED[text]
+
+
+def forget_unregistered_domains() -> None:
+    """Drop every resolved domain that no installed package registers, so the next
+    :func:`resolve_domain` of a user's spec builds it again: each pytest run resolves its domains
+    afresh, and a second run in the same process (pytester, an IDE) sees a domain module or
+    calibration folder that changed in between. Registered (bundled) domains are kept."""
+    kept = {id(_RESOLVED[name]) for name in _entry_points() if name in _RESOLVED}
+    for key in [key for key, domain in _RESOLVED.items() if id(domain) not in kept]:
+        del _RESOLVED[key]
 
 
 def _load_target(spec: str, rootdir: Path | None) -> Any:

@@ -434,3 +434,31 @@ def test_uint8_files_read_back_as_exactly_images_over_255(tmp_path, suffix):
         assert isinstance(source._array, np.memmap)  # read lazily, not loaded
     assert torch.equal(source.read(torch.arange(7)), torch.from_numpy(images.astype(np.float32) / np.float32(255.0)))
     assert torch.equal(source.labels, torch.from_numpy(labels.astype(np.int64)))
+
+
+def test_a_new_run_resolves_a_users_domain_afresh_and_keeps_the_bundled_ones(tmp_path, monkeypatch):
+    """One domain object per spec within a run; forget_unregistered_domains (called when a run
+    resolves its domains) drops a user's, so a second in-process run sees its rewritten module,
+    while a registered domain stays the same object."""
+    from cfcheck.domains.registry import forget_unregistered_domains
+
+    def write(name):
+        (tmp_path / "rewritten_domain.py").write_text(
+            "from cfcheck.domains.data import ArraySource, ImageDomain\n"
+            "import torch\n"
+            "def make():\n"
+            f"    return ImageDomain({name!r}, ArraySource(torch.rand(40, 1, 4, 4), torch.arange(2).repeat(20)),\n"
+            f"                       root={str(tmp_path / name)!r}, model_roles={{'explained': ('m',)}})\n")
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    write("first")
+    morpho = resolve_domain("morpho")
+    assert resolve_domain("rewritten_domain:make").name == "first"
+    assert resolve_domain("rewritten_domain:make") is resolve_domain("rewritten_domain:make")  # one per run
+    write("second")
+    monkeypatch.delitem(sys.modules, "rewritten_domain")
+    assert resolve_domain("rewritten_domain:make").name == "first"  # still this run's object
+    forget_unregistered_domains()
+    assert resolve_domain("rewritten_domain:make").name == "second"
+    assert resolve_domain("morpho") is morpho
+    forget_unregistered_domains()

@@ -114,7 +114,7 @@ def cf_method():
 
 def test_baseline_regressions_fail_as_ordinary_tests(tiny):
     tiny.makepyfile(my_adapter=README_ADAPTER)
-    tiny.runpytest("--method=my_adapter", "-k", "vce and coverage", "--cfcheck-save-baseline=base.json")
+    tiny.runpytest("--method=my_adapter", "-k", "vce and test_coverage", "--cfcheck-save-baseline=base.json")
     baseline = json.loads((tiny.path / "base.json").read_text())
     (coverage,) = _scores(baseline, "coverage")
     assert coverage["value"] == 1.0
@@ -132,7 +132,7 @@ def cf_method():
     return Abstaining()
 """
     )
-    result = tiny.runpytest("--method=abstaining", "-k", "vce and coverage", "--cfcheck-baseline=base.json")
+    result = tiny.runpytest("--method=abstaining", "-k", "vce and test_coverage", "--cfcheck-baseline=base.json")
     result.stdout.fnmatch_lines(["*coverage*regressed: 0 is lower than the baseline 1 by more than the tolerance*"])
     result.assert_outcomes(failed=1)
 
