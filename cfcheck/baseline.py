@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cfcheck.records import identity_key
-from cfcheck.scorecard import load_scorecard
+from cfcheck.reporting.scorecard import load_scorecard
 
 
 @dataclass(frozen=True)

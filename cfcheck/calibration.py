@@ -12,10 +12,10 @@ are comparable). Two tables come out, both in Markdown:
   controls reach and what the negative controls reach; the metric cards state the rationale.
 
 It also writes the controls' value per score (``calibration-<profile>.json`` in the domain's
-folder, :func:`write_calibration_values`) for each method kind whose controls all ran
+folder, :func:`cfcheck.calibration_store.write_calibration_values`) for each method kind whose controls all ran
 (:data:`KIND_CONTROLS`: the VCE controls, or the SCM ones), replacing that kind's entries and
 keeping the other kinds'; every scorecard of that domain and profile draws them beside its own
-values in the HTML charts (:func:`load_calibration_values`), and the metric cards quote them
+values in the HTML charts (:func:`cfcheck.calibration_store.load_calibration_values`), and the metric cards quote them
 (:mod:`cfcheck.calibration_evidence`).
 
 The README's tables are this command's output; tests/test_verdicts.py asserts the verdicts.
@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from cfcheck.calibration_store import expected_sign, write_calibration_values
 from cfcheck.controls import (  # noqa: F401 - re-exported
     CONTROLS,
     REFERENCE_METHODS,
@@ -56,139 +57,6 @@ def calibrated_kinds(names: Sequence[str] | set[str] | dict[str, Any]) -> tuple[
     """The kinds of :data:`KIND_CONTROLS` whose controls are all among ``names``."""
     ran = set(names)
     return tuple(kind for kind, controls in KIND_CONTROLS.items() if set(controls) <= ran)
-
-
-def expected_sign(control: str, suite: str) -> str:
-    """"+" where the control is expected to pass ``suite``, "-" where to fail it, "" otherwise."""
-    for word in (CONTROLS.get(control) or SCM_CONTROLS.get(control, "")).split():
-        if word[1:] == suite and word[0] in "+−":
-            return "+" if word[0] == "+" else "-"
-    return ""
-
-
-def calibration_values(results: dict[str, dict[str, Any]], expected: Any = None) -> dict[str, dict[str, dict[str, Any]]]:
-    """Score identity key → control → {"value", "expected"} from control scorecards.
-
-    Args:
-        results: control name → its scorecard (format 3: scores carry kind and domain).
-        expected: ``expected(control, suite, metric) -> "+" | "-" | ""`` (default: the bundled
-            VCE and SCM controls' tables, :func:`expected_sign`, other results skipped); with it,
-            every result is a control.
-
-    Returns:
-        For every score with a finite value, what each control reached and whether that
-        control is expected to pass ("+") or fail ("-") the score's suite ("" for neither); where
-        the score had a verdict, also the verdict and the threshold it was judged against (a
-        floor-relative bar's threshold depends on the run, so the value alone cannot re-judge it).
-    """
-    from cfcheck.records import identity_key
-
-    values: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
-    for control, scorecard in results.items():
-        if expected is None and not is_control(control):
-            continue  # the baseline, the reference methods and unknown methods are not controls
-        for score in scorecard["scores"]:
-            value = score.get("value")
-            if isinstance(value, (int, float)) and math.isfinite(value):
-                key = identity_key(score.get("kind", "-"), score.get("domain", "-"), score["suite"], score["metric"],
-                                   score["task"])
-                sign = (expected(control, score["suite"], score["metric"]) if expected is not None
-                        else expected_sign(control, score["suite"]))
-                entry: dict[str, Any] = {"value": float(value), "expected": sign}
-                if score.get("verdict"):  # as judged in that run, under the bar it names
-                    entry.update(verdict=score["verdict"], threshold=score.get("threshold"))
-                values[key][control] = entry
-    return dict(values)
-
-
-def calibration_path(domain: str, profile: str) -> Path | None:
-    """Where the controls' values of ``domain`` at ``profile`` are kept (the domain's calibration folder)."""
-    from cfcheck.domains.registry import known_domain
-
-    found = known_domain(domain)
-    folder = found.calibration_dir if found is not None else None
-    return Path(folder) / f"calibration-{profile}.json" if folder is not None else None
-
-
-def _kind(identity: str) -> str:
-    return identity.split("/", 1)[0]
-
-
-def write_calibration_values(results: Mapping[str, dict[str, Any]] | Sequence[Mapping[str, dict[str, Any]]],
-                             profile: str, kinds: Sequence[str] | None = None, expected: Any = None,
-                             command: str | None = None) -> list[Path]:
-    """Write :func:`calibration_values` per domain to :func:`calibration_path`, merged into what
-    the file holds; returns the paths written.
-
-    Args:
-        results: control name → its scorecard; or a sequence of such, one per seed (a task's id
-            names its seed, so the seeds' scores are kept side by side).
-        profile: the profile they ran at.
-        kinds: the method kinds recalibrated (the first segment of an identity key: "vce",
-            "scm"); only their values are written, and every entry of theirs the file held is
-            replaced. Default: the kinds ``results`` have values of.
-        expected: as :func:`calibration_values`'s (default: the bundled controls' tables).
-        command: the command that measured the values, kept per kind in the file's ``commands``
-            (what the cards' evidence names); None: ``cfcheck calibrate``, recorded as nothing.
-
-    Returns:
-        One path per domain that has a calibration folder and values of ``kinds``. The entries
-        of other kinds are kept as they were (the file is rewritten atomically).
-
-    Raises:
-        ValueError: where the existing file is not a calibration file (naming it): rewriting it
-            would drop the other kinds' values.
-    """
-    from cfcheck.io import atomic_write_text as atomic_write
-
-    if command is not None and (not isinstance(command, str) or not command):
-        raise ValueError(f"`command` must be a non-empty string or None, got {command!r}")
-    runs = [results] if isinstance(results, Mapping) else list(results)
-    measured: dict[str, dict[str, Any]] = {}
-    for run in runs:
-        measured.update(calibration_values(dict(run), expected))
-    by_domain: dict[str, dict[str, Any]] = defaultdict(dict)
-    for key, controls in measured.items():
-        if kinds is None or _kind(key) in kinds:
-            by_domain[key.split("/")[1]][key] = controls
-    paths = []
-    for domain, values in sorted(by_domain.items()):
-        path = calibration_path(domain, profile)
-        if path is None or not path.parent.is_dir():
-            continue
-        replaced = set(kinds) if kinds is not None else {_kind(key) for key in values}
-        stored: dict[str, Any] = {}
-        if path.is_file():
-            try:
-                stored = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as error:
-                raise ValueError(f"{path}: not a readable calibration file ({error}); move it aside to "
-                                 "rewrite it") from error
-            if not isinstance(stored, dict) or not isinstance(stored.get("values"), dict):
-                raise ValueError(f"{path}: not a calibration file (no 'values'); move it aside to rewrite it")
-        kept = {key: controls for key, controls in stored.get("values", {}).items() if _kind(key) not in replaced}
-        commands = {kind: text for kind, text in (stored.get("commands") or {}).items() if kind not in replaced}
-        commands.update({kind: command for kind in replaced} if command is not None else {})
-        extra = {"commands": commands} if commands else {}
-        stored.pop("commands", None)
-        atomic_write(path, json.dumps({**stored, **extra, "profile": profile, "domain": domain,
-                                       "values": {**kept, **values}}, indent=1, sort_keys=True) + "\n")
-        paths.append(path)
-    return paths
-
-
-def load_calibration_values(scorecard: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
-    """The controls' values for the domains and profile of ``scorecard`` ({} where none are kept)."""
-    profile = str((scorecard.get("profile") or {}).get("name", ""))
-    values: dict[str, dict[str, dict[str, Any]]] = {}
-    for domain in sorted({str(s.get("domain", "-")) for s in scorecard.get("scores", [])}):
-        path = calibration_path(domain, profile)
-        if profile and path is not None and path.is_file():
-            try:
-                values.update(json.loads(path.read_text())["values"])
-            except (OSError, ValueError, KeyError):
-                continue  # a damaged calibration file costs the charts their markers, nothing else
-    return values
 
 
 def seed_folder(out: Path, seed: int) -> Path:
@@ -390,7 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             over = f", seeds {', '.join(map(str, args.seeds))}" if len(args.seeds) > 1 else ""
             print(f"wrote {path} ({', '.join(kinds)} values{over})", file=sys.stderr)
         # each run drew its HTML with the values as they were before: redraw them with the new ones
-        from cfcheck.scorecard import write_views
+        from cfcheck.reporting.views import write_views
 
         for seed in args.seeds:
             for name, (card, _) in results[seed].items():

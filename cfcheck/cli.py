@@ -130,7 +130,8 @@ def _models(args: argparse.Namespace) -> int:
 
 
 def _summary(args: argparse.Namespace) -> int:
-    from cfcheck.scorecard import HEADER, load_scorecard, score_rows
+    from cfcheck.reporting.scorecard import load_scorecard
+    from cfcheck.reporting.tables import HEADER, score_rows
 
     scorecard = load_scorecard(args.path)
     rows = score_rows(scorecard)

@@ -163,7 +163,7 @@ def calibrate_domain(spec: str, profile: str, out: Path, controls: Sequence[str]
     Returns:
         ``{"bars": path, "values": path, "derived": {key: (bar, rationale)}, "seconds": {control: s}}``.
     """
-    from cfcheck.calibration import calibration_values
+    from cfcheck.calibration_store import calibration_values
     from cfcheck.domain_bars import bars_path, write_domain_bars
     from cfcheck.domains import get_domain
     from cfcheck.io import atomic_write_text

@@ -354,7 +354,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             cause = "SIGTERM" if config.stash.get(faults.sigterm_received_key, False) else "interrupted"
             incomplete = f" (incomplete: {cause})"
         terminalreporter.write_line(f"scorecard: {session.scorecard_path}{incomplete}")
-        from cfcheck.scorecard import headline, load_scorecard
+        from cfcheck.reporting.scorecard import load_scorecard
+        from cfcheck.reporting.tables import headline
 
         terminalreporter.write_line(headline(load_scorecard(session.scorecard_path))[1])
 

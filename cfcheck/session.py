@@ -30,7 +30,7 @@ from cfcheck.kinds.calling import MethodOutput, MethodOutputError, method_second
 from cfcheck.profiles import Profile
 from cfcheck.records import ScoreRecord
 from cfcheck.reporting.examples import write_example_grid
-from cfcheck.scorecard import build_scorecard, write_scorecard
+from cfcheck.reporting.scorecard import build_scorecard, write_scorecard
 from cfcheck.sharding import Shard
 from cfcheck.zoo import ModelZoo
 

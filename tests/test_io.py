@@ -48,6 +48,6 @@ def test_wrong_types_are_rejected(tmp_path):
 
 
 def test_scorecard_reexports_the_same_function():
-    from cfcheck.scorecard import atomic_write
+    from cfcheck.reporting.scorecard import atomic_write
 
     assert atomic_write is atomic_write_text

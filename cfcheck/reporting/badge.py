@@ -10,7 +10,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from cfcheck.scorecard import count_verdicts, failing_count, kinds_by_judgement
+from cfcheck.reporting.tables import count_verdicts, failing_count, kinds_by_judgement
 
 LABEL = "cfcheck"
 #: message colour of each state (shields.io's palette)

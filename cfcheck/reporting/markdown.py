@@ -16,7 +16,7 @@ from typing import Any
 
 from cfcheck.reporting.curves import curve_table
 from cfcheck.reporting.examples import ExampleGrid, grids_by_weight, load_example_grids
-from cfcheck.scorecard import (
+from cfcheck.reporting.tables import (
     HEADER,
     count_verdicts,
     format_outcomes,

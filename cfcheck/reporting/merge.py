@@ -18,7 +18,7 @@ from typing import Any
 
 from cfcheck.records import ScoreRecord, identity_key
 from cfcheck.reporting.examples import EXAMPLES_DIR
-from cfcheck.scorecard import load_scorecard, write_scorecard
+from cfcheck.reporting.scorecard import load_scorecard, write_scorecard
 
 #: what must agree between shards, as (description, getter)
 _SAME = (

@@ -10,7 +10,7 @@ import pytest
 from cfcheck.cli import main
 from cfcheck.metrics.cards import CARDS
 from cfcheck.records import ScoreRecord
-from cfcheck.scorecard import build_scorecard, write_scorecard
+from cfcheck.reporting.scorecard import build_scorecard, write_scorecard
 
 
 def test_cards_prints_every_card(capsys):

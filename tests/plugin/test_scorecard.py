@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from cfcheck.baseline import Baseline
 from cfcheck.records import ScoreRecord
-from cfcheck.scorecard import build_scorecard, load_scorecard, write_scorecard
+from cfcheck.reporting.scorecard import build_scorecard, load_scorecard, write_scorecard
 
 
 def _record(metric="target_accuracy", value=0.9, task="cnn/ideal/seed0", **kwargs):
@@ -63,7 +63,7 @@ def test_a_failing_write_leaves_the_previous_scorecard_intact(tmp_path, monkeypa
     def explode(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("cfcheck.scorecard.json.dumps", explode)
+    monkeypatch.setattr("cfcheck.reporting.scorecard.json.dumps", explode)
     with pytest.raises(KeyboardInterrupt):
         write_scorecard(tmp_path, _scorecard(records, "incomplete"), records)
     assert path.read_text() == before

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from cfcheck import calibration
+from cfcheck import calibration, calibration_store
 from cfcheck.domain_calibration import derive_bars
 
 
@@ -48,7 +48,7 @@ def test_disagreements_count_each_seed_against_a_brute_force_count():
     brute = {}
     for seed, by_control in runs.items():
         for control, scores in by_control.items():
-            sign = calibration.expected_sign(control, "validity")
+            sign = calibration_store.expected_sign(control, "validity")
             for score in scores:
                 against = score["verdict"] != "pass" if sign == "+" else score["verdict"] == "pass"
                 if against:
@@ -59,7 +59,7 @@ def test_disagreements_count_each_seed_against_a_brute_force_count():
 
 def test_calibrate_over_seeds_tabulates_each_seed_and_keeps_every_seeds_values(tmp_path, monkeypatch, capsys):
     (tmp_path / "morpho").mkdir()
-    monkeypatch.setattr(calibration, "calibration_path",
+    monkeypatch.setattr(calibration_store, "calibration_path",
                         lambda domain, profile: tmp_path / domain / f"calibration-{profile}.json")
     out = tmp_path / "published"
     runs = _runs()

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from cfcheck import calibration
-from cfcheck.calibration import (calibration_values, expected_sign, load_calibration_values, suite_summary,
-                                 write_calibration_values)
+from cfcheck import calibration, calibration_store
+from cfcheck.calibration import suite_summary
+from cfcheck.calibration_store import calibration_values, expected_sign, load_calibration_values, write_calibration_values
 
 
 def _card(profile="quick", domain="morpho", value=0.5):
@@ -39,7 +39,7 @@ def test_values_keep_controls_only_with_their_sign_and_skip_missing_values():
 
 def test_written_values_are_found_by_a_scorecard_of_the_same_domain_and_profile(tmp_path, monkeypatch):
     (tmp_path / "morpho").mkdir()
-    monkeypatch.setattr(calibration, "calibration_path",
+    monkeypatch.setattr(calibration_store, "calibration_path",
                         lambda domain, profile: tmp_path / domain / f"calibration-{profile}.json")
     paths = write_calibration_values({"truth": _card(value=1.0), "noise": _card(domain="absent")}, "quick")
     assert paths == [tmp_path / "morpho" / "calibration-quick.json"]  # no folder for "absent": nothing written
@@ -54,7 +54,7 @@ def test_written_values_are_found_by_a_scorecard_of_the_same_domain_and_profile(
 
 @pytest.mark.parametrize("profile", ["quick"])
 def test_the_bundled_calibration_covers_the_published_scorecards(profile):
-    path = calibration.calibration_path("morpho", profile)
+    path = calibration_store.calibration_path("morpho", profile)
     if not path.is_file():
         pytest.fail(f"{path} is missing: run `cfcheck calibrate --profile {profile}` (or --reuse) to write it")
     values = json.loads(path.read_text())["values"]
@@ -77,10 +77,10 @@ def test_a_suite_summary_fails_only_on_a_failure(counts, expected):
 def test_calibrate_redraws_the_runs_html_with_the_values_it_wrote(tmp_path, monkeypatch, capsys):
     """A run draws its HTML before calibrate writes the new values; calibrate must redraw it, or
     the published charts mark the controls of the calibration before."""
-    from cfcheck.scorecard import write_views
+    from cfcheck.reporting.views import write_views
 
     (tmp_path / "morpho").mkdir()
-    monkeypatch.setattr(calibration, "calibration_path",
+    monkeypatch.setattr(calibration_store, "calibration_path",
                         lambda domain, profile: tmp_path / domain / f"calibration-{profile}.json")
     out = tmp_path / "published"
     for name in calibration.CONTROLS:
@@ -123,7 +123,7 @@ def _publish(out, name, card):
 def calibration_folder(tmp_path, monkeypatch):
     """A temporary morpho calibration folder holding VCE values and a stale SCM entry."""
     (tmp_path / "morpho").mkdir()
-    monkeypatch.setattr(calibration, "calibration_path",
+    monkeypatch.setattr(calibration_store, "calibration_path",
                         lambda domain, profile: tmp_path / domain / f"calibration-{profile}.json")
     paths = write_calibration_values({"truth": _card(value=1.0), "identity": _card(value=0.0)}, "quick")
     stored = json.loads(paths[0].read_text())

@@ -15,7 +15,7 @@ import torch
 
 from cfcheck.records import ScoreRecord
 from cfcheck.reporting.examples import write_example_grid
-from cfcheck.scorecard import build_scorecard, write_scorecard
+from cfcheck.reporting.scorecard import build_scorecard, write_scorecard
 
 HOSTILE = "<script>alert(1)</script>"
 BROWSER = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None)

@@ -18,7 +18,8 @@ from cfcheck.reporting.badge import COLOURS, badge_state, render_badge
 from cfcheck.reporting.examples import write_example_grid
 from cfcheck.reporting.html import bounds, render_html
 from cfcheck.reporting.markdown import render_markdown
-from cfcheck.scorecard import headline, load_scorecard, write_scorecard
+from cfcheck.reporting.scorecard import load_scorecard, write_scorecard
+from cfcheck.reporting.tables import headline
 
 
 def _score(suite, task, verdict, metric="target_accuracy", kind="vce", **extra):
@@ -220,7 +221,7 @@ def test_write_scorecard_writes_every_view(tmp_path):
     from datetime import datetime, timezone
 
     from cfcheck.records import ScoreRecord
-    from cfcheck.scorecard import build_scorecard
+    from cfcheck.reporting.scorecard import build_scorecard
 
     record = ScoreRecord(nodeid="x", suite="validity", metric="target_accuracy", task="cnn/ideal/seed0", value=0.2,
                          n=3, direction="higher", ci_low=0.1, ci_high=0.3, threshold=">= 0.8", verdict="fail",

@@ -14,7 +14,7 @@ import torch
 
 from cfcheck.models.classifiers.recipes import ModelSpec, TrainingRecipe
 
-from .domain import DIM, SPLIT_SEEDS
+from .mixture import DIM, SPLIT_SEEDS
 
 __all__ = ["GMM_RECIPES", "MLP_SPEC", "GMMRecipes"]
 

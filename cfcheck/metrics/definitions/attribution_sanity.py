@@ -3,7 +3,7 @@ rank similarity, its variant on the maps' non-zero support, and both per stage o
 
 from __future__ import annotations
 
-from cfcheck.metrics.cards import MetricCard
+from cfcheck.metrics.card import MetricCard
 
 _ADEBAYO = "Adebayo et al. 2018 (Sanity checks for saliency maps), model parameter randomisation"
 _MPRT = f"{_ADEBAYO}, cascading; Hedström et al. 2023 (Quantus), MPRT"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from cfcheck.metrics.cards import Bar, MetricCard
+from cfcheck.metrics.card import Bar, MetricCard
 from cfcheck.metrics.definitions._common import EXCLUDED, HVILSHOJ, IMAGES
 
 _PIXELS = "pixel intensity ([0,1] scale) summed over all pixels"

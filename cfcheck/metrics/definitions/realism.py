@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from cfcheck.metrics.cards import Bar, MetricCard
+from cfcheck.metrics.card import Bar, MetricCard
 from cfcheck.metrics.definitions._common import EMBED, EXCLUDED, HVILSHOJ, IMAGES
 
 _FEATURES = f"{IMAGES}; {EMBED}, standardised with fixed statistics of real validation images"

@@ -7,7 +7,7 @@ retrained models held fixed (retraining noise is not in it).
 
 from __future__ import annotations
 
-from cfcheck.metrics.cards import MetricCard
+from cfcheck.metrics.card import MetricCard
 
 _PARK = "Park et al. 2023 (GOAR), §3–4 and appendix B"
 _ROAR = "Hooker et al. 2019 (ROAR); " + _PARK

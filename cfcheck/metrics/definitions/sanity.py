@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cfcheck.metrics.cards import Bar, MetricCard
+from cfcheck.metrics.card import Bar, MetricCard
 from cfcheck.metrics.definitions._common import IMAGES, O_PRED
 from cfcheck.metrics.definitions.attribution_sanity import (
             ATTRIBUTION_RANDOMISATION_CARDS,

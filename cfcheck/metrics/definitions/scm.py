@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from cfcheck.metrics.cards import PROPORTION_UNITS, Bar, MetricCard
+from cfcheck.metrics.card import PROPORTION_UNITS, Bar, MetricCard
 from cfcheck.metrics.definitions._common import SCM_ABSTAIN as _ABSTAIN
 from cfcheck.metrics.definitions._common import SCM_IDENTITY_KEEPS as _IDENTITY_KEEPS
 from cfcheck.metrics.definitions._common import SCM_IMAGES as _IMAGES

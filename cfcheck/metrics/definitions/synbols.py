@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from cfcheck.metrics.cards import Bar, MetricCard
+from cfcheck.metrics.card import Bar, MetricCard
 
 _BEX = "Bex et al., Evaluating visual counterfactual explainers (Synbols), §3.4 and appendix A.3.2"
 _LATENTS = ("latents z (N×D) and K counterfactual latents z′ (N×K×D) in the domain's standardised coordinates; "

@@ -3,7 +3,7 @@ independent oracles? (Väth et al. 2023 §3.1; Hvilshøj et al. 2021 §3)"""
 
 from __future__ import annotations
 
-from cfcheck.metrics.cards import PROPORTION_UNITS, Bar, MetricCard
+from cfcheck.metrics.card import PROPORTION_UNITS, Bar, MetricCard
 from cfcheck.metrics.definitions._common import (
     EXPLAINED_ARCHITECTURES,
     F_PRED,

@@ -1,0 +1,149 @@
+"""Scorecards: the publishable result of a run (JSON and per-sample CSV, plus the views of
+:mod:`cfcheck.reporting`: Markdown, HTML and a badge).
+
+Every file is written to a temporary name and moved into place, so a crash or an interrupt
+never leaves a half-written scorecard; an interrupted run is written with ``"status":
+"incomplete"``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import platform
+import subprocess
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from cfcheck import __version__
+from cfcheck.io import atomic_write_text as atomic_write
+from cfcheck.records import ScoreRecord
+
+#: 2: records carry a three-valued verdict and a reason; 3: records carry their kind and domain
+SCORECARD_FORMAT = 3
+
+
+def build_scorecard(
+    records: Sequence[ScoreRecord],
+    *,
+    method: str,
+    profile: dict[str, Any],
+    status: str,
+    seeds: Sequence[int],
+    device: str,
+    models: dict[str, str],
+    outcomes: dict[str, int],
+    started: datetime,
+    generation: dict[str, Any] | None = None,
+    costs: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The scorecard as a JSON-ready dict (records without per-sample values)."""
+    import torch
+
+    return {
+        "format": SCORECARD_FORMAT,
+        "status": status,
+        "method": method,
+        "profile": profile,
+        "outcomes": outcomes,
+        "provenance": {
+            "cfcheck_version": __version__,
+            "cfcheck_commit": _git_commit(),
+            "torch_version": torch.__version__,
+            "python_version": platform.python_version(),
+            "platform": platform.platform(),
+            "device": device,
+            "seeds": list(seeds),
+            "reference_models": models,
+            "generation": generation or {},
+            "started": started.isoformat(timespec="seconds"),
+            "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        },
+        "costs": costs or {},
+        "scores": [r.to_dict(with_samples=False) for r in sorted(records, key=_order)],
+    }
+
+
+def write_scorecard(directory: Path, scorecard: dict[str, Any], records: Sequence[ScoreRecord]) -> Path:
+    """Write scorecard.{json,md,html}, badge.svg and samples.csv into ``directory``; returns the
+    JSON path. The views (:mod:`cfcheck.reporting.views`) read the example grids already in ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ordered = sorted(records, key=_order)
+    atomic_write(directory / "samples.csv", _samples_csv(ordered))
+    from cfcheck.reporting.views import write_views
+
+    write_views(directory, scorecard)
+    json_path = directory / "scorecard.json"
+    atomic_write(json_path, json.dumps(scorecard, indent=2, sort_keys=True) + "\n")
+    return json_path
+
+
+def load_scorecard(path: Path) -> dict[str, Any]:
+    """Read a scorecard JSON written by :func:`write_scorecard`, with a clear error otherwise."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "scorecard.json"
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no cfcheck scorecard at {path}") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path} is not a valid scorecard JSON file: {error}") from None
+    if not isinstance(data, dict) or "scores" not in data:
+        raise ValueError(f"{path} is JSON but not a cfcheck scorecard (no 'scores' list)")
+    return data
+
+
+def _samples_csv(records: Sequence[ScoreRecord]) -> str:
+    """One row per sample; the label columns are the tasks' own (VCE: source, target; SCM:
+    the intervened parent's old and new value; …), in order of first appearance."""
+    label_columns: list[str] = []
+    for record in records:
+        label_columns += [name for name in record.sample_labels if name not in label_columns]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["kind", "domain", "suite", "metric", "task", "sample", "value", *label_columns])
+    for record in records:
+        for i, value in enumerate(record.samples):
+            labels = [record.sample_labels.get(name, []) for name in label_columns]
+            writer.writerow(
+                [
+                    record.kind,
+                    record.domain,
+                    record.suite,
+                    record.metric,
+                    record.task,
+                    i,
+                    "" if value is None or (isinstance(value, float) and math.isnan(value)) else repr(value),
+                    *(column[i] if i < len(column) else "" for column in labels),
+                ]
+            )
+    return buffer.getvalue()
+
+
+
+def _order(record: Any) -> tuple[str, ...]:
+    fields = ("kind", "domain", "suite", "task", "metric")
+    if isinstance(record, dict):
+        return tuple(str(record.get(f, "-")) for f in fields)
+    return tuple(str(getattr(record, f)) for f in fields)
+
+
+def _git_commit() -> str | None:
+    """The commit of the cfcheck checkout, when it runs from one."""
+    here = Path(__file__).resolve().parent
+    try:
+        result = subprocess.run(
+            ["git", "-C", str(here), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout.strip() or None
