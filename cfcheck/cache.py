@@ -134,7 +134,7 @@ def method_fingerprint(method: object, module: types.ModuleType | None) -> str:
 
     A user-given ``method.cfcheck_version`` string wins (``"version:<it>"``). Otherwise the
     result is ``"source:<sha256>"`` over the source text of the adapter ``module`` (if given)
-    and of the module defining ``type(method)`` (built-ins skipped). A module whose source
+    and of the modules defining ``type(method)`` and the classes it inherits from (built-ins skipped). A module whose source
     cannot be read is hashed by its name and its file's mtime (by its name alone if it has no
     file), which detects less. Edits to *other* files the method imports (helpers, a model
     package, weights) are NOT detected: set ``cfcheck_version`` on the method and change it
@@ -164,7 +164,8 @@ def method_fingerprint(method: object, module: types.ModuleType | None) -> str:
     cls = type(method)
     parts = [f"type\0{cls.__module__}.{cls.__qualname__}"]
     seen: set[str] = set()
-    for candidate in (module, sys.modules.get(cls.__module__)):
+    # the classes it inherits from too: a base class's explain() (a shared preamble) is its code as well
+    for candidate in (module, *(sys.modules.get(base.__module__) for base in cls.__mro__)):
         if candidate is None or candidate.__name__ in seen or candidate.__name__ == "builtins":
             continue
         seen.add(candidate.__name__)

@@ -325,6 +325,22 @@ def test_method_fingerprint_follows_the_method_class_module(tmp_path, monkeypatc
     assert method_fingerprint(method, None) != fingerprint
 
 
+def test_method_fingerprint_follows_the_module_of_a_base_class(tmp_path, monkeypatch):
+    # a method whose explain() lives in a base class elsewhere (cfcheck's VisualExplainer preamble)
+    base_source, method_source = tmp_path / "base_mod.py", tmp_path / "subclass_mod.py"
+    base_source.write_text("class Base:\n    def explain(self):\n        return 1\n")
+    base = _import_file(base_source, "cfcheck_test_base_module")
+    monkeypatch.setitem(sys.modules, "cfcheck_test_base_module", base)
+    method_source.write_text("from cfcheck_test_base_module import Base\n\nclass Method(Base):\n    pass\n")
+    module = _import_file(method_source, "cfcheck_test_subclass_module")
+    monkeypatch.setitem(sys.modules, "cfcheck_test_subclass_module", module)
+    method = module.Method()
+    fingerprint = method_fingerprint(method, None)
+    assert method_fingerprint(method, None) == fingerprint
+    base_source.write_text("class Base:\n    def explain(self):\n        return 2\n")
+    assert method_fingerprint(method, None) != fingerprint
+
+
 def test_method_fingerprint_honours_cfcheck_version(tmp_path):
     adapter = tmp_path / "adapter_v.py"
     adapter.write_text("x = 1\n")

@@ -16,17 +16,15 @@ import torch
 from torch import nn
 
 from cfcheck.methods.contract import (
+    VisualExplainer,
     check_positive,
-    resolve_generator,
-    validate_classifier,
-    validate_explain_inputs,
     validate_target_range,
 )
 from cfcheck.models.classifiers.adversarial import pgd_attack
 
 
 @dataclass(frozen=True)
-class TargetedPGD:
+class TargetedPGD(VisualExplainer):
     """Targeted L∞ PGD minimising cross-entropy to the target class.
 
     Args:
@@ -55,20 +53,11 @@ class TargetedPGD:
         """The step size actually used (the default rule applied when none was given)."""
         return self.step_size if self.step_size is not None else 2.5 * self.eps / self.steps
 
-    def explain(
-        self,
-        x: torch.Tensor,
-        target: torch.Tensor,
-        classifier: nn.Module,
-        *,
-        generator: torch.Generator | None = None,
-    ) -> torch.Tensor:
+    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
+                        generator: torch.Generator) -> torch.Tensor:
         """Return ``x_adv`` with ``‖x_adv − x‖∞ ≤ eps``, values in [0, 1], pushed to ``target``."""
-        validate_explain_inputs(x, target)
-        validate_classifier(classifier)
-        if len(x):
-            with torch.no_grad():
-                validate_target_range(target, classifier(x[:1]).shape[1])
+        with torch.no_grad():
+            validate_target_range(target, classifier(x[:1]).shape[1])
         return pgd_attack(
             classifier,
             x,
@@ -78,6 +67,6 @@ class TargetedPGD:
             norm="linf",
             step_size=self.effective_step_size,
             random_start=self.random_start,
-            generator=resolve_generator(generator),
+            generator=generator,
             targeted=True,
         )

@@ -147,3 +147,47 @@ def check_positive(name: str, value: float | int, *, integer: bool = False) -> N
         raise TypeError(f"Expected `{name}` to be {kind}, but got {type(value).__name__}.")
     if not value > 0:
         raise ValueError(f"Expected `{name}` > 0, but got {value}.")
+
+
+class VisualExplainer:
+    """The preamble every bundled visual counterfactual explainer shares, written once.
+
+    :meth:`explain` is the contract's call: it checks ``x``, ``target`` and ``classifier``, answers
+    an empty batch with an empty one (no model call), resolves ``generator`` (a seeded fresh one
+    for None) and hands over to :meth:`counterfactuals`, which a method implements. A method that
+    abstains returns ``(x_cf, valid)`` and says so with ``returns_valid``.
+
+    Example:
+        >>> class Blank(VisualExplainer):
+        ...     def counterfactuals(self, x, target, classifier, generator):
+        ...         return torch.zeros_like(x)
+        >>> Blank().explain(torch.rand(2, 1, 4, 4), torch.tensor([0, 1]), nn.Identity()).shape
+        torch.Size([2, 1, 4, 4])
+    """
+
+    #: whether :meth:`explain` returns ``(x_cf, valid)`` rather than ``x_cf`` (a class constant, or a
+    #: property where an option decides)
+    returns_valid: bool = False
+
+    def explain(
+        self,
+        x: torch.Tensor,
+        target: torch.Tensor,
+        classifier: nn.Module,
+        *,
+        generator: torch.Generator | None = None,
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """Counterfactuals of ``x`` towards ``target`` under ``classifier`` (see :meth:`counterfactuals`)."""
+        validate_explain_inputs(x, target)
+        validate_classifier(classifier)
+        generator = resolve_generator(generator)
+        if x.shape[0] == 0:
+            empty = x.detach().clone()
+            return (empty, torch.zeros(0, dtype=torch.bool, device=x.device)) if self.returns_valid else empty
+        return self.counterfactuals(x, target, classifier, generator)
+
+    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
+                        generator: torch.Generator) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """The method itself, on checked, non-empty inputs: ``x_cf`` (``(x_cf, valid)`` where
+        ``returns_valid``), shaped like ``x`` (or N×K×C×H×W for K counterfactuals per input)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement counterfactuals()")

@@ -12,16 +12,11 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from cfcheck.methods.contract import (
-    resolve_generator,
-    uniform_like,
-    validate_classifier,
-    validate_explain_inputs,
-)
+from cfcheck.methods.contract import VisualExplainer, uniform_like, validate_explain_inputs
 
 
 @dataclass(frozen=True)
-class IdentityControl:
+class IdentityControl(VisualExplainer):
     """Returns a copy of its input: perfectly close and realistic, never valid.
 
     The classifier's decision does not change, so target accuracy is the rate at which
@@ -29,22 +24,14 @@ class IdentityControl:
     cfcheck must fail it on validity.
     """
 
-    def explain(
-        self,
-        x: torch.Tensor,
-        target: torch.Tensor,
-        classifier: nn.Module,
-        *,
-        generator: torch.Generator | None = None,
-    ) -> torch.Tensor:
+    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
+                        generator: torch.Generator) -> torch.Tensor:
         """Return ``x.clone()`` (a copy, so a caller mutating the output cannot alter ``x``)."""
-        validate_explain_inputs(x, target)
-        validate_classifier(classifier)
         return x.clone()
 
 
 @dataclass(frozen=True)
-class UniformNoiseControl:
+class UniformNoiseControl(VisualExplainer):
     """Returns i.i.d. uniform noise images, ignoring the input entirely.
 
     Noise is far from every input (closeness fails) and from the data manifold (realism
@@ -52,21 +39,13 @@ class UniformNoiseControl:
     from the supplied generator only, so a fixed seed reproduces it exactly.
     """
 
-    def explain(
-        self,
-        x: torch.Tensor,
-        target: torch.Tensor,
-        classifier: nn.Module,
-        *,
-        generator: torch.Generator | None = None,
-    ) -> torch.Tensor:
+    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
+                        generator: torch.Generator) -> torch.Tensor:
         """Return uniform [0, 1) noise with the shape, dtype and device of ``x``."""
-        validate_explain_inputs(x, target)
-        validate_classifier(classifier)
-        return uniform_like(x, resolve_generator(generator))
+        return uniform_like(x, generator)
 
 
-class ClassMeanImage:
+class ClassMeanImage(VisualExplainer):
     """Returns the mean image of the target class for every input: one prototype per class.
 
     Its outputs sit near the middle of each class but have no variety at all: every
@@ -89,17 +68,9 @@ class ClassMeanImage:
         validate_explain_inputs(images, labels, x_name="bank_images", target_name="bank_labels")
         self._means = {int(c): images[labels == c].double().mean(0).to(images.dtype) for c in labels.unique()}
 
-    def explain(
-        self,
-        x: torch.Tensor,
-        target: torch.Tensor,
-        classifier: nn.Module,
-        *,
-        generator: torch.Generator | None = None,
-    ) -> torch.Tensor:
+    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
+                        generator: torch.Generator) -> torch.Tensor:
         """The bank's mean image of each input's target class (``generator`` is not used)."""
-        validate_explain_inputs(x, target)
-        validate_classifier(classifier)
         missing = sorted({int(t) for t in target.tolist()} - set(self._means))
         if missing:
             raise ValueError(f"the image bank has no image of target class(es) {missing}; it holds {sorted(self._means)}")

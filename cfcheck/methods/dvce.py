@@ -34,12 +34,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from cfcheck.methods.contract import (
+    VisualExplainer,
     check_positive,
     predict_logits,
-    resolve_generator,
     seeded_chunks,
-    validate_classifier,
-    validate_explain_inputs,
     validate_target_range,
 )
 
@@ -101,7 +99,7 @@ def target_log_prob_gradient(classifier: nn.Module, view: torch.Tensor, target: 
 
 
 @dataclass(frozen=True)
-class DiffusionCounterfactual:
+class DiffusionCounterfactual(VisualExplainer):
     """DVCE: classifier-guided DDIM from a partly noised input.
 
     Args:
@@ -123,6 +121,8 @@ class DiffusionCounterfactual:
         num_counterfactuals: K counterfactuals per input from K seeds.
         batch_size: inputs denoised at once.
     """
+
+    returns_valid: ClassVar[bool] = True
 
     diffusion: nn.Module
     robust_classifier: nn.Module | None = None
@@ -153,23 +153,12 @@ class DiffusionCounterfactual:
         if not 0.0 < self.cone_angle < 90.0:
             raise ValueError(f"Expected `cone_angle` in (0, 90) degrees, but got {self.cone_angle}.")
 
-    def explain(
-        self,
-        x: torch.Tensor,
-        target: torch.Tensor,
-        classifier: nn.Module,
-        *,
-        generator: torch.Generator | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
+    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
+                        generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         """Return ``(x_cf, valid)``: N×C×H×W (K = 1) or N×K×C×H×W, and the kept inputs."""
         from cfcheck.models.generative.diffusion.sampling import encode_decode
 
-        validate_explain_inputs(x, target)
-        validate_classifier(classifier)
-        generator = resolve_generator(generator)
         n = x.shape[0]
-        if n == 0:
-            return x.clone(), torch.zeros(0, dtype=torch.bool, device=x.device)
         network = self.diffusion.to(x.device)
         outputs = []
         for _ in range(self.num_counterfactuals):

@@ -33,14 +33,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from cfcheck.methods.contract import (
-    check_positive,
-    predict_logits,
-    resolve_generator,
-    seeded_chunks,
-    validate_classifier,
-    validate_explain_inputs,
-)
+from cfcheck.methods.contract import VisualExplainer, check_positive, predict_logits, seeded_chunks
 from cfcheck.methods.dvce import target_log_prob_gradient, unit_rms
 
 __all__ = ["FastDiME", "dilate"]
@@ -54,7 +47,7 @@ def dilate(mask: torch.Tensor, radius: int) -> torch.Tensor:
 
 
 @dataclass(frozen=True)
-class FastDiME:
+class FastDiME(VisualExplainer):
     """FastDiME: DDIM guided on x̂_0, edits confined to a self-optimised mask.
 
     Args:
@@ -69,6 +62,8 @@ class FastDiME:
         rejection: abstain where the explained classifier does not predict the target.
         batch_size: inputs denoised at once.
     """
+
+    returns_valid: ClassVar[bool] = True
 
     diffusion: nn.Module
     guidance_scale: float = 2.0
@@ -96,21 +91,10 @@ class FastDiME:
             raise ValueError(f"Expected `mask_threshold` in (0, 1) and `mask_after` in [0, 1], but got "
                              f"{self.mask_threshold} and {self.mask_after}.")
 
-    def explain(
-        self,
-        x: torch.Tensor,
-        target: torch.Tensor,
-        classifier: nn.Module,
-        *,
-        generator: torch.Generator | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
+    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
+                        generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         """Return ``(x_cf, valid)``: N×C×H×W in [0, 1] and the kept inputs."""
-        validate_explain_inputs(x, target)
-        validate_classifier(classifier)
-        generator = resolve_generator(generator)
         n = x.shape[0]
-        if n == 0:
-            return x.clone(), torch.zeros(0, dtype=torch.bool, device=x.device)
         network = self.diffusion.to(x.device)
         cfs = torch.cat([
             self._counterfactual(network, x[part].detach(), target[part], classifier, chunk_generator)

@@ -14,11 +14,13 @@ input), so distribution-level realism (FID) sees the shift while per-image reali
 from __future__ import annotations
 
 import weakref
+from typing import ClassVar
 
 import torch
 from torch import nn
 
 from cfcheck.methods.contract import (
+    VisualExplainer,
     check_positive,
     predict_logits,
     validate_classifier,
@@ -33,7 +35,7 @@ def _parameter_versions(module: nn.Module) -> tuple[int, ...]:
     return tuple(t._version for t in (*module.parameters(), *module.buffers()))
 
 
-class NearestTargetNeighbour:
+class NearestTargetNeighbour(VisualExplainer):
     """Per input, the L2-nearest bank image with true label == target and f(image) == target.
 
     Args:
@@ -48,6 +50,8 @@ class NearestTargetNeighbour:
     recomputed if its weights were modified in place), since the suites call the same
     method with the same classifier many times.
     """
+
+    returns_valid: ClassVar[bool] = True
 
     def __init__(
         self, bank_images: torch.Tensor, bank_labels: torch.Tensor, batch_size: int = 1024
@@ -97,17 +101,9 @@ class NearestTargetNeighbour:
         self._prediction_cache = weakref.WeakKeyDictionary()
         self._bank_on_device.clear()
 
-    def explain(
-        self,
-        x: torch.Tensor,
-        target: torch.Tensor,
-        classifier: nn.Module,
-        *,
-        generator: torch.Generator | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
+    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
+                        generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         """Return ``(x_cf, valid)``; deterministic, so ``generator`` is accepted and unused."""
-        validate_explain_inputs(x, target)
-        validate_classifier(classifier)
         if x.shape[1:] != self.bank_images.shape[1:]:
             raise ValueError(
                 f"Expected `x` images of shape {tuple(self.bank_images.shape[1:])} like the bank, "
@@ -118,8 +114,6 @@ class NearestTargetNeighbour:
         predictions, num_classes = self.bank_predictions(classifier, device)
         x_cf = x.clone()
         valid = torch.zeros(x.shape[0], dtype=torch.bool, device=device)
-        if x.shape[0] == 0:
-            return x_cf, valid
         validate_target_range(target, num_classes)
         eligible = bank_labels == predictions
         queries = x.flatten(1).to(torch.float32)

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from cfcheck.methods.contract import resolve_generator, validate_classifier, validate_explain_inputs
+from cfcheck.methods.contract import VisualExplainer, validate_explain_inputs
 
 
 def _image_key(image: torch.Tensor) -> bytes:
@@ -46,7 +46,7 @@ class SplitLookup:
         return torch.tensor([self._index[key] for key in keys], dtype=torch.long)
 
 
-class TrueCounterfactual:
+class TrueCounterfactual(VisualExplainer):
     """The domain's true counterfactual of every input, found by matching inputs to a split.
 
     Args:
@@ -74,17 +74,13 @@ class TrueCounterfactual:
         self.split = split
         self.reject = reject
 
-    def explain(
-        self,
-        x: torch.Tensor,
-        target: torch.Tensor,
-        classifier: nn.Module,
-        *,
-        generator: torch.Generator | None = None,
-    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    @property
+    def returns_valid(self) -> bool:  # type: ignore[override]
+        return self.reject
+
+    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
+                        generator: torch.Generator) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """True counterfactuals of ``x`` towards ``target`` (and the rejection mask if asked)."""
-        validate_explain_inputs(x, target)
-        validate_classifier(classifier)
         factors = self._data.factors[self._lookup.indices(x)]
         x_cf = self._domain.class_counterfactual(factors, target.cpu()).to(device=x.device, dtype=x.dtype)
         if not self.reject:
@@ -110,7 +106,7 @@ def input_share(x: torch.Tensor, share: float, salt: bytes = b"cfcheck-mixture")
     return torch.tensor(draws, dtype=torch.float64) < share
 
 
-class TruthMixture:
+class TruthMixture(VisualExplainer):
     """The true counterfactual for a fixed ``share`` of the inputs and the unchanged input for the
     rest: a method that is right ``share`` of the time. Calibration control for the share of right
     counterfactuals a validity bar requires (TA's bar asks for 80 %).
@@ -126,15 +122,15 @@ class TruthMixture:
         self.share = float(share)
         self._truth = TrueCounterfactual(domain)
 
-    def explain(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module, *,
-                generator: torch.Generator | None = None) -> torch.Tensor:
+    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
+                        generator: torch.Generator) -> torch.Tensor:
         """The truth where :func:`input_share` picks the input, else the input itself."""
-        x_cf = self._truth.explain(x, target, classifier)
+        x_cf = self._truth.counterfactuals(x, target, classifier, generator)
         chosen = input_share(x, self.share).to(x.device)
         return torch.where(chosen[:, None, None, None], x_cf, x)
 
 
-class RandomTargetImage:
+class RandomTargetImage(VisualExplainer):
     """A seeded random real image of the target class: valid and realistic, not minimal.
 
     Args:
@@ -147,18 +143,9 @@ class RandomTargetImage:
         self._images = images
         self._by_class = {int(c): torch.nonzero(labels == c).flatten() for c in labels.unique()}
 
-    def explain(
-        self,
-        x: torch.Tensor,
-        target: torch.Tensor,
-        classifier: nn.Module,
-        *,
-        generator: torch.Generator | None = None,
-    ) -> torch.Tensor:
+    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
+                        generator: torch.Generator) -> torch.Tensor:
         """One bank image of each input's target class, drawn from ``generator``."""
-        validate_explain_inputs(x, target)
-        validate_classifier(classifier)
-        generator = resolve_generator(generator)
         picks = []
         for t in target.tolist():
             pool = self._by_class.get(int(t))

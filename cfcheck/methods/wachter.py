@@ -25,17 +25,17 @@ reproducible and comparable):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from cfcheck.methods.contract import (
+    VisualExplainer,
     check_positive,
     input_gradient,
     predict_logits,
-    validate_classifier,
-    validate_explain_inputs,
     validate_target_range,
 )
 
@@ -52,7 +52,7 @@ def l1_pseudo_gradient(delta: torch.Tensor, grad: torch.Tensor, lam: torch.Tenso
 
 
 @dataclass(frozen=True)
-class WachterCounterfactual:
+class WachterCounterfactual(VisualExplainer):
     """Gradient counterfactual minimising ``CE(f(x'), y_t) + λ·‖x' − x‖₁`` per image.
 
     Args:
@@ -76,6 +76,8 @@ class WachterCounterfactual:
     method is deterministic (no randomness), so ``generator`` is accepted and unused.
     """
 
+    returns_valid: ClassVar[bool] = True
+
     lam: float = 1.0
     learning_rate: float = 0.05
     max_steps: int = 200
@@ -95,21 +97,11 @@ class WachterCounterfactual:
         if len(self.betas) != 2 or not all(0.0 <= b < 1.0 for b in self.betas):
             raise ValueError(f"Expected `betas` as two numbers in [0, 1), but got {self.betas}.")
 
-    def explain(
-        self,
-        x: torch.Tensor,
-        target: torch.Tensor,
-        classifier: nn.Module,
-        *,
-        generator: torch.Generator | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
+    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
+                        generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         """Return ``(x_cf, valid)``; ``x_cf`` in [0, 1] with the shape/dtype/device of ``x``."""
-        validate_explain_inputs(x, target)
-        validate_classifier(classifier)
         x0 = x.detach()
         n = x0.shape[0]
-        if n == 0:
-            return x0.clone(), torch.zeros(0, dtype=torch.bool, device=x0.device)
         beta1, beta2 = self.betas
         delta = torch.zeros_like(x0)
         first_moment = torch.zeros_like(x0)

@@ -18,6 +18,9 @@ from cfcheck.methods import (
     UniformNoiseControl,
     WachterCounterfactual,
 )
+from cfcheck.methods.contract import VisualExplainer
+from cfcheck.methods.controls import ClassMeanImage
+from cfcheck.methods.truth import RandomTargetImage
 
 
 def _bank_for(classifier: nn.Module) -> NearestTargetNeighbour:
@@ -28,14 +31,21 @@ def _bank_for(classifier: nn.Module) -> NearestTargetNeighbour:
     return NearestTargetNeighbour(images, labels, batch_size=64)
 
 
+def _labelled_bank() -> tuple[torch.Tensor, torch.Tensor]:
+    """Two random images of each of the ten classes (for the controls that return bank images)."""
+    return torch.rand(20, 1, 32, 32, generator=torch.Generator().manual_seed(98)), torch.arange(10).repeat(2)
+
+
 FACTORIES: dict[str, Callable[[nn.Module], object]] = {
     "identity": lambda classifier: IdentityControl(),
+    "class_mean": lambda classifier: ClassMeanImage(*_labelled_bank()),
+    "random_target": lambda classifier: RandomTargetImage(*_labelled_bank()),
     "noise": lambda classifier: UniformNoiseControl(),
     "pgd": lambda classifier: TargetedPGD(steps=10),
     "nearest": _bank_for,
     "wachter": lambda classifier: WachterCounterfactual(max_steps=30),
 }
-RANDOMISED = ("noise", "pgd")
+RANDOMISED = ("noise", "pgd", "random_target")
 
 
 def _split(output: object) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -114,6 +124,12 @@ def test_detected_as_a_vce_that_takes_a_generator(name: str, linear_model: nn.Mo
     method = FACTORIES[name](linear_model)
     assert detect_kinds(method) == {MethodKind.VCE}
     assert accepts_generator(method.explain)
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_shares_the_one_vce_preamble(name: str, linear_model: nn.Module) -> None:
+    # input and classifier checks, the empty batch and the generator are handled once, in the base
+    assert isinstance(FACTORIES[name](linear_model), VisualExplainer)
 
 
 @pytest.mark.parametrize("name", sorted(FACTORIES))
