@@ -157,8 +157,10 @@ def pytest_report_header(config: pytest.Config) -> str | None:
         domains += f" ({len(session.broken_domains)} could not be loaded: {', '.join(session.broken_domains)})"
     cache = "off" if session.cache.directory is None else str(session.cache.directory)
     views = f", views {', '.join(sorted(v.value for v in session.views))}" if session.views else ""
+    known = session.method.kinds  # where the adapter says before cf_method runs; else the summary does
+    kinds = f", kinds {', '.join(sorted(k.value for k in known))}" if known else ""
     return (
-        f"cfcheck: method {session.method.spec}, profile {session.profile.name} "
+        f"cfcheck: method {session.method.spec}{kinds}, profile {session.profile.name} "
         f"(seeds {list(session.seeds)}, timeout {session.profile.timeout:g} s/call), domains {domains}, "
         f"device {session.device}, cache {cache}{baseline}{views}"
     )
@@ -332,6 +334,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     terminalreporter.section("cfcheck")
     if getattr(session, "deselected", None):
         terminalreporter.write_line(session.deselected)
+    for reason in session.kind_reasons or ():  # known where cf_method ran in this process (not under xdist)
+        terminalreporter.write_line(f"method kind {reason}")
     counts = {v: sum(1 for r in session.records if r.verdict == v) for v in ("pass", "fail", "inconclusive", "error")}
     regressed = sum(1 for r in session.records if r.regressed)
     terminalreporter.write_line(

@@ -9,7 +9,7 @@ import pytest
 
 from cfcheck import faults
 from cfcheck.adapter import FIXTURE_NAME, check_method_object
-from cfcheck.kinds.protocols import MethodKind, detect_kinds, view_source
+from cfcheck.kinds.protocols import MethodKind, detect_kinds, kind_detection, view_source
 
 if TYPE_CHECKING:  # torch and the models load only when a method is under test
     import torch
@@ -108,6 +108,10 @@ def cfcheck_method(request: pytest.FixtureRequest, cfcheck_session: CfcheckSessi
         request.config.stash[_usage_error_key] = str(error)
         request.session.shouldfail = f"cfcheck usage error: {error}"
         raise
+    found, ignored = kind_detection(method)
+    if cfcheck_session.kind_reasons is None:
+        cfcheck_session.kind_reasons = [f"{kind.value}: {why}" for kind, why in found] + [
+            f"not taken: {why}" for why in ignored]
     marker = request.node.get_closest_marker(KIND_MARKER)
     if marker is not None:
         required = MethodKind(marker.args[0])
@@ -119,7 +123,9 @@ def cfcheck_method(request: pytest.FixtureRequest, cfcheck_session: CfcheckSessi
             implemented = ", ".join(sorted(k.value for k in kinds))
             hint = (f" (--cfcheck-view {required.value} scores it through its view as one)"
                     if view_source(kinds, required) is not None else "")
-            pytest.skip(f"suite for {required.value} methods; {type(method).__name__} implements {implemented}{hint}")
+            unmatched = "".join(f"; {why}" for why in ignored if f"not the {required.value} call" in why)
+            pytest.skip(f"suite for {required.value} methods; {type(method).__name__} implements {implemented}"
+                        f"{hint}{unmatched}")
     return method
 
 

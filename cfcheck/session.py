@@ -112,6 +112,8 @@ class CfcheckSession(RunResources):
         self._zoos: dict[str, ModelZoo] = {}
         self._memo: dict[tuple[Any, ...], Any] = {}
         self.deselected: str | None = None  # why suites of other kinds were deselected
+        #: the method's kinds and the calls not taken, each with why (set when cf_method first runs here)
+        self.kind_reasons: list[str] | None = None
         self._last_from_cache = False
 
     # -- domains, models and per-run memos (the kinds' view of the run: cfcheck.kinds.base.Run) --

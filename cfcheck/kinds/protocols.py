@@ -103,27 +103,97 @@ def view_as(method: object, target: MethodKind) -> object:
     return getattr(importlib.import_module(module_name), class_name)(method)
 
 
+#: the positional arguments each kind's call passes (what a candidate method must be able to take)
+CALL_ARGUMENTS = {
+    MethodKind.VCE: ("x", "target", "classifier"),
+    MethodKind.SCM: ("x", "parents", "intervention"),
+    MethodKind.ATTRIBUTION: ("x", "model", "target"),
+    MethodKind.LATENT: ("z", "latent_classifier", "generator"),
+}
+
+
 def detect_kinds(method: object) -> frozenset[MethodKind]:
-    """All kinds ``method`` implements (possibly none)."""
+    """All kinds ``method`` implements (possibly none): see :func:`kind_detection`."""
+    return frozenset(kind for kind, _ in kind_detection(method)[0])
+
+
+def kind_detection(method: object) -> tuple[list[tuple[MethodKind, str]], list[str]]:
+    """The kinds ``method`` (an object, or a class) implements, each with why, and the method
+    names that looked like a kind's call but were not taken, each with why.
+
+    A kind counts when the object has the kind's method name (:data:`CALLS`) and its signature can
+    take the kind's call (:data:`CALL_ARGUMENTS`, positionally): a visual counterfactual explainer
+    with a helper ``counterfactual(x, target)`` is not an SCM generator, and is not sent through the
+    SCM suites. ``explain`` is the latent kind when it names ``z`` or ``latent_classifier``. A
+    signature that cannot be read is trusted. ``cfcheck_kind`` overrides all of this.
+
+    Returns:
+        ``([(kind, reason), ...], [reason of a name not taken, ...])``.
+
+    Raises:
+        ValueError: where ``cfcheck_kind`` names no kind.
+
+    Example:
+        >>> class Explainer:
+        ...     def explain(self, x, target, classifier, *, generator=None): ...
+        ...     def counterfactual(self, x, target): ...
+        >>> kinds, ignored = kind_detection(Explainer())
+        >>> [kind.value for kind, _ in kinds], len(ignored)
+        (['vce'], 1)
+    """
     declared = getattr(method, "cfcheck_kind", None)
     if declared is not None:
         values = (declared,) if isinstance(declared, (str, MethodKind)) else tuple(declared)
         try:
-            return frozenset(MethodKind(v) for v in values)
+            kinds = [MethodKind(v) for v in values]
         except ValueError:
             raise ValueError(
                 f"cfcheck_kind={declared!r} on {type(method).__name__}; expected any of "
                 f"{[k.value for k in MethodKind]}"
             ) from None
-    kinds = set()
-    explain = getattr(method, "explain", None)
-    if callable(explain):
-        kinds.add(MethodKind.LATENT if _parameter_names(explain) & _LATENT_PARAMETERS else MethodKind.VCE)
-    if callable(getattr(method, "counterfactual", None)):
-        kinds.add(MethodKind.SCM)
-    if callable(getattr(method, "attribute", None)):
-        kinds.add(MethodKind.ATTRIBUTION)
-    return frozenset(kinds)
+        return [(kind, f"declared by cfcheck_kind={declared!r}") for kind in kinds], []
+    found: list[tuple[MethodKind, str]] = []
+    ignored: list[str] = []
+    for kind, (name, _) in CALLS.items():
+        function = getattr(method, name, None)
+        if not callable(function):
+            continue
+        latent = bool(_parameter_names(function) & _LATENT_PARAMETERS)
+        if name == "explain" and latent != (kind is MethodKind.LATENT):
+            continue  # explain is one kind or the other, by its parameter names
+        shown = f"{name}{_signature_text(function)}"
+        arguments = CALL_ARGUMENTS[kind]
+        if _takes_positionally(method, name, len(arguments)):
+            found.append((kind, f"{shown} takes the {kind.value} call {name}({', '.join(arguments)})"))
+        else:
+            ignored.append(f"{shown} is not the {kind.value} call {name}({', '.join(arguments)}): it cannot take "
+                           f"{len(arguments)} positional arguments, so the {kind.value} suites do not run")
+    return found, ignored
+
+
+def _signature_text(function: Any) -> str:
+    try:
+        return str(inspect.signature(function))
+    except (TypeError, ValueError):
+        return "(…)"
+
+
+def _takes_positionally(owner: object, name: str, count: int) -> bool:
+    """Whether ``owner.name`` can be called with ``count`` positional arguments (True where its
+    signature cannot be read). On a class, a plain function's ``self`` takes one more."""
+    function = getattr(owner, name)
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return True
+    if isinstance(owner, type) and not isinstance(inspect.getattr_static(owner, name, None),
+                                                  (staticmethod, classmethod)):
+        count += 1  # an unbound function: the instance comes first
+    try:
+        signature.bind(*([None] * count))
+    except TypeError:
+        return False
+    return True
 
 
 def accepts_generator(function: Any, keyword: str = "generator") -> bool:

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from cfcheck.kinds import MethodKind, accepts_generator, detect_kinds
+from cfcheck.kinds.protocols import kind_detection
 
 
 class Explainer:
@@ -40,6 +41,45 @@ class SCMGenerator:
 )
 def test_kind_detection(method, kinds):
     assert detect_kinds(method) == kinds
+
+
+class ExplainerWithAHelper:
+    """A VCE as published code often writes one: a helper named like the SCM call."""
+
+    def explain(self, x, target, classifier, *, generator=None):
+        return self.counterfactual(x, target)
+
+    def counterfactual(self, x, target):
+        return x
+
+
+def test_a_helper_named_like_another_kinds_call_is_not_that_kind():
+    assert detect_kinds(ExplainerWithAHelper()) == {MethodKind.VCE}
+    assert detect_kinds(ExplainerWithAHelper) == {MethodKind.VCE}  # the class (a return annotation) too
+    found, ignored = kind_detection(ExplainerWithAHelper())
+    assert [kind for kind, _ in found] == [MethodKind.VCE]
+    assert "explain(x, target, classifier, *, generator=None)" in found[0][1]
+    (reason,) = ignored
+    assert "counterfactual(x, target) is not the scm call counterfactual(x, parents, intervention)" in reason
+
+
+@pytest.mark.parametrize("signature", ["x, parents, intervention", "x, *args", "*args, **kwargs",
+                                       "x, parents, intervention, scale=1.0"])
+def test_a_signature_that_can_take_the_call_is_that_kind(signature):
+    namespace: dict = {}
+    exec(f"class Generator:\n    def counterfactual(self, {signature}):\n        return None\n", namespace)
+    assert detect_kinds(namespace["Generator"]()) == {MethodKind.SCM}
+    assert detect_kinds(namespace["Generator"]) == {MethodKind.SCM}
+
+
+def test_a_static_method_on_a_class_has_no_self_to_count():
+    class Static:
+        @staticmethod
+        def attribute(x, model, target):
+            return x
+
+    assert detect_kinds(Static) == {MethodKind.ATTRIBUTION}
+    assert detect_kinds(Static()) == {MethodKind.ATTRIBUTION}
 
 
 def test_declared_kind_overrides_detection():

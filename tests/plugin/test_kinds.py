@@ -166,6 +166,33 @@ def cf_method():
     result.stdout.fnmatch_lines(["*attribute returned shape (*, 1024); expected (*, 1, 32, 32) (one per input)*"])
 
 
+def test_a_vce_with_a_counterfactual_helper_is_not_sent_through_the_scm_suites(tiny):
+    tiny.makepyfile(
+        helper="""
+import pytest
+
+class Identity:
+    def explain(self, x, target, classifier, *, generator=None):
+        return self.counterfactual(x, target)
+
+    def counterfactual(self, x, target):  # a helper, not the SCM call
+        return x.clone()
+
+@pytest.fixture
+def cf_method():
+    return Identity()
+"""
+    )
+    result = tiny.runpytest("--method=helper", "-k", "test_output_contract", "--cfcheck-domain=morpho", "-rs",
+                            "-p", "no:xdist")
+    result.assert_outcomes(passed=1, skipped=3)  # the VCE contract runs; SCM, latent and attribution skip
+    result.stdout.fnmatch_lines([  # the cfcheck summary, then pytest's skip reasons
+        "*method kind vce: explain(x, target, classifier, *, generator=None) takes the vce call*",
+        "*method kind not taken: counterfactual(x, target)*",
+        "*suite for scm methods; Identity implements vce; counterfactual(x, target) is not the scm call*",
+    ])
+
+
 def test_a_declared_kind_deselects_the_other_kinds_suites(tiny):
     tiny.makepyfile(declared=SCM_IDENTITY + '\ncfcheck_kind = "scm"\n')
     result = tiny.runpytest("--method=declared", "-k", "contract")
