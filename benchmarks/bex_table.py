@@ -128,9 +128,9 @@ def write_latent_calibration(scorecards: dict[str, Path], profile: str) -> list[
         profile: the profile they ran at.
 
     Returns:
-        The calibration files written (:func:`cfcheck.calibration.write_calibration_values`).
+        The calibration files written (:func:`cfcheck.calibration_store.write_calibration_values`).
     """
-    from cfcheck.calibration import write_calibration_values
+    from cfcheck.calibration_store import write_calibration_values
 
     missing = sorted(set(LATENT_CONTROLS) - set(scorecards))
     if missing:

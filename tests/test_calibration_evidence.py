@@ -207,7 +207,8 @@ def test_every_absolute_bar_separates_the_controls_on_morpho_but_for_the_listed_
 def test_the_scm_controls_are_kept_with_their_expectations_and_cover_each_intervention():
     """`cfcheck calibrate --seeds 0 1 2 --methods scm_truth ...` wrote every SCM control on every task
     score of morpho, on each seed."""
-    from cfcheck.calibration import SCM_CONTROLS, expected_sign
+    from cfcheck.calibration import SCM_CONTROLS
+    from cfcheck.calibration_store import expected_sign
 
     path = get_domain("morpho").calibration_dir / "calibration-quick.json"
     scm = {key: controls for key, controls in json.loads(path.read_text())["values"].items() if key.startswith("scm/")}
