@@ -68,15 +68,19 @@ METRICS = {"ef": "synbols_ef_rate", "sce": "synbols_sce_rate", "trivial": "synbo
            "s_sharp": "synbols_s_sharp"}
 
 
-def run_explainer(fixture: str, profile: str, out: Path, rerun: bool) -> tuple[Path, float | None]:
-    """The explainer's scorecard (run now unless one exists) and the run's seconds."""
-    report = out / fixture
+def run_explainer(fixture: str, profile: str, out: Path, rerun: bool, seed: int = 0) -> tuple[Path, float | None]:
+    """The explainer's scorecard at ``--cfcheck-seed=seed`` (run now unless one exists) and the run's
+    seconds; seed N > 0 keeps its runs under ``out/seedN``."""
+    from cfcheck.calibration import seed_folder
+
+    report = seed_folder(out, seed) / fixture
     scorecard = report / f"{fixture}-{profile}" / "scorecard.json"
     if scorecard.exists() and not rerun:
         return scorecard, None
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "pytest", "suites/latent", f"--method=fixtures/{fixture}.py",
-               f"--cfcheck-profile={profile}", f"--cfcheck-report-dir={report}", "--cfcheck-no-cache", "-q",
+               f"--cfcheck-profile={profile}", f"--cfcheck-seed={seed}", f"--cfcheck-report-dir={report}",
+               "--cfcheck-no-cache", "-q",
                "-p", "no:randomly"]
     start = time.perf_counter()
     finished = subprocess.run(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL)
@@ -120,11 +124,12 @@ def latent_expected(control: str, suite: str, metric: str) -> str:
     return LATENT_CONTROLS[control] if metric in CALIBRATED_METRICS else ""
 
 
-def write_latent_calibration(scorecards: dict[str, Path], profile: str) -> list[Path]:
+def write_latent_calibration(scorecards: dict[str, Path] | list[dict[str, Path]], profile: str) -> list[Path]:
     """Write the latent controls' values from their scorecards into the domain's calibration file.
 
     Args:
-        scorecards: fixture → its scorecard.json; must hold every one of :data:`LATENT_CONTROLS`.
+        scorecards: fixture → its scorecard.json, or one such mapping per seed (kept side by side:
+            a task id names its seed); each must hold every one of :data:`LATENT_CONTROLS`.
         profile: the profile they ran at.
 
     Returns:
@@ -132,10 +137,13 @@ def write_latent_calibration(scorecards: dict[str, Path], profile: str) -> list[
     """
     from cfcheck.calibration_store import write_calibration_values
 
-    missing = sorted(set(LATENT_CONTROLS) - set(scorecards))
-    if missing:
-        raise ValueError(f"--calibrate needs every latent control's run; missing {', '.join(missing)}")
-    results = {name: json.loads(scorecards[name].read_text()) for name in LATENT_CONTROLS}
+    runs = [scorecards] if isinstance(scorecards, dict) else list(scorecards)
+    results = []
+    for run in runs:
+        missing = sorted(set(LATENT_CONTROLS) - set(run))
+        if missing:
+            raise ValueError(f"--calibrate needs every latent control's run; missing {', '.join(missing)}")
+        results.append({name: json.loads(run[name].read_text()) for name in LATENT_CONTROLS})
     return write_calibration_values(results, profile, kinds=("latent",), expected=latent_expected,
                                     command=CALIBRATE_COMMAND)
 
@@ -158,19 +166,27 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "reports" / "bex")
     parser.add_argument("--rerun", action="store_true", help="run every explainer even where a scorecard exists")
     parser.add_argument("--only", nargs="*", choices=sorted(EXPLAINERS), help="a subset of the explainers")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0],
+                        help="run each explainer at these --cfcheck-seed values (a table per seed; "
+                             "--calibrate keeps every seed's values)")
     parser.add_argument("--calibrate", action="store_true",
                         help=f"write the controls' values ({', '.join(LATENT_CONTROLS)}) into the domain's "
                              "calibration file")
     args = parser.parse_args()
-    results, scorecards = {}, {}
-    for fixture in args.only or EXPLAINERS:
-        scorecards[fixture], seconds = run_explainer(fixture, args.profile, args.out, args.rerun)
-        if seconds is not None:
-            print(f"{fixture}: {seconds:.0f} s", file=sys.stderr)
-        results[EXPLAINERS[fixture]] = scenario_means(scorecards[fixture])
-    print(markdown(results))
+    per_seed = []
+    for seed in args.seeds:
+        results, scorecards = {}, {}
+        for fixture in args.only or EXPLAINERS:
+            scorecards[fixture], seconds = run_explainer(fixture, args.profile, args.out, args.rerun, seed)
+            if seconds is not None:
+                print(f"{fixture} seed {seed}: {seconds:.0f} s", file=sys.stderr)
+            results[EXPLAINERS[fixture]] = scenario_means(scorecards[fixture])
+        if len(args.seeds) > 1:
+            print(f"\nseed {seed}\n")
+        print(markdown(results))
+        per_seed.append(scorecards)
     if args.calibrate:
-        for path in write_latent_calibration(scorecards, args.profile):
+        for path in write_latent_calibration(per_seed, args.profile):
             print(f"wrote {path} (latent values)", file=sys.stderr)
 
 
