@@ -30,11 +30,12 @@ SET_BOOTSTRAP_RESAMPLES = 200
 STATISTICS = {"fid": fid, "kid": kid_all_pairs, "density": density, "coverage": coverage}
 #: Higher is better for these: their floor is the lowest real-vs-real draw, not the highest.
 HIGHER_IS_BETTER = ("density", "coverage")
-#: How each statistic's set-level CI resamples (cfcheck.metrics.stats.bootstrap_set_ci): KID's
+#: How each statistic's set-level CI resamples (cfcheck.metrics.set_intervals.bootstrap_set_ci): KID's
 #: unbiased estimator reads a duplicated row as a perfect match, and a duplicated real image is a
 #: neighbour at distance 0 that shrinks the k-NN balls, so those are half-sampled; half-sets move
-#: the k-NN statistics' expectation, so theirs are centred on the half-samples' median.
-CI_METHODS = {"fid": "bootstrap", "kid": "half_sampling", "density": "centred_half_sampling",
+#: the k-NN statistics' and FID's expectation, so theirs are centred on the half-samples' median, and
+#: FID's spread is corrected by its permutation null (half-samples overstate its degenerate part).
+CI_METHODS = {"fid": "null_corrected_half_sampling", "kid": "half_sampling", "density": "centred_half_sampling",
               "coverage": "centred_half_sampling"}
 
 
