@@ -14,7 +14,7 @@ Every score in a scorecard is reported with n and a 95% CI. What the interval is
   grand mean over both populations, not only over inputs for the draws that happened to be made.
 - **Set-level scores** (FID, KID, density, coverage):
   :func:`cfcheck.metrics.set_intervals.bootstrap_set_ci` resamples the counterfactual set
-  and the reference set independently (half-samples, or a bootstrap); it estimates the
+  and the reference set independently (half-samples, or a bootstrap for FID); it estimates the
   variability of the statistic from both finite samples, centred on the full-set value. It does
   not include the finite-sample bias of FID itself — that is what the real-vs-real floor at the
   same n and class mix is for.

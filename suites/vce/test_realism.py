@@ -33,9 +33,8 @@ HIGHER_IS_BETTER = ("density", "coverage")
 #: How each statistic's set-level CI resamples (cfcheck.metrics.set_intervals.bootstrap_set_ci): KID's
 #: unbiased estimator reads a duplicated row as a perfect match, and a duplicated real image is a
 #: neighbour at distance 0 that shrinks the k-NN balls, so those are half-sampled; half-sets move
-#: the k-NN statistics' and FID's expectation, so theirs are centred on the half-samples' median, and
-#: FID's spread is corrected by its permutation null (half-samples overstate its degenerate part).
-CI_METHODS = {"fid": "null_corrected_half_sampling", "kid": "half_sampling", "density": "centred_half_sampling",
+#: the k-NN statistics' expectation, so theirs are centred on the half-samples' median.
+CI_METHODS = {"fid": "bootstrap", "kid": "half_sampling", "density": "centred_half_sampling",
               "coverage": "centred_half_sampling"}
 
 
