@@ -34,7 +34,7 @@ _SET_CI = ("Set-level; 95% CI by resampling the counterfactuals and the referenc
            "covers the expected FID at this n and class mix, small-n bias included (the floor carries the same "
            f"bias). {_ESTIMATES} {_SIMULATED}it held that expectation in 39–40 of 40 runs, 1.5–1.7× as wide as the "
            "central 95% of the score over fresh draws where the sets share a distribution or differ in mean, "
-           "1.1–1.3× where the covariance differs: conservative, so some verdicts are inconclusive that a "
+           "1.1–1.5× where the covariance differs: conservative, so some verdicts are inconclusive that a "
            "tighter valid interval would decide. No tighter one held up (benchmarks/fid_intervals.py): "
            "half-sampling with its spread corrected by a permutation null is 1.0–1.2× wide and covers 39–40 of "
            "40 where the sets share a distribution, but 32 of 40 (0.82×) for fid_domain when the counterfactuals "
