@@ -25,7 +25,7 @@ from torch import Tensor
 
 from cfcheck.metrics.manifold import KnnSets
 from cfcheck.metrics.set_statistics import FidSets, KidSets, set_statistic_engine
-from cfcheck.metrics.stats import BatchedSetStatistic, bootstrap_set_ci
+from cfcheck.metrics.set_intervals import BatchedSetStatistic, bootstrap_set_ci, null_strata
 
 SetStatistic = Callable[[Tensor, Tensor], float]
 
@@ -143,10 +143,10 @@ def score_realism(
             reference draws, i.e. real images with the counterfactuals' class mix.
         generator: seeds the reference and floor draws.
         n_resamples, seed, ci_method: the CI resamples counterfactuals and reference within
-            each class: ``"bootstrap"`` (bias-shifted to centre on the value; FID) or
-            ``"half_sampling"`` (kernel statistics such as KID) or ``"centred_half_sampling"``
-            (k-nearest-neighbour density and coverage); see
-            :func:`~cfcheck.metrics.stats.bootstrap_set_ci`.
+            each class: ``"null_corrected_half_sampling"`` (FID), ``"half_sampling"`` (kernel
+            statistics such as KID), ``"centred_half_sampling"`` (k-nearest-neighbour density and
+            coverage) or ``"bootstrap"`` (bias-shifted to centre on the value); see
+            :func:`~cfcheck.metrics.set_intervals.bootstrap_set_ci`.
 
     Returns:
         A :class:`RealismScore` with the value, CI, n, the floor of every draw and the classes
@@ -174,14 +174,17 @@ def score_realism(
 
     floor_sets = [tuple(pool_features[floor[c]] for c in order) for floor in draw.floors]
     engine = set_statistic_engine(statistic)
-    resampled = None
+    resampled = null_resampled = None
     if engine is None:  # any other statistic: one call per set and per resample
         value = pooled(tuple(reference), tuple(fakes))
         floors = [pooled(tuple(reference), floor_set) for floor_set in floor_sets]
     else:
         value, floors, resampled = _with_engine(engine, reference, fakes, floor_sets, weights, conditional)
+        if ci_method == "null_corrected_half_sampling":  # the null splits index the pooled strata on both sides
+            both = list(null_strata(reference, fakes))
+            null_resampled = _with_engine(engine, both, both, [], weights, conditional)[2]
     ci = bootstrap_set_ci(tuple(reference), tuple(fakes), pooled, n_resamples=n_resamples, seed=seed, point=value,
-                          method=ci_method, resampled=resampled)
+                          method=ci_method, resampled=resampled, null_resampled=null_resampled)
     return RealismScore(value, ci, sum(kept.values()), floors, skipped)
 
 

@@ -17,7 +17,7 @@ _EXPORTS = {
     "OptionalDependencyError": "cfcheck.metrics._optional",
     "Summary": "cfcheck.metrics.stats",
     "bootstrap_ci": "cfcheck.metrics.stats",
-    "bootstrap_set_ci": "cfcheck.metrics.stats",
+    "bootstrap_set_ci": "cfcheck.metrics.set_intervals",
     "crossed_bootstrap_ci": "cfcheck.metrics.stats",
     "class_changes": "cfcheck.metrics.validity",
     "Bar": "cfcheck.metrics.cards",

@@ -4,7 +4,7 @@ FID (Heusel et al. 2017; Väth §3.3, Hvilshøj eq. 4) and KID (Bińkowski et al
 embeddings of a *domain* network — Hvilshøj §3.1 shows Inception V3 is a poor fit for
 small images and uses the explained architecture's last hidden layer instead. These are
 set-level scores (one number per pair of sets); their uncertainty comes from
-:func:`cfcheck.metrics.stats.bootstrap_set_ci`, which is why :func:`fid` and :func:`kid`
+:func:`cfcheck.metrics.set_intervals.bootstrap_set_ci`, which is why :func:`fid` and :func:`kid`
 take plain feature matrices and are cheap enough to call a thousand times. KID on all pairs of
 two sets of any sizes, and both statistics over many resamples at once, are in
 :mod:`cfcheck.metrics.set_statistics`.

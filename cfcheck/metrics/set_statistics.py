@@ -1,6 +1,6 @@
 """FID and all-pairs KID of one real set against several fake sets and against many resamples
 of both, without gathering copies: what the realism scores, their real-vs-real floors and their
-set-level CIs (:func:`cfcheck.metrics.stats.bootstrap_set_ci`) need.
+set-level CIs (:func:`cfcheck.metrics.set_intervals.bootstrap_set_ci`) need.
 
 A resample of a set is a multiset of its rows, i.e. a row of counts w (R×N for R resamples).
 FID needs the resample's mean and covariance: weighted sums. KID's unbiased estimator is

@@ -12,40 +12,36 @@ Every score in a scorecard is reported with n and a 95% CI. What the interval is
   draws of something the method is compared against, e.g. several random networks):
   :func:`crossed_bootstrap_ci` resamples the draws and the inputs, so the interval covers the
   grand mean over both populations, not only over inputs for the draws that happened to be made.
-- **Set-level scores** (FID, KID): :func:`bootstrap_set_ci` resamples the counterfactual set
-  and the reference set independently; it estimates the variability of the statistic from
-  both finite samples, shifted by the bootstrap bias so it is centred on the full-set value.
-  It does not include the finite-sample bias of FID itself — that is what the real-vs-real
-  floor at the same n and class mix is for.
+- **Set-level scores** (FID, KID, density, coverage):
+  :func:`cfcheck.metrics.set_intervals.bootstrap_set_ci` resamples the counterfactual set
+  and the reference set independently (half-samples, or a bootstrap for FID); it estimates the
+  variability of the statistic from both finite samples, centred on the full-set value. It does
+  not include the finite-sample bias of FID itself — that is what the real-vs-real floor at the
+  same n and class mix is for.
 
 :func:`verdict` turns (interval, bar) into pass / fail / inconclusive.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
-import torch
 from torch import Tensor
 
 from cfcheck.metrics._validation import check_positive_int, check_real, describe
 
-__all__ = ["Summary", "VERDICTS", "bootstrap_ci", "bootstrap_set_ci", "crossed_bootstrap_ci", "summarize", "verdict",
+__all__ = ["Summary", "VERDICTS", "bootstrap_ci", "crossed_bootstrap_ci", "summarize", "verdict",
            "wilson_interval"]
 
 Statistic = Callable[[np.ndarray], float]
-SetStatistic = Callable[..., float]
-BatchedSetStatistic = Callable[[tuple[np.ndarray, ...], tuple[np.ndarray, ...]], np.ndarray]
 
 # Statistics whose numpy implementation accepts ``axis``: resamples are evaluated in
 # blocks instead of one Python call each.
 _VECTORISED: tuple[Callable, ...] = (np.mean, np.median)
 _BLOCK_ELEMENTS = 2_000_000  # bounds the memory of a block of resampled values
-_SET_BLOCK = 256  # resamples per call of a batched set statistic (bounds its count matrices; the suites' 200
-# in one call, so a set engine passes over each kernel or outer-product matrix once)
 
 
 def _as_values(values: object) -> np.ndarray:
@@ -199,137 +195,6 @@ def _as_table(values: object) -> np.ndarray:
     if not np.isfinite(table).all():
         raise ValueError("`values` contains NaN or infinite entries; keep the inputs every draw scored")
     return table
-
-
-def _rows(name: str, data: object) -> int:
-    if not isinstance(data, (Tensor, np.ndarray)):
-        raise TypeError(f"`{name}` must be a torch.Tensor or numpy.ndarray, got {describe(data)}")
-    if data.ndim < 1 or data.shape[0] < 1:
-        raise ValueError(f"`{name}` needs at least one row, got shape {tuple(data.shape)}")
-    return int(data.shape[0])
-
-
-def _take(data: Tensor | np.ndarray, index: np.ndarray) -> Tensor | np.ndarray:
-    if isinstance(data, Tensor):
-        return data[torch.from_numpy(index).to(data.device)]
-    return data[index]
-
-
-def _strata(name: str, data: object) -> tuple[Tensor | np.ndarray, ...]:
-    parts = tuple(data) if isinstance(data, (tuple, list)) else (data,)
-    if not parts:
-        raise ValueError(f"`{name}` must hold at least one stratum")
-    for i, part in enumerate(parts):
-        _rows(f"{name}[{i}]" if len(parts) > 1 else name, part)
-    return parts
-
-
-def _draw_set_resamples(
-    parts_a: tuple[Tensor | np.ndarray, ...], parts_b: tuple[Tensor | np.ndarray, ...], resamples: int,
-    rng: np.random.Generator, method: str,
-) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Row indices of every resample, per stratum (R×m each), each stratum's R resamples drawn
-    at once: with replacement (``"bootstrap"``, m = its size) or, for the half-samplings, the
-    first m = max(2, size // 2) rows of an independent permutation per resample."""
-    def draw(part: Tensor | np.ndarray) -> np.ndarray:
-        size = len(part)
-        if method != "bootstrap":  # half_sampling, centred_half_sampling
-            keep = min(size, max(2, size // 2))
-            return rng.permuted(np.broadcast_to(np.arange(size), (resamples, size)), axis=1)[:, :keep]
-        return rng.integers(0, size, size=(resamples, size))
-
-    return [draw(p) for p in parts_a], [draw(p) for p in parts_b]
-
-
-#: The resampling schemes of :func:`bootstrap_set_ci`.
-SET_CI_METHODS = ("bootstrap", "half_sampling", "centred_half_sampling")
-
-
-def bootstrap_set_ci(
-    a: Tensor | np.ndarray | Sequence[Tensor | np.ndarray],
-    b: Tensor | np.ndarray | Sequence[Tensor | np.ndarray],
-    statistic: SetStatistic,
-    *,
-    confidence: float = 0.95,
-    n_resamples: int = 1000,
-    seed: int = 0,
-    point: float | None = None,
-    method: str = "bootstrap",
-    resampled: BatchedSetStatistic | None = None,
-) -> tuple[float, float]:
-    """Percentile bootstrap CI of a two-sample set statistic such as ``fid(a, b)``.
-
-    Rows of ``a`` and of ``b`` are resampled with replacement, independently, and the
-    statistic is recomputed on each pair of resampled sets. ``a`` and ``b`` may also be
-    tuples of strata (e.g. one block per class): each block is resampled within itself, so
-    the class counts stay fixed, and ``statistic`` receives the tuples. Resampling duplicates
-    rows, which biases FID upward, so the plain interval can miss the full-set value. Given
-    the full-set value as ``point``, the interval is shifted by the bootstrap bias (median of
-    the resampled statistics − ``point``) and so is centred on it.
-
-    ``method="half_sampling"`` (needs ``point``) is for kernel statistics such as KID, whose
-    unbiased estimator counts a duplicated row as a perfect match, so bootstrap resamples are
-    biased and wildly spread: each resample takes b = ⌊m/2⌋ rows of every block of m without
-    replacement, and the interval is ``point − c · q`` for the quantiles q of (resampled −
-    point), with c = √(b/(m − b)) (1 for even blocks; pooled over the blocks). A half-sample
-    varies around the whole sample by (1/b − 1/m)σ² = σ²/m for a mean-like (√m-consistent)
-    statistic, i.e. as much as the whole-sample statistic varies between samples: the
-    classic half-sampling variance (McCarthy 1969), which keeps c = 1. (Subsampling's √(b/m)
-    (Politis & Romano 1994) assumes b ≪ m; at b = m/2 it halves the variance: for KID against
-    sets whose covariance differs from the reference's, that interval was 0.72× as wide as the
-    spread of fresh draws, which ``tests/metrics/test_realism_intervals.py`` rejects, and covered
-    26 of 30 simulated runs at 100 per class.) Where both sets share a distribution, KID is
-    degenerate (fluctuations of order 1/m) and the interval is conservative (about 1.7× wide).
-
-    ``resampled`` (optional) computes the statistic of many resamples at once: it receives,
-    per stratum of ``a`` and of ``b``, an R×m matrix of row indices (one resample per row)
-    and returns the R values ``statistic`` would give on the gathered rows (e.g.
-    :meth:`cfcheck.metrics.set_statistics.KidSets.resampled`). The resamples are the same either way.
-
-    ``method="centred_half_sampling"`` draws the same half-samples but takes the deviations q
-    from the half-samples' median instead of ``point``: for statistics whose expectation moves
-    with the set sizes, such as k-nearest-neighbour density and coverage (a half-set of real
-    images has wider neighbourhood balls), so the half-samples are biased and an interval
-    reflected about ``point`` would miss it (``tests/metrics/test_realism_intervals.py``).
-    """
-    if method not in SET_CI_METHODS:
-        raise ValueError(f"`method` must be one of {', '.join(map(repr, SET_CI_METHODS))}, got {method!r}")
-    half = method in ("half_sampling", "centred_half_sampling")
-    if half and point is None:
-        raise ValueError(f"{method} needs the full-set value as `point`")
-    if not callable(statistic):
-        raise TypeError(f"`statistic` must be callable, got {describe(statistic)}")
-    stratified = isinstance(a, (tuple, list))
-    parts_a, parts_b = _strata("a", a), _strata("b", b)
-    level = _check_confidence(confidence)
-    resamples = check_positive_int("n_resamples", n_resamples)
-    rng = np.random.default_rng(check_positive_int("seed", seed, minimum=0))
-    indices_a, indices_b = _draw_set_resamples(parts_a, parts_b, resamples, rng, method)
-    stats = np.empty(resamples, dtype=np.float64)
-    if resampled is not None:
-        for start in range(0, resamples, _SET_BLOCK):
-            block = slice(start, start + _SET_BLOCK)
-            values = resampled(tuple(i[block] for i in indices_a), tuple(i[block] for i in indices_b))
-            stats[block] = np.asarray(values, dtype=np.float64)
-    else:
-        for r in range(resamples):
-            a_sub = tuple(_take(p, i[r]) for p, i in zip(parts_a, indices_a))
-            b_sub = tuple(_take(p, i[r]) for p, i in zip(parts_b, indices_b))
-            stats[r] = float(statistic(a_sub, b_sub) if stratified else statistic(a_sub[0], b_sub[0]))
-    low, high = _percentile_interval(stats, level)
-    if half:
-        centre = check_real("point", point)
-        kept = sum(i.shape[1] for i in (*indices_a, *indices_b))
-        left = sum(len(p) for p in (*parts_a, *parts_b)) - kept
-        scale = float(np.sqrt(kept / left)) if left else 1.0
-        # centred: deviations from the half-samples' own median, for statistics whose expectation
-        # depends on the set sizes (k-NN density and coverage), so half-sets are biased
-        middle = float(np.median(stats)) if method == "centred_half_sampling" else centre
-        return centre - scale * (high - middle), centre - scale * (low - middle)
-    if point is not None:
-        bias = float(np.median(stats)) - check_real("point", point)
-        low, high = low - bias, high - bias
-    return low, high
 
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:

@@ -30,7 +30,7 @@ SET_BOOTSTRAP_RESAMPLES = 200
 STATISTICS = {"fid": fid, "kid": kid_all_pairs, "density": density, "coverage": coverage}
 #: Higher is better for these: their floor is the lowest real-vs-real draw, not the highest.
 HIGHER_IS_BETTER = ("density", "coverage")
-#: How each statistic's set-level CI resamples (cfcheck.metrics.stats.bootstrap_set_ci): KID's
+#: How each statistic's set-level CI resamples (cfcheck.metrics.set_intervals.bootstrap_set_ci): KID's
 #: unbiased estimator reads a duplicated row as a perfect match, and a duplicated real image is a
 #: neighbour at distance 0 that shrinks the k-NN balls, so those are half-sampled; half-sets move
 #: the k-NN statistics' expectation, so theirs are centred on the half-samples' median.

@@ -11,7 +11,8 @@ import torch
 from cfcheck.metrics.closeness import minkowski_distance
 from cfcheck.metrics.diversity import pairwise_diversity
 from cfcheck.metrics.realism import fid
-from cfcheck.metrics.stats import Summary, bootstrap_ci, bootstrap_set_ci, summarize, verdict, wilson_interval
+from cfcheck.metrics.set_intervals import bootstrap_set_ci
+from cfcheck.metrics.stats import Summary, bootstrap_ci, summarize, verdict, wilson_interval
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binomtest

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from cfcheck.metrics import set_statistics
 from cfcheck.metrics.realism import fid
 from cfcheck.metrics.set_statistics import FidSets, KidSets, kid_all_pairs, set_statistic_engine
-from cfcheck.metrics.stats import bootstrap_set_ci
+from cfcheck.metrics.set_intervals import bootstrap_set_ci
 from cfcheck.reference_sets import draw_reference, score_realism
 
 # --------------------------------------------------------------------- slow reference code
@@ -41,23 +41,36 @@ def slow_bootstrap_set_ci(a, b, statistic, *, n_resamples, seed, point=None, met
     rng = np.random.default_rng(seed)
     stats = np.empty(n_resamples)
 
+    halves = method != "bootstrap"
+
     def indices(part):
         n = len(part)
-        if method in ("half_sampling", "centred_half_sampling"):
+        if halves:
             return np.stack([rng.permuted(np.arange(n)) for _ in range(n_resamples)])[:, : max(2, n // 2)]
         return rng.integers(0, n, size=(n_resamples, n))
+
+    def call(x, y):
+        return float(statistic(x, y) if stratified else statistic(x[0], y[0]))
 
     index_a, index_b = [indices(p) for p in parts_a], [indices(p) for p in parts_b]
     for i in range(n_resamples):
         a_sub = tuple(p[torch.from_numpy(ix[i])] for p, ix in zip(parts_a, index_a))
         b_sub = tuple(p[torch.from_numpy(ix[i])] for p, ix in zip(parts_b, index_b))
-        stats[i] = float(statistic(a_sub, b_sub) if stratified else statistic(a_sub[0], b_sub[0]))
+        stats[i] = call(a_sub, b_sub)
     low, high = np.percentile(stats, [2.5, 97.5])
-    if method in ("half_sampling", "centred_half_sampling"):  # c² = rows kept / rows left out, over all blocks
+    if halves:  # c² = rows kept / rows left out, over all blocks
         kept = sum(ix.shape[1] for ix in (*index_a, *index_b))
         left = sum(len(p) for p in (*parts_a, *parts_b)) - kept
         c = np.sqrt(kept / left) if left else 1.0
-        middle = np.median(stats) if method == "centred_half_sampling" else point
+        if method == "null_corrected_half_sampling":  # random splits of each block's pooled rows
+            pools = [torch.cat([p, q - q.mean(0) + p.mean(0)]) for p, q in zip(parts_a, parts_b)]
+            orders = [np.stack([rng.permuted(np.arange(len(u))) for _ in range(n_resamples)]) for u in pools]
+            null = np.array([call(tuple(u[torch.from_numpy(o[i, :len(p)])] for u, o, p in zip(pools, orders, parts_a)),
+                                  tuple(u[torch.from_numpy(o[i, len(p):])] for u, o, p in zip(pools, orders, parts_a)))
+                             for i in range(n_resamples)])
+            v_half, v_null = stats.var(ddof=1), null.var(ddof=1)
+            c *= np.sqrt(max(v_half - 2 * v_null, v_null) / v_half)
+        middle = point if method == "half_sampling" else np.median(stats)
         return point - c * (high - middle), point - c * (low - middle)
     if point is not None:
         bias = float(np.median(stats)) - point
@@ -158,7 +171,8 @@ def test_engines_are_found_only_for_fid_and_kid_all_pairs():
     assert set_statistic_engine(lambda a, b: 0.0) is None
 
 
-@pytest.mark.parametrize("method", ["bootstrap", "half_sampling", "centred_half_sampling"])
+@pytest.mark.parametrize("method", ["bootstrap", "half_sampling", "centred_half_sampling",
+                                    "null_corrected_half_sampling"])
 @pytest.mark.parametrize("stratified", [False, True])
 def test_generic_set_bootstrap_keeps_the_random_stream(method, stratified):
     rng = np.random.default_rng(2)
@@ -199,9 +213,12 @@ def _realism_data(n, pool_size, dim, classes, seed):
 
 @pytest.mark.parametrize("statistic", [fid, kid_all_pairs], ids=["fid", "kid"])
 @pytest.mark.parametrize("conditional", [True, False], ids=["target", "domain"])
-def test_score_realism_equals_the_per_resample_computation(statistic, conditional):
+@pytest.mark.parametrize("fid_method", ["bootstrap", "null_corrected_half_sampling"])
+def test_score_realism_equals_the_per_resample_computation(statistic, conditional, fid_method):
+    if statistic is kid_all_pairs and fid_method != "bootstrap":
+        pytest.skip("KID's interval is half-sampling")
     pool, pool_labels, fakes, fake_classes = _realism_data(300, 6000, 64, 5, seed=0)
-    method = "half_sampling" if statistic is kid_all_pairs else "bootstrap"
+    method = "half_sampling" if statistic is kid_all_pairs else fid_method
     kwargs = dict(conditional=conditional, n_resamples=60, seed=2, ci_method=method)
     fast = score_realism(statistic, pool, pool_labels, fakes, fake_classes,
                          generator=torch.Generator().manual_seed(9), **kwargs)
@@ -216,11 +233,12 @@ def test_score_realism_equals_the_per_resample_computation(statistic, conditiona
 
 @settings(max_examples=15, deadline=None)
 @given(n=st.integers(6, 40), dim=st.integers(1, 4), classes=st.integers(1, 3), conditional=st.booleans(),
-       kid=st.booleans(), seed=st.integers(0, 2**16))
-def test_score_realism_engine_property(n, dim, classes, conditional, kid, seed):
+       kid=st.booleans(), fid_method=st.sampled_from(["bootstrap", "null_corrected_half_sampling"]),
+       seed=st.integers(0, 2**16))
+def test_score_realism_engine_property(n, dim, classes, conditional, kid, fid_method, seed):
     pool, pool_labels, fakes, fake_classes = _realism_data(n, 40 * n, dim, classes, seed)
     statistic = kid_all_pairs if kid else fid
-    kwargs = dict(conditional=conditional, n_resamples=15, seed=seed, ci_method="half_sampling" if kid else "bootstrap")
+    kwargs = dict(conditional=conditional, n_resamples=15, seed=seed, ci_method="half_sampling" if kid else fid_method)
     if conditional or len(fake_classes.unique()) < classes:
         fake_classes = torch.arange(n) % classes  # every class has ≥ 2 counterfactuals
     try:
