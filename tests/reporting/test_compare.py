@@ -347,3 +347,23 @@ def test_display_names_drop_a_shared_dotted_prefix_only_when_labels_stay_distinc
     assert display_names(["alpha", "beta"]) == {"alpha": "alpha", "beta": "beta"}
     assert display_names(["pkg.m", "pkg.m (2)"]) == {"pkg.m": "m", "pkg.m (2)": "m (2)"}
     assert display_names(["only.one"]) == {"only.one": "only.one"}
+
+
+def test_leaderboard_marks_a_method_better_on_every_block_and_not_equal_ones(tmp_path, capsys):
+    """By construction: over 15 tasks "good"'s distance is 1 below "fair"'s and 2 below "poor"'s on
+    every input (lower is better), "twin" equals "fair"; good leads significantly, fair and twin tie."""
+    tasks = [("vce", "morpho", "closeness", "d1", f"cnn/ideal/seed{s}") for s in range(15)]
+    rng = np.random.default_rng(2)
+    base = {task: rng.normal(40, 5, size=10) for task in tasks}
+    folders = [write_run(tmp_path, name, f"pkg.{name}", {t: dict(enumerate(base[t] + shift)) for t in tasks})
+               for name, shift in (("poor", 2.0), ("fair", 1.0), ("good", 0.0), ("twin", 1.0))]
+    (board,) = compare_runs([load_run(f) for f in folders]).boards
+    assert board.methods[0] == "pkg.good" and board.leader == "pkg.good" and len(board.blocks) == 15
+    assert board.average_ranks["pkg.fair"] == board.average_ranks["pkg.twin"] == 2.5
+    assert board.pairwise[("pkg.fair", "pkg.twin")] == 1.0
+    assert main(["compare", *map(str, folders), "--output", str(tmp_path / "out"), "--resamples", "50"]) == 0
+    markdown = (tmp_path / "out" / "comparison.md").read_text()
+    assert "| **1** | **good** | **1.00** | **leader (significant)** |" in markdown
+    assert "good leads, significantly" in markdown and "wins" not in markdown
+    page = (tmp_path / "out" / "comparison.html").read_text()
+    assert "<img alt='critical-difference diagram of vce / morpho / closeness' src='data:image/png;base64," in page
