@@ -169,7 +169,8 @@ def load_samples(paths: str | Path | Iterable[str | Path]):
         for column in ("kind", "domain"):
             frame[column] = frame[column].replace("", "-") if column in frame else "-"
         frame["input"] = frame["input"] if "input" in frame else pd.NA
-        frame["sample"] = pd.to_numeric(frame.get("sample"), errors="coerce").astype("Int64")
+        sample = frame["sample"] if "sample" in frame else pd.Series(pd.NA, index=frame.index)
+        frame["sample"] = pd.to_numeric(sample, errors="coerce").astype("Int64")
         frame["value"] = frame["value"].map(_float)
         seeds = card.get("provenance", {}).get("seeds")
         frame["seed"] = pd.array([_seed(task, seeds) for task in frame["task"]], dtype="Float64").astype("Int64")

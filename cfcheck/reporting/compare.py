@@ -262,6 +262,8 @@ def compare_runs(runs: list[Run], *, resamples: int = 2000, seed: int = 0, alpha
         directions[key] = kinds.pop() if len(kinds) == 1 else "none"
         best[key] = _best(entries[key], directions[key])
     scores = scores_frame((run.label, str(run.path), run.scorecard) for run in runs)
+    # a record repeated in one scorecard counts once, the last one, as in the per-score tables
+    scores = scores.drop_duplicates(["method", "kind", "domain", "suite", "metric", "task"], keep="last")
     boards = leaderboards(scores, alpha=alpha, methods=methods)
     comparison = Comparison(methods, runs, keys, entries, directions, best, boards, alpha=alpha, resamples=resamples)
     for a, b in itertools.combinations(runs, 2):

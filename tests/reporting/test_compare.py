@@ -367,3 +367,13 @@ def test_leaderboard_marks_a_method_better_on_every_block_and_not_equal_ones(tmp
     assert "good leads, significantly" in markdown and "wins" not in markdown
     page = (tmp_path / "out" / "comparison.html").read_text()
     assert "<img alt='critical-difference diagram of vce / morpho / closeness' src='data:image/png;base64," in page
+
+
+def test_a_record_repeated_in_a_scorecard_counts_once_in_the_leaderboard(tmp_path):
+    a = write_run(tmp_path, "a", "alpha", {DIST: {0: 1.0}})
+    b = write_run(tmp_path, "b", "beta", {DIST: {0: 2.0}})
+    card = json.loads((a / "scorecard.json").read_text())
+    card["scores"] = [{**card["scores"][0], "value": 9.0}, *card["scores"]]  # the last record stands
+    (a / "scorecard.json").write_text(json.dumps(card))
+    (board,) = compare_runs([load_run(a), load_run(b)]).boards
+    assert board.blocks == [(DIST[4], DIST[3])] and board.methods == ["alpha", "beta"]

@@ -134,7 +134,11 @@ def test_ranks_match_brute_force_sum_per_block_and_follow_relabelling(blocks, rn
     rnd.shuffle(order)  # relabel: method m_i's values now go under the name r_{order[i]}
     relabelled = the_board({f"r{order[i]}": list(values[:, i]) for i in range(k)}, directions)
     assert relabelled.average_ranks == pytest.approx({f"r{order[i]}": board.average_ranks[n] for i, n in enumerate(names)})
-    assert relabelled.statistic == pytest.approx(board.statistic) if board.statistic is not None else True
+    assert (relabelled.p_value is None) == (board.p_value is None)
+    if board.p_value is not None:
+        assert relabelled.p_value == pytest.approx(board.p_value)
+    expected = None if board.leader is None else f"r{order[names.index(board.leader)]}"
+    assert relabelled.leader == expected
 
 
 @settings(max_examples=40, deadline=None)
