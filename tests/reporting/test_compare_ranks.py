@@ -186,3 +186,11 @@ def test_groups_and_the_diagram():
     assert not_different_groups(board) == [["a", "b"]] and board.leader is None
     png = cd_diagram_png(board, {"a": "a", "b": "b", "c": "c"})
     assert png.startswith(b"\x89PNG") and len(png) > 2000
+
+
+def test_a_family_without_a_shared_block_is_listed_not_ranked():
+    scores = frame({"a": [0.0, math.nan], "b": [math.nan, 1.0]})
+    (board,) = leaderboards(scores)
+    assert board.blocks == [] and board.dropped == {"a method has no value": 2} and board.leader is None
+    assert headline(board, {"a": "a", "b": "b"}) == (
+        "vce / morpho / closeness: not ranked (no block with a value for every method)")
