@@ -36,7 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary.add_argument("path", type=Path)
     summary.add_argument("--failures", action="store_true", help="only scores that failed or regressed")
 
-    compare = commands.add_parser("compare", help="compare runs of different methods: leaderboard and paired tests")
+    compare = commands.add_parser("compare", help="compare runs of different methods: rank-based leaderboard per suite and paired tests")
     compare.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="run folders (at least two)")
     compare.add_argument("--output", type=Path, default=None, metavar="DIR",
                          help="write comparison.md and comparison.html here (default: print the Markdown)")

@@ -5,25 +5,26 @@ A run folder (what a run writes under the report dir) holds ``scorecard.json`` a
 made under the same conditions (profile, seeds, reference models, scorecard format), and
 :func:`compare_runs` builds a :class:`Comparison`:
 
-* **Leaderboard.** Every score key ``(kind, domain, suite, metric, task)`` present in at least two
-  runs gets each method's value and 95% CI; the best value by the metric's direction is marked
-  (ties all count as best; direction ``"none"`` has no best), and each method's wins are counted.
-* **Paired tests, every pair of methods** (not only against the best: with a handful of methods
-  all pairs stay readable, and "A and B are indistinguishable" is itself useful). The pair is
-  matched on the ``input`` label column of ``samples.csv`` (the input's position in its task),
-  never on the ``sample`` index, since abstentions leave gaps; only inputs present in both runs
-  count. When every paired value is 0 or 1 the test is **McNemar's exact test** (two-sided
-  binomial test on the discordant pairs); otherwise a **paired bootstrap** of the mean
-  difference (seeded; the p-value comes from the bootstrap distribution shifted to mean zero,
-  with a normal tail beyond its resolution, see :func:`paired_bootstrap`). Either way the
-  reported difference is the mean of ``first - second`` over the shared inputs with a percentile-bootstrap 95% CI.
+* **Leaderboard** (:mod:`.compare_ranks`). Per kind, domain and suite, the methods ordered by
+  their average rank over the (task, metric) blocks every one of them has, with Friedman's test
+  and Nemenyi's post-hoc test; the leader is marked only where its lead over the runner-up is
+  significant. Built on the long-format score table of :mod:`cfcheck.results`.
+* **Per score**, each method's value and 95% CI; the best value by the metric's direction is
+  shown in bold (ties all count as best; direction ``"none"`` has no best).
+* **Paired tests, every pair of methods** (:mod:`.compare_paired`). The pair is matched on the
+  ``input`` label column of ``samples.csv`` (the input's position in its task), never on the
+  ``sample`` index, since abstentions leave gaps; only inputs present in both runs count. When
+  every paired value is 0 or 1 the test is **McNemar's exact test**; otherwise a **paired
+  bootstrap** of the mean difference (seeded). The reported difference is the mean of ``first -
+  second`` over the shared inputs with a percentile-bootstrap 95% CI.
 * **Multiplicity.** For each pair of runs, the p-values of all its tests (every metric and task)
   are **Holm-corrected** together; a comparison is "significantly different" when its adjusted
   p-value is below ``alpha`` (0.05).
 
-Set-level metrics (``fid_*``, ``kid_*``) have no per-sample values: their values and CIs are
-shown, with "no paired test (set-level metric)". Format-2 runs have no ``input`` column: they can
-be listed against each other, but pairing is refused with a note.
+Set-level metrics (``fid_*``, ``kid_*``) have one value per run and no per-input values: they enter
+the leaderboard's ranks as blocks like the others, but get no paired test of their own. Format-2
+runs have no ``input`` column: they can be listed against each other, but pairing is refused with
+a note.
 """
 
 from __future__ import annotations
@@ -39,9 +40,13 @@ from typing import Any
 
 import numpy as np
 
+from cfcheck.reporting.compare_paired import holm, mcnemar_exact, paired_bootstrap
+from cfcheck.reporting.compare_ranks import Board, leaderboards
+from cfcheck.results import metric_direction, scores_frame
+
 __all__ = [
     "CompareError", "Run", "Entry", "PairedTest", "Comparison", "load_run", "check_comparable",
-    "compare_runs", "mcnemar_exact", "paired_bootstrap", "holm",
+    "compare_runs", "mcnemar_exact", "paired_bootstrap", "holm", "Board",
 ]
 
 #: scorecard formats this module reads; runs of different formats are never compared
@@ -117,7 +122,7 @@ class Comparison:
         entries: ``key -> {label: Entry}`` for the runs that have the key.
         directions: ``key -> "higher" | "lower" | "none"``.
         best: ``key -> labels with the best value`` (empty for direction "none").
-        wins: ``label -> number of keys where it is (one of) the best``.
+        boards: the rank-based leaderboard, one :class:`Board` per kind, domain and suite.
         tests: every paired test, grouped by run pair in run order.
         alpha: significance level after Holm correction.
         resamples: bootstrap resamples per test.
@@ -129,7 +134,7 @@ class Comparison:
     entries: dict[Key, dict[str, Entry]]
     directions: dict[Key, str]
     best: dict[Key, list[str]]
-    wins: dict[str, int]
+    boards: list[Board] = field(default_factory=list)
     tests: list[PairedTest] = field(default_factory=list)
     alpha: float = 0.05
     resamples: int = 2000
@@ -249,17 +254,18 @@ def compare_runs(runs: list[Run], *, resamples: int = 2000, seed: int = 0, alpha
     entries: dict[Key, dict[str, Entry]] = {}
     directions: dict[Key, str] = {}
     best: dict[Key, list[str]] = {}
-    wins = dict.fromkeys(methods, 0)
     for key in keys:
         present = {run.label: by_key[key] for run, by_key in zip(runs, records) if key in by_key}
         entries[key] = {label: Entry(_number(r.get("value")), _number(r.get("ci_low")), _number(r.get("ci_high")),
                                      r.get("n")) for label, r in present.items()}
-        kinds = {r.get("direction", "none") for r in present.values()}
+        kinds = {metric_direction(key[3], r.get("direction")) for r in present.values()}
         directions[key] = kinds.pop() if len(kinds) == 1 else "none"
         best[key] = _best(entries[key], directions[key])
-        for label in best[key]:
-            wins[label] += 1
-    comparison = Comparison(methods, runs, keys, entries, directions, best, wins, alpha=alpha, resamples=resamples)
+    scores = scores_frame((run.label, str(run.path), run.scorecard) for run in runs)
+    # a record repeated in one scorecard counts once, the last one, as in the per-score tables
+    scores = scores.drop_duplicates(["method", "kind", "domain", "suite", "metric", "task"], keep="last")
+    boards = leaderboards(scores, alpha=alpha, methods=methods)
+    comparison = Comparison(methods, runs, keys, entries, directions, best, boards, alpha=alpha, resamples=resamples)
     for a, b in itertools.combinations(runs, 2):
         tests = [_paired_test(key, a, b, resamples, seed) for key in keys
                  if key in entries and a.label in entries[key] and b.label in entries[key]]
@@ -267,84 +273,10 @@ def compare_runs(runs: list[Run], *, resamples: int = 2000, seed: int = 0, alpha
     return comparison
 
 
-def mcnemar_exact(first: np.ndarray, second: np.ndarray) -> float:
-    """McNemar's exact test of paired 0/1 outcomes (two-sided binomial test on discordant pairs).
-
-    Args:
-        first: 0/1 outcomes of one method.
-        second: 0/1 outcomes of the other, on the same inputs in the same order.
-
-    Returns:
-        The two-sided p-value, ``min(1, 2 * P(X <= min(b, c)))`` for ``X ~ Binomial(b + c, 1/2)``
-        where ``b`` and ``c`` count the two kinds of discordant pairs; 1 when there are none.
-    """
-    b = int(np.sum((first == 1) & (second == 0)))
-    c = int(np.sum((first == 0) & (second == 1)))
-    n = b + c
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, k) for k in range(min(b, c) + 1)) / 2**n
-    return min(1.0, 2.0 * tail)
-
-
-def paired_bootstrap(diffs: np.ndarray, *, resamples: int = 2000, seed: int | list[int] = 0
-                     ) -> tuple[float, float, float, float]:
-    """Paired bootstrap of the mean of per-input differences.
-
-    Args:
-        diffs: ``first - second`` per shared input.
-        resamples: number of bootstrap resamples.
-        seed: seed of the resampling (same seed, same resamples).
-
-    Returns:
-        ``(mean, ci_low, ci_high, p_value)``: the observed mean difference, the percentile 95% CI
-        of the resampled means (order statistics ``floor(0.025 B)`` in from either end), and the
-        two-sided p-value of "mean difference is 0" from the
-        resampled means shifted to mean zero, ``(1 + #{|mean* - mean| >= |mean|}) / (B + 1)``.
-        When no resample reaches the observed difference that count only bounds the p-value by
-        ``1 / (B + 1)``, which Holm's correction over many tests would inflate past any level;
-        the p-value is then the normal tail ``erfc(|mean| / (SE* sqrt 2))`` with the bootstrap
-        standard error ``SE*`` (0 when every difference is the same non-zero number).
-    """
-    diffs = np.asarray(diffs, dtype=float)
-    if diffs.size == 0:
-        raise ValueError("a paired bootstrap needs at least one shared input")
-    observed = float(diffs.mean())
-    index = np.random.default_rng(seed).integers(0, diffs.size, size=(resamples, diffs.size))
-    means = diffs[index].mean(axis=1)
-    ordered = np.sort(means)  # order statistics, symmetric in the sign of the differences
-    tail = int(0.025 * resamples)
-    low, high = ordered[tail], ordered[resamples - 1 - tail]
-    reached = int(np.sum(np.abs(means - observed) >= abs(observed) - 1e-12 * max(1.0, abs(observed))))
-    if reached:
-        return observed, float(low), float(high), (1 + reached) / (resamples + 1)
-    spread = float(means.std())  # beyond the resolution 1/(B+1): normal tail with the bootstrap SE
-    p_value = 0.0 if spread == 0.0 else math.erfc(abs(observed) / (spread * math.sqrt(2.0)))
-    return observed, float(low), float(high), p_value
-
-
-def holm(p_values: list[float]) -> list[float]:
-    """Holm's step-down adjustment.
-
-    Args:
-        p_values: raw p-values of one family of comparisons.
-
-    Returns:
-        Adjusted p-values in the same order (monotone in the sorted order, capped at 1).
-    """
-    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
-    adjusted = [1.0] * len(p_values)
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (len(p_values) - rank) * p_values[i]))
-        adjusted[i] = running
-    return adjusted
-
-
 def _paired_test(key: Key, a: Run, b: Run, resamples: int, seed: int) -> PairedTest:
     base = PairedTest(key, a.label, b.label, 0)
     if key[3].startswith(SET_LEVEL_PREFIXES):
-        return replace(base, note="no paired test (set-level metric)")
+        return replace(base, note="no paired test (set-level metric: one value per run; ranked as a block)")
     if not (a.has_input and b.has_input):
         return replace(base, note="no paired test (samples.csv has no 'input' column: format-2 run)")
     first, second = a.samples.get(key, {}), b.samples.get(key, {})

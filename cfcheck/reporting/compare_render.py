@@ -2,13 +2,16 @@
 
 Both views show the same content, built once as plain tables by :func:`comparison_tables`:
 
-1. a header (runs, profile, method of the tests) and each method's wins;
-2. "Behind the best": per method and suite, the metrics on which a paired test says it is
+1. a header (runs, profile, method of the tests);
+2. the leaderboard: per kind, domain and suite, the methods by average rank with Friedman's test,
+   Nemenyi's post-hoc test and (HTML) the critical-difference diagram, the leader marked only
+   where its lead is significant (:mod:`.compare_board`);
+3. "Behind the best": per method and suite, the metrics on which a paired test says it is
    significantly worse than the metric's best method (the leaderboard at a glance);
-3. "Where they really differ": the significant paired differences, smallest adjusted p first;
-4. one leaderboard table per metric family (a suite of one kind and domain): each method's value
+4. "Where they really differ": the significant paired differences, smallest adjusted p first;
+5. one table per metric family (a suite of one kind and domain): each method's value
    and 95% CI, the best in bold, and the significant differences of that row;
-5. per pair of methods, the paired tests (n shared inputs, test, difference with its CI, raw and
+6. per pair of methods, the paired tests (n shared inputs, test, difference with its CI, raw and
    Holm-adjusted p), significant ones marked "yes".
 
 The HTML page is self-contained (inline style, no scripts) and every user-supplied string
@@ -103,7 +106,7 @@ def behind_best(comparison: Comparison) -> dict[str, dict[tuple[str, ...], dict[
 
 
 def behind_best_table(comparison: Comparison) -> Table:
-    """:func:`behind_best` as a table: one row per method (its wins first), one column per suite;
+    """:func:`behind_best` as a table: one row per method, one column per suite;
     a cell lists the metrics it trails on with "tasks behind/tasks tested", "–" where it trails
     on none (strong: a clean column)."""
     names = display_names(comparison.methods)
@@ -111,7 +114,7 @@ def behind_best_table(comparison: Comparison) -> Table:
     families = list(dict.fromkeys(key[:3] for key in comparison.keys))
     rows = []
     for method in comparison.methods:
-        cells = [Cell(names[method]), Cell(str(comparison.wins[method]))]
+        cells = [Cell(names[method])]
         for family in families:
             metrics = behind[method].get(family, {})
             grouped: dict[str, list[str]] = {}  # "oracle_score:oracle_lenet" and ":oracle_resnet" share one entry
@@ -122,7 +125,7 @@ def behind_best_table(comparison: Comparison) -> Table:
             cells.append(Cell(text or "–", strong=not metrics))
         rows.append(cells)
     return Table("Behind the best: metrics on which a method is significantly worse than the leader (tasks)",
-                 ["method", "wins", *("/".join(f) for f in families)], rows)
+                 ["method", *("/".join(f) for f in families)], rows)
 
 
 def differ_lines(comparison: Comparison, limit: int = SUMMARY_LIMIT) -> list[str]:
@@ -226,12 +229,53 @@ def render_markdown(comparison: Comparison) -> str:
     names = display_names(comparison.methods)
     lines = [f"# cfcheck comparison: {' vs '.join(f'`{_md(names[m])}`' for m in comparison.methods)}", ""]
     lines += [f"- {_md(line)}" for line in _header_lines(comparison)]
+    lines += _markdown_leaderboard(comparison, names)
     lines += _markdown_table(behind_best_table(comparison))
     lines += ["", "## Where they really differ", ""]
     lines += [f"- {_md(line)}" for line in differ_lines(comparison)] or ["- no significant differences"]
     for table in comparison_tables(comparison):
         lines += _markdown_table(table)
     return "\n".join(lines) + "\n"
+
+
+def _markdown_leaderboard(comparison: Comparison, names: dict[str, str]) -> list[str]:
+    from cfcheck.reporting.compare_board import BOARD_HEADER, board_lines, board_rows, board_title, headline
+
+    lines = ["", "## Leaderboard: average rank per suite", "", f"- {_md(LEADERBOARD_NOTE)}"]
+    lines += [f"- {_md(headline(board, names))}" for board in comparison.boards]
+    for board in comparison.boards:
+        lines += ["", f"### {_md(board_title(board))}", ""]
+        lines += [f"- {_md(line)}" for line in board_lines(board, names)]
+        if board.blocks:
+            lines += ["", "| " + " | ".join(BOARD_HEADER) + " |", "|" + "---|" * len(BOARD_HEADER)]
+            lines += ["| " + " | ".join(f"**{_md(c)}**" if strong and c else _md(c) for c in row) + " |"
+                      for row, strong in board_rows(board, names)]
+    return lines
+
+
+def _html_leaderboard(comparison: Comparison, names: dict[str, str]) -> list[str]:
+    import base64
+
+    from cfcheck.reporting.compare_board import (
+        BOARD_HEADER, board_lines, board_rows, board_title, cd_diagram_png, headline,
+    )
+
+    esc = html.escape
+    parts = ["<h2>Leaderboard: average rank per suite</h2>", f"<p class='muted'>{esc(LEADERBOARD_NOTE)}</p><ul>",
+             *(f"<li>{esc(headline(board, names))}</li>" for board in comparison.boards), "</ul>"]
+    for board in comparison.boards:
+        parts.append(f"<h3>{esc(board_title(board))}</h3><ul class='muted'>")
+        parts += [f"<li>{esc(line)}</li>" for line in board_lines(board, names)] + ["</ul>"]
+        if not board.blocks:
+            continue
+        parts.append("<div class='board'><table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in BOARD_HEADER) + "</tr>")
+        for row, strong in board_rows(board, names):
+            cells = "".join(f"<td class='strong'>{esc(c)}</td>" if strong else f"<td>{esc(c)}</td>" for c in row)
+            parts.append(f"<tr class='sig'>{cells}</tr>" if strong else f"<tr>{cells}</tr>")
+        image = base64.b64encode(cd_diagram_png(board, names)).decode("ascii")
+        parts.append(f"</table><img alt='critical-difference diagram of {esc(board_title(board))}' "
+                     f"src='data:image/png;base64,{image}'></div>")
+    return parts
 
 
 def _markdown_table(table: Table) -> list[str]:
@@ -243,8 +287,20 @@ def _markdown_table(table: Table) -> list[str]:
     return lines
 
 
+#: how to read the leaderboard, on both views
+LEADERBOARD_NOTE = (
+    "Within each (task, metric) block the methods are ranked by the metric's direction (1 = best, ties share "
+    "their average rank; metrics without a direction are left out, as are blocks where a method has no value); "
+    "a method's place is its average rank over the blocks of its suite. Friedman's test asks whether the ranks "
+    "differ at all, Nemenyi's test which pairs differ; a leader is marked only where Friedman's test rejects and "
+    "Nemenyi's test separates it from the runner-up at the level shown (with two methods: a sign test over the "
+    "blocks). A suite ranks what its metrics reward: closeness rewards changing nothing, so a do-nothing control "
+    "can lead it. Set-level scores (FID, KID) enter as blocks; they have no per-input values and no paired test.")
+
 #: the comparison page's own rules, after the scorecard's
-_COMPARE_CSS = ("td.strong{font-weight:600}tr.sig{background:#eef6ff}table.behind td{vertical-align:top;max-width:260px}"
+_COMPARE_CSS = ("div.board{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}"
+                "div.board img{max-width:760px;width:100%}"
+                "td.strong{font-weight:600}tr.sig{background:#eef6ff}table.behind td{vertical-align:top;max-width:260px}"
                 "table.behind td.clean{background:#e8f5e9;color:#2e7d32;text-align:center}"
                 "table.behind td.trails{background:#ffebee}")
 
@@ -265,11 +321,12 @@ def render_html(comparison: Comparison) -> str:
              f"<meta name='viewport' content='width=device-width'><style>{PAGE_CSS}{_COMPARE_CSS}</style></head><body>",
              f"<h1>{title}</h1><ul class='muted'>",
              *(f"<li>{esc(line)}</li>" for line in _header_lines(comparison)), "</ul>",
+             *_html_leaderboard(comparison, names),
              f"<h2>{esc(behind.title)}</h2><div class='scroll'><table class='behind'><tr>",
              "".join(f"<th>{esc(h)}</th>" for h in behind.header) + "</tr>"]
     for row in behind.rows:
-        cells = [f"<td><b>{esc(row[0].text)}</b></td><td class='n'>{esc(row[1].text)}</td>"]
-        cells += [f"<td class='{'clean' if c.strong else 'trails'}'>{esc(c.text)}</td>" for c in row[2:]]
+        cells = [f"<td><b>{esc(row[0].text)}</b></td>"]
+        cells += [f"<td class='{'clean' if c.strong else 'trails'}'>{esc(c.text)}</td>" for c in row[1:]]
         parts.append(f"<tr>{''.join(cells)}</tr>")
     parts.append("</table></div><h2>Where they really differ</h2><ul>")
     parts += [f"<li>{esc(line)}</li>" for line in differ_lines(comparison)] or ["<li>no significant differences</li>"]
@@ -293,8 +350,6 @@ def _header_lines(comparison: Comparison) -> list[str]:
     lines = ["runs: " + ", ".join(f"{run.label} ({run.path})" for run in comparison.runs),
              f"profile {card.get('profile', {}).get('name')}, seeds {card.get('provenance', {}).get('seeds')}, "
              f"{len(comparison.keys)} scores present in at least two runs",
-             "wins (best value by the metric's direction, ties count for each): "
-             + ", ".join(f"{display_names(comparison.methods)[m]} {comparison.wins[m]}" for m in comparison.methods),
              "paired tests on the shared inputs of every pair of methods: McNemar's exact test for 0/1 values, "
              f"otherwise a paired bootstrap of the mean difference ({comparison.resamples} resamples); "
              f"p-values Holm-corrected over each pair's tests, significant when p(Holm) < {comparison.alpha:g}"]

@@ -78,7 +78,9 @@ def test_identical_methods_differ_nowhere(tmp_path):
     assert not comparison.significant() and differ_lines(comparison) == []
     assert {t.p_value for t in comparison.tests} == {1.0}
     assert all(t.difference == 0.0 for t in comparison.tests)
-    assert comparison.best[HIT] == ["alpha", "beta"] and comparison.wins == {"alpha": 2, "beta": 2}
+    assert comparison.best[HIT] == ["alpha", "beta"] and not hasattr(comparison, "wins")
+    (board,) = [b for b in comparison.boards if b.family == HIT[:3]]
+    assert board.average_ranks == {"alpha": 1.5, "beta": 1.5} and board.leader is None
     assert "no significant differences" in render_markdown(comparison)
 
 
@@ -90,7 +92,9 @@ def test_all_hits_against_no_hits_is_mcnemar_on_30_discordant_pairs(tmp_path):
     assert test.test == "mcnemar" and test.n_shared == 30 and test.difference == 1.0
     assert test.p_value == pytest.approx(2 * 0.5**30, rel=1e-12)
     assert test.p_value == pytest.approx(scipy.stats.binomtest(30, 30, 0.5).pvalue, rel=1e-12)
-    assert test.significant and comparison.best[HIT] == ["good"] and comparison.wins == {"good": 1, "bad": 0}
+    assert test.significant and comparison.best[HIT] == ["good"]
+    (board,) = comparison.boards  # one block is too few for the leaderboard to mark a leader
+    assert board.methods == ["good", "bad"] and board.test == "sign" and board.p_value == 1.0 and board.leader is None
     assert differ_lines(comparison)[0].startswith("good better than bad on vce/morpho validity target_accuracy")
     assert "**1 [0.9, 1.1]**" in render_markdown(comparison)
 
@@ -228,7 +232,9 @@ def test_set_level_metrics_are_listed_without_a_paired_test(tmp_path):
         (folder / "scorecard.json").write_text(json.dumps(card))
     comparison = compare_runs([load_run(a), load_run(b)])
     assert comparison.best[fid] == ["alpha"]
-    assert _test(comparison, fid).note == "no paired test (set-level metric)"
+    assert _test(comparison, fid).note.startswith("no paired test (set-level metric")
+    (realism,) = [b for b in comparison.boards if b.family[2] == "realism"]
+    assert realism.blocks == [("cnn/ideal/seed0", "fid_target")] and realism.methods == ["alpha", "beta"]
     assert "| fid_target | cnn/ideal/seed0 | ↓ | **3 [2, 4]** | 5 [4, 6] |" in render_markdown(comparison)
 
 
@@ -327,11 +333,11 @@ def test_behind_best_names_the_methods_a_paired_test_puts_behind_the_leader(tmp_
     for name in ("lead", "twin", "close"):
         assert behind[f"pkg.methods.{name}"] == {closeness: {"d1": (1, 1)}}
     table = behind_best_table(comparison)
-    assert table.header == ["method", "wins", "vce/morpho/closeness", "vce/morpho/validity"]
-    rows = {row[0].text: [cell.text for cell in row[2:]] for row in table.rows}
+    assert table.header == ["method", "vce/morpho/closeness", "vce/morpho/validity"]
+    rows = {row[0].text: [cell.text for cell in row[1:]] for row in table.rows}
     assert rows["poor"] == ["–", "oracle_score oracle_lenet 1/1; target_accuracy 1/1"]  # in key order
     assert rows["close"] == ["d1 1/1", "–"]
-    assert "| poor | 1 |" in render_markdown(comparison)
+    assert "| poor | **–** |" in render_markdown(comparison)
 
 
 def test_display_names_drop_a_shared_dotted_prefix_only_when_labels_stay_distinct():
@@ -341,3 +347,33 @@ def test_display_names_drop_a_shared_dotted_prefix_only_when_labels_stay_distinc
     assert display_names(["alpha", "beta"]) == {"alpha": "alpha", "beta": "beta"}
     assert display_names(["pkg.m", "pkg.m (2)"]) == {"pkg.m": "m", "pkg.m (2)": "m (2)"}
     assert display_names(["only.one"]) == {"only.one": "only.one"}
+
+
+def test_leaderboard_marks_a_method_better_on_every_block_and_not_equal_ones(tmp_path, capsys):
+    """By construction: over 15 tasks "good"'s distance is 1 below "fair"'s and 2 below "poor"'s on
+    every input (lower is better), "twin" equals "fair"; good leads significantly, fair and twin tie."""
+    tasks = [("vce", "morpho", "closeness", "d1", f"cnn/ideal/seed{s}") for s in range(15)]
+    rng = np.random.default_rng(2)
+    base = {task: rng.normal(40, 5, size=10) for task in tasks}
+    folders = [write_run(tmp_path, name, f"pkg.{name}", {t: dict(enumerate(base[t] + shift)) for t in tasks})
+               for name, shift in (("poor", 2.0), ("fair", 1.0), ("good", 0.0), ("twin", 1.0))]
+    (board,) = compare_runs([load_run(f) for f in folders]).boards
+    assert board.methods[0] == "pkg.good" and board.leader == "pkg.good" and len(board.blocks) == 15
+    assert board.average_ranks["pkg.fair"] == board.average_ranks["pkg.twin"] == 2.5
+    assert board.pairwise[("pkg.fair", "pkg.twin")] == 1.0
+    assert main(["compare", *map(str, folders), "--output", str(tmp_path / "out"), "--resamples", "50"]) == 0
+    markdown = (tmp_path / "out" / "comparison.md").read_text()
+    assert "| **1** | **good** | **1.00** | **leader (significant)** |" in markdown
+    assert "good leads, significantly" in markdown and "wins" not in markdown
+    page = (tmp_path / "out" / "comparison.html").read_text()
+    assert "<img alt='critical-difference diagram of vce / morpho / closeness' src='data:image/png;base64," in page
+
+
+def test_a_record_repeated_in_a_scorecard_counts_once_in_the_leaderboard(tmp_path):
+    a = write_run(tmp_path, "a", "alpha", {DIST: {0: 1.0}})
+    b = write_run(tmp_path, "b", "beta", {DIST: {0: 2.0}})
+    card = json.loads((a / "scorecard.json").read_text())
+    card["scores"] = [{**card["scores"][0], "value": 9.0}, *card["scores"]]  # the last record stands
+    (a / "scorecard.json").write_text(json.dumps(card))
+    (board,) = compare_runs([load_run(a), load_run(b)]).boards
+    assert board.blocks == [(DIST[4], DIST[3])] and board.methods == ["alpha", "beta"]
