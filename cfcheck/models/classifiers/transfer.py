@@ -69,7 +69,7 @@ def adversarial_transfer(
         >>> rates["cnn"], rates["attr_digit"], rates["committee_majority"]  # doctest: +SKIP
     """
     from cfcheck.models.domain_access import domain_named as get_domain
-    from cfcheck.methods.adversarial import TargetedPGD
+    from cfcheck.models.classifiers.adversarial import pgd_attack
 
     found = get_domain(domain)
     roles = found.model_roles
@@ -91,9 +91,10 @@ def adversarial_transfer(
     supplied = dict(models or {})
     names = list(dict.fromkeys([source, *evaluated, *committee]))
     loaded = {name: supplied[name] if name in supplied else found.model_store.load(name) for name in names}
-    x_adv = TargetedPGD(eps=eps, steps=steps).explain(
-        x, target, loaded[source], generator=torch.Generator().manual_seed(seed)
-    )
+    # the bundled pgd control's attack (targeted L∞, random start, step 2.5·eps/steps), called directly:
+    # models sit below methods
+    x_adv = pgd_attack(loaded[source], x, target, eps=eps, steps=steps, norm="linf", random_start=True,
+                       generator=torch.Generator().manual_seed(seed), targeted=True)
     hits = {name: batched_logits(model, x_adv, batch_size=500).argmax(1) == target
             for name, model in loaded.items()}
     # exact count / n: the manifest holds the decimal a reader recomputes
