@@ -22,7 +22,7 @@ from cfcheck.kinds.vce.ablation import ablation_inputs, ablation_table
 from cfcheck.methods.dvce import DiffusionCounterfactual
 from cfcheck.methods.fastdime import FastDiME
 from cfcheck.methods.wachter import WachterCounterfactual
-from cfcheck.zoo import ModelZoo
+from cfcheck.models.zoo import ModelZoo
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ fresh process (``import`` of the module alone). For a torch method that import i
 torch's, which cfcheck's plugin defers until a method is loaded.
 
 "default" threads means what a user gets without OMP_NUM_THREADS: cfcheck gives a single
-process the cores the load average leaves free (cfcheck.threads).
+process the cores the load average leaves free (cfcheck.core.threads).
 """
 
 from __future__ import annotations

@@ -50,8 +50,8 @@ from cfcheck.metrics.validity import (
     original_hits,
     target_hits,
 )
-from cfcheck.reference_sets import score_realism
-from cfcheck.zoo import ModelZoo
+from cfcheck.metrics.reference_sets import score_realism
+from cfcheck.models.zoo import ModelZoo
 
 CLASSIFIER = "cnn"
 SET_RESAMPLES = 200  # suites/vce/test_realism.py

@@ -36,7 +36,7 @@ def run(command: list[str], env_threads: int | None = None) -> float:
 
 
 def scores(run_dir: Path) -> dict[str, dict[str, Any]]:
-    from cfcheck.records import identity_key
+    from cfcheck.core.records import identity_key
 
     card = json.loads((run_dir / "scorecard.json").read_text())
     return {identity_key(s["kind"], s["domain"], s["suite"], s["metric"], s["task"]): s for s in card["scores"]}

@@ -64,7 +64,7 @@ def main() -> None:
         if len(scorecards) != 1:
             sys.exit(f"expected one scorecard under {reports}, found {len(scorecards)} (pytest exit code {code})")
         costs = json.loads(scorecards[0].read_text())["costs"]
-    from cfcheck.zoo import STAGE_SEPARATOR
+    from cfcheck.models.zoo import STAGE_SEPARATOR
 
     full = {k: c for k, c in costs.items() if STAGE_SEPARATOR not in k.split("/")[2]}
     scored = sum(c["inputs"] for c in full.values())

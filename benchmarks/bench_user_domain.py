@@ -172,7 +172,7 @@ def main() -> None:
         os.environ["CFCHECK_CACHE_DIR"] = str(folder / "cache")  # the on-disk memo starts empty
         from cfcheck.domains.registry import resolve_domain
         from cfcheck.models.store import ModuleStore
-        from cfcheck.zoo import ModelZoo
+        from cfcheck.models.zoo import ModelZoo
 
         print(f"reference split: {args.images} uint8 images of {shape}; small roles: {args.small} images each; "
               f"torch threads: {torch.get_num_threads()}", flush=True)

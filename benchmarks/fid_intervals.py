@@ -26,8 +26,8 @@ from cfcheck.domains import get_domain
 from cfcheck.metrics.realism import fid
 from cfcheck.metrics.set_intervals import SET_CI_METHODS
 from cfcheck.metrics.set_statistics import FidSets, KidSets, kid_all_pairs
-from cfcheck.reference_sets import _with_engine, draw_reference, score_realism
-from cfcheck.zoo import ModelZoo
+from cfcheck.metrics.reference_sets import _with_engine, draw_reference, score_realism
+from cfcheck.models.zoo import ModelZoo
 
 PER_CLASS = 12
 RESAMPLES = 200

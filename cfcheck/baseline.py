@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from cfcheck.records import identity_key
+from cfcheck.core.records import identity_key
 from cfcheck.reporting.scorecard import load_scorecard
 
 
@@ -27,7 +27,7 @@ class Regression:
 
 
 class Baseline:
-    """Stored scores keyed by record identity (:attr:`cfcheck.records.ScoreRecord.key`).
+    """Stored scores keyed by record identity (:attr:`cfcheck.core.records.ScoreRecord.key`).
 
     A scorecard of format 2 or older has no kind or domain on its records; its scores are
     keyed ``metric[task]`` and matched by :attr:`ScoreRecord.legacy_key` (those runs measured

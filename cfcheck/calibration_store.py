@@ -45,7 +45,7 @@ def calibration_values(results: dict[str, dict[str, Any]], expected: Any = None)
         the score had a verdict, also the verdict and the threshold it was judged against (a
         floor-relative bar's threshold depends on the run, so the value alone cannot re-judge it).
     """
-    from cfcheck.records import identity_key
+    from cfcheck.core.records import identity_key
 
     values: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for control, scorecard in results.items():
@@ -103,7 +103,7 @@ def write_calibration_values(results: Mapping[str, dict[str, Any]] | Sequence[Ma
         ValueError: where the existing file is not a calibration file (naming it): rewriting it
             would drop the other kinds' values.
     """
-    from cfcheck.io import atomic_write_text as atomic_write
+    from cfcheck.core.io import atomic_write_text as atomic_write
 
     if command is not None and (not isinstance(command, str) or not command):
         raise ValueError(f"`command` must be a non-empty string or None, got {command!r}")

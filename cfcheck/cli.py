@@ -150,7 +150,7 @@ def _summary(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from cfcheck.io import atomic_write_text
+    from cfcheck.core.io import atomic_write_text
     from cfcheck.reporting.compare import compare_runs, load_run
     from cfcheck.reporting.compare_render import render_html, render_markdown
 

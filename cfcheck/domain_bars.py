@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cfcheck.thresholds import Bar
+from cfcheck.core.thresholds import Bar
 
 __all__ = ["DomainBars", "bars_path", "domain_bars", "read_bars_file", "render_domain_bars", "write_domain_bars"]
 
@@ -107,7 +107,7 @@ def write_domain_bars(path: Path, bars: Mapping[str, tuple[Bar, str]], *, domain
     """Write ``method_kind``'s bars (metric → (bar, rationale)) into a bars file atomically, keeping
     the other kinds' entries of an existing file (an entry without ``method_kind`` is "vce");
     returns its path."""
-    from cfcheck.io import atomic_write_text
+    from cfcheck.core.io import atomic_write_text
 
     path = Path(path)
     kept: dict[str, Any] = {}

@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from cfcheck.thresholds import Bar
+from cfcheck.core.thresholds import Bar
 
 #: the scores a targeted attack on the explained classifier is built to fail (it reaches the target
 #: on that classifier, so classifier-based validity cannot tell it from a good counterfactual)
@@ -166,7 +166,7 @@ def calibrate_domain(spec: str, profile: str, out: Path, controls: Sequence[str]
     from cfcheck.calibration_store import calibration_values
     from cfcheck.domain_bars import bars_path, write_domain_bars
     from cfcheck.domains import get_domain
-    from cfcheck.io import atomic_write_text
+    from cfcheck.core.io import atomic_write_text
     from cfcheck.kinds.vce.capabilities import ClassCounterfactual
 
     domain = get_domain(spec)

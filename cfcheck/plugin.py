@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from cfcheck import faults, xdist_groups
+from cfcheck import faults
+from cfcheck.core import xdist_groups
 from cfcheck.options import add_options
 from cfcheck.plugin_fixtures import (  # noqa: F401 - fixtures, registered with the plugin
     DOMAIN_FIXTURE,
@@ -34,7 +35,7 @@ from cfcheck.plugin_fixtures import (  # noqa: F401 - fixtures, registered with 
 from cfcheck.adapter import PLUGIN_NAME, load_method
 from cfcheck.kinds.protocols import MethodKind
 from cfcheck.profiles import read_user_settings, resolve_profile
-from cfcheck.threads import share_cpu_between_xdist_workers
+from cfcheck.core.threads import share_cpu_between_xdist_workers
 
 if TYPE_CHECKING:  # torch and the models load only when a method is under test
     import torch
@@ -95,10 +96,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
         config.args[:] = [str(Path(cfcheck.suites.__file__).parent)]
     from cfcheck.baseline import Baseline
-    from cfcheck.cache import GenerationCache, default_cache_dir
+    from cfcheck.core.cache import GenerationCache, default_cache_dir
     from cfcheck.session import CfcheckSession
 
-    from cfcheck.sharding import Shard
+    from cfcheck.core.sharding import Shard
 
     try:
         shard = Shard.parse(config.getoption("cfcheck_shard")) if config.getoption("cfcheck_shard") else None
@@ -234,7 +235,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
                 f"the method implements {', '.join(sorted(kinds))}"
             )
     if cf_session.shard is not None:
-        from cfcheck.sharding import assign_groups
+        from cfcheck.core.sharding import assign_groups
 
         groups = {item.nodeid: _shard_group(item) for item in items}
         sizes = Counter(groups.values())
@@ -388,7 +389,7 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     try:
         return (yield)
     except KeyError as error:
-        from cfcheck.zoo import MissingRole
+        from cfcheck.models.zoo import MissingRole
 
         if isinstance(error, MissingRole):  # the domain lacks a model the suite needs: skip, saying which
             pytest.skip(str(error))

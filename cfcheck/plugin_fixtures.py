@@ -63,7 +63,7 @@ def cfcheck_models(cfcheck_session: CfcheckSession, cfcheck_domain: Any) -> Any:
     """The models of the test's domain a method may load (``cfcheck_models["robust_cnn"]``): its
     explained classifiers and generative priors; the evaluation models (oracles, attribute oracles,
     embedding) are refused with a KeyError."""
-    from cfcheck.zoo import MethodModels
+    from cfcheck.models.zoo import MethodModels
 
     return MethodModels(cfcheck_session.zoo(cfcheck_domain))
 
@@ -131,7 +131,7 @@ def cfcheck_method(request: pytest.FixtureRequest, cfcheck_session: CfcheckSessi
 
 def _view(method: Any, kind: MethodKind, session: CfcheckSession) -> Any:
     """``method`` seen as ``kind``; its cache fingerprint covers the method and the view's code."""
-    from cfcheck.cache import method_fingerprint
+    from cfcheck.core.cache import method_fingerprint
     from cfcheck.kinds import view_as
 
     view = view_as(method, kind)

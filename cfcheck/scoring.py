@@ -19,7 +19,7 @@ import torch
 
 from cfcheck.metrics.cards import CARDS, PROPORTION_UNITS, Bar, MetricCard, get_card
 from cfcheck.metrics.stats import summarize, verdict
-from cfcheck.records import ScoreRecord
+from cfcheck.core.records import ScoreRecord
 
 if TYPE_CHECKING:
     from cfcheck.session import CfcheckSession

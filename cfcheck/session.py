@@ -21,18 +21,18 @@ import torch
 
 from cfcheck.adapter import MethodSpec
 from cfcheck.baseline import Baseline
-from cfcheck.cache import GenerationCache, method_fingerprint, tensor_digest
+from cfcheck.core.cache import GenerationCache, method_fingerprint, tensor_digest
 from cfcheck.domains.base import Domain
-from cfcheck.io import atomic_write_text
+from cfcheck.core.io import atomic_write_text
 from cfcheck.kinds import VIEWS, MethodKind, kind_spec, view_source
 from cfcheck.kinds.base import RunResources, Task
 from cfcheck.kinds.calling import MethodOutput, MethodOutputError, method_seconds
 from cfcheck.profiles import Profile
-from cfcheck.records import ScoreRecord
+from cfcheck.core.records import ScoreRecord
 from cfcheck.reporting.examples import write_example_grid
 from cfcheck.reporting.scorecard import build_scorecard, write_scorecard
-from cfcheck.sharding import Shard
-from cfcheck.zoo import ModelZoo
+from cfcheck.core.sharding import Shard
+from cfcheck.models.zoo import ModelZoo
 
 
 def task_key(task: Task) -> str:

@@ -1,4 +1,4 @@
-"""cfcheck.cache: the persistent generation cache, on its own (no session, no plugin)."""
+"""cfcheck.core.cache: the persistent generation cache, on its own (no session, no plugin)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cfcheck
-import cfcheck.io
-from cfcheck import cache as cache_module
-from cfcheck.cache import CacheStats, GenerationCache, default_cache_dir, method_fingerprint, tensor_digest
+import cfcheck.core.io
+from cfcheck.core import cache as cache_module
+from cfcheck.core.cache import CacheStats, GenerationCache, default_cache_dir, method_fingerprint, tensor_digest
 
 PARTS = {"method": "pkg.mod:Method", "code": "version:1", "task": "morpho/thickness",
          "inputs": "ab" * 32, "seed": 0}
@@ -197,7 +197,7 @@ def test_entry_with_a_valid_digest_but_other_format(tmp_path, monkeypatch):
 # --- atomic writes --------------------------------------------------------------------------
 
 def test_uses_the_shared_atomic_write():
-    assert cache_module.atomic_write_bytes is cfcheck.io.atomic_write_bytes
+    assert cache_module.atomic_write_bytes is cfcheck.core.io.atomic_write_bytes
 
 
 def test_failed_write_leaves_nothing_behind(tmp_path, monkeypatch):
@@ -207,7 +207,7 @@ def test_failed_write_leaves_nothing_behind(tmp_path, monkeypatch):
     def failing_replace(src, dst):
         raise OSError("disk full (simulated)")
 
-    monkeypatch.setattr(cfcheck.io.os, "replace", failing_replace)
+    monkeypatch.setattr(cfcheck.core.io.os, "replace", failing_replace)
     with pytest.raises(OSError, match="simulated"):
         cache.store(key, {"other": torch.zeros(3)})
     monkeypatch.undo()
@@ -219,7 +219,7 @@ def test_failed_write_leaves_nothing_behind(tmp_path, monkeypatch):
 _WRITER = """
 import sys, torch
 from pathlib import Path
-from cfcheck.cache import GenerationCache
+from cfcheck.core.cache import GenerationCache
 cache = GenerationCache(Path(sys.argv[1]))
 key = cache.key(task="shared")
 for _ in range(30):
@@ -373,7 +373,7 @@ def test_tensor_digest():
 
 
 def test_memoise_on_disk_computes_once_and_recomputes_a_damaged_entry(tmp_path, monkeypatch):
-    from cfcheck.cache import memoise_on_disk
+    from cfcheck.core.cache import memoise_on_disk
 
     monkeypatch.setenv("CFCHECK_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("CFCHECK_NO_DERIVED_CACHE", raising=False)
@@ -396,7 +396,7 @@ def test_memoise_on_disk_computes_once_and_recomputes_a_damaged_entry(tmp_path, 
 
 
 def test_memoise_on_disk_can_be_turned_off_and_survives_an_unwritable_cache(tmp_path, monkeypatch):
-    from cfcheck.cache import memoise_on_disk
+    from cfcheck.core.cache import memoise_on_disk
 
     calls = []
 

@@ -16,7 +16,7 @@ from cfcheck.domains import get_domain
 from cfcheck.kinds.vce.ablation import ablation_inputs, ablation_table
 from cfcheck.methods.dvce import DiffusionCounterfactual
 from cfcheck.models.registry import available_models
-from cfcheck.zoo import ModelZoo
+from cfcheck.models.zoo import ModelZoo
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("diffusion-hypotheses")]
 

@@ -1,4 +1,4 @@
-"""cfcheck.io: the one atomic write."""
+"""cfcheck.core.io: the one atomic write."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from cfcheck import io as cfio
-from cfcheck.io import atomic_write_bytes, atomic_write_text
+from cfcheck.core import io as cfio
+from cfcheck.core.io import atomic_write_bytes, atomic_write_text
 
 
 def test_writes_creates_the_parent_and_replaces(tmp_path):

@@ -50,7 +50,7 @@ def measure(seed: int) -> dict[str, dict]:
     from cfcheck.domains import get_domain
     from cfcheck.kinds.scm.effectiveness import predictor_agreement
     from cfcheck.methods.scm_vae import SCMVAE
-    from cfcheck.zoo import MethodModels, ModelZoo
+    from cfcheck.models.zoo import MethodModels, ModelZoo
 
     previous = torch.get_num_threads()
     torch.set_num_threads(1)

@@ -1,10 +1,10 @@
-"""cfcheck.thresholds: one Bar for metric cards and model quality bars."""
+"""cfcheck.core.thresholds: one Bar for metric cards and model quality bars."""
 
 from __future__ import annotations
 
 import pytest
 
-from cfcheck.thresholds import Bar, Bars, bar_violations, parse_bars
+from cfcheck.core.thresholds import Bar, Bars, bar_violations, parse_bars
 
 
 def test_metric_cards_reexport_the_same_bar():

@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from cfcheck.zoo import BatchedSplit
+from cfcheck.models.zoo import BatchedSplit
 
 #: images per split read for the check (the first ones: cheap for lazily read data)
 SAMPLE = 256

@@ -4,7 +4,7 @@ render text (nothing is downloaded).
 One place finds the font folder, rasterises a character, decides which fonts can draw a given
 character set legibly, and centres a glyph on a bank canvas; each domain builds its own bank
 (signed distance fields, coverage maps, …) from these. Font discovery is kept on disk
-(:func:`cfcheck.cache.memoise_on_disk`) keyed by the caller's code digest and the font files.
+(:func:`cfcheck.core.cache.memoise_on_disk`) keyed by the caller's code digest and the font files.
 PIL and fontTools (a matplotlib dependency) are imported only when something is rasterised.
 """
 
@@ -16,7 +16,7 @@ import os
 import numpy as np
 import torch
 
-from cfcheck.cache import file_digest, memoise_on_disk
+from cfcheck.core.cache import file_digest, memoise_on_disk
 
 __all__ = [
     "FONT_DIR",

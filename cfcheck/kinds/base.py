@@ -71,7 +71,7 @@ class RunResources:
 
     def zoo(self, domain: Domain) -> Any:
         """The model zoo of ``domain`` (a domain object; built once per run and domain name)."""
-        from cfcheck.zoo import ModelZoo
+        from cfcheck.models.zoo import ModelZoo
 
         if isinstance(domain, str):
             raise TypeError(f"zoo() takes the domain object, got the name {domain!r}: pass run.domain({domain!r})")

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from cfcheck.thresholds import Bar  # noqa: F401  (re-exported: Bar lives in cfcheck.thresholds)
+from cfcheck.core.thresholds import Bar  # noqa: F401  (re-exported: Bar lives in cfcheck.core.thresholds)
 
 __all__ = ["PROPORTION_UNITS", "Bar", "Direction", "MetricCard", "format_card"]
 

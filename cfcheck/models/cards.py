@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from cfcheck.io import atomic_write_text
-from cfcheck.thresholds import Bars
+from cfcheck.core.io import atomic_write_text
+from cfcheck.core.thresholds import Bars
 
 __all__ = ["model_card_markdown", "write_model_cards"]
 

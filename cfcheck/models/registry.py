@@ -23,7 +23,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from cfcheck.io import atomic_write_bytes, atomic_write_text
+from cfcheck.core.io import atomic_write_bytes, atomic_write_text
 
 from .builders import build_model
 

@@ -124,7 +124,7 @@ class ModelStore:
 
     def contents_digest(self) -> str:
         """The manifest file's digest (its entries carry every weight file's sha256)."""
-        from cfcheck.cache import file_digest
+        from cfcheck.core.cache import file_digest
 
         return file_digest(self.manifest_path) if self.manifest_path.is_file() else "none"
 

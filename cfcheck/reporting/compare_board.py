@@ -13,7 +13,7 @@ BOARD_HEADER = ["#", "method", "average rank", "leader"]
 
 
 def board_title(board: Board) -> str:
-    """``"vce / morpho / closeness"``."""
+    """``"vce / <domain> / closeness"``."""
     return " / ".join(board.family)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from cfcheck.io import atomic_write_bytes, atomic_write_text
+from cfcheck.core.io import atomic_write_bytes, atomic_write_text
 
 EXAMPLES_DIR = "examples"
 #: columns holding signed changes: drawn blue (negative) – white – red (positive)

@@ -256,7 +256,7 @@ CONTROL_COLOURS = {"+": "#2e7d32", "-": "#c62828"}
 
 def _controls(score: dict[str, Any], calibration: Calibration | None) -> list[tuple[str, float, str]]:
     """(control, value, expected sign) of the controls with a sign for this score's suite."""
-    from cfcheck.records import identity_key
+    from cfcheck.core.records import identity_key
 
     if not calibration:
         return []

@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from cfcheck.records import ScoreRecord, identity_key
+from cfcheck.core.records import ScoreRecord, identity_key
 from cfcheck.reporting.examples import EXAMPLES_DIR
 from cfcheck.reporting.scorecard import load_scorecard, write_scorecard
 

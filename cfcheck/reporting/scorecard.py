@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from cfcheck import __version__
-from cfcheck.io import atomic_write_text as atomic_write
-from cfcheck.records import ScoreRecord
+from cfcheck.core.io import atomic_write_text as atomic_write
+from cfcheck.core.records import ScoreRecord
 
 #: 2: records carry a three-valued verdict and a reason; 3: records carry their kind and domain
 SCORECARD_FORMAT = 3

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cfcheck.io import atomic_write_text as atomic_write
+from cfcheck.core.io import atomic_write_text as atomic_write
 
 __all__ = ["write_views"]
 

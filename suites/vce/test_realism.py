@@ -8,7 +8,7 @@ images of that class and pools the classes; ``*_domain`` scores the whole set ag
 images with the counterfactuals' class mix. Every score is judged against the real-vs-real
 floor of the same run: the same statistic for sets of real images (from the never-scored
 reference split) with the counterfactuals' n and class mix, drawn several times
-(``extra.real_floor``). See :mod:`cfcheck.reference_sets` and ``cfcheck cards fid_target``.
+(``extra.real_floor``). See :mod:`cfcheck.metrics.reference_sets` and ``cfcheck cards fid_target``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from cfcheck.metrics.interpretability import im1, im2
 from cfcheck.metrics.manifold import coverage, density
 from cfcheck.metrics.realism import fid
 from cfcheck.metrics.set_statistics import kid_all_pairs
-from cfcheck.reference_sets import score_realism
+from cfcheck.metrics.reference_sets import score_realism
 
 pytestmark = pytest.mark.cfcheck_kind("vce")
 

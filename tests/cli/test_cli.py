@@ -9,7 +9,7 @@ import pytest
 
 from cfcheck.cli import main
 from cfcheck.metrics.cards import CARDS
-from cfcheck.records import ScoreRecord
+from cfcheck.core.records import ScoreRecord
 from cfcheck.reporting.scorecard import build_scorecard, write_scorecard
 
 

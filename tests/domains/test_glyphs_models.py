@@ -17,7 +17,7 @@ from cfcheck.domains.glyphs.recipes import ENCODER, GENERATOR, GlyphRecipe, clas
 from cfcheck.domains.glyphs.training import font_swap_fonts, refont, refresh_bars_and_cards, train_glyph_models
 from cfcheck.models.cards import model_card_markdown
 from cfcheck.models.registry import domain_dir, load_manifest, load_model, model_entry
-from cfcheck.thresholds import Bars
+from cfcheck.core.thresholds import Bars
 
 NAMES = list(glyph_recipes())
 CLASSIFIERS = [classifier_name(s) for s in SCENARIOS]

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from cfcheck.domain_bars import domain_bars, read_bars_file, write_domain_bars
 from cfcheck.kinds.attribution.calibration import CALIBRATED, RANDOMISATION_SCORES, derive_gap_bars, measure_randomisation
-from cfcheck.thresholds import Bar
+from cfcheck.core.thresholds import Bar
 
 ROLES = {"gradient": "+", "noisy 1": "ladder:1", "noisy 4": "ladder:4", "random": "-"}
 

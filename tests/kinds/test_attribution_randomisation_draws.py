@@ -10,7 +10,7 @@ from cfcheck.domains import get_domain
 from cfcheck.kinds.attribution.randomisation import draw_models, draw_seeds, similarity_table
 from cfcheck.metrics.sanity import rank_similarity
 from cfcheck.models.classifiers.randomisation import reinitialised
-from cfcheck.zoo import CASCADE_CALIBRATION_IMAGES, ModelZoo, reinitialisation_name
+from cfcheck.models.zoo import CASCADE_CALIBRATION_IMAGES, ModelZoo, reinitialisation_name
 
 
 def test_draw_seeds_are_disjoint_across_task_seeds_and_avoid_the_cascades():

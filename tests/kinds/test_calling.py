@@ -126,7 +126,7 @@ def test_generator_is_passed_when_accepted():
 def test_xdist_workers_share_the_cores(monkeypatch):
     from types import SimpleNamespace
 
-    from cfcheck.threads import share_cpu_between_xdist_workers
+    from cfcheck.core.threads import share_cpu_between_xdist_workers
 
     before = torch.get_num_threads()
     monkeypatch.setattr("os.cpu_count", lambda: 8)
@@ -225,7 +225,7 @@ def test_an_outer_alarm_is_restored_after_the_call():
 
 @pytest.mark.parametrize(("cores", "load", "threads"), [(2, 0.0, 2), (2, 0.9, 1), (2, 0.4, 2), (8, 3.2, 5), (2, 7.0, 1), (4, None, 4)])
 def test_a_single_process_takes_the_free_cores(cores, load, threads):
-    from cfcheck.threads import threads_for_free_cores
+    from cfcheck.core.threads import threads_for_free_cores
 
     assert threads_for_free_cores(cores, load) == threads
 

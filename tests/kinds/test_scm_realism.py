@@ -11,7 +11,7 @@ import torch
 from cfcheck.domains import get_domain
 from cfcheck.kinds.scm.realism import reference_renders, scm_realism
 from cfcheck.metrics.realism import fid
-from cfcheck.zoo import ModelZoo
+from cfcheck.models.zoo import ModelZoo
 
 N = 60
 

@@ -163,7 +163,7 @@ def test_randomisation_similarity_of_the_bundled_attributions_as_readme_reports(
     """README's attribution table: model-dependent maps change with random weights, the input-
     multiplied ones and the seeded random map barely do (Adebayo et al.'s observation)."""
     from cfcheck.metrics.sanity import rank_similarity
-    from cfcheck.zoo import ModelZoo
+    from cfcheck.models.zoo import ModelZoo
 
     domain, zoo = get_domain("morpho"), ModelZoo(get_domain("morpho"), "cpu")
     x = domain.split("test", 40).images

@@ -13,7 +13,7 @@ from scipy.spatial.distance import cdist
 
 from cfcheck.metrics.manifold import coverage, density, density_coverage
 from cfcheck.metrics.set_statistics import set_statistic_engine
-from cfcheck.reference_sets import score_realism
+from cfcheck.metrics.reference_sets import score_realism
 
 
 def brute_density_coverage(real: np.ndarray, fake: np.ndarray, k: int) -> tuple[float, float]:

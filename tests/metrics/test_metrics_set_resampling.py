@@ -15,7 +15,7 @@ from cfcheck.metrics import set_statistics
 from cfcheck.metrics.realism import fid
 from cfcheck.metrics.set_statistics import FidSets, KidSets, kid_all_pairs, set_statistic_engine
 from cfcheck.metrics.set_intervals import bootstrap_set_ci
-from cfcheck.reference_sets import draw_reference, score_realism
+from cfcheck.metrics.reference_sets import draw_reference, score_realism
 
 # --------------------------------------------------------------------- slow reference code
 

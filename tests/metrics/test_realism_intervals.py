@@ -27,8 +27,8 @@ import torch
 from cfcheck.metrics.manifold import coverage, density
 from cfcheck.metrics.realism import fid
 from cfcheck.metrics.set_statistics import kid_all_pairs
-from cfcheck.reference_sets import score_realism
-from cfcheck.zoo import ModelZoo
+from cfcheck.metrics.reference_sets import score_realism
+from cfcheck.models.zoo import ModelZoo
 from cfcheck.domains import get_domain
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("realism-intervals")]

@@ -12,7 +12,7 @@ import torch
 from cfcheck.domains.morpho import intensity_bin, load_split, thickness_bin
 from cfcheck.models.classifiers.adversarial import robust_accuracy
 from cfcheck.models.registry import available_models, load_model, model_entry
-from cfcheck.thresholds import Bars
+from cfcheck.core.thresholds import Bars
 
 DOMAIN = "morpho"
 #: the classifiers and the embedding (they have a task); generative models are checked below

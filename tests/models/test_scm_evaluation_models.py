@@ -12,7 +12,7 @@ from cfcheck.models.generative import train_generative_models
 from cfcheck.models.generative.vae import UnconditionalVAE
 from cfcheck.models.predictors import AnticausalPredictor, train_predictor
 from cfcheck.models.registry import available_models, load_model, model_entry
-from cfcheck.thresholds import Bars
+from cfcheck.core.thresholds import Bars
 
 DOMAIN = "morpho"
 NAMES = ("predictor_thickness", "predictor_intensity", "predictor_digit", "cld_vae")
@@ -141,7 +141,7 @@ def test_parent_bins_are_the_ones_interventions_leave():
 
 
 def test_methods_cannot_load_the_models_that_score_them():
-    from cfcheck.zoo import MethodModels, ModelZoo
+    from cfcheck.models.zoo import MethodModels, ModelZoo
 
     models = MethodModels(ModelZoo(get_domain(DOMAIN), torch.device("cpu")))
     for name in NAMES:

@@ -168,7 +168,7 @@ def test_bundled_flows_meet_their_bars_remeasured(name):
     """Re-measured here with scipy from the SCM's own draws (not the recipe's code), on the test split."""
     from cfcheck.domains.morpho.splits import split_factors
     from cfcheck.models.registry import load_model, model_entry
-    from cfcheck.thresholds import Bars
+    from cfcheck.core.thresholds import Bars
 
     flow, entry = load_model(name, domain="morpho"), model_entry(name, domain="morpho")
     test = split_factors("test")

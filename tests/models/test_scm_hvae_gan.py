@@ -280,7 +280,7 @@ def test_counterfactual_finetuning_is_deterministic_and_moves_the_weights(option
 # -- the bundled models ----------------------------------------------------------------------------------
 def _bundled(mechanism: str, abduct_pixel_noise: bool) -> SCMVAE:
     from cfcheck.domains import get_domain
-    from cfcheck.zoo import MethodModels, ModelZoo
+    from cfcheck.models.zoo import MethodModels, ModelZoo
 
     domain = get_domain("morpho")
     models = MethodModels(ModelZoo(get_domain("morpho"), torch.device("cpu")))
@@ -328,8 +328,8 @@ def test_bundled_gan_remeasured_matches_its_card_and_meets_its_bars():
     from cfcheck.domains.morpho.scm_image import GAN
     from cfcheck.models.registry import model_entry
     from cfcheck.domains import get_domain
-    from cfcheck.thresholds import Bars
-    from cfcheck.zoo import ModelZoo
+    from cfcheck.core.thresholds import Bars
+    from cfcheck.models.zoo import ModelZoo
 
     entry = model_entry("cgan", domain="morpho")
     previous = torch.get_num_threads()

@@ -173,7 +173,7 @@ def test_fixture_builds_the_adapter_from_the_bundled_models():
     """fixtures/scm_vae.py's recipe: the domain's attribute mechanisms and image mechanism, through
     what a method may load."""
     from cfcheck.domains import get_domain
-    from cfcheck.zoo import MethodModels, ModelZoo
+    from cfcheck.models.zoo import MethodModels, ModelZoo
 
     domain = get_domain("morpho")
     models = MethodModels(ModelZoo(get_domain("morpho"), torch.device("cpu")))
@@ -190,7 +190,7 @@ def test_bundled_generator_moves_the_intervened_parent_the_right_way():
     """On test images: do(a high value) shows a higher measured value than do(a low value) of the same
     input, for thickness and intensity (the image measurements need no model)."""
     from cfcheck.domains import get_domain
-    from cfcheck.zoo import MethodModels, ModelZoo
+    from cfcheck.models.zoo import MethodModels, ModelZoo
 
     domain = get_domain("morpho")
     models = MethodModels(ModelZoo(get_domain("morpho"), torch.device("cpu")))

@@ -205,7 +205,7 @@ def test_methods_may_load_explained_classifiers_but_not_evaluation_models(tiny):
 def test_method_model_view_lists_the_explained_classifiers_and_the_generative_priors():
     import torch
 
-    from cfcheck.zoo import MethodModels, ModelZoo
+    from cfcheck.models.zoo import MethodModels, ModelZoo
     from cfcheck.domains import get_domain
 
     view = MethodModels(ModelZoo(get_domain("morpho"), torch.device("cpu")))

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cfcheck.baseline import Baseline
-from cfcheck.records import ScoreRecord
+from cfcheck.core.records import ScoreRecord
 from cfcheck.reporting.scorecard import build_scorecard, load_scorecard, write_scorecard
 
 

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cfcheck.cli import main as cfcheck
-from cfcheck.sharding import Shard, assign_groups
+from cfcheck.core.sharding import Shard, assign_groups
 
 ADAPTER = """
 import pytest

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cfcheck.metrics.realism import fid
-from cfcheck.reference_sets import draw_reference, pool_suffices, score_realism
+from cfcheck.metrics.reference_sets import draw_reference, pool_suffices, score_realism
 from cfcheck.kinds.vce.tasks import ideal_targets, select_inputs
 
 
@@ -99,7 +99,7 @@ def test_a_class_the_reference_split_cannot_serve_is_scored_against_the_extra_sp
     The pool then gains the reference_extra split, and the true counterfactuals pass."""
     pytest.importorskip("safetensors")
     from cfcheck.domains import get_domain
-    from cfcheck.zoo import ModelZoo
+    from cfcheck.models.zoo import ModelZoo
 
     zoo, domain = ModelZoo(get_domain("morpho"), torch.device("cpu")), get_domain("morpho")
     base_features, base_labels = zoo.realism_pool
@@ -161,7 +161,7 @@ def test_class_conditional_score_skips_singleton_classes():
 def test_embedding_features_are_standardised_with_validation_statistics():
     pytest.importorskip("safetensors")
     from cfcheck.domains import get_domain
-    from cfcheck.zoo import ModelZoo
+    from cfcheck.models.zoo import ModelZoo
 
     zoo = ModelZoo(get_domain("morpho"), torch.device("cpu"))
     domain = get_domain("morpho")
@@ -176,7 +176,7 @@ def test_embedding_features_are_standardised_with_validation_statistics():
 
 def test_split_logits_are_the_models_outputs_and_come_back_from_disk(tmp_path, monkeypatch):
     from cfcheck.domains import get_domain
-    from cfcheck.zoo import ModelZoo
+    from cfcheck.models.zoo import ModelZoo
 
     monkeypatch.setenv("CFCHECK_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("CFCHECK_NO_DERIVED_CACHE", raising=False)
@@ -200,7 +200,7 @@ def test_every_bundled_profile_s_tasks_get_realism_references(profile):
     from cfcheck.domains import get_domain
     from cfcheck.kinds.vce.section import PAIR_SETS, SECTION_DEFAULTS
     from cfcheck.kinds.vce.spec import committee_ideal_targets
-    from cfcheck.zoo import ModelZoo
+    from cfcheck.models.zoo import ModelZoo
 
     zoo, domain = ModelZoo(get_domain("morpho"), torch.device("cpu")), get_domain("morpho")
     scored = domain.split(domain.split_roles["scored"])

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from cfcheck.records import ScoreRecord
+from cfcheck.core.records import ScoreRecord
 from cfcheck.reporting.examples import write_example_grid
 from cfcheck.reporting.scorecard import build_scorecard, write_scorecard
 

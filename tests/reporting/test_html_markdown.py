@@ -220,7 +220,7 @@ def test_grids_and_badge_are_written_beside_the_scorecard(tmp_path):
 def test_write_scorecard_writes_every_view(tmp_path):
     from datetime import datetime, timezone
 
-    from cfcheck.records import ScoreRecord
+    from cfcheck.core.records import ScoreRecord
     from cfcheck.reporting.scorecard import build_scorecard
 
     record = ScoreRecord(nodeid="x", suite="validity", metric="target_accuracy", task="cnn/ideal/seed0", value=0.2,

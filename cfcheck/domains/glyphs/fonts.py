@@ -10,7 +10,7 @@ Each glyph is rasterised once, at high resolution, with PIL, scaled so that its 
 coverage maps (uint8) are the *bank*. Samples are produced from the bank by an affine warp (see
 ``rendering.py``), never by rasterising text per sample. The font list and the bank depend
 only on this file and the font files, so both are kept on disk
-(:func:`cfcheck.cache.memoise_on_disk`, keyed by digests of both).
+(:func:`cfcheck.core.cache.memoise_on_disk`, keyed by digests of both).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import os
 import numpy as np
 import torch
 
-from cfcheck.cache import file_digest, memoise_on_disk
+from cfcheck.core.cache import file_digest, memoise_on_disk
 from cfcheck.domains import truetype
 from cfcheck.domains.truetype import FONT_DIR, FONT_FILES_DIGEST, cached_usable_fonts, centred_glyph, rasterise_character
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-from cfcheck.cache import file_digest, memoise_on_disk
+from cfcheck.core.cache import file_digest, memoise_on_disk
 from cfcheck.domains.base import split_prefix_size
 
 from .fonts import FONT_SOURCES

@@ -23,7 +23,7 @@ from cfcheck.models.inference import batched_apply
 from cfcheck.models.publishing import train_into_folder
 from cfcheck.models.cards import write_model_cards
 from cfcheck.models.registry import MANIFEST_NAME, domain_dir, load_manifest, load_model, save_weights, update_manifest
-from cfcheck.thresholds import bar_violations, parse_bars
+from cfcheck.core.thresholds import bar_violations, parse_bars
 
 from . import networks  # noqa: F401  (registers the glyph architectures)
 from .latent import CONTINUOUS_SLICE, raw_latents

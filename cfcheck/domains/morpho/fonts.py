@@ -6,7 +6,7 @@ warping and thresholding these fields (see ``rendering.py``), which is what make
 exact, continuous parameter and generation fast.
 
 The usable fonts and the bank depend only on this file, `cfcheck/domains/truetype.py` and the font files, so both are kept on
-disk (:func:`cfcheck.cache.memoise_on_disk`, keyed by digests of both): a session loads them in
+disk (:func:`cfcheck.core.cache.memoise_on_disk`, keyed by digests of both): a session loads them in
 milliseconds instead of rasterising for seconds. PIL and scipy are imported only to build them.
 """
 
@@ -18,7 +18,7 @@ import os
 import numpy as np
 import torch
 
-from cfcheck.cache import file_digest, memoise_on_disk
+from cfcheck.core.cache import file_digest, memoise_on_disk
 from cfcheck.domains import truetype
 from cfcheck.domains.truetype import FONT_DIR, FONT_FILES_DIGEST, cached_usable_fonts, centred_glyph, rasterise_character
 

@@ -53,7 +53,7 @@ def ddpm_quality(network: DenoisingUNet, config: GenerativeTrainConfig, *, n: in
 
     from cfcheck.metrics.realism import fid
     from cfcheck.models.generative.diffusion.sampling import sample_images
-    from cfcheck.zoo import ModelZoo
+    from cfcheck.models.zoo import ModelZoo
     from cfcheck.domains import get_domain
 
     from .measure import measure_intensity, measure_thickness

@@ -62,7 +62,7 @@ def cvae_quality(vae: Any, config: GenerativeTrainConfig, *, n: int | None = Non
     """The quality values of the module docstring on ``n`` test images (default 1,000; 32 for a smoke
     configuration), for counterfactuals with or without the abducted pixel noise."""
     from cfcheck.domains import get_domain
-    from cfcheck.zoo import ModelZoo
+    from cfcheck.models.zoo import ModelZoo
 
     domain = get_domain("morpho")
     smoke = config.n is not None and config.n < 1000

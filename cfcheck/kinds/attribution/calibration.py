@@ -36,7 +36,7 @@ from typing import Any
 
 import torch
 
-from cfcheck.thresholds import Bar
+from cfcheck.core.thresholds import Bar
 
 __all__ = ["CALIBRATED", "NOISE_LADDER", "RANDOMISATION_SCORES", "attribution_controls", "calibrate_attribution",
            "derive_gap_bars", "measure_randomisation"]
@@ -190,7 +190,7 @@ def calibrate_attribution(spec: str, profile: str = "quick", seeds: Sequence[int
     """
     from cfcheck.domain_bars import bars_path, write_domain_bars
     from cfcheck.domains import get_domain
-    from cfcheck.io import atomic_write_text
+    from cfcheck.core.io import atomic_write_text
     from cfcheck.kinds.attribution.section import SECTION_DEFAULTS
 
     domain = get_domain(spec)

@@ -57,7 +57,7 @@ def draw_models(random_model: str, counterpart: str, seed: int, draws: int) -> t
         >>> draw_models("random_net", "cnn", 0, 3)
         ('random_net', 'cnn~reinit1', 'cnn~reinit2')
     """
-    from cfcheck.zoo import reinitialisation_name
+    from cfcheck.models.zoo import reinitialisation_name
 
     return (random_model, *(reinitialisation_name(counterpart, s) for s in draw_seeds(seed, draws)))
 

@@ -13,7 +13,7 @@ pooled with weights n_k / n, as VCE's ``fid_target``. One statistic over the who
 miss a method that shows the wrong digits while keeping the digit mix (do(digit) to uniformly
 drawn targets keeps it uniform): on a bundled digit domain (README, SCM realism), real images
 labelled with the next digit score well above the real-vs-real floors. Score and floors go through the same
-engine as VCE realism (:func:`cfcheck.reference_sets.score_realism`).
+engine as VCE realism (:func:`cfcheck.metrics.reference_sets.score_realism`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from cfcheck.domains.base import PARENT_RESAMPLING, require
-from cfcheck.reference_sets import FLOOR_DRAWS, REFERENCE_PER_SAMPLE, RealismScore, score_realism
+from cfcheck.metrics.reference_sets import FLOOR_DRAWS, REFERENCE_PER_SAMPLE, RealismScore, score_realism
 
 __all__ = ["scm_realism"]
 

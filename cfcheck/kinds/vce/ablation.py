@@ -77,7 +77,7 @@ def ablation_table(
             classifier, *, generator)`` returning ``x_cf`` or ``(x_cf, valid)``).
         classifiers: explained classifier names in ``zoo``.
         domain: the domain the inputs come from.
-        zoo: its :class:`cfcheck.zoo.ModelZoo`.
+        zoo: its :class:`cfcheck.models.zoo.ModelZoo`.
         inputs: from :func:`ablation_inputs`.
         seed: seeds each call's generator.
         log: receives one line per cell.

@@ -13,7 +13,7 @@ from cfcheck.kinds.calling import MethodOutput
 from cfcheck.kinds.vce.tasks import TaskInputs, VCETask
 
 if TYPE_CHECKING:
-    from cfcheck.zoo import ModelZoo
+    from cfcheck.models.zoo import ModelZoo
 
 
 @dataclass

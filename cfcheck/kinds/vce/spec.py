@@ -25,7 +25,7 @@ from cfcheck.kinds.vce.tasks import TaskInputs, VCETask, ideal_targets, select_i
 if TYPE_CHECKING:
     import pytest
 
-    from cfcheck.zoo import ModelZoo
+    from cfcheck.models.zoo import ModelZoo
 
 
 

@@ -12,14 +12,14 @@ from typing import Any
 import torch
 from torch import nn
 
-from cfcheck.thresholds import bar_violations
+from cfcheck.core.thresholds import bar_violations
 
 from ..inference import batched_apply, model_device
 from .adversarial import robust_accuracy
 from .recipes import ModelSpec, domain_recipes
 
 __all__ = [
-    "bar_violations",  # re-exported from cfcheck.thresholds: the one notion of a bar
+    "bar_violations",  # re-exported from cfcheck.core.thresholds: the one notion of a bar
     "head_logits",
     "main_accuracy",
     "main_head",

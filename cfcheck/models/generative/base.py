@@ -26,7 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 import torch
 from torch import nn
 
-from cfcheck.thresholds import bar_violations, parse_bars
+from cfcheck.core.thresholds import bar_violations, parse_bars
 
 from ..builders import ArchitectureSpec, architecture, build_model, register_architecture
 from ..registry import ReferenceModelError, save_state_dict
@@ -202,7 +202,7 @@ class GenerativeRecipe(Protocol):
         arch_kwargs: keyword arguments of the architecture (JSON-serialisable).
         config: the full training configuration.
         quality_bar: metric -> ``{"min": v}`` and/or ``{"max": v}`` (see
-            :class:`cfcheck.thresholds.Bars`).
+            :class:`cfcheck.core.thresholds.Bars`).
         purpose: one sentence for the manifest and the model card.
         interface: one sentence on the model's inputs and outputs, for the card.
     """

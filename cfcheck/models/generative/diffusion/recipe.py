@@ -27,7 +27,7 @@ __all__ = ["DiffusionRecipe", "training_checkpoint"]
 def training_checkpoint(name: str, arch_kwargs: Mapping[str, Any], config: GenerativeTrainConfig,
                         directory: Path | None = None) -> Path:
     """Where the training of ``name`` under ``config`` checkpoints (keyed by both settings)."""
-    from cfcheck.cache import default_cache_dir
+    from cfcheck.core.cache import default_cache_dir
 
     settings = json.dumps({"arch": dict(arch_kwargs), "config": config.to_dict()}, sort_keys=True)
     key = hashlib.sha256(settings.encode()).hexdigest()[:16]

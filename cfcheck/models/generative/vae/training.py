@@ -24,7 +24,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from cfcheck.io import atomic_write_bytes
+from cfcheck.core.io import atomic_write_bytes
 
 from ..base import steps_per_epoch
 from .network import ConditionalVAE

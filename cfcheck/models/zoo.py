@@ -134,9 +134,9 @@ class ModelZoo:
     def _cascade(self, name: str) -> dict[str, torch.nn.Module]:
         """The stages of ``name``'s cascade. Their weights and fitted logit standardisations are
         the same in every session with these weights, images and code, so they are kept on disk
-        (:func:`cfcheck.cache.memoise_on_disk`): fitting them runs every stage on
+        (:func:`cfcheck.core.cache.memoise_on_disk`): fitting them runs every stage on
         :data:`CASCADE_CALIBRATION_IMAGES` images, seconds at each session's start."""
-        from cfcheck.cache import file_digest, memoise_on_disk, tensor_digest
+        from cfcheck.core.cache import file_digest, memoise_on_disk, tensor_digest
         from cfcheck.models.classifiers import architectures, randomisation
 
         domain = self.domain
@@ -162,7 +162,7 @@ class ModelZoo:
         """``name`` with every parametrised layer re-initialised under ``seed``
         (:func:`cfcheck.models.classifiers.randomisation.reinitialised`), its logit standardisation
         fitted on the cascade's calibration images; kept on disk like the cascade's stages."""
-        from cfcheck.cache import file_digest, memoise_on_disk, tensor_digest
+        from cfcheck.core.cache import file_digest, memoise_on_disk, tensor_digest
         from cfcheck.models.classifiers import architectures, randomisation
 
         domain = self.domain
@@ -297,10 +297,10 @@ class ModelZoo:
     def realism_pool_for(self, classes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The realism pool for counterfactuals of target ``classes``: :attr:`realism_pool`, or,
         when it holds too few real images of one of those classes for a reference and floors
-        (:func:`cfcheck.reference_sets.pool_suffices`), that pool followed by the domain's
+        (:func:`cfcheck.metrics.reference_sets.pool_suffices`), that pool followed by the domain's
         ``reference_extra`` split where it has one (a domain without it keeps the reference
         split, and the realism scores say which class is short)."""
-        from cfcheck.reference_sets import pool_suffices
+        from cfcheck.metrics.reference_sets import pool_suffices
 
         pool = self.realism_pool
         extra = self.domain.split_roles.get("reference_extra")
@@ -354,14 +354,14 @@ class ModelZoo:
     def _stored(self, what: str, name: str, images: torch.Tensor,
                 compute: Callable[[], dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
         """``compute()`` of bundled model ``name`` on fixed images, memoised on disk
-        (:func:`cfcheck.cache.memoise_on_disk`, keyed by the images' digest and the weights' sha256)."""
-        from cfcheck.cache import tensor_digest
+        (:func:`cfcheck.core.cache.memoise_on_disk`, keyed by the images' digest and the weights' sha256)."""
+        from cfcheck.core.cache import tensor_digest
 
         return self._stored_digest(what, name, tensor_digest(images), compute)
 
     def _stored_digest(self, what: str, name: str, images: str,
                        compute: Callable[[], dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
-        from cfcheck.cache import memoise_on_disk
+        from cfcheck.core.cache import memoise_on_disk
 
         return memoise_on_disk(what, compute, images=images, model=self.store.digest(name), device=self.device.type)
 

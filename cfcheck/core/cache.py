@@ -4,7 +4,7 @@ An entry is one safetensors file (never pickle) at ``<directory>/<key[:2]>/<key>
 Its metadata holds the entry's key, the cache format version and a sha256 digest of every
 tensor's name, dtype, shape and bytes; :meth:`GenerationCache.load` recomputes and compares all
 three, so a truncated, corrupted, foreign or renamed file is discarded and reported as a miss,
-never trusted. Entries are written atomically (:func:`cfcheck.io.atomic_write_bytes`), so two
+never trusted. Entries are written atomically (:func:`cfcheck.core.io.atomic_write_bytes`), so two
 processes storing the same key at once are harmless: the last complete file wins.
 """
 
@@ -26,7 +26,7 @@ import safetensors.torch
 import torch
 
 import cfcheck
-from cfcheck.io import atomic_write_bytes
+from cfcheck.core.io import atomic_write_bytes
 
 __all__ = ["CacheStats", "GenerationCache", "default_cache_dir", "file_digest", "memoise_on_disk",
            "method_fingerprint", "tensor_digest"]
