@@ -5,6 +5,9 @@ install command."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 # imported here, before pytester snapshots sys.modules: captum pulls in torch modules that register
@@ -35,3 +38,14 @@ def test_a_captum_one_liner_gets_goar_scores_and_curves(tiny, scorecard_of):
         assert area["value"] == pytest.approx(sum(curve["method"]) / 2, abs=1e-9)  # trapezoid over two levels
     html = (tiny.path / "reports" / "captum_ig-standard" / "scorecard.html").read_text()
     assert html.count("<polyline") == 4  # method and random, per domain
+
+
+def test_the_readme_snippet_deselects_the_other_kinds_suites(tiny):
+    """README's captum adapter, verbatim: its return annotation tells cfcheck the kind before the
+    fixture runs, so the VCE, SCM and latent suites are deselected, not printed as skipped."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    (snippet,) = re.findall(r"```python\n# my_captum.py\n(.*?)```", readme, flags=re.S)
+    tiny.makepyfile(my_captum=snippet)
+    result = tiny.runpytest("--method=my_captum", "-k", "test_output_contract", "--cfcheck-domain=morpho")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*tests of the latent, scm, vce suites deselected: the method implements attribution*"])
