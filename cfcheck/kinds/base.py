@@ -201,6 +201,11 @@ class KindSpec(ABC):
         empty when the kind shows none."""
         return {}
 
+    def call_keywords(self, run: Run, task: Task) -> dict[str, Any]:
+        """Facts of the task a method may want (keyword → value), passed to a method whose call
+        names the keyword explicitly (never through ``**kwargs``); none by default."""
+        return {}
+
     def oracle_arguments(self, run: Run, task: Task) -> dict[str, Any]:
         """Knowledge only an oracle control may use (keyword → value), passed to a method whose
         call names the keyword explicitly (never through ``**kwargs``); none by default."""
@@ -230,8 +235,8 @@ class KindSpec(ABC):
         kwargs: dict[str, Any] = {}
         if accepts_generator(function, rng_keyword):
             kwargs[rng_keyword] = torch.Generator(device=run.device).manual_seed(task.seed)
-        kwargs.update({keyword: value for keyword, value in self.oracle_arguments(run, task).items()
-                       if names_parameter(function, keyword)})
+        offered = {**self.call_keywords(run, task), **self.oracle_arguments(run, task)}
+        kwargs.update({keyword: value for keyword, value in offered.items() if names_parameter(function, keyword)})
         progress = Progress(len(inputs), write, unit=f"inputs ({self.output_noun})")
         outputs = []
         for part in in_batches(len(inputs), method_batch_size(method, run.profile.batch_size)):

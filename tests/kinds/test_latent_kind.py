@@ -219,3 +219,28 @@ def test_only_a_method_that_names_oracle_domain_gets_the_variants_domain():
     SPEC.generate(run, task, catchall, SPEC.inputs(run, task), None)
     assert oracle.seen == [{"rng", "oracle_domain"}]
     assert catchall.seen == [{"rng"}]  # **kwargs gets cfcheck's generator, never the oracle's knowledge
+
+
+class _ToldK:
+    """Returns as many counterfactuals as it is told."""
+
+    def __init__(self) -> None:
+        self.told: list[int] = []
+
+    def explain(self, z, latent_classifier, generator, *, rng=None, k=10):
+        self.told.append(k)
+        return z[:, None].repeat(1, k, 1)
+
+
+@pytest.mark.parametrize("k", [1, 5])
+def test_a_method_that_names_k_is_told_the_profiles_k(k):
+    from cfcheck.kinds.latent.spec import SPEC
+
+    run = _Run(LatentSection(n_inputs=4, counterfactuals_per_input=k))
+    task = SPEC.tasks(run, run.domain("stub"), "explained")[0]
+    method, catchall = _ToldK(), _Catchall()
+    output = SPEC.generate(run, task, method, SPEC.inputs(run, task), None)
+    assert method.told == [k] and output.values.shape[1] == k  # its default (10) would have failed the K check
+    with pytest.raises(Exception, match=f"K = {k}"):  # **kwargs is not told: it returns its own 3
+        SPEC.generate(run, task, catchall, SPEC.inputs(run, task), None)
+    assert catchall.seen == [{"rng"}]

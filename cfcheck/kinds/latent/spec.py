@@ -3,7 +3,8 @@
 ``generator`` is the domain's decoder g(z) and ``latent_classifier`` the explained classifier on
 generated images, f(g(z)), both frozen and differentiable in z; cfcheck's seeded random-number
 generator is passed as ``rng=``. K (``counterfactuals_per_input``) counterfactuals are required
-per input; a method may return ``(z_cf, valid)`` with ``valid`` a bool N mask to abstain.
+per input, and a method whose ``explain`` names ``k`` is told K (``k=``); a method may return
+``(z_cf, valid)`` with ``valid`` a bool N mask to abstain.
 
 A domain has a latent space (capability ``"latent_space"``) when it offers: ``latents(split, n)``
 (standardised z of a split), ``latent_classifier()``, ``latent_generator()``, ``latent_layout()``
@@ -221,6 +222,11 @@ class LatentSpec(KindSpec):
 
     def inputs(self, run: Run, task: LatentTask) -> Inputs:  # type: ignore[override]
         return run.memo(("latent-draw", task), lambda: self._draw(run, task))
+
+    def call_keywords(self, run: Run, task: LatentTask) -> dict[str, Any]:  # type: ignore[override]
+        """``k``: how many counterfactuals per input the profile asks for (``counterfactuals_per_input``),
+        for a method whose ``explain`` names ``k``."""
+        return {"k": task.k}
 
     def oracle_arguments(self, run: Run, task: LatentTask) -> dict[str, Any]:  # type: ignore[override]
         """``oracle_domain``: the variant's domain, for oracle controls such as informed search."""
