@@ -301,7 +301,8 @@ class CfcheckSession(RunResources):
 
     def _write_grid(self, task: Task) -> None:
         try:
-            write_example_grid(self.run_dir, task.kind, task.domain_name, task.id, self._example_columns[task])
+            write_example_grid(self.run_dir, task.kind, task.domain_name, task.id, self._example_columns[task],
+                               shows=kind_spec(task.kind).output_noun)
         except Exception:  # noqa: BLE001 - a picture must not fail a score
             self.generation["example_grids_failed"] += 1
 

@@ -2,8 +2,10 @@
 
 Each task contributes one grid: rows are its first few inputs (fixed by the task's seed), columns
 what its kind shows (a VCE: input, counterfactual, difference, true counterfactual). A grid is
-``examples/<slug>.json`` (kind, domain, task, columns, rows of PNG paths relative to the run
-folder) plus ``examples/<slug>/<row>_<column>.png``. Workers of one run write their own tasks'
+``examples/<slug>.json`` (kind, what its outputs are called, domain, task, columns, rows of PNG
+paths relative to the run folder) plus ``examples/<slug>/<row>_<column>.png``. Images are drawn as
+images; an input that is a vector (a domain without a pixel grid) as a heat strip, one cell per
+coordinate, blue–white–red around 0 (saliency: |value|, black to white). Workers of one run write their own tasks'
 grids into the same folder; the Markdown and HTML scorecards read them all back.
 """
 
@@ -38,14 +40,19 @@ class ExampleGrid:
     task: str
     columns: tuple[str, ...]
     rows: tuple[dict[str, str], ...]  # column → PNG path relative to the run folder
+    #: what the kind's outputs are called ("counterfactuals", "saliency maps", …)
+    shows: str = "outputs"
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "domain": self.domain, "task": self.task, "columns": list(self.columns), "rows": list(self.rows)}
+        return {"kind": self.kind, "domain": self.domain, "task": self.task, "columns": list(self.columns),
+                "rows": list(self.rows), "shows": self.shows}
 
 
-def write_example_grid(run_dir: Path, kind: str, domain: str, task: str, columns: dict[str, torch.Tensor]) -> ExampleGrid:
-    """Write one task's grid: ``columns`` maps a column name to k×C×H×W images (k rows; values
-    in [0, 1], signed for ``difference``, any real for ``saliency``)."""
+def write_example_grid(run_dir: Path, kind: str, domain: str, task: str, columns: dict[str, torch.Tensor],
+                       shows: str = "outputs") -> ExampleGrid:
+    """Write one task's grid: ``columns`` maps a column name to k×C×H×W images or k×D vectors (k
+    rows; image values in [0, 1], signed for ``difference``, any real for ``saliency``); ``shows``
+    names the kind's outputs for the page's heading."""
     if not columns:
         raise ValueError("an example grid needs at least one column")
     counts = {name: len(images) for name, images in columns.items()}
@@ -62,7 +69,7 @@ def write_example_grid(run_dir: Path, kind: str, domain: str, task: str, columns
             atomic_write_bytes(path, _png(images[row].detach().float().cpu(), name))
             cells[name] = path.relative_to(run_dir).as_posix()
         rows.append(cells)
-    grid = ExampleGrid(kind, domain, task, tuple(columns), tuple(rows))
+    grid = ExampleGrid(kind, domain, task, tuple(columns), tuple(rows), shows)
     atomic_write_text(Path(run_dir) / EXAMPLES_DIR / f"{slug}.json", json.dumps(grid.to_dict(), indent=1) + "\n")
     return grid
 
@@ -73,7 +80,8 @@ def load_example_grids(run_dir: Path) -> list[ExampleGrid]:
     for index in sorted((Path(run_dir) / EXAMPLES_DIR).glob("*.json")):
         try:
             data = json.loads(index.read_text())
-            grids.append(ExampleGrid(data["kind"], data["domain"], data["task"], tuple(data["columns"]), tuple(data["rows"])))
+            grids.append(ExampleGrid(data["kind"], data["domain"], data["task"], tuple(data["columns"]),
+                                     tuple(data["rows"]), str(data.get("shows", "outputs"))))
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return sorted(grids, key=lambda g: (g.kind, g.domain, g.task))
@@ -99,12 +107,31 @@ def clear_examples(run_dir: Path) -> None:
     shutil.rmtree(Path(run_dir) / EXAMPLES_DIR, ignore_errors=True)
 
 
+def examples_heading(grids: Sequence[ExampleGrid]) -> str:
+    """The examples section's title, by what the grids show: "Example counterfactuals", "Example
+    saliency maps", "Example counterfactuals and saliency maps"."""
+    shown = list(dict.fromkeys(grid.shows for grid in grids)) or ["outputs"]
+    return "Example " + (shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1])
+
+
+#: a vector's heat strip: pixels per coordinate (wide) and the strip's height
+STRIP_CELL, STRIP_HEIGHT = 4, 12
+
+
 def _png(image: torch.Tensor, column: str) -> bytes:
     from PIL import Image
 
-    if image.ndim != 3:
-        raise ValueError(f"example images must be C×H×W, got shape {tuple(image.shape)}")
-    if column in SIGNED_COLUMNS:
+    if image.ndim == 1:  # a vector: one cell per coordinate
+        values = image.numpy()[None, :]
+        if column in MAP_COLUMNS:  # |value| scaled to its maximum, as an image's map
+            peak = float(np.abs(values).max())
+            array = (np.clip(np.abs(values) / peak if peak > 0 else np.abs(values), 0, 1) * 255).round().astype(np.uint8)
+        else:
+            array = _diverging(values)
+        array = np.repeat(np.repeat(array, STRIP_HEIGHT, axis=0), STRIP_CELL, axis=1)
+    elif image.ndim != 3:
+        raise ValueError(f"example images must be C×H×W (or a D vector), got shape {tuple(image.shape)}")
+    elif column in SIGNED_COLUMNS:
         array = _diverging(image.mean(0).numpy())
     elif column in MAP_COLUMNS:
         magnitude = image.abs().sum(0).numpy()

@@ -23,7 +23,7 @@ from typing import Any
 Calibration = dict[str, dict[str, dict[str, Any]]]
 
 from cfcheck.reporting.curves import curve_section
-from cfcheck.reporting.examples import ExampleGrid, grids_by_weight, load_example_grids
+from cfcheck.reporting.examples import ExampleGrid, examples_heading, grids_by_weight, load_example_grids
 from cfcheck.reporting.tables import (
     CATEGORY_NAMES,
     HEADER,
@@ -198,7 +198,7 @@ def _grids(grids: Sequence[ExampleGrid], run_dir: Path | None, scores: Sequence[
     if not grids:
         return ""
     verdicts = group_scores(scores, lambda s: (s.get("kind", "-"), s.get("domain", "-"), s["task"]))
-    out = ["<h2>Example counterfactuals</h2><p class='muted'>Seeded inputs of each task (columns); difference: "
+    out = [f"<h2>{e(examples_heading(grids))}</h2><p class='muted'>Seeded inputs of each task (columns); difference: "
            "red where the output is brighter, blue where darker. Summary: the task's verdicts.</p><div class='grids'>"]
     for i, grid in enumerate(grids_by_weight(grids, scores)):
         counts = count_verdicts(verdicts.get((grid.kind, grid.domain, grid.task), []))

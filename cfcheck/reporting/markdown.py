@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from cfcheck.reporting.curves import curve_table
-from cfcheck.reporting.examples import ExampleGrid, grids_by_weight, load_example_grids
+from cfcheck.reporting.examples import ExampleGrid, examples_heading, grids_by_weight, load_example_grids
 from cfcheck.reporting.tables import (
     HEADER,
     count_verdicts,
@@ -168,7 +168,7 @@ def _failures(scores: Sequence[dict[str, Any]]) -> list[str]:
 def _grids(grids: Sequence[ExampleGrid]) -> list[str]:
     if not grids:
         return []
-    lines = ["## Example counterfactuals", "", "Rows: what each column of the task shows; columns: the seeded "
+    lines = [f"## {examples_heading(grids)}", "", "Rows: what each column of the task shows; columns: the seeded "
              "example inputs (difference: red where the counterfactual is brighter, blue where darker).", ""]
     for grid in grids:
         lines += [f"### {md(grid.kind)} · {md(grid.domain)} · {md(grid.task)}", ""]

@@ -145,6 +145,13 @@ def test_an_attribution_adapter_gets_its_contract_randomisation_and_removal_scor
     assert all(r["n"] == 24 for r in scores if "randomisation" not in r["metric"])  # removal_test of the tiny settings
     csv_header = (tiny.path / "reports" / "gradient-standard" / "samples.csv").read_text().splitlines()[0]
     assert csv_header == "kind,domain,suite,metric,task,sample,value,input,label,target"
+    # every task drew its examples, gmm's 64-d points as heat strips; the page says what they show
+    card = scorecard_of("gradient")
+    assert card["provenance"]["generation"].get("example_grids_failed", 0) == 0
+    strips = list((tiny.path / "reports" / "gradient-standard" / "examples").glob("attribution-gmm-*/0_input.png"))
+    assert strips
+    html = (tiny.path / "reports" / "gradient-standard" / "scorecard.html").read_text()
+    assert "<h2>Example saliency maps</h2>" in html and "Example counterfactuals" not in html
 
 
 def test_a_wrongly_shaped_saliency_fails_the_contract_with_the_expected_shape(tiny):

@@ -7,7 +7,15 @@ import pytest
 import torch
 from PIL import Image
 
-from cfcheck.reporting.examples import clear_examples, load_example_grids, write_example_grid
+from cfcheck.reporting.examples import (
+    STRIP_CELL,
+    STRIP_HEIGHT,
+    ExampleGrid,
+    clear_examples,
+    examples_heading,
+    load_example_grids,
+    write_example_grid,
+)
 
 
 def _pixels(run_dir, relative):
@@ -40,3 +48,32 @@ def test_grids_are_cleared_between_runs_and_bad_input_is_named(tmp_path):
     assert load_example_grids(tmp_path) == []
     with pytest.raises(ValueError, match="same number of rows"):
         write_example_grid(tmp_path, "vce", "morpho", "t", {"a": torch.rand(1, 1, 4, 4), "b": torch.rand(2, 1, 4, 4)})
+
+
+def test_a_vector_is_drawn_as_a_heat_strip_one_cell_per_coordinate(tmp_path):
+    # a domain without a pixel grid (64-d points): the grid draws each coordinate as a cell
+    x = torch.zeros(1, 64)
+    x[0, 0], x[0, 1] = 2.0, -1.0
+    saliency = torch.zeros(1, 64)
+    saliency[0, 63] = -3.0
+    grid = write_example_grid(tmp_path, "attribution", "toy", "mlp/seed0", {"input": x, "saliency": saliency},
+                              shows="saliency maps")
+    strip = _pixels(tmp_path, grid.rows[0]["input"])
+    assert strip.shape == (STRIP_HEIGHT, 64 * STRIP_CELL, 3)
+    assert tuple(strip[0, 0]) == (255, 0, 0)  # the largest positive coordinate: full red
+    assert tuple(strip[-1, STRIP_CELL]) == (128, 128, 255)  # half as large, negative: half blue
+    assert tuple(strip[0, 2 * STRIP_CELL]) == (255, 255, 255)  # zero: white
+    sal = _pixels(tmp_path, grid.rows[0]["saliency"])
+    assert sal.shape == (STRIP_HEIGHT, 64 * STRIP_CELL) and sal[0, -1] == 255 and sal[0, 0] == 0
+    (loaded,) = load_example_grids(tmp_path)
+    assert loaded.shows == "saliency maps"
+
+
+def test_the_examples_heading_names_what_the_grids_show():
+    def grid(shows):
+        return ExampleGrid("k", "d", "t", ("input",), (), shows)
+
+    assert examples_heading([grid("counterfactuals")]) == "Example counterfactuals"
+    assert examples_heading([grid("saliency maps"), grid("saliency maps")]) == "Example saliency maps"
+    assert (examples_heading([grid("counterfactuals"), grid("saliency maps"), grid("latent counterfactuals")])
+            == "Example counterfactuals, saliency maps and latent counterfactuals")
