@@ -223,7 +223,11 @@ def _run_seconds(scorecard: dict[str, Any]) -> float:
 def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="cfcheck calibrate", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="cfcheck calibrate", description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n  cfcheck calibrate --profile quick --seeds 0 1 2 --out reports/calibration\n"
+               "  cfcheck calibrate --domain my_domain.py:make_domain --seeds 0 1 2   (a domain of your own)\n"
+               "  cfcheck calibrate --kind attribution --domain morpho")
     parser.add_argument("--profile", default="quick")
     parser.add_argument("--out", type=Path, default=Path("reports/published"))
     parser.add_argument("--methods", nargs="*", default=list(CONTROLS))

@@ -12,11 +12,40 @@ from collections.abc import Sequence
 from pathlib import Path
 
 
+#: an example per subcommand, shown at the end of its --help (and all of them under cfcheck --help)
+EXAMPLES = {
+    "new-adapter": "cfcheck new-adapter vce my_method.py && pytest --method=my_method.py --cfcheck-profile quick",
+    "retrain": "cfcheck retrain --domain morpho --only cnn --smoke --out /tmp/smoke",
+    "cards": "cfcheck cards target_accuracy ground_truth_relative_error",
+    "models": "cfcheck models --domain morpho",
+    "summary": "cfcheck summary reports/wachter-quick --failures",
+    "compare": "cfcheck compare reports/wachter-quick reports/dvce-quick --output reports/comparison",
+    "merge": "cfcheck merge reports/m-quick-shard1of2 reports/m-quick-shard2of2 --output reports/m-quick",
+    "calibrate": "cfcheck calibrate --profile quick --seeds 0 1 2 --out reports/calibration",
+}
+
+
+def _epilog(*commands: str) -> str:
+    return "example" + ("s" if len(commands) > 1 else "") + ":\n" + "\n".join(f"  {EXAMPLES[c]}" for c in commands)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="cfcheck", description=__doc__)
+    from cfcheck.kinds.protocols import MethodKind  # torch-free
+
+    parser = argparse.ArgumentParser(prog="cfcheck", description=__doc__, epilog=_epilog(*EXAMPLES),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    retrain = commands.add_parser("retrain", help="retrain the bundled reference models deterministically")
+    def command(name: str, **kwargs: object) -> argparse.ArgumentParser:
+        return commands.add_parser(name, epilog=_epilog(name), formatter_class=argparse.RawDescriptionHelpFormatter,
+                                   **kwargs)
+
+    new_adapter = command("new-adapter", help="write a ten-line adapter for a method kind into a file of yours")
+    new_adapter.add_argument("kind", choices=[kind.value for kind in MethodKind], help="the method kind")
+    new_adapter.add_argument("path", type=Path, nargs="?", default=None,
+                             help="the file to write (default: my_<kind>.py here); never overwritten")
+
+    retrain = command("retrain", help="retrain the bundled reference models deterministically")
     retrain.add_argument("--domain", default=None,
                          help="domain whose models to retrain (default: the registered domain whose store "
                          "holds every --only model)")
@@ -26,24 +55,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                          help="output domain folder (default: the bundled reference_models/<domain>/)")
     retrain.add_argument("--device", default="cpu")
 
-    cards = commands.add_parser("cards", help="print the metric cards")
+    cards = command("cards", help="print the metric cards")
     cards.add_argument("keys", nargs="*", help="metric keys (default: all)")
 
-    models = commands.add_parser("models", help="list the bundled reference models and their measured quality")
+    models = command("models", help="list the bundled reference models and their measured quality")
     models.add_argument("--domain", default=None, help="list only this domain's models (default: every domain)")
 
-    summary = commands.add_parser("summary", help="summarise a scorecard (JSON file or its folder)")
+    summary = command("summary", help="summarise a scorecard (JSON file or its folder)")
     summary.add_argument("path", type=Path)
     summary.add_argument("--failures", action="store_true", help="only scores that failed or regressed")
 
-    compare = commands.add_parser("compare", help="compare runs of different methods: rank-based leaderboard per suite and paired tests")
+    compare = command("compare", help="compare runs of different methods: rank-based leaderboard per suite and paired tests")
     compare.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="run folders (at least two)")
     compare.add_argument("--output", type=Path, default=None, metavar="DIR",
                          help="write comparison.md and comparison.html here (default: print the Markdown)")
     compare.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples per paired test")
     compare.add_argument("--seed", type=int, default=0, help="seed of the paired bootstraps")
 
-    merge = commands.add_parser("merge", help="join the run folders of a sharded run (--cfcheck-shard) into one scorecard")
+    merge = command("merge", help="join the run folders of a sharded run (--cfcheck-shard) into one scorecard")
     merge.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="the run folder of every shard")
     merge.add_argument("--output", type=Path, required=True, metavar="DIR", help="where the merged scorecard goes")
 
@@ -67,6 +96,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, KeyError, FileNotFoundError) as error:
         print(f"cfcheck {args.command}: {error}", file=sys.stderr)
         return 2
+
+
+def _new_adapter(args: argparse.Namespace) -> int:
+    import importlib
+
+    path = args.path if args.path is not None else Path(f"my_{args.kind}.py")
+    if path.suffix != ".py":
+        raise ValueError(f"{path}: an adapter is a Python module; name it something.py")
+    if path.exists():
+        raise ValueError(f"{path} exists; cfcheck new-adapter never overwrites a file (choose another path)")
+    template = importlib.import_module(f"cfcheck.kinds.{args.kind}.template").ADAPTER
+    path.write_text(template.format(name=path.stem), encoding="utf-8")
+    print(f"wrote {path}: replace the placeholder with your method, then run\n  pytest --method={path} --cfcheck-profile quick")
+    return 0
 
 
 def _retrain(args: argparse.Namespace) -> int:
@@ -172,7 +215,7 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 _COMMANDS = {
-    "retrain": _retrain, "cards": _cards, "models": _models, "summary": _summary, "compare": _compare, "merge": _merge,
+    "new-adapter": _new_adapter, "retrain": _retrain, "cards": _cards, "models": _models, "summary": _summary, "compare": _compare, "merge": _merge,
 }
 
 if __name__ == "__main__":  # pragma: no cover
