@@ -37,6 +37,16 @@ except ImportError:
     pass
 
 
+def pytest_configure(config):
+    """cfcheck's plugin repairs xdist's grouping (:mod:`cfcheck.xdist_groups`) only in conformance
+    runs (``--method``); these tests rely on it as well: a module's tests that share an expensive
+    module fixture (the Synbols, DDPM, removal and SCM findings) carry one ``xdist_group``, so that
+    under ``-n 2 --dist loadgroup`` one worker computes the fixture once, not each worker again."""
+    from cfcheck import xdist_groups
+
+    xdist_groups.install(config)
+
+
 @pytest.fixture(autouse=True)
 def _own_generation_cache(tmp_path, monkeypatch):
     """Every test gets an empty generation cache of its own: runs inside a test never read
