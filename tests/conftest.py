@@ -7,8 +7,6 @@ native operators, which a second import registers again and fails. Importing the
 keeps them loaded.
 """
 
-import os
-
 import pytest
 import scipy.linalg  # noqa: F401
 import scipy.spatial  # noqa: F401
@@ -50,14 +48,14 @@ def pytest_configure(config):
 
 
 @pytest.fixture(scope="session")
-def _derived_data_of_this_run(tmp_path_factory):
+def _derived_data_of_this_run(tmp_path_factory, pytestconfig):
     """One folder for the derived data (:func:`cfcheck.cache.memoise_on_disk`: rendered splits,
     glyph banks, the reference models' fixed features and fitted stages) of this test run, shared
     by its xdist workers: each entry is keyed by digests of the code and inputs it derives from,
     verified on reading and written atomically, so a second process reads what the first one
     computed (about 20 s of CPU in every run of a control, test_verdicts' two dozen included)."""
     base = tmp_path_factory.getbasetemp()
-    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the run's folder, over its workers
+    root = base.parent if hasattr(pytestconfig, "workerinput") else base  # an xdist worker's parent: the run's
     folder = root / "derived-data"
     folder.mkdir(exist_ok=True)
     return folder

@@ -24,11 +24,11 @@ def test_the_generation_cache_is_the_test_s_own_and_empty(tmp_path):
     assert GenerationCache(cache).clear() == 0
 
 
-def test_derived_data_goes_to_the_run_s_folder(request, tmp_path_factory):
+def test_derived_data_goes_to_the_run_s_folder(request, tmp_path_factory, pytestconfig):
     derived = default_cache_dir() / "derived"
     assert derived.is_symlink()
     base = tmp_path_factory.getbasetemp()
-    run = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    run = base.parent if hasattr(pytestconfig, "workerinput") else base
     assert derived.resolve() == (run / "derived-data").resolve()
     calls = []
     name = f"cfcheck-selftest.{request.node.nodeid}"
