@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+PLUGIN_NAME = "cfcheck-xdist-loadgroup"
+
 
 class LoadGroupSuffix:
     """Registered on xdist workers running ``--dist loadgroup``."""
@@ -44,6 +46,7 @@ def _set_nodeid(item: Any, nodeid: str) -> None:
 
 
 def install(config: pytest.Config) -> None:
-    """Register the suffixing plugin on an xdist worker (it acts only under ``--dist loadgroup``)."""
-    if hasattr(config, "workerinput"):
-        config.pluginmanager.register(LoadGroupSuffix(), "cfcheck-xdist-loadgroup")
+    """Register the suffixing plugin on an xdist worker (it acts only under ``--dist loadgroup``);
+    a second call (cfcheck's own test suite installs it too) does nothing."""
+    if hasattr(config, "workerinput") and not config.pluginmanager.has_plugin(PLUGIN_NAME):
+        config.pluginmanager.register(LoadGroupSuffix(), PLUGIN_NAME)
