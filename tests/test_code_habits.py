@@ -33,3 +33,17 @@ def test_ruff_passes_with_the_projects_settings():
 def test_the_package_ships_its_annotations():
     assert (ROOT / "cfcheck" / "py.typed").is_file()
     assert '"cfcheck" = ["py.typed"]' in (ROOT / "pyproject.toml").read_text()
+
+
+def test_every_package_folder_is_listed_for_the_wheel():
+    """pyproject.toml lists the packages explicitly (suites/ and fixtures/ install inside cfcheck);
+    a new folder missing from the list imports from a checkout but not from an installed wheel."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = set()
+    for top, name in (("cfcheck", "cfcheck"), ("suites", "cfcheck.suites"), ("fixtures", "cfcheck.fixtures")):
+        for init in (ROOT / top).rglob("__init__.py"):
+            parts = init.parent.relative_to(ROOT / top).parts
+            found.add(".".join((name, *parts)))
+    assert found - listed == set(), f"add to [tool.setuptools] packages: {sorted(found - listed)}"
