@@ -125,27 +125,34 @@ def test_the_verdict_matrix(domain):
 
 def _run_suite(tmp_path: Path, suite: str, fixture: str, domain: str) -> dict:
     root = Path(__file__).resolve().parents[1]
+    # the quick profile attributes morpho's "cnn"; a gmm-only run names the toy's model
+    (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\n[tool.cfcheck.attribution]\nmodels = ["mlp"]\n')
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     env.pop("PYTEST_XDIST_WORKER", None)
     env.pop("PYTEST_XDIST_WORKER_COUNT", None)
     done = subprocess.run(
         [sys.executable, "-m", "pytest", str(root / "suites" / "attribution" / suite),
          f"--method={root / 'fixtures' / fixture}.py", f"--cfcheck-domain={domain}", "--cfcheck-profile=quick",
-         f"--cfcheck-report-dir={tmp_path}", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-o", "addopts=",
+         f"--cfcheck-report-dir={tmp_path / 'reports'}", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+         "-o", "addopts=", "-c", str(tmp_path / "pyproject.toml"), f"--rootdir={tmp_path}",
          "--cfcheck-no-cache", "-k", "not leakage"],
-        cwd=root, capture_output=True, text=True, env=env, check=False,
+        cwd=tmp_path, capture_output=True, text=True, env=env, check=False,
     )
-    path = tmp_path / f"{fixture}-quick" / "scorecard.json"
+    path = tmp_path / "reports" / f"{fixture}-quick" / "scorecard.json"
     assert path.is_file(), done.stdout[-3000:] + done.stderr[-3000:]
     return json.loads(path.read_text())
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("fixture", "expected"), [("attr_gradient", "pass"), ("attr_random", "fail")])
+@pytest.mark.parametrize(("fixture", "expected"), [("attr_gradient", {"pass"}), ("attr_random", {"fail", "inconclusive"})])
 def test_goar_gates_on_gmm_as_a_user_runs_it(tmp_path, fixture, expected):
+    """The gmm GOAR bar reaches the suite's ``goar_gap``: the gradient passes; the random attribution
+    does not (measured at seed 0: its interval 0.0003–0.0118 straddles the bar 0.0091, so it is
+    inconclusive, which fails a run by default: the bar's margin over the random controls, 0.0068, is
+    about the half-width of a 300-input interval)."""
     scorecard = _run_suite(tmp_path, "test_goar.py", fixture, "gmm")
     verdicts = {s["metric"]: s["verdict"] for s in scorecard["scores"]}
-    assert verdicts["goar_gap"] == expected, scorecard["scores"]
+    assert verdicts["goar_gap"] in expected, scorecard["scores"]
     assert verdicts["goar_area"] is None
 
 
