@@ -84,6 +84,10 @@ def test_a_bar_clears_every_negative_of_every_seed_and_quotes_their_spread():
     assert "0.015 above the best negative" in why
     bar, why = derived["roar_gap_morf"]  # a lucky retraining of a random attribution beats the noisiest rung
     assert bar is None and "overlap" in why and "+0.046" in why
+    # measured on two seeds where three are asked for: no bar, whatever the values
+    short = derive_gap_bars(values, roles, "d", "quick", seeds=(0, 1, 2))
+    assert short["goar_gap"][0] is None and "(not on 2)" in short["goar_gap"][1]
+    assert "overlap" in short["roar_gap_morf"][1]  # what the measured seeds already rule out is said first
 
 
 @pytest.mark.parametrize("domain", sorted(GATED))
@@ -108,7 +112,7 @@ def test_the_verdict_matrix(domain):
     negative fails on every seed; an ungated score's reason is in the values file."""
     values, bars = _calibration(domain)
     gaps = _gaps(values)
-    derived = derive_gap_bars(gaps, values["roles"], domain, "quick")
+    derived = derive_gap_bars(gaps, values["roles"], domain, "quick", values["seeds"])
     gated = {key for key, (bar, _) in derived.items() if bar is not None}
     assert gated == GATED[domain], {key: why for key, (_, why) in derived.items()}
     attribution_bars = {key: bar for key, bar in bars.items() if key in derived}

@@ -100,9 +100,12 @@ def test_the_bundled_morpho_road_bar_is_the_one_its_calibration_derives():
     for key, _ in RANDOMISATION_SCORES:
         assert set(values["values"][key]) == set(values["roles"])
         assert all(set(by) == {str(s) for s in values["seeds"]} for by in values["values"][key].values())
-    derived = derive_gap_bars(measured, values["roles"], "morpho", "quick")
+    derived = derive_gap_bars(measured, values["roles"], "morpho", "quick", values["seeds"])
     bars, _ = read_bars_file(morpho / "bars-quick.json")
     assert bars["road_gap_morf"] == derived["road_gap_morf"][0]
+    for key in gap_keys:  # every other gap: the bar derived from the values, or none and the reason kept
+        assert bars.get(key) == derived[key][0], key
+        assert derived[key][0] is not None or values["without_bar"][key] == derived[key][1]
     assert derived["road_gap_lerf"][0] is None and "road_gap_lerf" not in bars
 
 

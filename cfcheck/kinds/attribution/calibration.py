@@ -90,12 +90,13 @@ def attribution_controls(domain: Any) -> dict[str, tuple[str, Any]]:
 
 
 def derive_gap_bars(values: Mapping[str, Mapping[str, Mapping[int, float]]], roles: Mapping[str, str],
-                    domain: str, profile: str) -> dict[str, tuple[Bar | None, str]]:
+                    domain: str, profile: str, seeds: Sequence[int] = ()) -> dict[str, tuple[Bar | None, str]]:
     """Bar key (``road_gap_morf``, ``goar_gap``) → (bar or None, rationale), from score → control → seed → gap.
 
     Args:
         values: mean gap of each control on each seed, per score key.
         roles: control → "+", "-" or "ladder:<ratio>" (a ladder rung is also a positive).
+        seeds: the seeds every score must have been measured on (a score measured on fewer keeps no bar).
 
     The rationale quotes the negatives' spread (every negative control on every seed: where the
     retraining seed follows the run's, each seed is another retraining draw) and the margin the
@@ -105,8 +106,8 @@ def derive_gap_bars(values: Mapping[str, Mapping[str, Mapping[int, float]]], rol
     ladder = sorted((float(role.split(":", 1)[1]), control) for control, role in roles.items()
                     if role.startswith("ladder:"))
     for key, by_control in sorted(values.items()):
-        seeds = sorted({seed for per_seed in by_control.values() for seed in per_seed})
-        for seed in seeds:
+        measured = sorted({seed for per_seed in by_control.values() for seed in per_seed})
+        for seed in measured:
             rungs = [(ratio, by_control[control][seed]) for ratio, control in ladder
                      if seed in by_control.get(control, {})]
             if any(a <= b for (_, a), (_, b) in zip(rungs, rungs[1:])):
@@ -125,12 +126,18 @@ def derive_gap_bars(values: Mapping[str, Mapping[str, Mapping[int, float]]], rol
         neg_control, neg = max(negatives, key=lambda cv: cv[1])
         low = min(v for _, v in negatives)
         n_neg = len({c for c, _ in negatives})
-        spread = (f"the {len(negatives)} negative values ({n_neg} random attributions × seeds) span "
-                  f"{low:+.4g} to {neg:+.4g}")
+        on_seeds = f"seed{'s' * (len(measured) > 1)} {', '.join(map(str, measured))}"
+        spread = (f"the {len(negatives)} negative value{'s' * (len(negatives) > 1)} ({n_neg} random "
+                  f"attribution{'s' * (n_neg > 1)} on {on_seeds}) span {low:+.4g} to {neg:+.4g}")
         quoted = (f"{pos_control} (better than random by construction) reaches {pos:+.4g} at worst, {neg_control} "
-                  f"{neg:+.4g} at best, over seeds {', '.join(map(str, seeds))} on domain {domain!r} ({profile} "
+                  f"{neg:+.4g} at best, over {on_seeds} on domain {domain!r} ({profile} "
                   f"profile); {spread}")
-        if pos > neg:
+        missing = sorted(set(seeds) - set(measured))
+        if pos > neg and missing:  # the seeds measured do not rule a bar out; the others might
+            bars[key] = (None, f"measured on seed{'s' * (len(measured) > 1)} {', '.join(map(str, measured))} only "
+                               f"(not on {', '.join(map(str, missing))}): a bar needs every one of seeds "
+                               f"{', '.join(map(str, seeds))}; so far {quoted}")
+        elif pos > neg:
             bound = (pos + neg) / 2
             bars[key] = (Bar(bound, "min"), f"halfway: {quoted}; the bar keeps {bound - neg:.4g} above the best "
                                             f"negative ({(bound - neg) / max(neg - low, 1e-12):.2g}× their spread)")
@@ -315,7 +322,7 @@ def calibrate_attribution(spec: str, profile: str = "quick", seeds: Sequence[int
         measured = measure_gaps(domain, section, seeds, log, strategies or CALIBRATED, controls)
         similarity = measure_randomisation(domain, section, seeds, log) if randomisation else {}
     values, roles = measured["values"], measured["roles"]
-    derived = derive_gap_bars(values, roles, domain.name, profile)  # the removal gaps only: the similarity has no bar
+    derived = derive_gap_bars(values, roles, domain.name, profile, seeds)  # the removal gaps only: the similarity has no bar
     derived.update({key: (None, why) for key, why in measured["unavailable"].items()})
     values.update(similarity)
     folder = Path(domain.calibration_dir)
