@@ -221,12 +221,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2],
                         help="run every control at each --cfcheck-seed; a bar is earned only where the controls "
                              "separate on all of them together (default 0 1 2)")
+    parser.add_argument("--strategies", nargs="+", default=None, metavar="STRATEGY:ORDER",
+                        help="attribution only: measure these removal gaps (default: road:morf road:lerf roar:morf "
+                             "roar:lerf goar:morf)")
+    parser.add_argument("--controls", nargs="+", default=None, metavar="CONTROL",
+                        help="attribution only: measure these controls (default: all)")
+    parser.add_argument("--partial", type=Path, default=None, metavar="FILE",
+                        help="attribution only: write the measurements to FILE (after each control) and derive no "
+                             "bars, so a calibration can be split over processes")
+    parser.add_argument("--merge", type=Path, nargs="+", default=(), metavar="FILE",
+                        help="attribution only: derive the bars from these --partial files instead of measuring")
+    parser.add_argument("--with-randomisation", action="store_true",
+                        help="attribution --partial only: measure the controls' model-randomisation similarity too")
     args = parser.parse_args(argv)
     try:
         if args.kind == "attribution":
             from cfcheck.kinds.attribution.calibration import main as calibrate_attribution
 
-            return calibrate_attribution(args.domain, args.profile, args.seeds)
+            return calibrate_attribution(args.domain, args.profile, args.seeds, args.strategies, args.controls,
+                                         args.partial, args.merge, args.with_randomisation)
         outcome = calibrate_domain(args.domain, args.profile, args.out, args.methods, args.seeds)
     except (RuntimeError, ValueError) as error:  # DomainError is a ValueError
         print(f"cfcheck calibrate: {error}", file=sys.stderr)

@@ -15,7 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cfcheck.domain_bars import domain_bars, read_bars_file, write_domain_bars
-from cfcheck.kinds.attribution.calibration import CALIBRATED, RANDOMISATION_SCORES, derive_gap_bars, measure_randomisation
+from cfcheck.kinds.attribution.calibration import (
+    CALIBRATED, OTHER_RANDOM_SEEDS, RANDOMISATION_SCORES, derive_gap_bars, gap_key, measure_randomisation,
+)
 from cfcheck.core.thresholds import Bar
 
 ROLES = {"gradient": "+", "noisy 1": "ladder:1", "noisy 4": "ladder:4", "random": "-"}
@@ -90,7 +92,7 @@ def test_the_bundled_morpho_road_bar_is_the_one_its_calibration_derives():
 
     morpho = Path(get_domain("morpho").calibration_dir)
     values = json.loads((morpho / "calibration-attribution-quick.json").read_text())
-    gap_keys = {f"{strategy}_gap_{order}" for strategy, order in CALIBRATED}
+    gap_keys = {gap_key(strategy, order) for strategy, order in CALIBRATED}
     measured = {key: {control: {int(seed): gap for seed, gap in seeds.items()} for control, seeds in by.items()}
                 for key, by in values["values"].items() if key in gap_keys}
     # the file also holds each control's randomisation similarity per seed (no bar), for the same seeds
@@ -98,9 +100,12 @@ def test_the_bundled_morpho_road_bar_is_the_one_its_calibration_derives():
     for key, _ in RANDOMISATION_SCORES:
         assert set(values["values"][key]) == set(values["roles"])
         assert all(set(by) == {str(s) for s in values["seeds"]} for by in values["values"][key].values())
-    derived = derive_gap_bars(measured, values["roles"], "morpho", "quick")
+    derived = derive_gap_bars(measured, values["roles"], "morpho", "quick", values["seeds"])
     bars, _ = read_bars_file(morpho / "bars-quick.json")
     assert bars["road_gap_morf"] == derived["road_gap_morf"][0]
+    for key in gap_keys:  # every other gap: the bar derived from the values, or none and the reason kept
+        assert bars.get(key) == derived[key][0], key
+        assert derived[key][0] is not None or values["without_bar"][key] == derived[key][1]
     assert derived["road_gap_lerf"][0] is None and "road_gap_lerf" not in bars
 
 
@@ -142,12 +147,13 @@ def test_the_controls_randomisation_similarity_separates_model_dependence(tmp_pa
     values = measure_randomisation(get_domain("morpho"), section, seeds=(0,), log=lambda line: None)
     plain, support = (values[key] for key, _ in RANDOMISATION_SCORES)
     assert set(plain) == set(support) == {"gradient", "input×gradient", "smoothgrad", "integrated gradients",
-                                          "random (another seed)", *(f"gradient + noise {r:g}" for r in (0.5, 1, 2, 4, 8))}
+                                          *(f"random (seed {s})" for s in OTHER_RANDOM_SEEDS),
+                                          *(f"gradient + noise {r:g}" for r in (0.5, 1, 2, 4, 8))}
     # a gradient has no exact zeros (both variants agree); the input factor's shared zeros lift the
     # plain similarity of input×gradient near 1, not its support's; noise of 8 times the gradient's
     # norm, the same for both models, makes the maps alike; a fresh random map per call is unrelated
     assert plain["gradient"][0] == pytest.approx(support["gradient"][0]) and plain["gradient"][0] < 0.5
     assert plain["input×gradient"][0] > 0.9 > support["input×gradient"][0] + 0.3
-    assert plain["gradient + noise 8"][0] > 0.8 and abs(plain["random (another seed)"][0]) < 0.2
+    assert plain["gradient + noise 8"][0] > 0.8 and all(abs(plain[f"random (seed {s})"][0]) < 0.2 for s in OTHER_RANDOM_SEEDS)
     gmm = get_domain("gmm")  # no random classifier: nothing to compare
     assert measure_randomisation(gmm, section, seeds=(0,), log=lambda line: None) == {}

@@ -42,21 +42,30 @@ __all__ = ["CALIBRATED", "NOISE_LADDER", "RANDOMISATION_SCORES", "attribution_co
            "derive_gap_bars", "measure_randomisation"]
 
 #: the scores this calibration gives bars to: (strategy, order) of a gap
-CALIBRATED = (("road", "morf"), ("road", "lerf"))
+CALIBRATED = (("road", "morf"), ("road", "lerf"), ("roar", "morf"), ("roar", "lerf"), ("goar", "morf"))
 #: noise ratios of the positive ladder, ‖noise‖ / ‖signal‖
 NOISE_LADDER = (0.5, 1.0, 2.0, 4.0, 8.0)
 #: the randomisation similarity scores measured on the controls (support of each), without a bar
 RANDOMISATION_SCORES = (("attribution_randomisation_similarity", "all"),
                         ("attribution_randomisation_similarity_support", "nonzero"))
-#: the negative control's seed (the suites' own baseline uses REMOVAL_SEED + the task's seed)
-_OTHER_RANDOM_SEED = 991
+#: the negative controls' seeds: independent random attributions (the suites' own baseline uses
+#: REMOVAL_SEED + the task's seed); several, so a bar clears their spread over the retraining draws
+OTHER_RANDOM_SEEDS = (991, 992, 993)
+
+
+def gap_key(strategy: str, order: str) -> str:
+    """The bar key of a gap score, as the domain's bars file spells it: the score's name with ":" as
+    "_" (``road_gap:morf`` → ``road_gap_morf``); GOAR runs MoRF only and records ``goar_gap``."""
+    from cfcheck.kinds.attribution.removal import STRATEGIES
+
+    return f"{strategy}_gap" if len(STRATEGIES[strategy]) == 1 else f"{strategy}_gap_{order}"
 
 
 class _OtherRandom:
-    """A random attribution drawn independently of cfcheck's baseline (the negative control)."""
+    """A random attribution drawn independently of cfcheck's baseline (a negative control)."""
 
-    def __init__(self) -> None:
-        self.generator = torch.Generator().manual_seed(_OTHER_RANDOM_SEED)
+    def __init__(self, seed: int) -> None:
+        self.generator = torch.Generator().manual_seed(seed)
 
     def attribute(self, x: torch.Tensor, model: Any, target: torch.Tensor) -> torch.Tensor:
         return torch.randn(x.shape, generator=self.generator).to(x)
@@ -76,27 +85,33 @@ def attribution_controls(domain: Any) -> dict[str, tuple[str, Any]]:
     controls = {name: ("+", method) for name, method in reference.items()}
     controls.update({f"{'true feature' if isinstance(domain, ClassFeature) else 'gradient'} + noise {r:g}":
                      (f"ladder:{r:g}", A.NoisyAttribution(signal, r)) for r in NOISE_LADDER})
-    controls["random (another seed)"] = ("-", _OtherRandom())
+    controls.update({f"random (seed {seed})": ("-", _OtherRandom(seed)) for seed in OTHER_RANDOM_SEEDS})
     return controls
 
 
 def derive_gap_bars(values: Mapping[str, Mapping[str, Mapping[int, float]]], roles: Mapping[str, str],
-                    domain: str, profile: str) -> dict[str, tuple[Bar | None, str]]:
-    """Bar key (``road_gap_morf``) → (bar or None, rationale), from score → control → seed → gap.
+                    domain: str, profile: str, seeds: Sequence[int] = ()) -> dict[str, tuple[Bar | None, str]]:
+    """Bar key (``road_gap_morf``, ``goar_gap``) → (bar or None, rationale), from score → control → seed → gap.
 
     Args:
         values: mean gap of each control on each seed, per score key.
         roles: control → "+", "-" or "ladder:<ratio>" (a ladder rung is also a positive).
+        seeds: the seeds every score must have been measured on (a score measured on fewer keeps no bar).
+
+    The rationale quotes the negatives' spread (every negative control on every seed: where the
+    retraining seed follows the run's, each seed is another retraining draw) and the margin the
+    bar keeps above the best of them.
     """
     bars: dict[str, tuple[Bar | None, str]] = {}
     ladder = sorted((float(role.split(":", 1)[1]), control) for control, role in roles.items()
                     if role.startswith("ladder:"))
     for key, by_control in sorted(values.items()):
-        seeds = sorted({seed for per_seed in by_control.values() for seed in per_seed})
-        for seed in seeds:
-            rungs = [by_control[control][seed] for _, control in ladder if seed in by_control.get(control, {})]
-            if any(a <= b for a, b in zip(rungs, rungs[1:])):
-                quoted = ", ".join(f"{r:g}: {v:+.3f}" for (r, _), v in zip(ladder, rungs))
+        measured = sorted({seed for per_seed in by_control.values() for seed in per_seed})
+        for seed in measured:
+            rungs = [(ratio, by_control[control][seed]) for ratio, control in ladder
+                     if seed in by_control.get(control, {})]
+            if any(a <= b for (_, a), (_, b) in zip(rungs, rungs[1:])):
+                quoted = ", ".join(f"{r:g}: {v:+.3f}" for r, v in rungs)
                 bars[key] = (None, f"the noisy ladder does not fall as the noise grows on seed {seed} ({quoted}) "
                                    f"on domain {domain!r}: the score does not track how much signal is left")
                 break
@@ -109,38 +124,111 @@ def derive_gap_bars(values: Mapping[str, Mapping[str, Mapping[int, float]]], rol
             continue
         pos_control, pos = min(positives, key=lambda cv: cv[1])
         neg_control, neg = max(negatives, key=lambda cv: cv[1])
+        low = min(v for _, v in negatives)
+        n_neg = len({c for c, _ in negatives})
+        on_seeds = f"seed{'s' * (len(measured) > 1)} {', '.join(map(str, measured))}"
+        spread = (f"the {len(negatives)} negative value{'s' * (len(negatives) > 1)} ({n_neg} random "
+                  f"attribution{'s' * (n_neg > 1)} on {on_seeds}) span {low:+.4g} to {neg:+.4g}")
         quoted = (f"{pos_control} (better than random by construction) reaches {pos:+.4g} at worst, {neg_control} "
-                  f"{neg:+.4g} at best, over seeds {', '.join(map(str, seeds))} on domain {domain!r} ({profile} "
-                  "profile)")
-        bars[key] = ((Bar((pos + neg) / 2, "min"), f"halfway: {quoted}") if pos > neg
-                     else (None, f"the controls overlap: {quoted}"))
+                  f"{neg:+.4g} at best, over {on_seeds} on domain {domain!r} ({profile} "
+                  f"profile); {spread}")
+        missing = sorted(set(seeds) - set(measured))
+        if pos > neg and missing:  # the seeds measured do not rule a bar out; the others might
+            bars[key] = (None, f"measured on seed{'s' * (len(measured) > 1)} {', '.join(map(str, measured))} only "
+                               f"(not on {', '.join(map(str, missing))}): a bar needs every one of seeds "
+                               f"{', '.join(map(str, seeds))}; so far {quoted}")
+        elif pos > neg:
+            bound = (pos + neg) / 2
+            bars[key] = (Bar(bound, "min"), f"halfway: {quoted}; the bar keeps {bound - neg:.4g} above the best "
+                                            f"negative ({(bound - neg) / max(neg - low, 1e-12):.2g}× their spread)")
+        else:
+            bars[key] = (None, f"the controls overlap: {quoted}")
     return bars
 
 
+#: the suites' own baseline, whose areas the values file keeps beside the controls'
+BASELINE = "random (cfcheck's baseline)"
+
+
 def measure_gaps(domain: Any, section: Any, seeds: Sequence[int], log: Callable[[str], None] = print,
-                 ) -> tuple[dict[str, dict[str, dict[int, float]]], dict[str, str]]:
-    """Mean gap of every control, per calibrated score and seed: (score → control → seed → gap, roles)."""
-    from cfcheck.kinds.attribution.removal import removal_curve, removal_gap
+                 strategies: Sequence[tuple[str, str]] = CALIBRATED, controls: Sequence[str] | None = None,
+                 checkpoint: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Every control's mean gap and mean area per score and seed.
+
+    Args:
+        strategies: the (strategy, order) pairs to measure (default: all of :data:`CALIBRATED`).
+        controls: the controls to measure, in this order (default: all of :func:`attribution_controls`).
+        checkpoint: receives the measurements so far after each control (a long run keeps what it measured).
+
+    Returns:
+        ``{"values": gap key → control → seed → mean gap, "areas": "strategy:order" → control → seed →
+        mean area (the suites' random baseline too), "roles": control → role, "seconds": control → seed → s}``.
+    """
+    import time
+
+    from cfcheck.kinds.attribution.removal import missing_for, removal_curve, removal_gap
     from cfcheck.kinds.attribution.reproduction import LocalRun, removal_data
     from cfcheck.methods.attributions import RandomAttribution
     from cfcheck.metrics.removal_curves import curve_area
 
-    controls = attribution_controls(domain)
+    every = attribution_controls(domain)
+    unknown = sorted(set(controls or ()) - set(every))
+    if unknown:
+        raise ValueError(f"unknown attribution controls {unknown}; expected some of {sorted(every)}")
+    chosen = {name: every[name] for name in (controls or every)}
     model = domain.model_roles["explained"][0]
-    values: dict[str, dict[str, dict[int, float]]] = {}
+    out: dict[str, Any] = {"values": {}, "areas": {}, "roles": {n: r for n, (r, _) in chosen.items()}, "seconds": {},
+                           "unavailable": {}}
+    for strategy, order in strategies:  # ROAR and GOAR need a retraining recipe (GOAR a denoiser too)
+        reason = missing_for(None, domain, strategy)
+        if reason is not None:
+            out["unavailable"][gap_key(strategy, order)] = reason
+    strategies = [(s, o) for s, o in strategies if gap_key(s, o) not in out["unavailable"]]
     for seed in seeds:
         run = LocalRun(section, seed=seed, domains=[domain])
-        baseline = removal_data(run, domain, model, RandomAttribution(), seed=seed)
-        for name, (_, method) in controls.items():
+        baseline_data = removal_data(run, domain, model, RandomAttribution(), seed=seed)
+        baseline: dict[tuple[str, str], torch.Tensor] = {}
+        for strategy, order in strategies:
+            curve = removal_curve(run, baseline_data, strategy, order)
+            baseline[strategy, order] = curve_area(curve.outcomes, curve.levels)
+            out["areas"].setdefault(f"{strategy}:{order}", {}).setdefault(BASELINE, {})[seed] = float(
+                baseline[strategy, order].mean())
+        for name, (_, method) in chosen.items():
+            started = time.perf_counter()
             data = removal_data(run, domain, model, method, seed=seed)
-            for strategy, order in CALIBRATED:
-                curve, random_curve = (removal_curve(run, d, strategy, order) for d in (data, baseline))
+            for strategy, order in strategies:
+                curve = removal_curve(run, data, strategy, order)
                 area = curve_area(curve.outcomes, curve.levels)
-                random_area = curve_area(random_curve.outcomes, random_curve.levels)
-                gap = removal_gap(strategy, order, area, random_area)
-                values.setdefault(f"{strategy}_gap_{order}", {}).setdefault(name, {})[seed] = float(gap.mean())
-            log(f"seed {seed} {name}: " + ", ".join(f"{k} {v[name][seed]:+.3f}" for k, v in values.items()))
-    return values, {name: role for name, (role, _) in controls.items()}
+                gap = removal_gap(strategy, order, area, baseline[strategy, order])
+                out["values"].setdefault(gap_key(strategy, order), {}).setdefault(name, {})[seed] = float(gap.mean())
+                out["areas"].setdefault(f"{strategy}:{order}", {}).setdefault(name, {})[seed] = float(area.mean())
+            out["seconds"].setdefault(name, {})[seed] = round(time.perf_counter() - started, 1)
+            log(f"seed {seed} {name} ({out['seconds'][name][seed]:.0f} s): " + ", ".join(
+                f"{k} {v[name][seed]:+.3f}" for k, v in out["values"].items() if seed in v.get(name, {})))
+            if checkpoint is not None:
+                checkpoint(out)
+    return out
+
+
+def merge_measurements(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The union of several :func:`measure_gaps` outputs (e.g. seeds measured by separate processes,
+    read back from JSON: seeds as strings become ints); ValueError where two parts disagree on a value."""
+    merged: dict[str, Any] = {"values": {}, "areas": {}, "roles": {}, "seconds": {}, "unavailable": {}}
+    for part in parts:
+        merged["roles"].update(part["roles"])
+        merged["unavailable"].update(part.get("unavailable", {}))
+        for section in ("values", "areas"):
+            for key, by_control in part[section].items():
+                for control, per_seed in by_control.items():
+                    into = merged[section].setdefault(key, {}).setdefault(control, {})
+                    for seed, value in per_seed.items():
+                        if int(seed) in into and into[int(seed)] != value:
+                            raise ValueError(f"two measurements of {section} {key} / {control} / seed {seed} differ: "
+                                             f"{into[int(seed)]} and {value}")
+                        into[int(seed)] = value
+        for control, per_seed in part.get("seconds", {}).items():
+            merged["seconds"].setdefault(control, {}).update({int(s): v for s, v in per_seed.items()})
+    return merged
 
 
 def measure_randomisation(domain: Any, section: Any, seeds: Sequence[int], log: Callable[[str], None] = print,
@@ -182,11 +270,21 @@ def measure_randomisation(domain: Any, section: Any, seeds: Sequence[int], log: 
 
 
 def calibrate_attribution(spec: str, profile: str = "quick", seeds: Sequence[int] = (0, 1, 2),
-                          log: Callable[[str], None] = print) -> dict[str, Any]:
-    """Measure the controls on ``spec``, derive its ROAD bars and write them into the domain's folder.
+                          log: Callable[[str], None] = print, strategies: Sequence[tuple[str, str]] | None = None,
+                          controls: Sequence[str] | None = None, partial: Path | None = None,
+                          merge: Sequence[Path] = (), randomisation: bool = True) -> dict[str, Any]:
+    """Measure the controls on ``spec``, derive its removal bars and write them into the domain's folder.
+
+    Args:
+        strategies, controls: measure only these (strategy, order) pairs and controls (default: all).
+        partial: write the measurements (after each control) to this file and derive no bars: one
+            process of a calibration split over seeds or controls.
+        merge: instead of measuring, join these partial files and derive the bars from them.
+        randomisation: measure the model-randomisation similarity too (a partial run: only if asked).
 
     Returns:
-        ``{"bars": path or None, "values": path, "derived": {key: (bar, rationale)}}``.
+        ``{"bars": path or None, "values": path, "derived": {key: (bar, rationale)}}`` (a partial run:
+        ``{"partial": path}``).
     """
     from cfcheck.domain_bars import bars_path, write_domain_bars
     from cfcheck.domains import get_domain
@@ -199,9 +297,34 @@ def calibrate_attribution(spec: str, profile: str = "quick", seeds: Sequence[int
     if profile not in SECTION_DEFAULTS:
         raise ValueError(f"unknown profile {profile!r}; expected one of {sorted(SECTION_DEFAULTS)}")
     section = dataclasses.replace(SECTION_DEFAULTS[profile])
-    values, roles = measure_gaps(domain, section, seeds, log)
-    derived = derive_gap_bars(values, roles, domain.name, profile)  # the ROAD gaps only: the similarity has no bar
-    values.update(measure_randomisation(domain, section, seeds, log))
+    if partial is not None:
+        def keep(measured: dict[str, Any]) -> None:
+            atomic_write_text(Path(partial), json.dumps({"domain": domain.name, "profile": profile, **measured},
+                                                        indent=1, sort_keys=True) + "\n")
+
+        measured = measure_gaps(domain, section, seeds, log, strategies or CALIBRATED, controls, keep)
+        if randomisation:
+            measured["randomisation"] = measure_randomisation(domain, section, seeds, log)
+        keep(measured)
+        return {"partial": Path(partial)}
+    if merge:
+        parts = [json.loads(Path(path).read_text(encoding="utf-8")) for path in merge]
+        wrong = [str(path) for path, part in zip(merge, parts) if (part.get("domain"), part.get("profile"))
+                 != (domain.name, profile)]
+        if wrong:
+            raise ValueError(f"partial calibration files {wrong} are not of domain {domain.name!r} at {profile!r}")
+        measured = merge_measurements(parts)
+        similarity = merge_measurements([{"values": part.get("randomisation", {}), "areas": {}, "roles": {}}
+                                         for part in parts])["values"]
+        seeds = sorted({int(s) for by_control in measured["values"].values() for per in by_control.values()
+                        for s in per})
+    else:
+        measured = measure_gaps(domain, section, seeds, log, strategies or CALIBRATED, controls)
+        similarity = measure_randomisation(domain, section, seeds, log) if randomisation else {}
+    values, roles = measured["values"], measured["roles"]
+    derived = derive_gap_bars(values, roles, domain.name, profile, seeds)  # the removal gaps only: the similarity has no bar
+    derived.update({key: (None, why) for key, why in measured["unavailable"].items()})
+    values.update(similarity)
     folder = Path(domain.calibration_dir)
     folder.mkdir(parents=True, exist_ok=True)
     earned = {key: (bar, why) for key, (bar, why) in derived.items() if bar is not None}
@@ -213,16 +336,30 @@ def calibrate_attribution(spec: str, profile: str = "quick", seeds: Sequence[int
     values_path = folder / f"calibration-attribution-{profile}.json"
     atomic_write_text(values_path, json.dumps(
         {"profile": profile, "domain": domain.name, "seeds": list(seeds), "roles": roles, "values": values,
+         "areas": measured["areas"], "seconds": measured["seconds"],
          "without_bar": {k: why for k, (bar, why) in derived.items() if bar is None}}, indent=1, sort_keys=True) + "\n")
     return {"bars": written, "values": values_path, "derived": derived}
 
 
-def main(spec: str, profile: str, seeds: Sequence[int]) -> int:
-    """The command behind ``cfcheck calibrate --kind attribution``."""
+def main(spec: str, profile: str, seeds: Sequence[int], strategies: Sequence[str] | None = None,
+         controls: Sequence[str] | None = None, partial: Path | None = None, merge: Sequence[Path] = (),
+         randomisation: bool = False) -> int:
+    """The command behind ``cfcheck calibrate --kind attribution`` (strategies as ``roar:morf``)."""
     from cfcheck.domain_bars import render_domain_bars
 
     torch.set_num_threads(1)
-    outcome = calibrate_attribution(spec, profile, seeds, log=lambda line: print(line, file=sys.stderr))
+    pairs = None
+    if strategies:
+        pairs = [tuple(item.split(":", 1)) for item in strategies]
+        bad = [item for item, pair in zip(strategies, pairs) if pair not in CALIBRATED]
+        if bad:
+            raise ValueError(f"unknown removal strategies {bad}; expected some of "
+                             f"{[f'{s}:{o}' for s, o in CALIBRATED]}")
+    outcome = calibrate_attribution(spec, profile, seeds, lambda line: print(line, file=sys.stderr, flush=True),
+                                    pairs, controls, partial, merge, randomisation=partial is None or randomisation)
+    if "partial" in outcome:
+        print(f"wrote {outcome['partial']} (merge it with --merge)", file=sys.stderr)
+        return 0
     print(render_domain_bars(outcome["derived"]))
     print(f"wrote {outcome['bars'] or '(no bars)'} and {outcome['values']}", file=sys.stderr)
     return 0

@@ -18,8 +18,9 @@ Pixel rankings use the signed attribution summed over channels (ROAD's conventio
 domain's ``pixel_grid`` when its inputs are not images. Level 0 is the unremoved data (the
 model retrained on clean inputs; for ROAD the explained model on clean inputs). The same
 curve for cfcheck's seeded random attribution is the baseline every method is compared with.
-Retraining reuses the ``retrained`` model's recipe with ``retrain_epochs`` epochs of batches of 32 and one seed,
-so two curves differ only by their data.
+Retraining reuses the ``retrained`` model's recipe with ``retrain_epochs`` epochs of batches of 32 and one seed
+per run, ``REMOVAL_SEED`` + the run's seed (so within a run two curves differ only by their data, and another
+run's seed draws other retrainings: the calibration's seeds cover the retraining noise).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ __all__ = ["RemovalCurve", "RemovalData", "STRATEGIES", "removal_curve", "remova
 
 #: strategy → the orders it is run in
 STRATEGIES = {"roar": ("morf", "lerf"), "road": ("morf", "lerf"), "goar": ("morf",)}
-#: the seed of every retraining and of the noise the strategies draw (fixed: curves differ by data only)
+#: the seed of every retraining and of the noise the strategies draw, plus the run's seed (fixed within a
+#: run: curves differ by data only; seed 0 keeps REMOVAL_SEED itself)
 REMOVAL_SEED = 20_231
 #: the batch size of every retraining
 RETRAIN_BATCH = 32
@@ -97,7 +99,7 @@ def _retrain(run: Run, domain: Any, images: torch.Tensor, labels: torch.Tensor) 
     epochs = run.profile.section("attribution").retrain_epochs
     # batches of 32: a few thousand inputs still give the optimiser enough steps (measured: the
     # bundled digit CNN reaches 0.97 test accuracy from 1,000 clean images in 8 epochs, 9 s on one thread)
-    recipe = dataclasses.replace(spec.recipe, seed=REMOVAL_SEED, epochs=epochs, batch_size=RETRAIN_BATCH,
+    recipe = dataclasses.replace(spec.recipe, seed=REMOVAL_SEED + run.seed, epochs=epochs, batch_size=RETRAIN_BATCH,
                                  select_on="last", n=None)
     spec = dataclasses.replace(spec, recipe=recipe, logit_calibration=None)
     return fit(spec, _TrainingSet(images, labels), None, log=lambda _: None)
@@ -137,7 +139,7 @@ def removal_curve(run: Run, data: RemovalData, strategy: str, order: str) -> Rem
     if strategy not in STRATEGIES or order not in STRATEGIES[strategy]:
         raise ValueError(f"unknown removal {strategy!r}/{order!r}; expected one of {STRATEGIES}")
     section = run.profile.section("attribution")
-    generator = torch.Generator().manual_seed(REMOVAL_SEED)
+    generator = torch.Generator().manual_seed(REMOVAL_SEED + run.seed)
     shape = data.x_test.shape[1:]
     rows: list[torch.Tensor] = []
     if strategy == "road":
@@ -184,7 +186,7 @@ def _memo_scale(run: Run, data: RemovalData) -> float:
 
 def _clean_model(run: Run, data: RemovalData) -> torch.nn.Module:
     """The retrained model on unremoved training inputs (shared by every method of the run)."""
-    key = ("removal_clean_model", data.domain.name, data.model, len(data.x_train), float(data.x_train.sum()))
+    key = ("removal_clean_model", data.domain.name, data.model, len(data.x_train), float(data.x_train.sum()), run.seed)
     return run.memo(key, lambda: _retrain(run, data.domain, data.x_train, data.y_train))
 
 

@@ -2,7 +2,8 @@
 
 Each curve is per test input (see :mod:`cfcheck.metrics.removal_curves`); a score is the mean
 over inputs of the per-input area, its interval a percentile bootstrap over the inputs with the
-retrained models held fixed (retraining noise is not in it).
+retrained models held fixed (retraining noise is not in it: the run's retraining seed is
+``REMOVAL_SEED`` + ``--cfcheck-seed``, and the calibration's seeds are what covers it).
 """
 
 from __future__ import annotations
@@ -18,8 +19,41 @@ _ABSTAIN = "every input needs an attribution: an abstention makes the score unav
 _AREA = "trapezoid area under the per-input curve over the levels (0 included), divided by their span"
 _GAP = ("area(method) − area(random) per input, signed so that positive means better than cfcheck's seeded "
         "random attribution on the same inputs")
-_NO_BAR = ("Reported without a verdict: no attribution control with a known answer separates from the random one "
-           "on every domain (see README's attribution table).")
+_NO_BAR = ("Reported without a verdict: an area is not compared with anything; its gap to the random attribution "
+           "is the score that may gate.")
+_DIAGNOSTIC = "Reported without a verdict: it says how far to trust the curve, not how good the attribution is."
+#: what a gap's interval covers, and what the calibration adds
+_RETRAINING = ("The 95% interval is a bootstrap over the shared inputs (paired: method and random attribution on the "
+               "same inputs) with this run's retrained models fixed; the retraining seed is REMOVAL_SEED + the run's "
+               "--cfcheck-seed, so the calibration's three seeds are three retraining draws, and a bar must clear "
+               "three independent random attributions on each of them (their spread is quoted in the bar's "
+               "rationale, with the margin the bar keeps above the best of them). ")
+#: the calibration's rule, shared by every gap card
+_CALIBRATION = ("A bar is earned per domain by `cfcheck calibrate --kind attribution --domain D` "
+                "(cfcheck.kinds.attribution.calibration): halfway between three independent random attributions "
+                "(expected gap 0: fail) and the weakest of the positive controls (the gradient, input×gradient, "
+                "SmoothGrad, integrated gradients and the gradient plus noise of 0.5–8 times its norm; on a domain "
+                "with a true class feature, that feature and its noisy ladder), over seeds 0–2, and only where the "
+                "noisy ladder's gaps fall as the noise grows on every seed and every positive exceeds every "
+                "negative. The controls' values per seed, and the calibration's reason where it gave no bar, are "
+                "shown beside this card for every domain with a calibration file. ")
+#: what the bundled domains' calibrations found (their values files hold every number, per seed)
+_ROAR_RESULT = ("On morpho at the quick profile (600 training images retrained per fraction) the retraining noise is "
+                "as large as the effects: the MoRF ladder does not fall (+0.125, +0.212, +0.111 at noise 0.5, 2 and 8 "
+                "on seed 0) and one retraining of a random attribution reaches +0.046, SmoothGrad's own value, so "
+                "roar_gap:morf keeps no bar. roar_gap:lerf gates on morpho, narrowly: bar ≥ 0.062, halfway between the "
+                "gradient + noise 8 (+0.081 at worst; the reference methods +0.23 to +0.33) and the best of six "
+                "random-attribution values (+0.043; they span −0.033 to +0.043), a margin of a quarter of their "
+                "spread, so an unlucky retraining of a random attribution can come near it (its interval then "
+                "straddles the bar: inconclusive). On gmm no control moves ROAR (each coordinate "
+                "carries the class, so the toy stays separable after any removal): no bar.")
+_GOAR_RESULT = ("Gates on gmm: bar ≥ 0.0091, halfway between the true feature + noise 8 (+0.016 at worst) and the best "
+                "of nine random-attribution values (+0.002; they span −0.009 to +0.002). On morpho it keeps no bar: "
+                "only seed 0 was measured (a GOAR curve projects 900 images and retrains a model per strength, "
+                "5–12 minutes per control on a shared machine), and there the noise-8 rung (+0.000) does not clear "
+                "the random attributions (+0.0075 and +0.018: one retraining draw each), while the gradient (+0.209) "
+                "and SmoothGrad (+0.280) lie far above both; a verdict there needs the three seeds and a ladder "
+                "whose top rung GOAR can tell from random (noise 8 leaves an eighth of the signal in a unit step).")
 
 REMOVAL_CARDS = (
     MetricCard(
@@ -33,7 +67,8 @@ REMOVAL_CARDS = (
     MetricCard(
         "roar_gap", "ROAR area gap to the random attribution", _GAP, "higher", (-1.0, 1.0),
         "difference of mean accuracies", _INPUTS, _ABSTAIN, _ROAR, True,
-        notes="Recorded as roar_gap:morf (random − method) and roar_gap:lerf (method − random). " + _NO_BAR,
+        notes="Recorded as roar_gap:morf (random − method) and roar_gap:lerf (method − random). " + _RETRAINING
+              + _CALIBRATION + _ROAR_RESULT,
     ),
     MetricCard(
         "road_area", "ROAD accuracy area (noisy linear imputation, no retraining)",
@@ -51,18 +86,12 @@ REMOVAL_CARDS = (
         "road_gap", "ROAD area gap to the random attribution", _GAP, "higher", (-1.0, 1.0),
         "difference of mean accuracies", _INPUTS, _ABSTAIN, _ROAD, True,
         notes="Recorded as road_gap:morf and road_gap:lerf. The verdict, where a domain has a bar, is 'better than "
-              "the random attribution': the gap's 95% interval (a bootstrap over the shared inputs, so paired) "
-              "must clear a bar earned per domain by `cfcheck calibrate --kind attribution --domain D` "
-              "(cfcheck.kinds.attribution.calibration): halfway between an independent random attribution "
-              "(expected gap 0: fails) and the weakest of the gradient, input×gradient, SmoothGrad, integrated "
-              "gradients and the gradient plus noise of 0.5–8 times its norm, over seeds 0–2, and only where that "
-              "noisy ladder's gaps fall as the noise grows. The domain's bars file holds the values. It does not "
-              "say the attribution is faithful: an 'attribution' that returns the input itself ranks the object's "
-              "pixels first and passes MoRF; its model-randomisation similarity (1: the same map under a random "
-              "network) is what exposes it. A variant gets no bar on a domain where its ladder's gaps do not fall "
-              "as the noise grows (the score does not track how much signal is left) or where the controls "
-              "overlap; the controls' values per seed, and the calibration's reason where it gave no bar, are "
-              "shown beside this card for every domain with a calibration file.",
+              "the random attribution': the gap's 95% interval (a bootstrap over the shared inputs, so paired; ROAD "
+              "retrains nothing) must clear the domain's bar. " + _CALIBRATION + "It does not say the attribution is "
+              "faithful: an 'attribution' that returns the input itself ranks the object's pixels first and passes "
+              "MoRF; its model-randomisation similarity (1: the same map under a random network) is what exposes "
+              "it. Gates on morpho (MoRF); LeRF keeps no bar there (the noisy ladder's LeRF gap rises with the "
+              "noise), and gmm has no ROAD bar (no control moves ROAD on the toy: every gap is 0).",
     ),
     MetricCard(
         "goar_area", "GOAR cumulative-misclassification area (feature removal, diffusion projection, retrain)",
@@ -80,17 +109,19 @@ REMOVAL_CARDS = (
         "test input's mask correctly]", "lower", (0.0, 1.0), "fraction of inputs", _INPUTS, _ABSTAIN,
         "Rong et al. 2022 §3 (class information in the mask); " + _PARK, True,
         notes="High: where an attribution removes pixels says the class, so a retrained model can read the label "
-              "off the removal pattern and ROAR understates the removal. " + _NO_BAR,
+              "off the removal pattern and ROAR understates the removal. " + _DIAGNOSTIC,
     ),
     MetricCard(
         "goar_leakage", "GOAR leakage without projection (accuracy on x − v)",
         "1[a model retrained on x − s·a/‖a‖ without the projection, at the largest strength, classifies the test "
         "input correctly]", "lower", (0.0, 1.0), "fraction of inputs", _INPUTS, _ABSTAIN, _PARK + " §4.1", True,
         notes="High: the move v itself carries the class (off-manifold), which the projection is there to remove; "
-              "compare with goar_area. " + _NO_BAR,
+              "compare with goar_area. " + _DIAGNOSTIC,
     ),
     MetricCard(
         "goar_gap", "GOAR area gap to the random attribution", _GAP, "higher", (-1.0, 1.0),
-        "difference of mean cumulative errors", _INPUTS, _ABSTAIN, _PARK, True, notes=_NO_BAR,
+        "difference of mean cumulative errors", _INPUTS, _ABSTAIN, _PARK, True,
+        notes="Recorded as goar_gap (MoRF only, no order suffix; its bar is keyed goar_gap). " + _RETRAINING
+              + _CALIBRATION + _GOAR_RESULT,
     ),
 )
