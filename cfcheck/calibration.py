@@ -227,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="cfcheck calibrate", description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n  cfcheck calibrate --profile quick --seeds 0 1 2 --out reports/calibration\n"
                "  cfcheck calibrate --domain my_domain.py:make_domain --seeds 0 1 2   (a domain of your own)\n"
-               "  cfcheck calibrate --kind attribution --domain morpho")
+               "  cfcheck calibrate --kind attribution --domain <domain>")
     parser.add_argument("--profile", default="quick")
     parser.add_argument("--out", type=Path, default=Path("reports/published"))
     parser.add_argument("--methods", nargs="*", default=list(CONTROLS))

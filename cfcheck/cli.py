@@ -15,9 +15,9 @@ from pathlib import Path
 #: an example per subcommand, shown at the end of its --help (and all of them under cfcheck --help)
 EXAMPLES = {
     "new-adapter": "cfcheck new-adapter vce my_method.py && pytest --method=my_method.py --cfcheck-profile quick",
-    "retrain": "cfcheck retrain --domain morpho --only cnn --smoke --out /tmp/smoke",
+    "retrain": "cfcheck retrain --domain <domain> --only <model> --smoke --out /tmp/smoke",
     "cards": "cfcheck cards target_accuracy ground_truth_relative_error",
-    "models": "cfcheck models --domain morpho",
+    "models": "cfcheck models --domain <domain>",
     "summary": "cfcheck summary reports/wachter-quick --failures",
     "compare": "cfcheck compare reports/wachter-quick reports/dvce-quick --output reports/comparison",
     "merge": "cfcheck merge reports/m-quick-shard1of2 reports/m-quick-shard2of2 --output reports/m-quick",

@@ -302,13 +302,16 @@ def test_the_bundled_attribution_values_show_on_road_gap_with_the_reason_for_eac
 
 def test_the_s_sharp_bar_separates_the_latent_controls_on_every_task_score_of_glyphs():
     """The S# bar lets the informed-search oracle pass and fails identity, noise and the repeater on
-    every task score the latent calibration wrote; the flip rates carry no expectation."""
+    every task score the latent calibration wrote, on seeds 0, 1 and 2; the flip rates carry no expectation."""
     path = get_domain("glyphs").calibration_dir / "calibration-quick.json"
     values = {key: controls for key, controls in json.loads(path.read_text())["values"].items()
               if key.startswith("latent/")}
     bar = CARDS["synbols_s_sharp"].bar_for("quick")
     s_sharp = {key: controls for key, controls in values.items() if _card_key(key) == "synbols_s_sharp"}
-    assert len(s_sharp) == 4, sorted(s_sharp)  # one task score per scenario
+    # one task score per scenario and seed: `bex_table.py --calibrate --seeds 0 1 2`
+    assert {key.split("[", 1)[1].rstrip("]") for key in s_sharp} == {
+        f"{scenario}/seed{seed}" for scenario in ("fonts6-corr50", "fonts6-corr95", "fonts10-corr50", "fonts10-corr95")
+        for seed in (0, 1, 2)}, sorted(s_sharp)
     for key, controls in s_sharp.items():
         assert {name: entry["expected"] for name, entry in controls.items()} == {
             "informed_search": "+", "latent_identity": "-", "latent_noise": "-", "latent_repeater": "-"}, key

@@ -38,22 +38,18 @@ _CALIBRATION = ("A bar is earned per domain by `cfcheck calibrate --kind attribu
                 "negative. The controls' values per seed, and the calibration's reason where it gave no bar, are "
                 "shown beside this card for every domain with a calibration file. ")
 #: what the bundled domains' calibrations found (their values files hold every number, per seed)
-_ROAR_RESULT = ("On morpho at the quick profile (600 training images retrained per fraction) the retraining noise is "
-                "as large as the effects: the MoRF ladder does not fall (+0.125, +0.212, +0.111 at noise 0.5, 2 and 8 "
-                "on seed 0) and one retraining of a random attribution reaches +0.046, SmoothGrad's own value, so "
-                "roar_gap:morf keeps no bar. roar_gap:lerf gates on morpho, narrowly: bar ≥ 0.062, halfway between the "
-                "gradient + noise 8 (+0.081 at worst; the reference methods +0.23 to +0.33) and the best of six "
-                "random-attribution values (+0.043; they span −0.033 to +0.043), a margin of a quarter of their "
-                "spread, so an unlucky retraining of a random attribution can come near it (its interval then "
-                "straddles the bar: inconclusive). On gmm no control moves ROAR (each coordinate "
-                "carries the class, so the toy stays separable after any removal): no bar.")
-_GOAR_RESULT = ("Gates on gmm: bar ≥ 0.0091, halfway between the true feature + noise 8 (+0.016 at worst) and the best "
-                "of nine random-attribution values (+0.002; they span −0.009 to +0.002). On morpho it keeps no bar: "
-                "only seed 0 was measured (a GOAR curve projects 900 images and retrains a model per strength, "
-                "5–12 minutes per control on a shared machine), and there the noise-8 rung (+0.000) does not clear "
-                "the random attributions (+0.0075 and +0.018: one retraining draw each), while the gradient (+0.209) "
-                "and SmoothGrad (+0.280) lie far above both; a verdict there needs the three seeds and a ladder "
-                "whose top rung GOAR can tell from random (noise 8 leaves an eighth of the signal in a unit step).")
+_ROAR_RESULT = ("Why a domain may keep no ROAR bar: where the retraining set is small the retraining noise can be "
+                "as large as the effects, so the MoRF ladder need not fall and one retraining of a random "
+                "attribution can reach a reference method's gap; where every coordinate carries the class, no "
+                "removal moves the retrained accuracy and every gap is 0. A bar earned with a margin of a fraction "
+                "of the negatives' spread lets an unlucky retraining of a random attribution come near it (its "
+                "interval then straddles the bar: inconclusive). Each domain's values and reason are shown beside "
+                "this card.")
+_GOAR_RESULT = ("A GOAR bar needs the noisy ladder's top rung (noise 8 times the signal's norm: an eighth of the signal "
+                "in a unit step) to clear every random attribution on every seed. A GOAR curve projects every input "
+                "at every strength and retrains per strength, so on an image domain the three seeds cost minutes per "
+                "control; a domain measured on fewer seeds keeps no bar, and its values file says which were run. "
+                "Each domain's values and reason are shown beside this card.")
 
 REMOVAL_CARDS = (
     MetricCard(
@@ -90,8 +86,8 @@ REMOVAL_CARDS = (
               "retrains nothing) must clear the domain's bar. " + _CALIBRATION + "It does not say the attribution is "
               "faithful: an 'attribution' that returns the input itself ranks the object's pixels first and passes "
               "MoRF; its model-randomisation similarity (1: the same map under a random network) is what exposes "
-              "it. Gates on morpho (MoRF); LeRF keeps no bar there (the noisy ladder's LeRF gap rises with the "
-              "noise), and gmm has no ROAD bar (no control moves ROAD on the toy: every gap is 0).",
+              "it. Where LeRF keeps no bar the values file says why (the noisy ladder's LeRF gap can rise with the "
+              "noise); where no control moves ROAD (every gap 0) no bar is earned.",
     ),
     MetricCard(
         "goar_area", "GOAR cumulative-misclassification area (feature removal, diffusion projection, retrain)",
