@@ -9,9 +9,10 @@ EF, SCE, trivial rate (as percentages of the K counterfactuals) and S#, each bes
 
 With ``--calibrate`` it also writes the latent kind's controls' values per task score into the
 glyphs domain's calibration file (``calibration-<profile>.json``, the latent entries replaced,
-the other kinds' kept), which the metric cards quote (``cfcheck cards synbols_s_sharp``):
+the other kinds' kept; every ``--seeds`` value side by side), which the metric cards quote
+(``cfcheck cards synbols_s_sharp``):
 
-    python benchmarks/bex_table.py --calibrate --only informed_search latent_identity latent_noise latent_repeater
+    python benchmarks/bex_table.py --calibrate --seeds 0 1 2 --only informed_search latent_identity latent_noise latent_repeater
 """
 
 from __future__ import annotations
@@ -124,13 +125,15 @@ def latent_expected(control: str, suite: str, metric: str) -> str:
     return LATENT_CONTROLS[control] if metric in CALIBRATED_METRICS else ""
 
 
-def write_latent_calibration(scorecards: dict[str, Path] | list[dict[str, Path]], profile: str) -> list[Path]:
+def write_latent_calibration(scorecards: dict[str, Path] | list[dict[str, Path]], profile: str,
+                             seeds: tuple[int, ...] = (0,)) -> list[Path]:
     """Write the latent controls' values from their scorecards into the domain's calibration file.
 
     Args:
         scorecards: fixture → its scorecard.json, or one such mapping per seed (kept side by side:
             a task id names its seed); each must hold every one of :data:`LATENT_CONTROLS`.
         profile: the profile they ran at.
+        seeds: the seeds the scorecards ran at (named in the recorded command).
 
     Returns:
         The calibration files written (:func:`cfcheck.calibration_store.write_calibration_values`).
@@ -145,7 +148,7 @@ def write_latent_calibration(scorecards: dict[str, Path] | list[dict[str, Path]]
             raise ValueError(f"--calibrate needs every latent control's run; missing {', '.join(missing)}")
         results.append({name: json.loads(run[name].read_text()) for name in LATENT_CONTROLS})
     return write_calibration_values(results, profile, kinds=("latent",), expected=latent_expected,
-                                    command=CALIBRATE_COMMAND)
+                                    command=f"{CALIBRATE_COMMAND} --seeds {' '.join(map(str, seeds))}")
 
 
 def markdown(results: dict[str, dict[str, dict[str, float]]]) -> str:
@@ -186,7 +189,7 @@ def main() -> None:
         print(markdown(results))
         per_seed.append(scorecards)
     if args.calibrate:
-        for path in write_latent_calibration(per_seed, args.profile):
+        for path in write_latent_calibration(per_seed, args.profile, tuple(args.seeds)):
             print(f"wrote {path} (latent values)", file=sys.stderr)
 
 

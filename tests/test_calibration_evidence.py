@@ -320,7 +320,7 @@ def test_the_s_sharp_bar_separates_the_latent_controls_on_every_task_score_of_gl
     assert all(entry["expected"] == "" for key, controls in values.items() if key not in s_sharp
                for entry in controls.values())
     (sentence,) = measured_evidence(get_domain("glyphs"), "synbols_s_sharp")
-    assert "`python benchmarks/bex_table.py --calibrate`" in sentence
+    assert "`python benchmarks/bex_table.py --calibrate --seeds 0 1 2`" in sentence
 
 
 def test_the_attribution_evidence_shows_where_the_scores_evidence_does(capsys):
