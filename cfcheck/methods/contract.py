@@ -9,6 +9,7 @@ what was expected and what was received, instead of deep inside a forward pass.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 
 import torch
@@ -149,7 +150,7 @@ def check_positive(name: str, value: float | int, *, integer: bool = False) -> N
         raise ValueError(f"Expected `{name}` > 0, but got {value}.")
 
 
-class VisualExplainer:
+class VisualExplainer(ABC):
     """The preamble every bundled visual counterfactual explainer shares, written once.
 
     :meth:`explain` is the contract's call: it checks ``x``, ``target`` and ``classifier``, answers
@@ -186,8 +187,9 @@ class VisualExplainer:
             return (empty, torch.zeros(0, dtype=torch.bool, device=x.device)) if self.returns_valid else empty
         return self.counterfactuals(x, target, classifier, generator)
 
+    @abstractmethod
     def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
                         generator: torch.Generator) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """The method itself, on checked, non-empty inputs: ``x_cf`` (``(x_cf, valid)`` where
-        ``returns_valid``), shaped like ``x`` (or N×K×C×H×W for K counterfactuals per input)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement counterfactuals()")
+        ``returns_valid``), shaped like ``x`` (or N×K×C×H×W for K counterfactuals per input); a
+        subclass that does not define it cannot be instantiated."""

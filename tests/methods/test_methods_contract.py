@@ -223,3 +223,11 @@ def test_runs_on_the_device_of_x(name: str, toys) -> None:
     target = toys.other_targets(classifier(x).argmax(dim=1), seed=16)
     x_cf, valid = _split(method.explain(x, target, classifier, generator=torch.Generator(device).manual_seed(0)))
     assert x_cf.device == x.device and (valid is None or valid.device == x.device)
+
+
+def test_the_preamble_is_abstract_without_counterfactuals() -> None:
+    class Incomplete(VisualExplainer):
+        pass
+
+    with pytest.raises(TypeError, match="abstract"):
+        Incomplete()
