@@ -19,7 +19,6 @@ metric's card; a metric with no card keeps the direction written in the scorecar
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable
@@ -57,13 +56,12 @@ def scorecard_path(path: str | Path) -> Path:
 
 
 def _read_card(path: Path) -> dict[str, Any]:
+    from cfcheck.reporting.scorecard import load_scorecard
+
     try:
-        card = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ResultsError(f"{path} is not a cfcheck scorecard: not valid JSON ({error})") from None
-    if not isinstance(card, dict) or not isinstance(card.get("scores"), list):
-        raise ResultsError(f"{path} is not a cfcheck scorecard: it has no 'scores' list")
-    return card
+        return load_scorecard(path)
+    except ValueError as error:  # not JSON, or no 'scores' list: the message names the path
+        raise ResultsError(str(error)) from None
 
 
 def metric_direction(metric: str, written: str | None = None) -> str:

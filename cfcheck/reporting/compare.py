@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import csv
 import itertools
-import json
 import math
 import zlib
 from dataclasses import dataclass, field, replace
@@ -42,6 +41,7 @@ import numpy as np
 
 from cfcheck.reporting.compare_paired import holm, mcnemar_exact, paired_bootstrap
 from cfcheck.reporting.compare_ranks import Board, leaderboards
+from cfcheck.reporting.scorecard import load_scorecard
 from cfcheck.results import metric_direction, scores_frame
 
 __all__ = [
@@ -166,12 +166,7 @@ def load_run(path: str | Path) -> Run:
     for needed in (card_path, samples_path):
         if not needed.is_file():
             raise FileNotFoundError(f"{folder} is not a cfcheck run folder: {needed.name} is missing")
-    try:
-        card = json.loads(card_path.read_text())
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{card_path} is not valid JSON: {error}") from None
-    if not isinstance(card, dict) or not isinstance(card.get("scores"), list):
-        raise ValueError(f"{card_path} is not a cfcheck scorecard (no 'scores' list)")
+    card = load_scorecard(card_path)
     with samples_path.open(newline="") as stream:
         reader = csv.DictReader(stream)
         has_input = "input" in (reader.fieldnames or [])

@@ -91,10 +91,10 @@ def load_scorecard(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text())
     except FileNotFoundError:
         raise FileNotFoundError(f"no cfcheck scorecard at {path}") from None
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{path} is not a valid scorecard JSON file: {error}") from None
-    if not isinstance(data, dict) or "scores" not in data:
-        raise ValueError(f"{path} is JSON but not a cfcheck scorecard (no 'scores' list)")
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path} is not a cfcheck scorecard: not valid JSON ({error})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("scores"), list):
+        raise ValueError(f"{path} is not a cfcheck scorecard: it has no 'scores' list")
     return data
 
 

@@ -73,7 +73,7 @@ def test_a_failing_write_leaves_the_previous_scorecard_intact(tmp_path, monkeypa
 def test_load_scorecard_errors_name_the_file(tmp_path):
     bad = tmp_path / "x.json"
     bad.write_text("{not json")
-    with pytest.raises(ValueError, match="x.json is not a valid scorecard"):
+    with pytest.raises(ValueError, match="x.json is not a cfcheck scorecard: not valid JSON"):
         load_scorecard(bad)
     bad.write_text("[]")
     with pytest.raises(ValueError, match="not a cfcheck scorecard"):
