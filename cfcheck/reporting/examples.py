@@ -124,8 +124,7 @@ def _png(image: torch.Tensor, column: str) -> bytes:
     if image.ndim == 1:  # a vector: one cell per coordinate
         values = image.numpy()[None, :]
         if column in MAP_COLUMNS:  # |value| scaled to its maximum, as an image's map
-            peak = float(np.abs(values).max())
-            array = (np.clip(np.abs(values) / peak if peak > 0 else np.abs(values), 0, 1) * 255).round().astype(np.uint8)
+            array = _magnitude(np.abs(values))
         else:
             array = _diverging(values)
         array = np.repeat(np.repeat(array, STRIP_HEIGHT, axis=0), STRIP_CELL, axis=1)
@@ -134,9 +133,7 @@ def _png(image: torch.Tensor, column: str) -> bytes:
     elif column in SIGNED_COLUMNS:
         array = _diverging(image.mean(0).numpy())
     elif column in MAP_COLUMNS:
-        magnitude = image.abs().sum(0).numpy()
-        peak = float(magnitude.max())
-        array = (np.clip(magnitude / peak if peak > 0 else magnitude, 0, 1) * 255).round().astype(np.uint8)
+        array = _magnitude(image.abs().sum(0).numpy())
     else:
         pixels = image.clamp(0, 1).numpy()
         pixels = pixels[0] if pixels.shape[0] == 1 else np.moveaxis(pixels[:3], 0, -1)
@@ -144,6 +141,12 @@ def _png(image: torch.Tensor, column: str) -> bytes:
     buffer = io.BytesIO()
     Image.fromarray(array).save(buffer, format="PNG", optimize=True)
     return buffer.getvalue()
+
+
+def _magnitude(magnitude: np.ndarray) -> np.ndarray:
+    """Non-negative values → grey levels, scaled to their maximum (all black when all are 0)."""
+    peak = float(magnitude.max())
+    return (np.clip(magnitude / peak if peak > 0 else magnitude, 0, 1) * 255).round().astype(np.uint8)
 
 
 def _diverging(delta: np.ndarray) -> np.ndarray:
