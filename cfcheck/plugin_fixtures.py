@@ -9,7 +9,7 @@ import pytest
 
 from cfcheck import faults
 from cfcheck.adapter import FIXTURE_NAME, check_method_object
-from cfcheck.kinds.protocols import MethodKind, detect_kinds, kind_detection, view_source
+from cfcheck.kinds.protocols import MethodKind, kind_detection, view_source
 
 if TYPE_CHECKING:  # torch and the models load only when a method is under test
     import torch
@@ -115,7 +115,7 @@ def cfcheck_method(request: pytest.FixtureRequest, cfcheck_session: CfcheckSessi
     marker = request.node.get_closest_marker(KIND_MARKER)
     if marker is not None:
         required = MethodKind(marker.args[0])
-        kinds = detect_kinds(method)
+        kinds = frozenset(kind for kind, _ in found)
         if required not in kinds:
             if required in cfcheck_session.views and view_source(kinds, required) is not None:
                 domain = _test_domain(request, cfcheck_session).name
