@@ -77,7 +77,7 @@ class ScoreRecorder:
         and ``n``), then end the test by its verdict and the baseline comparison.
 
         With ``samples``, ``ci`` (optional) replaces the input bootstrap's interval by one the
-        caller computed over more than the inputs (e.g. :func:`cfcheck.metrics.stats.crossed_bootstrap_ci`
+        caller computed over more than the inputs (e.g. :func:`cfcheck.metrics.stats.crossed_interval`
         over random draws too); the value stays the samples' mean. ``floor`` is the real-vs-real
         floor a floor-relative bar is measured against.
         """

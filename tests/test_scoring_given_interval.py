@@ -1,5 +1,5 @@
 """cfcheck_score with per-sample values and a caller's interval (the randomisation similarity's
-crossed bootstrap): the value is the samples' mean, the interval the one given, the samples kept."""
+crossed t interval): the value is the samples' mean, the interval the one given, the samples kept."""
 
 from __future__ import annotations
 

@@ -57,7 +57,7 @@ class MetricCard:
     #: what a failure means in the user's terms, appended to the failure message
     failure_hint: str = ""
     #: what the 95% interval resamples, where it is not the default of its kind (per-sample: the
-    #: inputs; set-level: both sets), e.g. "random draws and inputs (crossed bootstrap)"
+    #: inputs; set-level: both sets), e.g. "random draws and inputs, crossed"
     interval: str = ""
 
     def __post_init__(self) -> None:

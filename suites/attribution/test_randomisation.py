@@ -20,7 +20,7 @@ from cfcheck.kinds.attribution.randomisation import similarity_table
 from cfcheck.kinds.base import labels_where
 from cfcheck.kinds.calling import MethodOutputError
 from cfcheck.metrics.sanity import SUPPORTS
-from cfcheck.metrics.stats import crossed_bootstrap_ci
+from cfcheck.metrics.stats import crossed_interval
 
 pytestmark = pytest.mark.cfcheck_kind("attribution")
 
@@ -46,8 +46,8 @@ def _score_similarity_to_trained(metric, suffix, result, score, session, method,
     inputs, of the rank similarity of |saliency| for that draw and for the trained classifier
     (``task``'s first dependency), over every element and over the maps' non-zero support.
 
-    The interval is the crossed bootstrap over draws and inputs (with one draw, the input
-    bootstrap); the samples are each input's mean over the draws, and ``extra["draws"]`` holds
+    The interval is :func:`~cfcheck.metrics.stats.crossed_interval` over draws and inputs
+    (with one draw, the t interval over inputs); the samples are each input's mean over the draws, and ``extra["draws"]`` holds
     each draw's model and mean. Inputs where any call abstained are left out. Where a
     correlation is undefined (a map constant on the elements compared, a support of fewer than
     two elements) the pair scores 1 if both maps rank the elements identically (e.g. both zero)
@@ -71,6 +71,6 @@ def _score_similarity_to_trained(metric, suffix, result, score, session, method,
     models = [draw.task.model for draw in draws]
     for name, support in zip(names, SUPPORTS):
         table = similarity_table(trained.saliency[keep], [draw.saliency[keep] for draw in draws], support=support)
-        ci = crossed_bootstrap_ci(table, n_resamples=session.profile.bootstrap_resamples, seed=session.seed)
+        ci = crossed_interval(table)
         score(name, table.mean(0), ci=ci, labels=labels,
               extra={"draws": {"models": models, "means": table.mean(1).tolist()}})

@@ -6,8 +6,8 @@ then says nothing about the draw. The attribution kind draws ``randomisation_dra
 networks per task seed: the domain's own random classifier (draw 0) and fresh re-initialisations
 of every parametrised layer of the trained counterpart (:func:`draw_seeds`; the zoo's
 ``<model>~reinit<seed>``), each explained on the same inputs for the same targets. Each (draw,
-input) pair gives one rank similarity; the score is their mean, with the crossed bootstrap
-(:func:`cfcheck.metrics.stats.crossed_bootstrap_ci`) over draws and inputs.
+input) pair gives one rank similarity; the score is their mean, with the crossed t
+interval (:func:`cfcheck.metrics.stats.crossed_interval`) over draws and inputs.
 """
 
 from __future__ import annotations

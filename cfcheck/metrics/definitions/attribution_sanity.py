@@ -25,8 +25,9 @@ _DRAWS = ("The random network is a draw, and the similarity depends on which one
           "every parametrised layer re-initialised (PyTorch's default initialisation under seeds derived from the "
           "task's seed; logits standardised and class-balanced without labels, like the random classifier's), each "
           "explained on the same inputs for the same targets. The value is the mean of the per-(draw, input) "
-          "similarity; the 95% interval is the crossed (pigeonhole) bootstrap over draws and inputs (Owen 2007; "
-          "draw deviations widened by √(R/(R − 1))), so it estimates the mean similarity to a random network of "
+          "similarity; the 95% interval is a t interval over draws and inputs crossed (the two-way ANOVA's "
+          "mean squares of draws and of inputs, Satterthwaite's degrees of freedom: with few draws that differ, "
+          "close to R − 1 and wide), so it estimates the mean similarity to a random network of "
           "that architecture over inputs drawn like the task's, not to the one network drawn. The per-input "
           "samples are each input's mean over the draws; the scorecard's extra['draws'] lists each draw's model and "
           "mean similarity, the spread the interval covers.")
@@ -52,7 +53,7 @@ def _card(key: str, name: str, formula: str, normalisation: str, abstentions: st
 
 
 #: the interval of the scores with several random draws
-_CROSSED = "random draws and inputs, crossed: one input resample serves every draw"
+_CROSSED = "random draws and inputs, crossed: a t interval from the two-way ANOVA (Satterthwaite's degrees of freedom)"
 
 
 ATTRIBUTION_RANDOMISATION_CARDS = (
