@@ -105,12 +105,15 @@ def test_a_bar_clears_every_negative_of_every_seed_and_quotes_their_spread():
     assert bar == Bar((0.05 + 0.02) / 2, "min")  # random b's seed-0 draw is the best negative
     assert "span -0.01 to +0.02" in why and "4 negative values (2 random attributions" in why
     assert "0.015 above the best negative" in why
-    bar, why = derived["roar_gap_morf"]  # a lucky retraining of a random attribution beats the noisiest rung
-    assert bar is None and "overlap" in why and "+0.046" in why
+    bar, why = derived["roar_gap_morf"]  # a lucky retraining of a random attribution beats the noisiest rung,
+    assert bar == Bar((0.07 + 0.046) / 2, "min")  # which is past the score's resolution: neither + nor -
+    assert "+0.046" in why and "resolves noise up to 1×" in why
     # measured on two seeds where three are asked for: no bar, whatever the values
     short = derive_gap_bars(values, roles, "d", "quick", seeds=(0, 1, 2))
     assert short["goar_gap"][0] is None and "(not on 2)" in short["goar_gap"][1]
-    assert "overlap" in short["roar_gap_morf"][1]  # what the measured seeds already rule out is said first
+    values["roar_gap_morf"]["signal"][1] = 0.04  # below the lucky random draw: what the measured seeds
+    short = derive_gap_bars(values, roles, "d", "quick", seeds=(0, 1, 2))  # already rule out is said first
+    assert "overlap" in short["roar_gap_morf"][1]
 
 
 @pytest.mark.parametrize("domain", sorted(GATED))

@@ -11,11 +11,16 @@ bar. The bar is earned, per domain, on controls whose answer is known by constru
   the gradient (or true feature) plus noise of 0.5, 1, 2, 4 and 8 times its norm: each keeps part
   of the signal, so each is better than random, by less as the noise grows.
 
-A bar exists only where, on every seed, the ladder's gaps fall strictly as the noise ratio grows
-and every positive control's gap exceeds every negative one's; it sits halfway between the worst
-positive and the best negative value over all seeds. Elsewhere the score is reported without a
-verdict and the values file says why. Only ROAD is calibrated: it needs no retraining, so three
-seeds of every control take minutes. ROAR and GOAR retrain a model per level and stay reported.
+The ladder also measures the score's resolution: its rungs count as positives while they clear
+every negative value on every seed, and the noisier rungs past that point count as neither (an
+attribution whose noise is 8 times its signal keeps an eighth of it, which a removal benchmark
+with a few hundred retraining images may not resolve). A bar exists only where, on every seed, the
+ladder's gaps fall strictly over the resolved rungs and the first unresolved one, at least one rung
+is resolved, and every positive control's gap exceeds every negative one's; it sits halfway between
+the worst positive and the best negative value over all seeds. Elsewhere the score is reported without a
+verdict and the values file says why. ROAD needs no retraining (three seeds of every control take
+minutes); ROAR and GOAR retrain a model per level, so their seeds are also retraining draws and a
+calibration of them can be split over processes (``--controls``, ``--partial``, ``--merge``).
 
 Bars go to ``<domain.calibration_dir>/bars-<profile>.json`` (the attribution entries; a VCE
 calibration's are kept) and the controls' values to ``calibration-attribution-<profile>.json``.
@@ -37,20 +42,16 @@ from typing import Any
 import torch
 
 from cfcheck.core.thresholds import Bar
+from cfcheck.kinds.attribution.controls import NOISE_LADDER, OTHER_RANDOM_SEEDS, attribution_controls
 
-__all__ = ["CALIBRATED", "NOISE_LADDER", "RANDOMISATION_SCORES", "attribution_controls", "calibrate_attribution",
+__all__ = ["CALIBRATED", "NOISE_LADDER", "OTHER_RANDOM_SEEDS", "RANDOMISATION_SCORES", "attribution_controls", "calibrate_attribution",
            "derive_gap_bars", "measure_randomisation"]
 
 #: the scores this calibration gives bars to: (strategy, order) of a gap
 CALIBRATED = (("road", "morf"), ("road", "lerf"), ("roar", "morf"), ("roar", "lerf"), ("goar", "morf"))
-#: noise ratios of the positive ladder, ‖noise‖ / ‖signal‖
-NOISE_LADDER = (0.5, 1.0, 2.0, 4.0, 8.0)
 #: the randomisation similarity scores measured on the controls (support of each), without a bar
 RANDOMISATION_SCORES = (("attribution_randomisation_similarity", "all"),
                         ("attribution_randomisation_similarity_support", "nonzero"))
-#: the negative controls' seeds: independent random attributions (the suites' own baseline uses
-#: REMOVAL_SEED + the task's seed); several, so a bar clears their spread over the retraining draws
-OTHER_RANDOM_SEEDS = (991, 992, 993)
 
 
 def gap_key(strategy: str, order: str) -> str:
@@ -61,80 +62,75 @@ def gap_key(strategy: str, order: str) -> str:
     return f"{strategy}_gap" if len(STRATEGIES[strategy]) == 1 else f"{strategy}_gap_{order}"
 
 
-class _OtherRandom:
-    """A random attribution drawn independently of cfcheck's baseline (a negative control)."""
-
-    def __init__(self, seed: int) -> None:
-        self.generator = torch.Generator().manual_seed(seed)
-
-    def attribute(self, x: torch.Tensor, model: Any, target: torch.Tensor) -> torch.Tensor:
-        return torch.randn(x.shape, generator=self.generator).to(x)
-
-
-def attribution_controls(domain: Any) -> dict[str, tuple[str, Any]]:
-    """Control name → (role, attribution method); role is "+", "-" or "ladder:<ratio>"."""
-    from cfcheck.kinds.attribution.capabilities import ClassFeature
-    from cfcheck.methods import attributions as A
-
-    if isinstance(domain, ClassFeature):
-        signal, reference = A.TrueFeature(domain), {"true feature": A.TrueFeature(domain)}
-    else:
-        signal = A.Gradient()
-        reference = {"gradient": signal, "input×gradient": A.InputTimesGradient(), "smoothgrad": A.SmoothGrad(),
-                     "integrated gradients": A.IntegratedGradients()}
-    controls = {name: ("+", method) for name, method in reference.items()}
-    controls.update({f"{'true feature' if isinstance(domain, ClassFeature) else 'gradient'} + noise {r:g}":
-                     (f"ladder:{r:g}", A.NoisyAttribution(signal, r)) for r in NOISE_LADDER})
-    controls.update({f"random (seed {seed})": ("-", _OtherRandom(seed)) for seed in OTHER_RANDOM_SEEDS})
-    return controls
-
-
 def derive_gap_bars(values: Mapping[str, Mapping[str, Mapping[int, float]]], roles: Mapping[str, str],
                     domain: str, profile: str, seeds: Sequence[int] = ()) -> dict[str, tuple[Bar | None, str]]:
     """Bar key (``road_gap_morf``, ``goar_gap``) → (bar or None, rationale), from score → control → seed → gap.
 
     Args:
         values: mean gap of each control on each seed, per score key.
-        roles: control → "+", "-" or "ladder:<ratio>" (a ladder rung is also a positive).
+        roles: control → "+", "-" or "ladder:<ratio>".
         seeds: the seeds every score must have been measured on (a score measured on fewer keeps no bar).
 
-    The rationale quotes the negatives' spread (every negative control on every seed: where the
-    retraining seed follows the run's, each seed is another retraining draw) and the margin the
-    bar keeps above the best of them.
+    The ladder measures the score's **resolution**: its rungs, from the least noise up, count as
+    positive controls while they clear every negative value on every seed; the first rung that
+    does not is where the score can no longer tell the attribution from random, and it and the
+    noisier rungs are neither positive nor negative. A bar needs at least one resolved rung, a
+    ladder that falls strictly over the resolved rungs and the first unresolved one on every seed,
+    and every "+" control above every negative; it sits halfway between the worst positive and the
+    best negative. The rationale quotes the negatives' spread (every negative control on every
+    seed: where the retraining seed follows the run's, each seed is another retraining draw), the
+    resolution and the margin the bar keeps above the best negative.
     """
     bars: dict[str, tuple[Bar | None, str]] = {}
     ladder = sorted((float(role.split(":", 1)[1]), control) for control, role in roles.items()
                     if role.startswith("ladder:"))
     for key, by_control in sorted(values.items()):
         measured = sorted({seed for per_seed in by_control.values() for seed in per_seed})
+        on_seeds = f"seed{'s' * (len(measured) > 1)} {', '.join(map(str, measured))}"
+        negatives = [(c, v) for c, r in roles.items() if r == "-" for v in by_control.get(c, {}).values()]
+        rungs = [(ratio, control) for ratio, control in ladder if by_control.get(control)]
+        references = [(c, v) for c, r in roles.items() if r == "+" for v in by_control.get(c, {}).values()]
+        if not (references or rungs) or not negatives:
+            bars[key] = (None, "no positive or no negative control was measured")
+            continue
+        neg_control, neg = max(negatives, key=lambda cv: cv[1])
+        resolved = 0  # the rungs that clear every negative on every seed, from the least noisy up
+        while resolved < len(rungs) and min(by_control[rungs[resolved][1]].values()) > neg:
+            resolved += 1
+        falling = rungs[:resolved + 1]
         for seed in measured:
-            rungs = [(ratio, by_control[control][seed]) for ratio, control in ladder
-                     if seed in by_control.get(control, {})]
-            if any(a <= b for (_, a), (_, b) in zip(rungs, rungs[1:])):
-                quoted = ", ".join(f"{r:g}: {v:+.3f}" for r, v in rungs)
+            seen = [(ratio, by_control[control][seed]) for ratio, control in falling if seed in by_control[control]]
+            if any(a <= b for (_, a), (_, b) in zip(seen, seen[1:])):
+                quoted = ", ".join(f"{r:g}: {v:+.3f}" for r, v in seen)
                 bars[key] = (None, f"the noisy ladder does not fall as the noise grows on seed {seed} ({quoted}) "
                                    f"on domain {domain!r}: the score does not track how much signal is left")
                 break
         if key in bars:
             continue
-        positives = [(c, v) for c, r in roles.items() if r != "-" for v in by_control.get(c, {}).values()]
-        negatives = [(c, v) for c, r in roles.items() if r == "-" for v in by_control.get(c, {}).values()]
-        if not positives or not negatives:
-            bars[key] = (None, "no positive or no negative control was measured")
+        if rungs and not resolved:
+            ratio, control = rungs[0]
+            bars[key] = (None, f"the controls overlap: {control}, the least noisy rung of the ladder, reaches "
+                               f"{min(by_control[control].values()):+.4g} at worst, {neg_control} {neg:+.4g} at "
+                               f"best, over {on_seeds} on domain {domain!r} ({profile} profile): the score does "
+                               f"not tell an attribution with noise {ratio:g}× its norm from random")
             continue
+        positives = references + [(c, v) for _, c in rungs[:resolved] for v in by_control[c].values()]
         pos_control, pos = min(positives, key=lambda cv: cv[1])
-        neg_control, neg = max(negatives, key=lambda cv: cv[1])
         low = min(v for _, v in negatives)
         n_neg = len({c for c, _ in negatives})
-        on_seeds = f"seed{'s' * (len(measured) > 1)} {', '.join(map(str, measured))}"
         spread = (f"the {len(negatives)} negative value{'s' * (len(negatives) > 1)} ({n_neg} random "
                   f"attribution{'s' * (n_neg > 1)} on {on_seeds}) span {low:+.4g} to {neg:+.4g}")
+        resolution = ""
+        if resolved < len(rungs):
+            beyond = ", ".join(f"{ratio:g}× (worst {min(by_control[c].values()):+.4g})" for ratio, c in rungs[resolved:])
+            resolution = (f"; the score resolves noise up to {rungs[resolved - 1][0]:g}× the signal's norm: the "
+                          f"noisier rungs, {beyond}, do not clear every negative and count as neither")
         quoted = (f"{pos_control} (better than random by construction) reaches {pos:+.4g} at worst, {neg_control} "
                   f"{neg:+.4g} at best, over {on_seeds} on domain {domain!r} ({profile} "
-                  f"profile); {spread}")
+                  f"profile); {spread}{resolution}")
         missing = sorted(set(seeds) - set(measured))
         if pos > neg and missing:  # the seeds measured do not rule a bar out; the others might
-            bars[key] = (None, f"measured on seed{'s' * (len(measured) > 1)} {', '.join(map(str, measured))} only "
+            bars[key] = (None, f"measured on {on_seeds} only "
                                f"(not on {', '.join(map(str, missing))}): a bar needs every one of seeds "
                                f"{', '.join(map(str, seeds))}; so far {quoted}")
         elif pos > neg:
@@ -269,6 +265,15 @@ def measure_randomisation(domain: Any, section: Any, seeds: Sequence[int], log: 
     return values
 
 
+def _as_partial(part: dict[str, Any]) -> dict[str, Any]:
+    """A partial file as it is, or a values file (``calibration-attribution-<profile>.json``) as one:
+    its randomisation similarities, kept under ``values`` there, go back under ``randomisation``."""
+    similarity = {key: part["values"].pop(key) for key, _ in RANDOMISATION_SCORES if key in part.get("values", {})}
+    if similarity:
+        part["randomisation"] = {**part.get("randomisation", {}), **similarity}
+    return part
+
+
 def calibrate_attribution(spec: str, profile: str = "quick", seeds: Sequence[int] = (0, 1, 2),
                           log: Callable[[str], None] = print, strategies: Sequence[tuple[str, str]] | None = None,
                           controls: Sequence[str] | None = None, partial: Path | None = None,
@@ -279,7 +284,8 @@ def calibrate_attribution(spec: str, profile: str = "quick", seeds: Sequence[int
         strategies, controls: measure only these (strategy, order) pairs and controls (default: all).
         partial: write the measurements (after each control) to this file and derive no bars: one
             process of a calibration split over seeds or controls.
-        merge: instead of measuring, join these partial files and derive the bars from them.
+        merge: instead of measuring, join these partial files (or a domain's values file, to re-derive
+            its bars or add measurements to it) and derive the bars from them.
         randomisation: measure the model-randomisation similarity too (a partial run: only if asked).
 
     Returns:
@@ -308,7 +314,7 @@ def calibrate_attribution(spec: str, profile: str = "quick", seeds: Sequence[int
         keep(measured)
         return {"partial": Path(partial)}
     if merge:
-        parts = [json.loads(Path(path).read_text(encoding="utf-8")) for path in merge]
+        parts = [_as_partial(json.loads(Path(path).read_text(encoding="utf-8"))) for path in merge]
         wrong = [str(path) for path, part in zip(merge, parts) if (part.get("domain"), part.get("profile"))
                  != (domain.name, profile)]
         if wrong:
