@@ -167,9 +167,9 @@ class CfcheckSession(RunResources):
         return view_source(known if known is not None else frozenset(MethodKind), kind)
 
     def bars_for(self, domain: str) -> Any:
-        """The bars that judge ``domain``'s scores (:func:`cfcheck.domain_bars.domain_bars`); a score
+        """The bars that judge ``domain``'s scores (:func:`cfcheck.calibration.bars.domain_bars`); a score
         without a domain ("-") is judged by the cards."""
-        from cfcheck.domain_bars import DomainBars, domain_bars
+        from cfcheck.calibration.bars import DomainBars, domain_bars
         from cfcheck.profiles import default_thresholds
 
         def resolve() -> DomainBars:

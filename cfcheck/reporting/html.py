@@ -77,7 +77,7 @@ def render_html(scorecard: dict[str, Any], run_dir: Path | None = None,
                 calibration: Calibration | None = None) -> str:
     """The HTML scorecard. ``run_dir``: the run folder (example grids and their PNGs, inlined).
     ``calibration``: optional score identity key → control → {"value", "expected"} (what
-    ``cfcheck calibrate`` keeps, :func:`cfcheck.calibration_store.load_calibration_values`); drawn in
+    ``cfcheck calibrate`` keeps, :func:`cfcheck.calibration.store.load_calibration_values`); drawn in
     each chart row as markers for the controls expected to pass (+) or fail (−) that suite."""
     scores = scorecard["scores"]
     grids = load_example_grids(run_dir) if run_dir is not None else []
