@@ -291,9 +291,7 @@ class _OutcomeCounter:
             kind = next((v for k, v in properties.items() if k.endswith(".kind")), None)
             domain = next((v for k, v in properties.items() if k.endswith(".domain")), None)
             if task is not None and kind is not None:
-                self.session.add_test_time(f"{kind}/{domain}/{task}", report.duration,
-                                           float(properties.get(METHOD_IN_CALL, 0.0)),
-                                           float(properties.get(METHOD_OF_TASK, 0.0)))
+                self.session.costs.add_test_time(f"{kind}/{domain}/{task}", report.duration, properties)
         if report.failed and report.when != "call":
             self.outcomes["error"] += 1
         elif report.when == "call" or report.skipped:
@@ -308,7 +306,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:  # an xdist worker: hand the records to the controller
         workeroutput["cfcheck_records"] = cf_session.serialize_records()
-        workeroutput["cfcheck_costs"] = json.dumps(cf_session.costs)
+        workeroutput["cfcheck_costs"] = cf_session.costs.serialize()
         workeroutput["cfcheck_generation"] = json.dumps(
             {k: v for k, v in cf_session.generation_summary().items() if k != "cache"}
         )
@@ -323,7 +321,7 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     if output.get("cfcheck_records"):
         node.config.stash[session_key].merge_records(output["cfcheck_records"])
     if output.get("cfcheck_costs"):
-        node.config.stash[session_key].merge_costs(output["cfcheck_costs"])
+        node.config.stash[session_key].costs.merge(output["cfcheck_costs"])
     if output.get("cfcheck_generation"):
         node.config.stash[session_key].merge_generation(output["cfcheck_generation"])
 
@@ -374,18 +372,13 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> None:
         pytest.fail(fault, pytrace=False)
 
 
-#: ``record_property`` names of the method's seconds inside a test's call (all, and the part that
-#: belongs to the test's task rather than to a task generated meanwhile); the scorecard's costs read them
-METHOD_IN_CALL, METHOD_OF_TASK = "cfcheck.method_seconds_in_call", "cfcheck.method_seconds_of_task"
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Any:
     """Time the method's own calls inside the test, so its task's scoring time excludes them."""
     cf_session = item.config.stash.get(session_key, None)
     if cf_session is None:
         return (yield)
-    spent = cf_session.method_time_of_call()
+    spent = cf_session.costs.time_of_call()
     try:
         return (yield)
     except KeyError as error:
@@ -395,9 +388,7 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
             pytest.skip(str(error))
         raise
     finally:
-        in_call, of_task = spent()
-        if in_call > 0:
-            item.user_properties += [(METHOD_IN_CALL, in_call), (METHOD_OF_TASK, of_task)]
+        item.user_properties += spent()
 
 
 @pytest.hookimpl(hookwrapper=True)
