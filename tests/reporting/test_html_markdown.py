@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from cfcheck.reporting.badge import COLOURS, badge_state, render_badge
 from cfcheck.reporting.examples import write_example_grid
-from cfcheck.reporting.html import bounds, render_html
+from cfcheck.reporting.html import render_html
+from cfcheck.reporting.html_charts import bounds
 from cfcheck.reporting.markdown import render_markdown
 from cfcheck.reporting.scorecard import load_scorecard, write_scorecard
 from cfcheck.reporting.tables import headline
