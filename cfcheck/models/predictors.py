@@ -26,6 +26,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from cfcheck.core.seeds import SMALL_NET_EPOCH_ORDER, seeded
+
 from .generative.base import GenerativeTrainConfig, GenerativeTrainResult, RecipeFields, register_generative_architecture
 
 __all__ = ["AnticausalPredictor", "PredictorRecipe", "train_predictor"]
@@ -128,7 +130,7 @@ def train_predictor(images: torch.Tensor, targets: torch.Tensor, arch_kwargs: Ma
     step = 0
     model.train()
     for epoch in range(config.epochs):
-        order = torch.randperm(n, generator=torch.Generator().manual_seed(config.seed * 1009 + epoch))
+        order = torch.randperm(n, generator=torch.Generator().manual_seed(seeded(config.seed, SMALL_NET_EPOCH_ORDER, epoch)))
         running = 0.0
         for position in range(per_epoch):
             rows = order[position * config.batch_size:(position + 1) * config.batch_size]

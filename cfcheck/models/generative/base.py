@@ -26,6 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 import torch
 from torch import nn
 
+from cfcheck.core.seeds import EPOCH_ORDER, seeded
 from cfcheck.core.thresholds import bar_violations, parse_bars
 
 from ..builders import ArchitectureSpec, architecture, build_model, register_architecture
@@ -55,11 +56,11 @@ def steps_per_epoch(n: int, batch_size: int) -> int:
 
 def epoch_batches(n: int, batch_size: int, seed: int, epochs: int):
     """Row indices of each training step: ``epochs`` passes over ``n`` examples in full batches
-    (:func:`steps_per_epoch`), each pass in the seeded order ``randperm(n)`` under seed
-    ``seed * 100_003 + epoch`` (as the VAE training draws it)."""
+    (:func:`steps_per_epoch`), each pass in the seeded order ``randperm(n)`` under the seed
+    :data:`~cfcheck.core.seeds.EPOCH_ORDER` derives from ``seed`` and the epoch."""
     per_epoch = steps_per_epoch(n, batch_size)
     for epoch in range(epochs):
-        order = torch.randperm(n, generator=torch.Generator().manual_seed(seed * 100_003 + epoch))
+        order = torch.randperm(n, generator=torch.Generator().manual_seed(seeded(seed, EPOCH_ORDER, epoch)))
         for position in range(per_epoch):
             yield order[position * batch_size:(position + 1) * batch_size]
 

@@ -13,6 +13,8 @@ from typing import Any
 
 import torch
 
+from cfcheck.core.seeds import FLOW_EPOCH_ORDER, seeded
+
 from ..base import GenerativeTrainConfig, GenerativeTrainResult, RecipeFields
 from .network import ScalarSplineFlow
 
@@ -46,7 +48,7 @@ def train_flow(values: torch.Tensor, context: torch.Tensor | None, arch_kwargs: 
     last = float("nan")
     flow.train()
     for epoch in range(config.epochs):
-        order = torch.randperm(n, generator=torch.Generator().manual_seed(config.seed * 7919 + epoch))
+        order = torch.randperm(n, generator=torch.Generator().manual_seed(seeded(config.seed, FLOW_EPOCH_ORDER, epoch)))
         total = 0.0
         for start in range(0, n, config.batch_size):
             rows = order[start:start + config.batch_size]
