@@ -22,6 +22,7 @@ from cfcheck.models.builders import build_model
 from cfcheck.models.inference import batched_apply
 from cfcheck.models.publishing import train_into_folder
 from cfcheck.models.cards import write_model_cards
+from cfcheck.models.shuffling import epoch_orders
 from cfcheck.models.registry import MANIFEST_NAME, domain_dir, load_manifest, load_model, save_weights, update_manifest
 from cfcheck.core.thresholds import bar_violations, parse_bars
 
@@ -49,8 +50,7 @@ def _optimise(model: nn.Module, recipe: GlyphRecipe, n: int, loss_of_batch: Call
     order_rng = torch.Generator().manual_seed(recipe.seed + 1)
     model.train()
     last = float("nan")
-    for _ in range(recipe.epochs):
-        order = torch.randperm(n, generator=order_rng)
+    for _, order in epoch_orders(n, recipe.epochs, generator=order_rng):
         running = 0.0
         for start in range(0, n, recipe.batch_size):
             loss = loss_of_batch(order[start : start + recipe.batch_size])
@@ -84,12 +84,14 @@ def _pretrain_canonical(model: nn.Module, recipe: GlyphRecipe) -> None:
     total = recipe.canonical_steps
     schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: 0.5 * (1 + math.cos(math.pi * step / total)))
     rng = torch.Generator().manual_seed(recipe.seed + 2)
-    order = torch.randperm(len(latents), generator=rng)
+    # a new order when the current one has no full batch left: at most one per step
+    orders = (order for _, order in epoch_orders(len(latents), total + 1, generator=rng))
+    order = next(orders)
     position = 0
     model.train()
     for _ in range(total):
         if position + recipe.batch_size > len(order):
-            order, position = torch.randperm(len(latents), generator=rng), 0
+            order, position = next(orders), 0
         index = order[position : position + recipe.batch_size]
         position += recipe.batch_size
         loss = (model.canonical(latents[index]) - coverage[index]).abs().mean()

@@ -26,6 +26,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from ..registry import save_weights
+from ..shuffling import epoch_orders
 from .adversarial import pgd_attack
 from ..builders import build_model
 from .architectures import calibrate_logits, count_parameters
@@ -158,10 +159,9 @@ def _fit(
         if val_data is not None:
             val_targets = task_targets(spec.task, val_data, domain=spec.domain)
         best_state, best_accuracy = None, -1.0
-        for epoch in range(recipe.epochs):
+        for epoch, order in epoch_orders(n, recipe.epochs, generator=order_rng):
             model.train()
             started, total_loss = time.perf_counter(), 0.0
-            order = torch.randperm(n, generator=order_rng)
             for step in range(steps_per_epoch):
                 index = order[step * recipe.batch_size:(step + 1) * recipe.batch_size]
                 x = images[index].to(device)
