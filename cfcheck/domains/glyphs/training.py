@@ -24,6 +24,7 @@ from cfcheck.models.publishing import train_into_folder
 from cfcheck.models.cards import write_model_cards
 from cfcheck.models.shuffling import epoch_orders
 from cfcheck.models.registry import MANIFEST_NAME, domain_dir, load_manifest, load_model, save_weights, update_manifest
+from cfcheck.core.retrain import RetrainRequest, add_retrain_arguments, retrain_request
 from cfcheck.core.thresholds import bar_violations, parse_bars
 
 from . import networks  # noqa: F401  (registers the glyph architectures)
@@ -268,6 +269,15 @@ def train_glyph_models(names: Sequence[str] | None = None, out_dir: str | Path |
     return train_into_folder(DOMAIN, selected, train_one, out_dir, smoke=smoke, num_threads=1)
 
 
+def retrain_glyph_models(request: RetrainRequest) -> dict[str, dict[str, Any]]:
+    """The glyph domain's recipe function (``cfcheck retrain --domain glyphs``): trains the glyph
+    models of ``request`` on the CPU, one thread."""
+    if request.device != "cpu" or request.threads != 1:
+        raise ValueError(f"the glyph recipes train on the CPU with one thread (got --device {request.device}, "
+                         f"--threads {request.threads})")
+    return train_glyph_models(request.only, request.out, smoke=request.smoke, log=request.log)
+
+
 def refresh_bars_and_cards(out_dir: str | Path | None = None) -> list[str]:
     """Copies every recipe's current quality bar (and notes) into the manifest entries and rewrites
     the cards, without retraining: bars are set from measured values after a training run, and
@@ -292,16 +302,14 @@ def standardised_generator(generator: nn.Module, scenario: str) -> StandardisedG
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--only", action="append", metavar="NAME", help="train only this model (repeatable)")
-    parser.add_argument("--smoke", action="store_true", help="tiny configuration (needs --out)")
-    parser.add_argument("--out", type=Path, default=None, help="domain folder (default: the bundled one)")
+    add_retrain_arguments(parser, domain=None)
     parser.add_argument("--refresh-bars", action="store_true",
                         help="copy the recipes' quality bars and notes into the manifest and cards; no training")
     args = parser.parse_args(argv)
     if args.refresh_bars:
         print("refreshed:", ", ".join(refresh_bars_and_cards(args.out)))
         return 0
-    train_glyph_models(args.only, args.out, smoke=args.smoke)
+    retrain_glyph_models(retrain_request(args, DOMAIN))
     return 0
 
 

@@ -25,6 +25,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from cfcheck.core.retrain import add_retrain_arguments, retrain_request
+
 from ..registry import save_weights
 from ..shuffling import epoch_orders
 from .adversarial import pgd_attack
@@ -298,19 +300,12 @@ def train_reference_models(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Retrain the cfcheck reference models.")
-    parser.add_argument("--domain", required=True,
-                        help="domain whose models to train (a registered name)")
-    parser.add_argument("--only", action="append", metavar="NAME", help="train only NAME (repeatable)")
-    parser.add_argument("--smoke", action="store_true", help="tiny configuration for testing")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="output domain folder (default: the bundled reference_models/<domain>/)")
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
-    args = parser.parse_args(argv)
+    parser = argparse.ArgumentParser(description="Retrain a domain's classifiers with cfcheck's recipes.")
+    add_retrain_arguments(parser, domain="required")
+    request = retrain_request(parser.parse_args(argv))
     started = time.perf_counter()
-    train_reference_models(args.domain, args.only, args.out, args.smoke, args.device,
-                           num_threads=args.threads)
+    train_reference_models(request.domain, request.only, request.out, request.smoke, request.device,
+                           num_threads=request.threads)
     print(f"done in {time.perf_counter() - started:.0f}s")
     return 0
 
