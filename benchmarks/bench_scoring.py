@@ -40,6 +40,7 @@ from cfcheck.metrics.closeness import elastic_net_distance, minkowski_distance, 
 from cfcheck.metrics.realism import fid
 from cfcheck.metrics.set_statistics import kid_all_pairs
 from cfcheck.metrics.sanity import ota_gain, randomisation_similarity
+from cfcheck.core.seeds import REALISM_DRAWS, seeded
 from cfcheck.metrics.stats import summarize
 from cfcheck.metrics.validity import (
     class_changes,
@@ -128,7 +129,7 @@ def score_all(zoo: ModelZoo, d: dict[str, torch.Tensor], resamples: int, task_si
         for metric in ("fid_target", "fid_domain", "kid_target", "kid_domain"):
             stage(f"realism: {metric} (+5 floors, set CI)", lambda metric=metric: score_realism(
                 kid_all_pairs if metric.startswith("kid") else fid, pool_features, pool_labels, features, target,
-                conditional=metric.endswith("_target"), generator=torch.Generator().manual_seed(7919 * seed + 1),
+                conditional=metric.endswith("_target"), generator=torch.Generator().manual_seed(seeded(seed, REALISM_DRAWS, 1)),
                 n_resamples=min(SET_RESAMPLES, resamples), seed=seed,
                 ci_method="half_sampling" if metric.startswith("kid") else "bootstrap"))
 

@@ -72,7 +72,7 @@ METRICS = {"ef": "synbols_ef_rate", "sce": "synbols_sce_rate", "trivial": "synbo
 def run_explainer(fixture: str, profile: str, out: Path, rerun: bool, seed: int = 0) -> tuple[Path, float | None]:
     """The explainer's scorecard at ``--cfcheck-seed=seed`` (run now unless one exists) and the run's
     seconds; seed N > 0 keeps its runs under ``out/seedN``."""
-    from cfcheck.calibration import seed_folder
+    from cfcheck.calibration.run import seed_folder
 
     report = seed_folder(out, seed) / fixture
     scorecard = report / f"{fixture}-{profile}" / "scorecard.json"
@@ -136,9 +136,9 @@ def write_latent_calibration(scorecards: dict[str, Path] | list[dict[str, Path]]
         seeds: the seeds the scorecards ran at (named in the recorded command).
 
     Returns:
-        The calibration files written (:func:`cfcheck.calibration_store.write_calibration_values`).
+        The calibration files written (:func:`cfcheck.calibration.store.write_calibration_values`).
     """
-    from cfcheck.calibration_store import write_calibration_values
+    from cfcheck.calibration.store import write_calibration_values
 
     runs = [scorecards] if isinstance(scorecards, dict) else list(scorecards)
     results = []

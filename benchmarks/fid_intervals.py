@@ -22,6 +22,7 @@ import time
 import numpy as np
 import torch
 
+from cfcheck.core.seeds import Stream, seeded
 from cfcheck.domains import get_domain
 from cfcheck.metrics.realism import fid
 from cfcheck.metrics.set_intervals import SET_CI_METHODS
@@ -37,10 +38,13 @@ TRIED = ("fakes_only_bootstrap", "two_size")
 SETTINGS = [(True, 0.0, 1.0), (False, 0.0, 1.0), (False, 1.5, 1.0), (False, 0.0, 1.3), (True, 0.0, 1.3),
             (True, 1.5, 1.0), (False, 0.0, 0.77), (True, 0.0, 0.77)]
 
+#: the draws of the simulated fakes from a repetition's seed
+FAKES = Stream("simulated fakes", start=100_000)
+
 
 def _fakes(halves, seed, shift, factor):
     (_, _), (source, source_labels) = halves
-    picker = torch.Generator().manual_seed(100_000 + seed)
+    picker = torch.Generator().manual_seed(seeded(seed, FAKES))
     parts = []
     for k in range(10):
         rows = torch.nonzero(source_labels == k).flatten()

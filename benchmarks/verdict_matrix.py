@@ -3,7 +3,7 @@
     python benchmarks/verdict_matrix.py [--profile quick] [--out reports/published]
 """
 
-from cfcheck.calibration import main
+from cfcheck.calibration.run import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

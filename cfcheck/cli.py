@@ -30,6 +30,7 @@ def _epilog(*commands: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from cfcheck.core.retrain import add_retrain_arguments
     from cfcheck.kinds.protocols import MethodKind  # torch-free
 
     parser = argparse.ArgumentParser(prog="cfcheck", description=__doc__, epilog=_epilog(*EXAMPLES),
@@ -45,15 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     new_adapter.add_argument("path", type=Path, nargs="?", default=None,
                              help="the file to write (default: my_<kind>.py here); never overwritten")
 
-    retrain = command("retrain", help="retrain the bundled reference models deterministically")
-    retrain.add_argument("--domain", default=None,
-                         help="domain whose models to retrain (default: the registered domain whose store "
-                         "holds every --only model)")
-    retrain.add_argument("--only", action="append", metavar="NAME", help="retrain only this model (repeatable)")
-    retrain.add_argument("--smoke", action="store_true", help="tiny configuration, for testing the recipes")
-    retrain.add_argument("--out", type=Path, default=None,
-                         help="output domain folder (default: the bundled reference_models/<domain>/)")
-    retrain.add_argument("--device", default="cpu")
+    add_retrain_arguments(command("retrain", help="retrain the bundled reference models deterministically"))
 
     cards = command("cards", help="print the metric cards")
     cards.add_argument("keys", nargs="*", help="metric keys (default: all)")
@@ -84,10 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv = sys.argv[1:]
     if argv and argv[0] == "calibrate":  # its own options (cfcheck calibrate --help)
         if any(arg == "--domain" or arg.startswith("--domain=") for arg in argv[1:]):
-            from cfcheck.domain_calibration import main as calibrate_domain  # a user's domain
+            from cfcheck.calibration.domain_run import main as calibrate_domain  # a user's domain
 
             return calibrate_domain(argv[1:])
-        from cfcheck.calibration import main as calibrate
+        from cfcheck.calibration.run import main as calibrate
 
         return calibrate(argv[1:])
     args = parser.parse_args(argv)
@@ -113,28 +106,17 @@ def _new_adapter(args: argparse.Namespace) -> int:
 
 
 def _retrain(args: argparse.Namespace) -> int:
-    from cfcheck.domains import available_domains
-    from cfcheck.models.classifiers.training import train_reference_models
+    """Hand the request to the domain's recipe function (:meth:`cfcheck.domains.base.BundledDomain.retrain`)."""
+    from cfcheck.core.retrain import retrain_request
+    from cfcheck.domains import available_domains, get_domain
+    from cfcheck.domains.base import BundledDomain
 
-    from cfcheck.domains import get_domain
-    from cfcheck.models.generative import train_generative_models
-
-    domain = args.domain if args.domain is not None else _domain_holding(args.only or [], available_domains())
-    dom = get_domain(domain)
-    from cfcheck.models.capabilities import GenerativeRecipes, RetrainsOwnModels
-
-    if isinstance(dom, RetrainsOwnModels):  # a domain that trains its models with its own recipes
-        dom.retrain_models(args.only, args.out, smoke=args.smoke, log=print)
-        return 0
-    generative = set(dom.generative_recipes()) if isinstance(dom, GenerativeRecipes) else set()
-    names = args.only
-    classifier_names = None if names is None else [n for n in names if n not in generative]
-    generative_names = None if names is None else [n for n in names if n in generative]
-    if classifier_names is None or classifier_names:
-        train_reference_models(domain=domain, names=classifier_names, out_dir=args.out, smoke=args.smoke,
-                               device=args.device, log=print)
-    if generative and (generative_names is None or generative_names):
-        train_generative_models(domain, generative_names, args.out, smoke=args.smoke, log=print)
+    request = retrain_request(args, args.domain if args.domain is not None
+                              else _domain_holding(args.only or [], available_domains()))
+    domain = get_domain(request.domain)
+    if not isinstance(domain, BundledDomain):
+        raise ValueError(f"domain {request.domain!r} has no bundled models: cfcheck retrains the models it ships")
+    domain.retrain(request)
     return 0
 
 

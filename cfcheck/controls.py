@@ -1,6 +1,6 @@
 """The bundled controls and what each exists to show: the one table that the calibration
-(:mod:`cfcheck.calibration`) runs and the cards' measured evidence
-(:mod:`cfcheck.calibration_evidence`) orders its controls by. A leaf: it imports nothing of cfcheck."""
+(:mod:`cfcheck.calibration.run`) runs and the cards' measured evidence
+(:mod:`cfcheck.calibration.evidence`) orders its controls by. A leaf: it imports nothing of cfcheck."""
 
 from __future__ import annotations
 

@@ -1,12 +1,19 @@
-"""cfcheck's command-line options, defined once (``pytest --help`` lists them under "cfcheck")."""
+"""cfcheck's command-line options, defined once (``pytest --help`` lists them under "cfcheck"), and
+read into what the run needs: its domains, the kinds of its views and its device."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from cfcheck.profiles import INCONCLUSIVE_OUTCOMES, PROFILE_NAMES
+
+if TYPE_CHECKING:  # torch and the kinds load only when a method is under test
+    import torch
+
+    from cfcheck.kinds.protocols import MethodKind
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -101,3 +108,76 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="after a complete run without failures, store its scorecard JSON at PATH",
     )
+
+
+def parse_views(names: list[str]) -> frozenset[MethodKind]:
+    """The kinds named by --cfcheck-view; UsageError for a kind no view leads to."""
+    from cfcheck.kinds import VIEWS
+
+    targets = {target.value: target for _, target in VIEWS}
+    unknown = [name for name in names if name not in targets]
+    if unknown:
+        raise pytest.UsageError(
+            f"--cfcheck-view: no view as {', '.join(map(repr, unknown))}; available: "
+            + "; ".join(f"{target.value} (for {source.value} methods: {what})" for (source, target), (_, what) in VIEWS.items())
+        )
+    return frozenset(targets[name] for name in names)
+
+
+def resolve_domains(config: pytest.Config, settings: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The run's domains by name, resolved once: ``--cfcheck-domain``, else ``[tool.cfcheck] domains``,
+    else every registered domain and every domain a ``pytest_cfcheck_domains`` hook adds; and, by
+    spec, the message of each that could not be resolved (the run records it and keeps the others)."""
+    from cfcheck.domains.registry import DomainError, forget_unregistered_domains, registered_domains, resolve_domain
+
+    forget_unregistered_domains()  # a user's domain is this run's: rebuilt from its module and folder
+
+    def resolved(spec: Any) -> Any:
+        """The domain of ``spec``, or the message of why it has none."""
+        try:
+            return resolve_domain(spec, config.rootpath)
+        except DomainError as error:
+            return str(error)
+
+    # each resolved once, so known by name from now on, whether or not the run selects it (a factory a
+    # hook returns is called once: a second call would make a second object under the same name)
+    hooked = [(spec if isinstance(spec, str) else repr(spec), resolved(spec))
+              for found in config.hook.pytest_cfcheck_domains(config=config) or [] for spec in found or []]
+    specs: list[str] = split_list(config.getoption("cfcheck_domain"))
+    configured = settings.get("domains", [])
+    if isinstance(configured, str) or not all(isinstance(s, str) for s in configured):
+        raise pytest.UsageError(f"[tool.cfcheck] domains must be a list of domain specs, got {configured!r}")
+    selected = [(spec, resolved(spec)) for spec in specs or configured or registered_domains()]
+    if not specs and not configured:
+        selected += hooked
+    chosen: dict[str, Any] = {}
+    broken: dict[str, str] = {}
+    for label, domain in selected:
+        if isinstance(domain, str):
+            broken[label] = domain
+            continue
+        if domain.name in chosen and chosen[domain.name] is not domain:
+            broken[label] = (f"two domains are named {domain.name!r} in this run; domain names identify scores "
+                             "and must be unique")
+            continue
+        chosen[domain.name] = domain
+    return chosen, broken
+
+
+def split_list(values: list[str] | None) -> list[str]:
+    """``--opt a --opt b,c`` → ["a", "b", "c"]."""
+    return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
+
+
+def resolve_device(name: str) -> torch.device:
+    import torch
+
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise pytest.UsageError(f"--cfcheck-device={name!r} is not a torch device (cpu, cuda, cuda:N, auto)") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise pytest.UsageError(f"--cfcheck-device={name}: CUDA is not available on this machine")
+    return device

@@ -16,7 +16,7 @@ import pytest
 
 from cfcheck import faults
 from cfcheck.core import xdist_groups
-from cfcheck.options import add_options
+from cfcheck.options import add_options, parse_views, resolve_device, resolve_domains, split_list
 from cfcheck.plugin_fixtures import (  # noqa: F401 - fixtures, registered with the plugin
     DOMAIN_FIXTURE,
     KIND_MARKER,
@@ -37,9 +37,7 @@ from cfcheck.kinds.protocols import MethodKind
 from cfcheck.profiles import read_user_settings, resolve_profile
 from cfcheck.core.threads import share_cpu_between_xdist_workers
 
-if TYPE_CHECKING:  # torch and the models load only when a method is under test
-    import torch
-
+if TYPE_CHECKING:  # the session loads only when a method is under test
     from cfcheck.session import CfcheckSession
 
 
@@ -105,10 +103,10 @@ def pytest_configure(config: pytest.Config) -> None:
         shard = Shard.parse(config.getoption("cfcheck_shard")) if config.getoption("cfcheck_shard") else None
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None
-    domains, broken_domains = _resolve_domains(config, settings)
+    domains, broken_domains = resolve_domains(config, settings)
     if broken_domains and not domains:  # nothing to run: say why now
         raise pytest.UsageError("cfcheck: no domain could be loaded: " + "; ".join(broken_domains.values()))
-    views = _parse_views(_split_list(config.getoption("cfcheck_view")))
+    views = parse_views(split_list(config.getoption("cfcheck_view")))
     baseline_path = config.getoption("cfcheck_baseline")
     try:
         baseline = Baseline.load(baseline_path) if baseline_path else None
@@ -121,7 +119,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[session_key] = cf_session = CfcheckSession(
         method=method,
         profile=profile,
-        device=_resolve_device(config.getoption("cfcheck_device")),
+        device=resolve_device(config.getoption("cfcheck_device")),
         seed=config.getoption("cfcheck_seed"),
         report_dir=report_dir if report_dir.is_absolute() else config.invocation_params.dir / report_dir,
         baseline=baseline,
@@ -243,20 +241,6 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         _deselect(config, items, [i for i in items if assignment[groups[i.nodeid]] != cf_session.shard.index])
 
 
-def _parse_views(names: list[str]) -> frozenset[MethodKind]:
-    """The kinds named by --cfcheck-view; UsageError for a kind no view leads to."""
-    from cfcheck.kinds import VIEWS
-
-    targets = {target.value: target for _, target in VIEWS}
-    unknown = [name for name in names if name not in targets]
-    if unknown:
-        raise pytest.UsageError(
-            f"--cfcheck-view: no view as {', '.join(map(repr, unknown))}; available: "
-            + "; ".join(f"{target.value} (for {source.value} methods: {what})" for (source, target), (_, what) in VIEWS.items())
-        )
-    return frozenset(targets[name] for name in names)
-
-
 def _domain_matches_task(item: pytest.Item) -> bool:
     """False for the pairs of the domain parametrisation that give a task another domain's method."""
     params = getattr(getattr(item, "callspec", None), "params", {})
@@ -291,9 +275,7 @@ class _OutcomeCounter:
             kind = next((v for k, v in properties.items() if k.endswith(".kind")), None)
             domain = next((v for k, v in properties.items() if k.endswith(".domain")), None)
             if task is not None and kind is not None:
-                self.session.add_test_time(f"{kind}/{domain}/{task}", report.duration,
-                                           float(properties.get(METHOD_IN_CALL, 0.0)),
-                                           float(properties.get(METHOD_OF_TASK, 0.0)))
+                self.session.costs.add_test_time(f"{kind}/{domain}/{task}", report.duration, properties)
         if report.failed and report.when != "call":
             self.outcomes["error"] += 1
         elif report.when == "call" or report.skipped:
@@ -308,7 +290,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:  # an xdist worker: hand the records to the controller
         workeroutput["cfcheck_records"] = cf_session.serialize_records()
-        workeroutput["cfcheck_costs"] = json.dumps(cf_session.costs)
+        workeroutput["cfcheck_costs"] = cf_session.costs.serialize()
         workeroutput["cfcheck_generation"] = json.dumps(
             {k: v for k, v in cf_session.generation_summary().items() if k != "cache"}
         )
@@ -323,7 +305,7 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     if output.get("cfcheck_records"):
         node.config.stash[session_key].merge_records(output["cfcheck_records"])
     if output.get("cfcheck_costs"):
-        node.config.stash[session_key].merge_costs(output["cfcheck_costs"])
+        node.config.stash[session_key].costs.merge(output["cfcheck_costs"])
     if output.get("cfcheck_generation"):
         node.config.stash[session_key].merge_generation(output["cfcheck_generation"])
 
@@ -374,18 +356,13 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> None:
         pytest.fail(fault, pytrace=False)
 
 
-#: ``record_property`` names of the method's seconds inside a test's call (all, and the part that
-#: belongs to the test's task rather than to a task generated meanwhile); the scorecard's costs read them
-METHOD_IN_CALL, METHOD_OF_TASK = "cfcheck.method_seconds_in_call", "cfcheck.method_seconds_of_task"
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Any:
     """Time the method's own calls inside the test, so its task's scoring time excludes them."""
     cf_session = item.config.stash.get(session_key, None)
     if cf_session is None:
         return (yield)
-    spent = cf_session.method_time_of_call()
+    spent = cf_session.costs.time_of_call()
     try:
         return (yield)
     except KeyError as error:
@@ -395,9 +372,7 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
             pytest.skip(str(error))
         raise
     finally:
-        in_call, of_task = spent()
-        if in_call > 0:
-            item.user_properties += [(METHOD_IN_CALL, in_call), (METHOD_OF_TASK, of_task)]
+        item.user_properties += spent()
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -412,62 +387,3 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             error.__suppress_context__ = True
             faults.record_fault_raised_by_test(item, cf_session, error.__context__)
     yield
-
-
-def _resolve_domains(config: pytest.Config, settings: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-    """The run's domains by name, resolved once: ``--cfcheck-domain``, else ``[tool.cfcheck] domains``,
-    else every registered domain and every domain a ``pytest_cfcheck_domains`` hook adds; and, by
-    spec, the message of each that could not be resolved (the run records it and keeps the others)."""
-    from cfcheck.domains.registry import DomainError, forget_unregistered_domains, registered_domains, resolve_domain
-
-    forget_unregistered_domains()  # a user's domain is this run's: rebuilt from its module and folder
-
-    def resolved(spec: Any) -> Any:
-        """The domain of ``spec``, or the message of why it has none."""
-        try:
-            return resolve_domain(spec, config.rootpath)
-        except DomainError as error:
-            return str(error)
-
-    # each resolved once, so known by name from now on, whether or not the run selects it (a factory a
-    # hook returns is called once: a second call would make a second object under the same name)
-    hooked = [(spec if isinstance(spec, str) else repr(spec), resolved(spec))
-              for found in config.hook.pytest_cfcheck_domains(config=config) or [] for spec in found or []]
-    specs: list[str] = _split_list(config.getoption("cfcheck_domain"))
-    configured = settings.get("domains", [])
-    if isinstance(configured, str) or not all(isinstance(s, str) for s in configured):
-        raise pytest.UsageError(f"[tool.cfcheck] domains must be a list of domain specs, got {configured!r}")
-    selected = [(spec, resolved(spec)) for spec in specs or configured or registered_domains()]
-    if not specs and not configured:
-        selected += hooked
-    chosen: dict[str, Any] = {}
-    broken: dict[str, str] = {}
-    for label, domain in selected:
-        if isinstance(domain, str):
-            broken[label] = domain
-            continue
-        if domain.name in chosen and chosen[domain.name] is not domain:
-            broken[label] = (f"two domains are named {domain.name!r} in this run; domain names identify scores "
-                             "and must be unique")
-            continue
-        chosen[domain.name] = domain
-    return chosen, broken
-
-
-def _split_list(values: list[str] | None) -> list[str]:
-    """``--opt a --opt b,c`` → ["a", "b", "c"]."""
-    return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
-
-
-def _resolve_device(name: str) -> torch.device:
-    import torch
-
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        device = torch.device(name)
-    except RuntimeError:
-        raise pytest.UsageError(f"--cfcheck-device={name!r} is not a torch device (cpu, cuda, cuda:N, auto)") from None
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise pytest.UsageError(f"--cfcheck-device={name}: CUDA is not available on this machine")
-    return device

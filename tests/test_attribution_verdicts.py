@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from cfcheck.domain_bars import DomainBars, read_bars_file
+from cfcheck.calibration.bars import DomainBars, read_bars_file
 from cfcheck.domains import get_domain
 from cfcheck.kinds.attribution.calibration import (
     CALIBRATED, OTHER_RANDOM_SEEDS, attribution_controls, derive_gap_bars, gap_key,
@@ -68,7 +68,7 @@ def test_each_bar_key_is_the_name_of_the_score_it_judges():
 def test_the_bundled_bars_reach_the_scores_a_run_records(domain):
     """Through the same lookup a run uses (cards first, then the domain's own bars): each gated gap's
     bar reaches its score and no other order's."""
-    from cfcheck.domain_bars import domain_bars
+    from cfcheck.calibration.bars import domain_bars
 
     class _Quick:
         name, thresholds = "quick", {}

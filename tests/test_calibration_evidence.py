@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import cfcheck.calibration_evidence as evidence_module
-from cfcheck.calibration_evidence import (
+import cfcheck.calibration.evidence as evidence_module
+from cfcheck.calibration.evidence import (
     CardEvidence,
     ControlRange,
     measured_evidence,
@@ -207,8 +207,8 @@ def test_every_absolute_bar_separates_the_controls_on_morpho_but_for_the_listed_
 def test_the_scm_controls_are_kept_with_their_expectations_and_cover_each_intervention():
     """`cfcheck calibrate --seeds 0 1 2 --methods scm_truth ...` wrote every SCM control on every task
     score of morpho, on each seed."""
-    from cfcheck.calibration import SCM_CONTROLS
-    from cfcheck.calibration_store import expected_sign
+    from cfcheck.calibration.run import SCM_CONTROLS
+    from cfcheck.calibration.store import expected_sign
 
     path = get_domain("morpho").calibration_dir / "calibration-quick.json"
     scm = {key: controls for key, controls in json.loads(path.read_text())["values"].items() if key.startswith("scm/")}
@@ -239,7 +239,7 @@ _KNOWN = ("gap", "similarity", "similarity_support", "cascade")
 
 
 def test_the_seed_reader_spans_each_control_over_its_seeds_per_variant_grouped_by_role():
-    from cfcheck.calibration_evidence import summarise_seed_evidence
+    from cfcheck.calibration.evidence import summarise_seed_evidence
 
     lerf, morf = summarise_seed_evidence(SEEDS, "gap", _KNOWN)
     # known by construction: per variant, min and max over the seeds; positive, then the ladder by ratio, then negative
@@ -265,7 +265,7 @@ def test_the_seed_reader_spans_each_control_over_its_seeds_per_variant_grouped_b
 
 
 def test_the_seed_sentence_names_the_roles_the_command_and_the_reason_for_no_bar():
-    from cfcheck.calibration_evidence import summarise_seed_evidence
+    from cfcheck.calibration.evidence import summarise_seed_evidence
 
     lerf, morf = summarise_seed_evidence(SEEDS, "gap", _KNOWN)
     assert render_evidence(morf, profile="quick", domain="toy") == (

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from cfcheck.core.costs import MethodClock
 from cfcheck.domains import get_domain
 from cfcheck.kinds.latent.section import LatentSection
 from cfcheck.kinds.latent.spec import SPEC
@@ -45,6 +46,7 @@ class _Run:
         section = LatentSection(n_inputs=N_INPUTS)
         self.device = torch.device("cpu")
         self.seed, self.seeds = 0, (0,)
+        self.method_clock = MethodClock()
         self.profile = SimpleNamespace(section=lambda kind: section, batch_size=64, timeout=None)
         self._memo: dict = {}
         self._domain = get_domain("glyphs")

@@ -98,6 +98,21 @@ class BundledDomain:
 
         return Path(__file__).parent / self.name
 
+    def retrain(self, request: Any) -> dict[str, Any]:
+        """Retrain the domain's bundled models (``cfcheck retrain``): with cfcheck's classifier and
+        generative recipes (:func:`cfcheck.models.retrain.train_with_cfcheck_recipes`); a domain that
+        trains its models with recipes of its own overrides this.
+
+        Args:
+            request: a :class:`cfcheck.models.retrain.RetrainRequest`.
+
+        Returns:
+            The new manifest entries keyed ``"<domain>/<name>"``.
+        """
+        from cfcheck.models.retrain import train_with_cfcheck_recipes
+
+        return train_with_cfcheck_recipes(self, request)
+
 
 class MissingCapability(LookupError):
     """A domain was asked for something its generative process does not provide."""

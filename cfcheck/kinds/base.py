@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import torch
 
+from cfcheck.core.costs import MethodClock
 from cfcheck.kinds.calling import MethodOutput, OutputSpec, Progress, check_output, concatenate, in_batches, invoke
 from cfcheck.kinds.protocols import CALLS, MethodKind, accepts_generator, names_parameter
 
@@ -30,6 +31,8 @@ class Run(Protocol):
 
     device: torch.device
     seed: int
+    #: the seconds spent inside the method's calls (the run's cost accounting reads it)
+    method_clock: MethodClock
 
     @property
     def profile(self) -> Any: ...
@@ -242,7 +245,8 @@ class KindSpec(ABC):
         for part in in_batches(len(inputs), method_batch_size(method, run.profile.batch_size)):
             batch = {k: slice_arguments(v, part, run.device) for k, v in inputs.arguments.items()}
             args = self.arguments(run, task, batch)
-            raw = invoke(name, function, args, kwargs, watched=watched_tensors(batch), timeout=run.profile.timeout)
+            raw = invoke(name, function, args, kwargs, watched=watched_tensors(batch), timeout=run.profile.timeout,
+                         clock=run.method_clock)
             outputs.append(check_output(raw, inputs.like[part].to(run.device), self.output))
             progress.update(part.stop)
         return concatenate(outputs)

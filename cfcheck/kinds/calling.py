@@ -25,21 +25,11 @@ from typing import Any
 
 import torch
 
+from cfcheck.core.costs import MethodClock
+
 RANGE_TOLERANCE = 1e-4
 #: generation that takes longer than this reports its progress
 PROGRESS_AFTER_S = 3.0
-
-_method_seconds = 0.0
-
-
-def method_seconds() -> float:
-    """Seconds this process has spent inside the method's own calls (:func:`invoke`), in all.
-
-    The cost accounting reads it before and after a stretch of work: what the method took is
-    the difference, whatever called it (a task's generation, a suite's composition cycles, a
-    contract check), and the rest of the stretch is cfcheck's.
-    """
-    return _method_seconds
 
 
 class MethodOutputError(Exception):
@@ -165,11 +155,12 @@ def invoke(
     *,
     watched: Mapping[str, torch.Tensor] | None = None,
     timeout: float | None = None,
+    clock: MethodClock | None = None,
 ) -> Any:
     """One call of the method: a raised exception, a call past ``timeout`` seconds and an
-    in-place change of any ``watched`` input (name → tensor) become :class:`MethodOutputError`."""
+    in-place change of any ``watched`` input (name → tensor) become :class:`MethodOutputError`.
+    Its seconds, whatever the outcome, go to the run's ``clock`` (the cost accounting's)."""
     __tracebackhide__ = True
-    global _method_seconds
     watched = dict(watched or {})
     before = {name: t.clone() for name, t in watched.items()}
     started = time.perf_counter()
@@ -188,7 +179,8 @@ def invoke(
         # pytest's "During handling of the above exception" chain
         raise MethodOutputError(f"{call} raised {type(error).__name__}: {error}", where=_raise_site(error)) from None
     finally:
-        _method_seconds += time.perf_counter() - started
+        if clock is not None:
+            clock.add(time.perf_counter() - started)
     for name, tensor in watched.items():
         if not torch.equal(tensor, before[name]):
             raise MethodOutputError(f"{call} modified its input {name} in place; it must leave {name} unchanged")

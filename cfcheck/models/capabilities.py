@@ -7,13 +7,6 @@ from typing import Any, Protocol, runtime_checkable
 
 
 @runtime_checkable
-class RetrainsOwnModels(Protocol):
-    """A domain that trains all its models with recipes of its own."""
-
-    def retrain_models(self, only: Any, out: Any, *, smoke: bool, log: Any) -> None: ...
-
-
-@runtime_checkable
 class GenerativeRecipes(Protocol):
     """A domain with generative models trained by cfcheck's generative recipes."""
 

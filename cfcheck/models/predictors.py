@@ -26,6 +26,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from cfcheck.core.seeds import SMALL_NET_EPOCH_ORDER
+from cfcheck.models.shuffling import epoch_orders
+
 from .generative.base import GenerativeTrainConfig, GenerativeTrainResult, RecipeFields, register_generative_architecture
 
 __all__ = ["AnticausalPredictor", "PredictorRecipe", "train_predictor"]
@@ -127,8 +130,7 @@ def train_predictor(images: torch.Tensor, targets: torch.Tensor, arch_kwargs: Ma
     total, warmup = config.epochs * per_epoch, int(config.options.get("warmup_steps", 100))
     step = 0
     model.train()
-    for epoch in range(config.epochs):
-        order = torch.randperm(n, generator=torch.Generator().manual_seed(config.seed * 1009 + epoch))
+    for epoch, order in epoch_orders(n, config.epochs, seed=config.seed, stream=SMALL_NET_EPOCH_ORDER):
         running = 0.0
         for position in range(per_epoch):
             rows = order[position * config.batch_size:(position + 1) * config.batch_size]

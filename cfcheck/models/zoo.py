@@ -137,7 +137,7 @@ class ModelZoo:
         (:func:`cfcheck.core.cache.memoise_on_disk`): fitting them runs every stage on
         :data:`CASCADE_CALIBRATION_IMAGES` images, seconds at each session's start."""
         from cfcheck.core.cache import file_digest, memoise_on_disk, tensor_digest
-        from cfcheck.models.classifiers import architectures, randomisation
+        from cfcheck.models.classifiers import architectures, logit_standardisation, randomisation
 
         domain = self.domain
         calibration = domain.split(domain.split_roles["train"], n=CASCADE_CALIBRATION_IMAGES).images.to(self.device)
@@ -150,7 +150,7 @@ class ModelZoo:
         stored = memoise_on_disk(
             "zoo.cascade", fitted, model=self.store.digest(name),
             images=tensor_digest(calibration), seed=CASCADE_SEED, device=self.device.type,
-            code=file_digest(randomisation.__file__, architectures.__file__))
+            code=file_digest(randomisation.__file__, architectures.__file__, logit_standardisation.__file__))
         # the same stages fitted on two images (their structure), then given the stored state
         stages = randomisation.cascading_randomisation(self[name], calibration[:2], seed=CASCADE_SEED)
         for i, stage in enumerate(stages):
@@ -163,14 +163,14 @@ class ModelZoo:
         (:func:`cfcheck.models.classifiers.randomisation.reinitialised`), its logit standardisation
         fitted on the cascade's calibration images; kept on disk like the cascade's stages."""
         from cfcheck.core.cache import file_digest, memoise_on_disk, tensor_digest
-        from cfcheck.models.classifiers import architectures, randomisation
+        from cfcheck.models.classifiers import architectures, logit_standardisation, randomisation
 
         domain = self.domain
         calibration = domain.split(domain.split_roles["train"], n=CASCADE_CALIBRATION_IMAGES).images.to(self.device)
         stored = memoise_on_disk(
             "zoo.reinitialised", lambda: dict(randomisation.reinitialised(self[name], calibration, seed=seed).state_dict()),
             model=self.store.digest(name), images=tensor_digest(calibration), seed=seed, device=self.device.type,
-            code=file_digest(randomisation.__file__, architectures.__file__))
+            code=file_digest(randomisation.__file__, architectures.__file__, logit_standardisation.__file__))
         model = randomisation.reinitialised(self[name], calibration[:2], seed=seed)  # its structure
         model.load_state_dict(stored)
         return model

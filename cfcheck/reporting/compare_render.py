@@ -26,7 +26,7 @@ import html
 from dataclasses import dataclass
 
 from cfcheck.reporting.compare import Comparison, Key, PairedTest
-from cfcheck.reporting.html import PAGE_CSS
+from cfcheck.reporting.html_blocks import PAGE_CSS
 
 __all__ = ["Cell", "Table", "behind_best", "comparison_tables", "differ_lines", "display_names", "render_html",
            "render_markdown"]

@@ -138,7 +138,7 @@ def kinds_by_judgement(scorecard: dict[str, Any]) -> tuple[list[str], dict[str, 
 
 
 def uncalibrated_domains(scorecard: dict[str, Any]) -> list[str]:
-    """The domains of ``scorecard`` judged without bars of their own (see :mod:`cfcheck.domain_bars`)."""
+    """The domains of ``scorecard`` judged without bars of their own (see :mod:`cfcheck.calibration.bars`)."""
     facts = (scorecard.get("profile") or {}).get("domains") or {}
     return sorted(name for name, fact in facts.items() if isinstance(fact, dict) and fact.get("bars") == "uncalibrated")
 

@@ -13,7 +13,7 @@ __all__ = ["write_views"]
 def write_views(directory: Path, scorecard: dict[str, Any]) -> None:
     """scorecard.md, scorecard.html (with the bundled controls' calibration values as they are
     now) and badge.svg of ``scorecard`` in ``directory``, beside its example grids."""
-    from cfcheck.calibration_store import load_calibration_values
+    from cfcheck.calibration.store import load_calibration_values
     from cfcheck.reporting.badge import render_badge
     from cfcheck.reporting.html import render_html
     from cfcheck.reporting.markdown import render_markdown

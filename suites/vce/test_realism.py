@@ -18,6 +18,7 @@ import torch
 
 from cfcheck.kinds.base import labels_where
 from cfcheck.metrics.interpretability import im1, im2
+from cfcheck.core.seeds import REALISM_DRAWS, seeded
 from cfcheck.metrics.manifold import coverage, density
 from cfcheck.metrics.realism import fid
 from cfcheck.metrics.set_statistics import kid_all_pairs
@@ -59,7 +60,7 @@ def test_realism(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_evaluat
             cfcheck_result.evaluated("embedding", lambda: cfcheck_evaluation_models.embed(cfcheck_result.x_cf))[keep],
             cfcheck_result.target[keep],
             conditional=metric.endswith("_target"),
-            generator=torch.Generator().manual_seed(7919 * seed + 1),
+            generator=torch.Generator().manual_seed(seeded(seed, REALISM_DRAWS, 1)),
             n_resamples=min(SET_BOOTSTRAP_RESAMPLES, cfcheck_session.profile.bootstrap_resamples),
             seed=seed,
             ci_method=CI_METHODS[metric.split("_")[0]],

@@ -21,7 +21,7 @@ def test_cards_prints_every_card(capsys):
 
 
 def test_cards_prints_what_the_controls_measured_on_the_bundled_domains(capsys):
-    from cfcheck.calibration_evidence import measured_evidence
+    from cfcheck.calibration.evidence import measured_evidence
     from cfcheck.domains import get_domain
 
     assert main(["cards", "target_accuracy"]) == 0

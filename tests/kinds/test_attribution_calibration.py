@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cfcheck.domain_bars import domain_bars, read_bars_file, write_domain_bars
+from cfcheck.calibration.bars import domain_bars, read_bars_file, write_domain_bars
 from cfcheck.kinds.attribution.calibration import (
     CALIBRATED, OTHER_RANDOM_SEEDS, RANDOMISATION_SCORES, derive_gap_bars, gap_key, measure_randomisation,
 )

@@ -6,6 +6,7 @@ import pytest
 import torch
 from torch import nn
 
+from cfcheck.core.costs import MethodClock
 from cfcheck.kinds.latent.section import SECTION_DEFAULTS, LatentSection
 from cfcheck.kinds.latent.spec import confidence_buckets
 from cfcheck.methods.latent_cf import LatentCF
@@ -130,6 +131,7 @@ class _Run:
         self.device = torch.device("cpu")
         self.seed = 0
         self.seeds = (0,)
+        self.method_clock = MethodClock()
         self.profile = SimpleNamespace(section=lambda kind: section, batch_size=64, timeout=None, determinism_batch=2)
         self._memo: dict = {}
         self._domain = _StubDomain()

@@ -8,8 +8,9 @@ import json
 
 import pytest
 
-from cfcheck import calibration, calibration_store
-from cfcheck.domain_calibration import derive_bars
+from cfcheck.calibration import run as calibration
+from cfcheck.calibration import store as calibration_store
+from cfcheck.calibration.domain_run import derive_bars
 
 
 def _score(metric, suite, task, value, verdict, low=None, high=None, domain="morpho"):

@@ -8,9 +8,10 @@ import json
 
 import pytest
 
-from cfcheck import calibration, calibration_store
-from cfcheck.calibration import suite_summary
-from cfcheck.calibration_store import calibration_values, expected_sign, load_calibration_values, write_calibration_values
+from cfcheck.calibration import run as calibration
+from cfcheck.calibration import store as calibration_store
+from cfcheck.calibration.run import suite_summary
+from cfcheck.calibration.store import calibration_values, expected_sign, load_calibration_values, write_calibration_values
 
 
 def _card(profile="quick", domain="morpho", value=0.5):

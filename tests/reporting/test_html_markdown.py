@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from cfcheck.reporting.badge import COLOURS, badge_state, render_badge
 from cfcheck.reporting.examples import write_example_grid
-from cfcheck.reporting.html import bounds, render_html
+from cfcheck.reporting.html import render_html
+from cfcheck.reporting.html_charts import bounds
 from cfcheck.reporting.markdown import render_markdown
 from cfcheck.reporting.scorecard import load_scorecard, write_scorecard
 from cfcheck.reporting.tables import headline
@@ -166,7 +167,7 @@ def test_a_bundled_domain_lists_the_bars_it_adds_to_the_cards():
 
 
 def test_a_card_shows_what_the_controls_measured_on_each_domain_with_calibration_values(tmp_path):
-    from cfcheck.calibration_evidence import measured_evidence
+    from cfcheck.calibration.evidence import measured_evidence
     from cfcheck.domains import get_domain
 
     user_folder = tmp_path / "user_domain"

@@ -13,6 +13,7 @@ whose oracle committee, attribute oracles and embedding network do not exist.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import torch
 
@@ -128,12 +129,12 @@ class GlyphsDomain(BundledDomain):
         raw = torch.cat([CHARACTER_EMBEDDING[character.argmax(1)], FONT_EMBEDDING[font.argmax(1)], continuous], 1)
         return self.standardiser.standardise(raw)
 
-    def retrain_models(self, names: list[str] | None = None, out_dir: str | None = None, *, smoke: bool = False,
-                       log=print) -> dict:
-        """Trains the glyph models (all, or ``names``) into ``out_dir`` (``cfcheck retrain``'s hook)."""
-        from .training import train_glyph_models
+    def retrain(self, request: Any) -> dict[str, Any]:
+        """Trains the glyph models (all, or ``request.only``) with the glyph recipes
+        (:func:`~cfcheck.domains.glyphs.training.retrain_glyph_models`)."""
+        from .training import retrain_glyph_models
 
-        return train_glyph_models(names, out_dir, smoke=smoke, log=log)
+        return retrain_glyph_models(request)
 
     # -- data ----------------------------------------------------------------------------------
     def split(self, name: str, n: int | None = None) -> GlyphImages:

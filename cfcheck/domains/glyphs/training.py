@@ -22,7 +22,9 @@ from cfcheck.models.builders import build_model
 from cfcheck.models.inference import batched_apply
 from cfcheck.models.publishing import train_into_folder
 from cfcheck.models.cards import write_model_cards
+from cfcheck.models.shuffling import epoch_orders
 from cfcheck.models.registry import MANIFEST_NAME, domain_dir, load_manifest, load_model, save_weights, update_manifest
+from cfcheck.core.retrain import RetrainRequest, add_retrain_arguments, retrain_request
 from cfcheck.core.thresholds import bar_violations, parse_bars
 
 from . import networks  # noqa: F401  (registers the glyph architectures)
@@ -49,8 +51,7 @@ def _optimise(model: nn.Module, recipe: GlyphRecipe, n: int, loss_of_batch: Call
     order_rng = torch.Generator().manual_seed(recipe.seed + 1)
     model.train()
     last = float("nan")
-    for _ in range(recipe.epochs):
-        order = torch.randperm(n, generator=order_rng)
+    for _, order in epoch_orders(n, recipe.epochs, generator=order_rng):
         running = 0.0
         for start in range(0, n, recipe.batch_size):
             loss = loss_of_batch(order[start : start + recipe.batch_size])
@@ -84,12 +85,14 @@ def _pretrain_canonical(model: nn.Module, recipe: GlyphRecipe) -> None:
     total = recipe.canonical_steps
     schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: 0.5 * (1 + math.cos(math.pi * step / total)))
     rng = torch.Generator().manual_seed(recipe.seed + 2)
-    order = torch.randperm(len(latents), generator=rng)
+    # a new order when the current one has no full batch left: at most one per step
+    orders = (order for _, order in epoch_orders(len(latents), total + 1, generator=rng))
+    order = next(orders)
     position = 0
     model.train()
     for _ in range(total):
         if position + recipe.batch_size > len(order):
-            order, position = torch.randperm(len(latents), generator=rng), 0
+            order, position = next(orders), 0
         index = order[position : position + recipe.batch_size]
         position += recipe.batch_size
         loss = (model.canonical(latents[index]) - coverage[index]).abs().mean()
@@ -266,6 +269,15 @@ def train_glyph_models(names: Sequence[str] | None = None, out_dir: str | Path |
     return train_into_folder(DOMAIN, selected, train_one, out_dir, smoke=smoke, num_threads=1)
 
 
+def retrain_glyph_models(request: RetrainRequest) -> dict[str, dict[str, Any]]:
+    """The glyph domain's recipe function (``cfcheck retrain --domain glyphs``): trains the glyph
+    models of ``request`` on the CPU, one thread."""
+    if request.device != "cpu" or request.threads != 1:
+        raise ValueError(f"the glyph recipes train on the CPU with one thread (got --device {request.device}, "
+                         f"--threads {request.threads})")
+    return train_glyph_models(request.only, request.out, smoke=request.smoke, log=request.log)
+
+
 def refresh_bars_and_cards(out_dir: str | Path | None = None) -> list[str]:
     """Copies every recipe's current quality bar (and notes) into the manifest entries and rewrites
     the cards, without retraining: bars are set from measured values after a training run, and
@@ -290,16 +302,14 @@ def standardised_generator(generator: nn.Module, scenario: str) -> StandardisedG
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--only", action="append", metavar="NAME", help="train only this model (repeatable)")
-    parser.add_argument("--smoke", action="store_true", help="tiny configuration (needs --out)")
-    parser.add_argument("--out", type=Path, default=None, help="domain folder (default: the bundled one)")
+    add_retrain_arguments(parser, domain=None)
     parser.add_argument("--refresh-bars", action="store_true",
                         help="copy the recipes' quality bars and notes into the manifest and cards; no training")
     args = parser.parse_args(argv)
     if args.refresh_bars:
         print("refreshed:", ", ".join(refresh_bars_and_cards(args.out)))
         return 0
-    train_glyph_models(args.only, args.out, smoke=args.smoke)
+    retrain_glyph_models(retrain_request(args, DOMAIN))
     return 0
 
 

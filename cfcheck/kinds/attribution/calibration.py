@@ -292,7 +292,7 @@ def calibrate_attribution(spec: str, profile: str = "quick", seeds: Sequence[int
         ``{"bars": path or None, "values": path, "derived": {key: (bar, rationale)}}`` (a partial run:
         ``{"partial": path}``).
     """
-    from cfcheck.domain_bars import bars_path, write_domain_bars
+    from cfcheck.calibration.bars import bars_path, write_domain_bars
     from cfcheck.domains import get_domain
     from cfcheck.core.io import atomic_write_text
     from cfcheck.kinds.attribution.section import SECTION_DEFAULTS
@@ -351,7 +351,7 @@ def main(spec: str, profile: str, seeds: Sequence[int], strategies: Sequence[str
          controls: Sequence[str] | None = None, partial: Path | None = None, merge: Sequence[Path] = (),
          randomisation: bool = False) -> int:
     """The command behind ``cfcheck calibrate --kind attribution`` (strategies as ``roar:morf``)."""
-    from cfcheck.domain_bars import render_domain_bars
+    from cfcheck.calibration.bars import render_domain_bars
 
     torch.set_num_threads(1)
     pairs = None

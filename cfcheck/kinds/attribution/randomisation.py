@@ -17,13 +17,14 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
+from cfcheck.core.seeds import RANDOM_DRAWS, seeded
 from cfcheck.metrics.sanity import SUPPORTS, rank_similarity, same_ranking
 
 __all__ = ["DRAW_SEED_STRIDE", "draw_models", "draw_seeds", "similarity_table"]
 
 #: the re-initialisation seeds of task seed s are s·DRAW_SEED_STRIDE + 1, + 2, …: disjoint across
 #: task seeds (for fewer draws than the stride), and never the cascade's seed 0
-DRAW_SEED_STRIDE = 10_007
+DRAW_SEED_STRIDE = RANDOM_DRAWS.stride
 
 
 def draw_seeds(seed: int, draws: int) -> tuple[int, ...]:
@@ -46,7 +47,7 @@ def draw_seeds(seed: int, draws: int) -> tuple[int, ...]:
             raise ValueError(f"`{name}` must be an int >= {low}, got {value!r}")
     if draws >= DRAW_SEED_STRIDE:
         raise ValueError(f"`draws` must be below {DRAW_SEED_STRIDE}, got {draws}")
-    return tuple(seed * DRAW_SEED_STRIDE + k for k in range(1, draws))
+    return tuple(seeded(seed, RANDOM_DRAWS, k) for k in range(1, draws))
 
 
 def draw_models(random_model: str, counterpart: str, seed: int, draws: int) -> tuple[str, ...]:

@@ -31,6 +31,7 @@ from typing import Any
 
 import torch
 
+from cfcheck.core.seeds import Stream, seeded
 from cfcheck.kinds.base import Run
 
 __all__ = ["RemovalCurve", "RemovalData", "STRATEGIES", "removal_curve", "removal_scale", "task_curves",
@@ -41,6 +42,8 @@ STRATEGIES = {"roar": ("morf", "lerf"), "road": ("morf", "lerf"), "goar": ("morf
 #: the seed of every retraining and of the noise the strategies draw, plus the run's seed (fixed within a
 #: run: curves differ by data only; seed 0 keeps REMOVAL_SEED itself)
 REMOVAL_SEED = 20_231
+#: the removal engine's seeds from a run's or task's seed: its retraining, its removal orders' ties
+RETRAINING = Stream("removal retraining", start=REMOVAL_SEED)
 #: the batch size of every retraining
 RETRAIN_BATCH = 32
 
@@ -99,7 +102,7 @@ def _retrain(run: Run, domain: Any, images: torch.Tensor, labels: torch.Tensor) 
     epochs = run.profile.section("attribution").retrain_epochs
     # batches of 32: a few thousand inputs still give the optimiser enough steps (measured: the
     # bundled digit CNN reaches 0.97 test accuracy from 1,000 clean images in 8 epochs, 9 s on one thread)
-    recipe = dataclasses.replace(spec.recipe, seed=REMOVAL_SEED + run.seed, epochs=epochs, batch_size=RETRAIN_BATCH,
+    recipe = dataclasses.replace(spec.recipe, seed=seeded(run.seed, RETRAINING), epochs=epochs, batch_size=RETRAIN_BATCH,
                                  select_on="last", n=None)
     spec = dataclasses.replace(spec, recipe=recipe, logit_calibration=None)
     return fit(spec, _TrainingSet(images, labels), None, log=lambda _: None)
@@ -139,7 +142,7 @@ def removal_curve(run: Run, data: RemovalData, strategy: str, order: str) -> Rem
     if strategy not in STRATEGIES or order not in STRATEGIES[strategy]:
         raise ValueError(f"unknown removal {strategy!r}/{order!r}; expected one of {STRATEGIES}")
     section = run.profile.section("attribution")
-    generator = torch.Generator().manual_seed(REMOVAL_SEED + run.seed)
+    generator = torch.Generator().manual_seed(seeded(run.seed, RETRAINING))
     shape = data.x_test.shape[1:]
     rows: list[torch.Tensor] = []
     if strategy == "road":
@@ -148,7 +151,7 @@ def removal_curve(run: Run, data: RemovalData, strategy: str, order: str) -> Rem
         x, a = _as_grid(run, data.domain, data.x_test), _as_grid(run, data.domain, data.a_test)
         for fraction in levels:
             # ROAD breaks ties at random (its reference's fixed noise map), under the run's seed
-            mask = removal_mask(a, fraction, order, tie_seed=REMOVAL_SEED + run.seed)
+            mask = removal_mask(a, fraction, order, tie_seed=seeded(run.seed, RETRAINING))
             imputed = noisy_linear_imputation(x, mask, generator=generator) if fraction > 0 else x
             rows.append(_correct(explained, imputed.reshape(-1, *shape), data.y_test))
         return RemovalCurve(strategy, order, levels, torch.stack(rows))
@@ -215,7 +218,7 @@ def task_removal_data(run: Run, result: Any, train: Any, *, random: bool = False
     if random:
         from cfcheck.methods.attributions import RandomAttribution
 
-        generator = torch.Generator().manual_seed(REMOVAL_SEED + task.seed)
+        generator = torch.Generator().manual_seed(seeded(task.seed, RETRAINING))
         model = run.zoo(task.domain)[task.model]
         a_train = RandomAttribution().attribute(train.x, model, train.target, generator=generator)
         a_test = RandomAttribution().attribute(result.x, model, result.target, generator=generator)

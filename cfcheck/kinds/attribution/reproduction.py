@@ -18,7 +18,8 @@ from typing import Any
 
 import torch
 
-from cfcheck.kinds.attribution.removal import REMOVAL_SEED, STRATEGIES, RemovalData, removal_curve
+from cfcheck.core.seeds import TASK_INPUTS, seeded
+from cfcheck.kinds.attribution.removal import RETRAINING, STRATEGIES, RemovalData, removal_curve
 from cfcheck.kinds.attribution.section import SECTION_DEFAULTS, AttributionSection
 from cfcheck.kinds.base import RunResources
 
@@ -72,11 +73,11 @@ def removal_data(run: LocalRun, domain: Any, model_name: str, method: Any, seed:
     parts = []
     for split_role, n, offset in (("train", section.removal_train, 6), ("scored", section.removal_test, 7)):
         data = domain.split(domain.split_roles[split_role])
-        generator = torch.Generator().manual_seed(10_007 * seed + offset)
+        generator = torch.Generator().manual_seed(seeded(seed, TASK_INPUTS, offset))
         index = torch.randperm(len(data.labels), generator=generator)[:min(n, len(data.labels))].sort().values
         x = data.images[index].clone()
         target = run.zoo(domain).logits(model_name, x).argmax(1)
-        parts += [x, data.labels[index], attribute_batched(method, x, model, target, REMOVAL_SEED + offset)]
+        parts += [x, data.labels[index], attribute_batched(method, x, model, target, seeded(offset, RETRAINING))]
     return RemovalData(domain, model_name, *parts)
 
 

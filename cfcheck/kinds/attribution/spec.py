@@ -21,6 +21,7 @@ import torch
 
 from cfcheck.domains.base import Domain
 from cfcheck.kinds.base import Inputs, KindSpec, Run, Task
+from cfcheck.core.seeds import TASK_INPUTS, seeded
 from cfcheck.kinds.calling import MethodOutput, OutputSpec
 from cfcheck.kinds.protocols import MethodKind
 from cfcheck.kinds.attribution.randomisation import draw_models
@@ -144,7 +145,7 @@ class AttributionSpec(KindSpec):
         }[task.inputs_from]
         data = domain.split(domain.split_roles[split_role])
         n = min(n, len(data.labels))
-        generator = torch.Generator().manual_seed(10_007 * task.seed + offset)
+        generator = torch.Generator().manual_seed(seeded(task.seed, TASK_INPUTS, offset))
         index = torch.randperm(len(data.labels), generator=generator)[:n].sort().values
         x = data.images[index].clone()
         # explained for the class the (trained) model predicts: the random task uses its counterpart's

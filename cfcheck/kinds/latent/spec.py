@@ -33,6 +33,7 @@ import torch
 
 from cfcheck.domains.base import Domain
 from cfcheck.kinds.base import Inputs, KindSpec, Run, Task
+from cfcheck.core.seeds import TASK_INPUTS, seeded
 from cfcheck.kinds.calling import MethodOutput, OutputSpec
 from cfcheck.kinds.latent.section import SECTION_DEFAULTS
 from cfcheck.kinds.protocols import MethodKind
@@ -213,7 +214,7 @@ class LatentSpec(KindSpec):
         section = run.profile.section("latent")
         z, probability, correct = self._pool(run, task)
         position = variant_names(task.domain).index(task.variant)
-        generator = torch.Generator().manual_seed(10_007 * task.seed + 101 * position + SEED_OFFSET)
+        generator = torch.Generator().manual_seed(seeded(task.seed, TASK_INPUTS, SEED_OFFSET, position))
         index, level, is_correct = confidence_buckets(probability, correct, tuple(section.confidence_levels),
                                                       section.n_inputs, generator)
         return Inputs(like=z[index], arguments={"z": z[index].clone()},

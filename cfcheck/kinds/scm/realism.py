@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from cfcheck.core.seeds import REALISM_DRAWS, seeded
 from cfcheck.domains.base import PARENT_RESAMPLING, require
 from cfcheck.metrics.reference_sets import FLOOR_DRAWS, REFERENCE_PER_SAMPLE, RealismScore, score_realism
 
@@ -60,7 +61,7 @@ def scm_realism(result: Any, zoo: Any, statistic: Any, *, n_resamples: int, ci_m
     seed = result.task.seed
     parents = {name: value[keep] for name, value in result.target_parents.items()}
     copies = REFERENCE_PER_SAMPLE + FLOOR_DRAWS
-    real = reference_renders(domain, parents, copies, _REFERENCE_SEED_OFFSET + 7919 * seed)
+    real = reference_renders(domain, parents, copies, seeded(seed, REALISM_DRAWS, _REFERENCE_SEED_OFFSET))
     match = _matching_parent(domain)
     classes = parents[match].long() if match is not None else torch.zeros(n, dtype=torch.long)
     return score_realism(
@@ -70,7 +71,7 @@ def scm_realism(result: Any, zoo: Any, statistic: Any, *, n_resamples: int, ci_m
         zoo.embed(result.x_cf[keep]),
         classes,
         conditional=match is not None,
-        generator=torch.Generator().manual_seed(7919 * seed + 2),
+        generator=torch.Generator().manual_seed(seeded(seed, REALISM_DRAWS, 2)),
         n_resamples=n_resamples,
         seed=seed,
         ci_method=ci_method,

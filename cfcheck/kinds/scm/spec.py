@@ -18,6 +18,7 @@ import torch
 
 from cfcheck.domains.base import INTERVENTION_COUNTERFACTUAL, Domain, require
 from cfcheck.kinds.base import Inputs, KindSpec, Run, Task
+from cfcheck.core.seeds import TASK_INPUTS, seeded
 from cfcheck.kinds.calling import MethodOutput, OutputSpec
 from cfcheck.kinds.protocols import MethodKind
 from cfcheck.kinds.scm.capabilities import StructuralCausalModel
@@ -154,7 +155,7 @@ class SCMSpec(KindSpec):
         scored = domain.split(scored_name)
         n = min(run.profile.section("scm").n_inputs, len(scored.labels))
         position = domain.factor_names.index(task.factor)
-        generator = torch.Generator().manual_seed(10_007 * task.seed + 101 * position + SEED_OFFSET)
+        generator = torch.Generator().manual_seed(seeded(task.seed, TASK_INPUTS, SEED_OFFSET, position))
         index = torch.randperm(len(scored.labels), generator=generator)[:n].sort().values
         parents = domain.parents(scored_name, index)
         new = domain.sample_intervention(task.factor, parents, generator)

@@ -16,6 +16,7 @@ from typing import ClassVar
 
 import torch
 
+from cfcheck.core.seeds import TASK_INPUTS, seeded
 from cfcheck.kinds.base import Task
 from cfcheck.kinds.vce.section import PAIR_SETS
 
@@ -80,7 +81,7 @@ def select_inputs(
     """``n_per_source`` images of every class, drawn by ``seed``, with their targets."""
     if n_per_source < 1:
         raise ValueError(f"n_per_source must be >= 1, got {n_per_source}")
-    generator = torch.Generator().manual_seed(10_007 * seed + (0 if pair_set == "ideal" else 1))
+    generator = torch.Generator().manual_seed(seeded(seed, TASK_INPUTS, 0 if pair_set == "ideal" else 1))
     chosen, sources, targets = [], [], []
     for source in range(num_classes):
         candidates = torch.nonzero(labels == source).flatten()

@@ -25,7 +25,10 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from cfcheck.core.retrain import add_retrain_arguments, retrain_request
+
 from ..registry import save_weights
+from ..shuffling import epoch_orders
 from .adversarial import pgd_attack
 from ..builders import build_model
 from .architectures import calibrate_logits, count_parameters
@@ -158,10 +161,9 @@ def _fit(
         if val_data is not None:
             val_targets = task_targets(spec.task, val_data, domain=spec.domain)
         best_state, best_accuracy = None, -1.0
-        for epoch in range(recipe.epochs):
+        for epoch, order in epoch_orders(n, recipe.epochs, generator=order_rng):
             model.train()
             started, total_loss = time.perf_counter(), 0.0
-            order = torch.randperm(n, generator=order_rng)
             for step in range(steps_per_epoch):
                 index = order[step * recipe.batch_size:(step + 1) * recipe.batch_size]
                 x = images[index].to(device)
@@ -298,19 +300,12 @@ def train_reference_models(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Retrain the cfcheck reference models.")
-    parser.add_argument("--domain", required=True,
-                        help="domain whose models to train (a registered name)")
-    parser.add_argument("--only", action="append", metavar="NAME", help="train only NAME (repeatable)")
-    parser.add_argument("--smoke", action="store_true", help="tiny configuration for testing")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="output domain folder (default: the bundled reference_models/<domain>/)")
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
-    args = parser.parse_args(argv)
+    parser = argparse.ArgumentParser(description="Retrain a domain's classifiers with cfcheck's recipes.")
+    add_retrain_arguments(parser, domain="required")
+    request = retrain_request(parser.parse_args(argv))
     started = time.perf_counter()
-    train_reference_models(args.domain, args.only, args.out, args.smoke, args.device,
-                           num_threads=args.threads)
+    train_reference_models(request.domain, request.only, request.out, request.smoke, request.device,
+                           num_threads=request.threads)
     print(f"done in {time.perf_counter() - started:.0f}s")
     return 0
 

@@ -16,6 +16,9 @@ from typing import Any
 import torch
 from torch import nn
 
+from cfcheck.core.seeds import SMALL_NET_EPOCH_ORDER
+from cfcheck.models.shuffling import epoch_orders
+
 from .base import GenerativeTrainConfig, GenerativeTrainResult, register_generative_architecture
 
 __all__ = ["AutoencoderRecipe", "ConvAutoencoder", "train_autoencoder"]
@@ -61,8 +64,7 @@ def train_autoencoder(images: torch.Tensor, arch_kwargs: Mapping[str, Any], conf
     optimiser = torch.optim.Adam(model.parameters(), lr=config.lr, eps=1e-7)
     n = images.shape[0]
     loss_sum = 0.0
-    for epoch in range(config.epochs):
-        order = torch.randperm(n, generator=torch.Generator().manual_seed(config.seed * 1009 + epoch))
+    for _, order in epoch_orders(n, config.epochs, seed=config.seed, stream=SMALL_NET_EPOCH_ORDER):
         loss_sum = 0.0
         for start in range(0, n, config.batch_size):
             batch = images[order[start:start + config.batch_size]]

@@ -30,6 +30,7 @@ from cfcheck.core.thresholds import bar_violations, parse_bars
 
 from ..builders import ArchitectureSpec, architecture, build_model, register_architecture
 from ..registry import ReferenceModelError, save_state_dict
+from ..shuffling import epoch_batches, steps_per_epoch
 
 __all__ = [
     "GENERATIVE_FAMILIES",
@@ -39,6 +40,7 @@ __all__ = [
     "RecipeFields",
     "register_generative_architecture",
     "epoch_batches",
+    "steps_per_epoch",
     "train_generative_model",
 ]
 
@@ -46,22 +48,6 @@ __all__ = [
 #: design names, and the evaluation networks that train the same way (autoencoders for IM1/IM2,
 #: anti-causal predictors of an SCM's parents, :mod:`cfcheck.models.predictors`)
 GENERATIVE_FAMILIES = ("diffusion", "flow", "vae", "gan", "autoencoder", "predictor")
-
-
-def steps_per_epoch(n: int, batch_size: int) -> int:
-    """Training steps in one pass over ``n`` examples in full batches (at least one)."""
-    return max(1, n // batch_size)
-
-
-def epoch_batches(n: int, batch_size: int, seed: int, epochs: int):
-    """Row indices of each training step: ``epochs`` passes over ``n`` examples in full batches
-    (:func:`steps_per_epoch`), each pass in the seeded order ``randperm(n)`` under seed
-    ``seed * 100_003 + epoch`` (as the VAE training draws it)."""
-    per_epoch = steps_per_epoch(n, batch_size)
-    for epoch in range(epochs):
-        order = torch.randperm(n, generator=torch.Generator().manual_seed(seed * 100_003 + epoch))
-        for position in range(per_epoch):
-            yield order[position * batch_size:(position + 1) * batch_size]
 
 
 def register_generative_architecture(

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from cfcheck.core.io import atomic_write_bytes
+from cfcheck.models.shuffling import epoch_order
 
 from ..base import steps_per_epoch
 from .network import DenoisingUNet, to_diffusion_space
@@ -113,7 +114,7 @@ def train_denoiser(
     while step < total:
         epoch, position = divmod(step, per_epoch)
         # each epoch's order comes from its own seed, so resuming mid-epoch needs no saved order
-        order = torch.randperm(n, generator=torch.Generator().manual_seed(seed * 100_003 + epoch))
+        order = epoch_order(n, seed, epoch)
         batch = to_diffusion_space(images[order[position * batch_size:(position + 1) * batch_size]])
         batch = batch.contiguous(memory_format=torch.channels_last)
         t = torch.randint(0, model.num_train_timesteps, (batch.shape[0],), generator=generator)

@@ -13,6 +13,9 @@ from typing import Any
 
 import torch
 
+from cfcheck.core.seeds import FLOW_EPOCH_ORDER
+from cfcheck.models.shuffling import epoch_orders
+
 from ..base import GenerativeTrainConfig, GenerativeTrainResult, RecipeFields
 from .network import ScalarSplineFlow
 
@@ -45,8 +48,7 @@ def train_flow(values: torch.Tensor, context: torch.Tensor | None, arch_kwargs: 
     n = values.shape[0]
     last = float("nan")
     flow.train()
-    for epoch in range(config.epochs):
-        order = torch.randperm(n, generator=torch.Generator().manual_seed(config.seed * 7919 + epoch))
+    for _, order in epoch_orders(n, config.epochs, seed=config.seed, stream=FLOW_EPOCH_ORDER):
         total = 0.0
         for start in range(0, n, config.batch_size):
             rows = order[start:start + config.batch_size]

@@ -25,6 +25,7 @@ import torch
 from torch import nn
 
 from cfcheck.core.io import atomic_write_bytes
+from cfcheck.models.shuffling import epoch_order
 
 from ..base import steps_per_epoch
 from .network import ConditionalVAE
@@ -105,7 +106,7 @@ def train_cvae(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mappi
     model.train()
     while step < total:
         epoch, position = divmod(step, per_epoch)
-        order = torch.randperm(n, generator=torch.Generator().manual_seed(seed * 100_003 + epoch))
+        order = epoch_order(n, seed, epoch)
         rows = order[position * batch_size:(position + 1) * batch_size]
         loss, nll, kl = (v.mean() for v in model.negative_elbo(images[rows], condition[rows],
                                                                 beta=settings["beta"], generator=generator))

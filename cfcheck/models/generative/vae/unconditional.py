@@ -18,6 +18,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from cfcheck.core.seeds import SMALL_NET_EPOCH_ORDER
+from cfcheck.models.shuffling import epoch_orders
+
 from ..base import GenerativeTrainConfig, GenerativeTrainResult, RecipeFields, register_generative_architecture
 
 __all__ = ["UnconditionalVAE", "UnconditionalVAERecipe", "train_unconditional_vae"]
@@ -96,8 +99,7 @@ def train_unconditional_vae(images: torch.Tensor, arch_kwargs: Mapping[str, Any]
     per_epoch = max(1, n // config.batch_size)
     totals = {"loss": 0.0, "reconstruction": 0.0, "kl": 0.0}
     model.train()
-    for epoch in range(config.epochs):
-        order = torch.randperm(n, generator=torch.Generator().manual_seed(config.seed * 1009 + epoch))
+    for epoch, order in epoch_orders(n, config.epochs, seed=config.seed, stream=SMALL_NET_EPOCH_ORDER):
         totals = dict.fromkeys(totals, 0.0)
         for position in range(per_epoch):
             batch = images[order[position * config.batch_size:(position + 1) * config.batch_size]]

@@ -2,9 +2,9 @@
 (``calibration-<profile>.json``): where the file is, how a set of control scorecards becomes its
 entries, and how it is written (merged per method kind) and read back.
 
-``cfcheck calibrate`` (:mod:`cfcheck.calibration`) writes it; the HTML charts draw its values beside
+``cfcheck calibrate`` (:mod:`cfcheck.calibration.run`) writes it; the HTML charts draw its values beside
 a run's own (:func:`load_calibration_values`) and the metric cards quote them
-(:mod:`cfcheck.calibration_evidence`).
+(:mod:`cfcheck.calibration.evidence`).
 """
 
 from __future__ import annotations

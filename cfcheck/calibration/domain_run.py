@@ -137,8 +137,8 @@ def derive_bars(results: Mapping[str, dict[str, Any]] | Sequence[Mapping[str, di
 def run_domain_control(control: str, spec: str, profile: str, out: Path,
                        seed: int = 0) -> tuple[dict[str, Any] | None, float, str]:
     """One conformance run of a control on the domain ``spec`` at ``--cfcheck-seed=seed`` (its
-    scorecard under :func:`cfcheck.calibration.seed_folder`): (scorecard or None, seconds, output tail)."""
-    from cfcheck.calibration import seed_folder
+    scorecard under :func:`cfcheck.calibration.run.seed_folder`): (scorecard or None, seconds, output tail)."""
+    from cfcheck.calibration.run import seed_folder
 
     started = time.monotonic()
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -163,8 +163,8 @@ def calibrate_domain(spec: str, profile: str, out: Path, controls: Sequence[str]
     Returns:
         ``{"bars": path, "values": path, "derived": {key: (bar, rationale)}, "seconds": {control: s}}``.
     """
-    from cfcheck.calibration_store import calibration_values
-    from cfcheck.domain_bars import bars_path, write_domain_bars
+    from cfcheck.calibration.store import calibration_values
+    from cfcheck.calibration.bars import bars_path, write_domain_bars
     from cfcheck.domains import get_domain
     from cfcheck.core.io import atomic_write_text
     from cfcheck.kinds.vce.capabilities import ClassCounterfactual
@@ -244,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (RuntimeError, ValueError) as error:  # DomainError is a ValueError
         print(f"cfcheck calibrate: {error}", file=sys.stderr)
         return 2
-    from cfcheck.domain_bars import render_domain_bars
+    from cfcheck.calibration.bars import render_domain_bars
 
     print(render_domain_bars(outcome["derived"]))
     print(f"wrote {outcome['bars']} and {outcome['values']}", file=sys.stderr)

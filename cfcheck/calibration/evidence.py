@@ -4,7 +4,7 @@ card's rationale says why, not how much, and a recalibration needs no prose edit
 Two files are read, each by its own reader into the same summary (:class:`CardEvidence`) and the
 same sentence (:func:`render_evidence`):
 
-- ``calibration-<profile>.json`` (``cfcheck calibrate``, :mod:`cfcheck.calibration`): each
+- ``calibration-<profile>.json`` (``cfcheck calibrate``, :mod:`cfcheck.calibration.run`): each
   control's value per task score. A card's variants (``oracle_score:oracle_lenet``, the cascade's
   stages) are pooled: one bar judges them all, so the span over all of them is what it must
   separate; the sentence names them.

@@ -12,11 +12,11 @@ are comparable). Two tables come out, both in Markdown:
   controls reach and what the negative controls reach; the metric cards state the rationale.
 
 It also writes the controls' value per score (``calibration-<profile>.json`` in the domain's
-folder, :func:`cfcheck.calibration_store.write_calibration_values`) for each method kind whose controls all ran
+folder, :func:`cfcheck.calibration.store.write_calibration_values`) for each method kind whose controls all ran
 (:data:`KIND_CONTROLS`: the VCE controls, or the SCM ones), replacing that kind's entries and
 keeping the other kinds'; every scorecard of that domain and profile draws them beside its own
-values in the HTML charts (:func:`cfcheck.calibration_store.load_calibration_values`), and the metric cards quote them
-(:mod:`cfcheck.calibration_evidence`).
+values in the HTML charts (:func:`cfcheck.calibration.store.load_calibration_values`), and the metric cards quote them
+(:mod:`cfcheck.calibration.evidence`).
 
 The README's tables are this command's output; tests/test_verdicts.py asserts the verdicts.
 """
@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from cfcheck.calibration_store import expected_sign, write_calibration_values
+from cfcheck.calibration.store import expected_sign, write_calibration_values
 from cfcheck.controls import (  # noqa: F401 - re-exported
     CONTROLS,
     REFERENCE_METHODS,
@@ -239,8 +239,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="calibrate this domain (a registered name, pkg.module:factory or path.py): run the "
                         "domain-agnostic controls on it and write its bars into its calibration folder")
     args = parser.parse_args(argv)
-    if args.domain is not None:  # `cfcheck calibrate --domain` runs cfcheck.domain_calibration.main
-        parser.error("--domain is handled by cfcheck.domain_calibration: run it as `cfcheck calibrate --domain SPEC`")
+    if args.domain is not None:  # `cfcheck calibrate --domain` runs cfcheck.calibration.domain_run.main
+        parser.error("--domain is handled by cfcheck.calibration.domain_run: run it as `cfcheck calibrate --domain SPEC`")
     results: dict[int, dict[str, tuple[dict[str, Any], float]]] = {}
     for seed in args.seeds:
         results[seed] = {}
