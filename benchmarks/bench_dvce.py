@@ -19,9 +19,9 @@ import torch
 
 from cfcheck.domains import get_domain
 from cfcheck.kinds.vce.ablation import ablation_inputs, ablation_table
-from cfcheck.methods.dvce import DiffusionCounterfactual
-from cfcheck.methods.fastdime import FastDiME
-from cfcheck.methods.wachter import WachterCounterfactual
+from cfcheck.methods.vce.dvce import DiffusionCounterfactual
+from cfcheck.methods.vce.fastdime import FastDiME
+from cfcheck.methods.vce.wachter import WachterCounterfactual
 from cfcheck.models.zoo import ModelZoo
 
 

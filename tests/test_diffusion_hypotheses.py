@@ -14,7 +14,7 @@ import torch
 
 from cfcheck.domains import get_domain
 from cfcheck.kinds.vce.ablation import ablation_inputs, ablation_table
-from cfcheck.methods.dvce import DiffusionCounterfactual
+from cfcheck.methods.vce.dvce import DiffusionCounterfactual
 from cfcheck.models.registry import available_models
 from cfcheck.models.zoo import ModelZoo
 

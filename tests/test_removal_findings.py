@@ -59,7 +59,7 @@ MORPHO_CI = dataclasses.replace(SECTION_DEFAULTS["quick"], removal_test=150, goa
 
 
 def test_on_morpho_the_random_attribution_is_worst_under_goar_and_road():
-    from cfcheck.methods.attributions import Gradient, RandomAttribution
+    from cfcheck.methods.attribution.saliency import Gradient, RandomAttribution
 
     run = LocalRun(MORPHO_CI)
     table = removal_table(run, run.domain("morpho"), "cnn", {"gradient": Gradient(), "random": RandomAttribution()},
@@ -75,7 +75,7 @@ def test_on_morpho_road_lerf_ranks_integrated_gradients_above_random_once_ties_a
     smears the strokes next to the removed block, which made IG look worse than random under LeRF."""
     from cfcheck.kinds.attribution.removal import removal_curve
     from cfcheck.kinds.attribution.reproduction import removal_data
-    from cfcheck.methods.attributions import IntegratedGradients, RandomAttribution
+    from cfcheck.methods.attribution.saliency import IntegratedGradients, RandomAttribution
     from cfcheck.metrics.removal import noisy_linear_imputation, removal_mask
     from cfcheck.metrics.removal_curves import curve_area
 

@@ -74,7 +74,7 @@ class _OtherRandom:
 def attribution_controls(domain: Any) -> dict[str, tuple[str, Any]]:
     """Control name → (role, attribution method); role is "+", "-" or "ladder:<ratio>"."""
     from cfcheck.kinds.attribution.capabilities import ClassFeature
-    from cfcheck.methods import attributions as A
+    from cfcheck.methods.attribution import saliency as A
 
     if isinstance(domain, ClassFeature):
         signal, reference = A.TrueFeature(domain), {"true feature": A.TrueFeature(domain)}
@@ -168,7 +168,7 @@ def measure_gaps(domain: Any, section: Any, seeds: Sequence[int], log: Callable[
 
     from cfcheck.kinds.attribution.removal import missing_for, removal_curve, removal_gap
     from cfcheck.kinds.attribution.reproduction import LocalRun, removal_data
-    from cfcheck.methods.attributions import RandomAttribution
+    from cfcheck.methods.attribution.saliency import RandomAttribution
     from cfcheck.metrics.removal_curves import curve_area
 
     every = attribution_controls(domain)

@@ -27,8 +27,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from cfcheck.methods.contract import check_positive, validate_latent_inputs
-from cfcheck.methods.latent_search import two_class_logits
+from cfcheck.methods.vce.contract import check_positive, validate_latent_inputs
+from cfcheck.methods.latent.search import two_class_logits
 
 __all__ = ["InformedSearch"]
 

@@ -31,7 +31,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from cfcheck.methods.contract import (
+from cfcheck.methods.vce.contract import (
     VisualExplainer,
     check_positive,
     input_gradient,

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from cfcheck.methods.attributions import validate_attribution_inputs
+from cfcheck.methods.attribution.saliency import validate_attribution_inputs
 
 __all__ = ["CaptumAttribution", "captum_method", "require_captum"]
 

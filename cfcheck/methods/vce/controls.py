@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from cfcheck.methods.contract import VisualExplainer, uniform_like, validate_explain_inputs
+from cfcheck.methods.vce.contract import VisualExplainer, uniform_like, validate_explain_inputs
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from cfcheck.methods.contract import VisualExplainer, validate_explain_inputs
+from cfcheck.methods.vce.contract import VisualExplainer, validate_explain_inputs
 
 
 def _image_key(image: torch.Tensor) -> bytes:

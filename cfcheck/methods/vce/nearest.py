@@ -19,7 +19,7 @@ from typing import ClassVar
 import torch
 from torch import nn
 
-from cfcheck.methods.contract import (
+from cfcheck.methods.vce.contract import (
     VisualExplainer,
     check_positive,
     predict_logits,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from cfcheck.methods.contract import (
+from cfcheck.methods.vce.contract import (
     VisualExplainer,
     check_positive,
     validate_target_range,

@@ -33,7 +33,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from cfcheck.methods.contract import (
+from cfcheck.methods.vce.contract import (
     VisualExplainer,
     check_positive,
     predict_logits,
