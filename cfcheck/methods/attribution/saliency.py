@@ -33,7 +33,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from cfcheck.methods.vce.contract import check_positive, input_gradient, resolve_generator, validate_classifier
+from cfcheck.methods.common import check_positive, input_gradient, resolve_generator, validate_classifier
 
 __all__ = [
     "Gradient",

@@ -33,7 +33,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from cfcheck.methods.vce.contract import check_positive
+from cfcheck.methods.common import check_positive
 from cfcheck.methods.latent.search import LatentGradientSearch, SearchState
 
 __all__ = ["DiCE", "DiVE", "XGEM", "fisher_information"]

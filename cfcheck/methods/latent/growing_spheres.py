@@ -24,7 +24,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from cfcheck.methods.vce.contract import check_positive, resolve_generator, validate_latent_inputs
+from cfcheck.methods.common import check_positive, resolve_generator
+from cfcheck.methods.latent.contract import validate_latent_inputs
 
 __all__ = ["GrowingSpheres", "sample_spherical_layer"]
 

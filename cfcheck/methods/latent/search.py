@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from cfcheck.methods.vce.contract import check_positive, resolve_generator, validate_latent_inputs
+from cfcheck.methods.common import check_positive, resolve_generator
+from cfcheck.methods.latent.contract import validate_latent_inputs
 
 __all__ = ["LatentGradientSearch", "SearchState", "two_class_logits"]
 

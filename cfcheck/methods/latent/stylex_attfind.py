@@ -23,7 +23,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from cfcheck.methods.vce.contract import check_positive, validate_latent_inputs
+from cfcheck.methods.common import check_positive
+from cfcheck.methods.latent.contract import validate_latent_inputs
 from cfcheck.methods.latent.search import two_class_logits
 
 __all__ = ["StylExAttFind"]

@@ -11,7 +11,7 @@
 * :class:`SCMNoise` returns uniform noise: it must fail everything.
 
 The truth finds each input in the domain's scored split by its pixels, as the VCE truth control
-does (:class:`cfcheck.methods.vce.truth.SplitLookup`); the resampler needs only the parents.
+does (:class:`cfcheck.methods.common.SplitLookup`); the resampler needs only the parents.
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from typing import Any
 
 import torch
 
-from cfcheck.methods.vce.contract import resolve_generator, uniform_like
-from cfcheck.methods.vce.truth import SplitLookup
+from cfcheck.methods.common import SplitLookup, resolve_generator, uniform_like
 
 __all__ = ["SCMIdentity", "SCMNoise", "SCMResample", "SCMTruth"]
 

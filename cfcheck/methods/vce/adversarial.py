@@ -15,11 +15,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from cfcheck.methods.vce.contract import (
-    VisualExplainer,
-    check_positive,
-    validate_target_range,
-)
+from cfcheck.methods.common import check_positive
+from cfcheck.methods.vce.contract import VisualExplainer, validate_target_range
 from cfcheck.models.classifiers.adversarial import pgd_attack
 
 

@@ -10,14 +10,37 @@ what was expected and what was received, instead of deep inside a forward pass.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 
 import torch
 from torch import nn
 
-#: Seed used when a caller passes no generator: methods stay deterministic and never
-#: touch the global RNG, which the suites (and the user's own code) may rely on.
-DEFAULT_SEED = 0
+# the helpers every kind shares, importable from here as before they moved to common
+from cfcheck.methods.common import (
+    DEFAULT_SEED,
+    check_positive,
+    input_gradient,
+    predict_logits,
+    resolve_generator,
+    seeded_chunks,
+    uniform_like,
+    validate_classifier,
+)
+from cfcheck.methods.latent.contract import validate_latent_inputs
+
+__all__ = [
+    "DEFAULT_SEED",
+    "VisualExplainer",
+    "check_positive",
+    "input_gradient",
+    "predict_logits",
+    "resolve_generator",
+    "seeded_chunks",
+    "uniform_like",
+    "validate_classifier",
+    "validate_explain_inputs",
+    "validate_latent_inputs",
+    "validate_target_range",
+]
 
 
 def validate_explain_inputs(
@@ -57,97 +80,6 @@ def validate_target_range(target: torch.Tensor, num_classes: int) -> None:
             f"Expected every `target` in [0, {num_classes - 1}] for a classifier with "
             f"{num_classes} logits, but got values in [{target.min().item()}, {target.max().item()}]."
         )
-
-
-def validate_classifier(classifier: object) -> None:
-    """Raise ``TypeError`` unless ``classifier`` is an ``nn.Module``: gradient methods need
-    autograd through it and the nearest-neighbour cache keys on the module object."""
-    if not isinstance(classifier, nn.Module):
-        raise TypeError(
-            f"Expected `classifier` to be a torch.nn.Module, but got {type(classifier).__name__}."
-        )
-
-
-def validate_latent_inputs(z: object, latent_classifier: object) -> None:
-    """TypeError unless ``z`` is a float N×D tensor and ``latent_classifier`` is callable (the
-    latent kind's ``explain`` arguments)."""
-    if not isinstance(z, torch.Tensor) or not z.is_floating_point() or z.ndim != 2:
-        raise TypeError(f"z must be a float N×D tensor, got {type(z).__name__} "
-                        f"{tuple(z.shape) if isinstance(z, torch.Tensor) else ''}")
-    if not callable(latent_classifier):
-        raise TypeError(f"latent_classifier must be callable, got {type(latent_classifier).__name__}")
-
-
-def resolve_generator(generator: torch.Generator | None) -> torch.Generator:
-    """Return ``generator``, or a fresh CPU generator seeded with ``DEFAULT_SEED``.
-
-    A fresh generator (rather than the global RNG) keeps a call without a generator
-    deterministic and free of side effects on the caller's random state.
-    """
-    if generator is None:
-        return torch.Generator().manual_seed(DEFAULT_SEED)
-    if not isinstance(generator, torch.Generator):
-        raise TypeError(
-            f"Expected `generator` to be a torch.Generator or None, but got {type(generator).__name__}."
-        )
-    return generator
-
-
-def seeded_chunks(generator: torch.Generator, n: int, batch_size: int, device: torch.device
-                  ) -> list[tuple[slice, torch.Generator]]:
-    """``n`` inputs in chunks of ``batch_size``, each with its own generator on ``device``.
-
-    One seed is drawn from ``generator``; chunk ``start`` gets ``seed + start``, so a method's
-    noise depends on the caller's seed and the chunking, never on the global RNG.
-    """
-    seed = int(torch.randint(0, 2**62, (1,), generator=generator))
-    return [(slice(start, start + batch_size), torch.Generator(device=device).manual_seed(seed + start))
-            for start in range(0, n, batch_size)]
-
-
-def uniform_like(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """Uniform [0, 1) noise shaped like ``x`` on ``x.device``, drawn from ``generator``.
-
-    The noise is drawn on the generator's own device and then moved, so a CPU generator
-    drives a CUDA computation and the same seed gives the same numbers on every device.
-    """
-    noise = torch.rand(x.shape, generator=generator, device=generator.device, dtype=torch.float32)
-    return noise.to(device=x.device, dtype=x.dtype)
-
-
-def predict_logits(classifier: nn.Module, x: torch.Tensor, batch_size: int) -> torch.Tensor:
-    """Logits of ``classifier`` on ``x`` in chunks of ``batch_size``, without autograd, on ``x``'s device."""
-    from cfcheck.models.inference import batched_logits
-
-    if x.shape[0] == 0:
-        raise ValueError("Expected at least one image to classify, but got an empty batch.")
-    return batched_logits(classifier, x, batch_size=batch_size).to(x.device)
-
-
-def input_gradient(
-    classifier: nn.Module, x: torch.Tensor, loss_fn: Callable[[torch.Tensor], torch.Tensor]
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Return ``(logits, d loss / d x)`` with autograd enabled even under ``no_grad``.
-
-    ``torch.autograd.grad`` with the input as the only input leaves the classifier's
-    parameter ``.grad`` untouched, so a classifier that was not frozen is not modified.
-    """
-    with torch.enable_grad():
-        x_var = x.detach().requires_grad_(True)
-        logits = classifier(x_var)
-        loss = loss_fn(logits)
-        (grad,) = torch.autograd.grad(loss, x_var)
-    return logits.detach(), grad
-
-
-def check_positive(name: str, value: float | int, *, integer: bool = False) -> None:
-    """Raise unless a hyperparameter is a positive number (an int when ``integer``)."""
-    expected = int if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, expected):
-        kind = "an int" if integer else "a number"
-        raise TypeError(f"Expected `{name}` to be {kind}, but got {type(value).__name__}.")
-    if not value > 0:
-        raise ValueError(f"Expected `{name}` > 0, but got {value}.")
 
 
 class VisualExplainer(ABC):

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from cfcheck.methods.vce.contract import VisualExplainer, uniform_like, validate_explain_inputs
+from cfcheck.methods.common import uniform_like
+from cfcheck.methods.vce.contract import VisualExplainer, validate_explain_inputs
 
 
 @dataclass(frozen=True)

@@ -33,13 +33,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from cfcheck.methods.vce.contract import (
-    VisualExplainer,
-    check_positive,
-    predict_logits,
-    seeded_chunks,
-    validate_target_range,
-)
+from cfcheck.methods.common import check_positive, predict_logits, seeded_chunks
+from cfcheck.methods.vce.contract import VisualExplainer, validate_target_range
 
 __all__ = ["DiffusionCounterfactual", "cone_projection", "target_log_prob_gradient", "unit_rms"]
 

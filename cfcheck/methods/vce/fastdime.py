@@ -33,7 +33,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from cfcheck.methods.vce.contract import VisualExplainer, check_positive, predict_logits, seeded_chunks
+from cfcheck.methods.common import check_positive, predict_logits, seeded_chunks
+from cfcheck.methods.vce.contract import VisualExplainer
 from cfcheck.methods.vce.dvce import target_log_prob_gradient, unit_rms
 
 __all__ = ["FastDiME", "dilate"]

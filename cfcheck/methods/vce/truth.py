@@ -18,32 +18,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from cfcheck.methods.common import SplitLookup, image_key
 from cfcheck.methods.vce.contract import VisualExplainer, validate_explain_inputs
-
-
-def _image_key(image: torch.Tensor) -> bytes:
-    return hashlib.blake2b(image.detach().cpu().contiguous().numpy().tobytes(), digest_size=16).digest()
-
-
-class SplitLookup:
-    """Finds inputs in a domain split by their exact pixels (the controls that know the truth
-    need each input's exogenous noise, which only its position in the split gives)."""
-
-    def __init__(self, domain: Any, split: str) -> None:
-        self.split = split
-        self.data = domain.split(split)
-        self._index = {_image_key(image): i for i, image in enumerate(self.data.images)}
-
-    def indices(self, x: torch.Tensor) -> torch.Tensor:
-        """Positions of the images of ``x`` in the split; ValueError if any is not one of them."""
-        keys = [_image_key(image) for image in x]
-        missing = sum(key not in self._index for key in keys)
-        if missing:
-            raise ValueError(
-                f"{missing} of {len(x)} inputs are not {self.split}-split images; the true "
-                "counterfactual needs each input's exogenous noise"
-            )
-        return torch.tensor([self._index[key] for key in keys], dtype=torch.long)
 
 
 class TrueCounterfactual(VisualExplainer):
@@ -101,7 +77,7 @@ def input_share(x: torch.Tensor, share: float, salt: bytes = b"cfcheck-mixture")
     """
     if not 0.0 <= share <= 1.0:
         raise ValueError(f"`share` must be in [0, 1], got {share!r}")
-    draws = [int.from_bytes(hashlib.blake2b(_image_key(image), key=salt, digest_size=8).digest(), "big") / 2.0**64
+    draws = [int.from_bytes(hashlib.blake2b(image_key(image), key=salt, digest_size=8).digest(), "big") / 2.0**64
              for image in x]
     return torch.tensor(draws, dtype=torch.float64) < share
 
