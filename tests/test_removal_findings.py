@@ -74,8 +74,8 @@ def test_on_morpho_road_lerf_ranks_integrated_gradients_above_random_once_ties_a
     """Integrated gradients is exactly 0 wherever x = 0 (most of the image). ROAD breaks those ties
     at random; a raster-order tie-break removes the background from the top down, and the imputation
     smears the strokes next to the removed block, which made IG look worse than random under LeRF."""
-    from cfcheck.kinds.attribution.removal import removal_curve
     from cfcheck.kinds.attribution.local_run import removal_data
+    from cfcheck.kinds.attribution.removal import removal_curve
     from cfcheck.methods.attribution.saliency import IntegratedGradients, RandomAttribution
     from cfcheck.metrics.removal import noisy_linear_imputation, removal_mask
     from cfcheck.metrics.removal_curves import curve_area
