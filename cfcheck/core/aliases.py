@@ -24,7 +24,7 @@ import importlib.machinery
 import importlib.util
 import sys
 import types
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 
 class ModuleAliases(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -39,7 +39,7 @@ class ModuleAliases(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self.package = package
         self.targets = {f"{package}.{old}": f"{package}.{new}" for old, new in moved.items()}
 
-    def find_spec(self, fullname: str, path: object = None, target: object = None
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None, target: types.ModuleType | None = None
                   ) -> importlib.machinery.ModuleSpec | None:
         if fullname not in self.targets:
             return None
