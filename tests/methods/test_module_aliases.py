@@ -42,11 +42,12 @@ def test_classes_are_one_class_under_either_name():
     assert method_fingerprint(Old(), None) == method_fingerprint(WachterCounterfactual(), None)
 
 
-def test_every_moved_adapter_exists_and_every_adapter_is_published():
+def test_every_published_name_points_at_an_adapter_file():
     folders = [path for path in Path(bundled.__path__[0]).iterdir() if (path / "__init__.py").is_file()]
     adapters = {f"{folder.name}.{path.stem}" for folder in folders for path in folder.glob("*.py")
                 if path.stem != "__init__"}
-    assert set(bundled.MOVED.values()) == adapters
+    assert set(bundled.MOVED.values()) <= adapters, set(bundled.MOVED.values()) - adapters
+    assert len(set(bundled.MOVED.values())) == len(bundled.MOVED)  # no two published names for one adapter
 
 
 @pytest.mark.parametrize(("old", "new"), sorted(bundled.MOVED.items()))
