@@ -7,22 +7,26 @@ Prints one line per (setting, classifier): target accuracy TA, committee OTA, th
 inputs whose committee vote changed, the share kept by the rejection step, mean L1 and seconds
 per counterfactual; then the same as a Markdown table for README. Settings: ``base`` (all
 DVCE switches on), ``no_cone``, ``no_x0``, ``no_rejection`` on ideal pairs; ``base`` on other
-pairs (H5); ``fastdime`` and ``wachter`` on ideal pairs. See cfcheck/kinds/vce/ablation.py.
+pairs (H5); ``fastdime`` and ``wachter`` on ideal pairs. See reproductions/vce_ablation.py.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
+from pathlib import Path
 
 import torch
 
 from cfcheck.domains import get_domain
-from cfcheck.kinds.vce.ablation import ablation_inputs, ablation_table
-from cfcheck.methods.dvce import DiffusionCounterfactual
-from cfcheck.methods.fastdime import FastDiME
-from cfcheck.methods.wachter import WachterCounterfactual
+from cfcheck.methods.vce.dvce import DiffusionCounterfactual
+from cfcheck.methods.vce.fastdime import FastDiME
+from cfcheck.methods.vce.wachter import WachterCounterfactual
 from cfcheck.models.zoo import ModelZoo
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # reproductions/ sits at the repository's root
+from reproductions.vce_ablation import ablation_inputs, ablation_table  # noqa: E402
 
 
 def main() -> None:

@@ -7,6 +7,9 @@ Three spellings are accepted, all resolved once at configure time so a typo is a
   define a fixture named ``cf_method`` (which may request cfcheck's fixtures);
 - ``path/to/adapter.py``: the same, loaded from a file;
 - ``pkg.mod:attr``: an object (or a zero-argument factory) to use as the method directly.
+
+Reports are filed under the module's last name part (the file's stem), or under the adapter's
+module-level ``cfcheck_name = "..."`` where it sets one.
 """
 
 from __future__ import annotations
@@ -66,7 +69,8 @@ def load_method(spec: str, rootdir: Path) -> MethodSpec:
         path = Path(spec)
         if not path.is_absolute():
             path = (Path.cwd() / path) if (Path.cwd() / path).exists() else rootdir / path
-        module = _import_path(path, spec)
+        moved = None if path.is_file() else _moved_bundled_adapter(path)
+        module = _import_module(moved, spec) if moved else _import_path(path, spec)
         name = path.stem
     else:
         module = _import_module(spec, spec)
@@ -81,7 +85,29 @@ def load_method(spec: str, rootdir: Path) -> MethodSpec:
         kinds = declared_kinds(module)
     except ValueError as error:
         raise pytest.UsageError(f"--method={spec}: {error}") from None
-    return MethodSpec(spec, _slug(name), module, kinds)
+    return MethodSpec(spec, _slug(_report_name(module, name, spec)), module, kinds)
+
+
+def _report_name(module: ModuleType, default: str, spec: str) -> str:
+    """An adapter's ``cfcheck_name`` (the name its reports are filed under), else ``default``."""
+    declared = getattr(module, "cfcheck_name", None)
+    if declared is None:
+        return default
+    if not isinstance(declared, str) or not declared.strip():
+        raise pytest.UsageError(f"--method={spec}: {module.__name__}.cfcheck_name must be a non-empty str, "
+                                f"got {declared!r}")
+    return declared
+
+
+def _moved_bundled_adapter(path: Path) -> str | None:
+    """The module a bundled adapter's published path (``fixtures/scm_vae.py`` in a checkout) names
+    now that the adapters sit in per-kind folders, or None when ``path`` is not one of them."""
+    import cfcheck.fixtures as bundled
+
+    folders = {Path(folder).resolve() for folder in bundled.__path__}
+    if path.suffix == ".py" and path.parent.resolve() in folders and path.stem in bundled.MOVED:
+        return f"{bundled.__name__}.{path.stem}"
+    return None
 
 
 def declared_kinds(module: ModuleType) -> frozenset[MethodKind] | None:

@@ -197,7 +197,7 @@ def test_the_retraining_seed_follows_the_run_seed_and_seed_0_keeps_the_old_one()
     import torch
 
     from cfcheck.kinds.attribution import removal
-    from cfcheck.kinds.attribution.reproduction import LocalRun
+    from cfcheck.kinds.attribution.local_run import LocalRun
     from cfcheck.kinds.attribution.section import SECTION_DEFAULTS
     from cfcheck.models.classifiers.recipes import model_specs
     from cfcheck.models.classifiers.training import fit

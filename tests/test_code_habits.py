@@ -24,7 +24,7 @@ def test_ruff_passes_with_the_projects_settings():
     command = _ruff()
     if command is None:
         pytest.skip("ruff is not installed (pip install 'cfcheck[dev]')")
-    folders = [name for name in ("cfcheck", "suites", "fixtures", "tests", "benchmarks", "examples")
+    folders = [name for name in ("cfcheck", "suites", "fixtures", "tests", "benchmarks", "examples", "reproductions")
                if (ROOT / name).is_dir()]
     finished = subprocess.run([*command, "check", *folders], cwd=ROOT, capture_output=True, text=True, check=False)
     assert finished.returncode == 0, finished.stdout + finished.stderr

@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from cfcheck.domains import get_domain
-from cfcheck.kinds.vce.ablation import ablation_inputs, ablation_table
-from cfcheck.methods.dvce import DiffusionCounterfactual
+from reproductions.vce_ablation import ablation_inputs, ablation_table
+from cfcheck.methods.vce.dvce import DiffusionCounterfactual
 from cfcheck.models.registry import available_models
 from cfcheck.models.zoo import ModelZoo
 

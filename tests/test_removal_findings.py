@@ -4,7 +4,7 @@ On the Gaussian-mixture toy (§5.1, Fig. 3): removing along the true feature deg
 of growing ratio, GOAR's cumulative-misclassification area falls monotonically with the ratio,
 while ROAR's and ROAD's accuracy areas do not separate the features at all; the random
 attribution is worst under GOAR. The toy's denoiser is exact, so GOAR needs no trained model.
-The numbers README shows come from ``python -m cfcheck.kinds.attribution.reproduction``.
+The numbers README shows come from ``python -m reproductions.removal``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ import dataclasses
 import pytest
 import torch
 
-from cfcheck.kinds.attribution.reproduction import LocalRun, default_methods, removal_table
+from cfcheck.kinds.attribution.local_run import LocalRun
 from cfcheck.kinds.attribution.section import SECTION_DEFAULTS
+from reproductions.removal import default_methods, removal_table
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("removal-findings")]
 
@@ -59,7 +60,7 @@ MORPHO_CI = dataclasses.replace(SECTION_DEFAULTS["quick"], removal_test=150, goa
 
 
 def test_on_morpho_the_random_attribution_is_worst_under_goar_and_road():
-    from cfcheck.methods.attributions import Gradient, RandomAttribution
+    from cfcheck.methods.attribution.saliency import Gradient, RandomAttribution
 
     run = LocalRun(MORPHO_CI)
     table = removal_table(run, run.domain("morpho"), "cnn", {"gradient": Gradient(), "random": RandomAttribution()},
@@ -73,9 +74,9 @@ def test_on_morpho_road_lerf_ranks_integrated_gradients_above_random_once_ties_a
     """Integrated gradients is exactly 0 wherever x = 0 (most of the image). ROAD breaks those ties
     at random; a raster-order tie-break removes the background from the top down, and the imputation
     smears the strokes next to the removed block, which made IG look worse than random under LeRF."""
+    from cfcheck.kinds.attribution.local_run import removal_data
     from cfcheck.kinds.attribution.removal import removal_curve
-    from cfcheck.kinds.attribution.reproduction import removal_data
-    from cfcheck.methods.attributions import IntegratedGradients, RandomAttribution
+    from cfcheck.methods.attribution.saliency import IntegratedGradients, RandomAttribution
     from cfcheck.metrics.removal import noisy_linear_imputation, removal_mask
     from cfcheck.metrics.removal_curves import curve_area
 

@@ -21,12 +21,12 @@ from cfcheck.core.costs import MethodClock
 from cfcheck.domains import get_domain
 from cfcheck.kinds.latent.section import LatentSection
 from cfcheck.kinds.latent.spec import SPEC
-from cfcheck.methods.growing_spheres import GrowingSpheres
-from cfcheck.methods.informed_search import InformedSearch
-from cfcheck.methods.latent_cf import LatentCF
-from cfcheck.methods.latent_controls import LatentIdentity, LatentNoise, LatentRepeater
-from cfcheck.methods.latent_gradient_explainers import XGEM, DiCE, DiVE
-from cfcheck.methods.stylex_attfind import StylExAttFind
+from cfcheck.methods.latent.growing_spheres import GrowingSpheres
+from cfcheck.methods.latent.informed_search import InformedSearch
+from cfcheck.methods.latent.latent_cf import LatentCF
+from cfcheck.methods.latent.controls import LatentIdentity, LatentNoise, LatentRepeater
+from cfcheck.methods.latent.gradient_explainers import XGEM, DiCE, DiVE
+from cfcheck.methods.latent.stylex_attfind import StylExAttFind
 from cfcheck.metrics.cards import get_card
 from cfcheck.metrics.stats import summarize, verdict
 

@@ -44,7 +44,7 @@ class Run(Protocol):
 
 class RunResources:
     """A run's domains, per-domain model zoos and memo: what the session and offline runs
-    (e.g. :mod:`cfcheck.kinds.attribution.reproduction`) share. Needs ``device``, ``_zoos``
+    (e.g. :mod:`cfcheck.kinds.attribution.local_run`) share. Needs ``device``, ``_zoos``
     and ``_memo`` set by the subclass."""
 
     device: torch.device

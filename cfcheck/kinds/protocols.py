@@ -75,7 +75,7 @@ CALLS = {
 #: ``--cfcheck-view``). (source, target) -> (the view class as "module:Class", what it computes).
 VIEWS: dict[tuple[MethodKind, MethodKind], tuple[str, str]] = {
     (MethodKind.VCE, MethodKind.ATTRIBUTION): (
-        "cfcheck.methods.attributions:CounterfactualDirection",
+        "cfcheck.methods.attribution.saliency:CounterfactualDirection",
         "the counterfactual direction v = x − c towards the class the model ranks second",
     ),
 }

@@ -18,9 +18,9 @@ from cfcheck.methods import (
     UniformNoiseControl,
     WachterCounterfactual,
 )
-from cfcheck.methods.contract import VisualExplainer
-from cfcheck.methods.controls import ClassMeanImage
-from cfcheck.methods.truth import RandomTargetImage
+from cfcheck.methods.vce.contract import VisualExplainer
+from cfcheck.methods.vce.controls import ClassMeanImage
+from cfcheck.methods.vce.truth import RandomTargetImage
 
 
 def _bank_for(classifier: nn.Module) -> NearestTargetNeighbour:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 from cfcheck.methods import TargetedPGD, WachterCounterfactual
-from cfcheck.methods.wachter import l1_pseudo_gradient
+from cfcheck.methods.vce.wachter import l1_pseudo_gradient
 
 
 def _l1(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

@@ -9,7 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cfcheck.methods.growing_spheres import GrowingSpheres, sample_spherical_layer
+from cfcheck.methods.latent.growing_spheres import GrowingSpheres, sample_spherical_layer
 
 
 

@@ -6,8 +6,8 @@ import pytest
 import torch
 from torch import nn
 
-from cfcheck.methods.latent_controls import LatentIdentity, LatentNoise, LatentRepeater
-from cfcheck.methods.latent_gradient_explainers import DiCE
+from cfcheck.methods.latent.controls import LatentIdentity, LatentNoise, LatentRepeater
+from cfcheck.methods.latent.gradient_explainers import DiCE
 from cfcheck.metrics.synbols import LatentLayout, synbols_scores
 
 

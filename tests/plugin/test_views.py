@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from cfcheck.kinds import MethodKind, view_as, view_source
-from cfcheck.methods.attributions import CounterfactualDirection
+from cfcheck.methods.attribution.saliency import CounterfactualDirection
 
 DARKENING_EXPLAINER = """
 import pytest

@@ -163,8 +163,8 @@ def measure_gaps(domain: Any, section: Any, seeds: Sequence[int], log: Callable[
     import time
 
     from cfcheck.kinds.attribution.removal import missing_for, removal_curve, removal_gap
-    from cfcheck.kinds.attribution.reproduction import LocalRun, removal_data
-    from cfcheck.methods.attributions import RandomAttribution
+    from cfcheck.kinds.attribution.local_run import LocalRun, removal_data
+    from cfcheck.methods.attribution.saliency import RandomAttribution
     from cfcheck.metrics.removal_curves import curve_area
 
     every = attribution_controls(domain)
@@ -241,7 +241,7 @@ def measure_randomisation(domain: Any, section: Any, seeds: Sequence[int], log: 
         log: receives one line per seed and control.
     """
     from cfcheck.kinds.attribution.randomisation import draw_models, similarity_table
-    from cfcheck.kinds.attribution.reproduction import LocalRun, attribute_batched
+    from cfcheck.kinds.attribution.local_run import LocalRun, attribute_batched
     from cfcheck.kinds.attribution.spec import SPEC, AttributionTask
 
     random, counterparts = domain.model_roles.get("random"), domain.model_roles.get("randomisation_counterpart")

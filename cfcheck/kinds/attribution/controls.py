@@ -30,7 +30,7 @@ class _OtherRandom:
 def attribution_controls(domain: Any) -> dict[str, tuple[str, Any]]:
     """Control name → (role, attribution method); role is "+", "-" or "ladder:<ratio>"."""
     from cfcheck.kinds.attribution.capabilities import ClassFeature
-    from cfcheck.methods import attributions as A
+    from cfcheck.methods.attribution import saliency as A
 
     if isinstance(domain, ClassFeature):
         signal, reference = A.TrueFeature(domain), {"true feature": A.TrueFeature(domain)}

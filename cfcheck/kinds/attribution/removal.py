@@ -216,7 +216,7 @@ def task_removal_data(run: Run, result: Any, train: Any, *, random: bool = False
     task = result.task
     a_train, a_test = train.saliency, result.saliency
     if random:
-        from cfcheck.methods.attributions import RandomAttribution
+        from cfcheck.methods.attribution.saliency import RandomAttribution
 
         generator = torch.Generator().manual_seed(seeded(task.seed, RETRAINING))
         model = run.zoo(task.domain)[task.model]

@@ -1,0 +1,1 @@
+"""Feature attributions and their controls: ``attribute(x, model, target) -> saliency like x``."""

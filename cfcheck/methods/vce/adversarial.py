@@ -1,0 +1,69 @@
+"""Targeted PGD: an adversarial example, not a counterfactual.
+
+Projected gradient descent (Madry et al., 2018) in an L∞ ball drives the classifier to the
+target class with a perturbation too small and too unstructured to change what the image
+depicts. It flips ``f`` (target accuracy is high) while independent oracles still see the
+source digit, which is exactly the failure the oracle-based validity metrics (OS, OTA,
+Väth et al. 2023; oracle score, Hvilshøj et al. 2021) exist to catch. cfcheck must fail it
+there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from cfcheck.methods.common import check_positive
+from cfcheck.methods.vce.contract import VisualExplainer, validate_target_range
+from cfcheck.models.classifiers.adversarial import pgd_attack
+
+
+@dataclass(frozen=True)
+class TargetedPGD(VisualExplainer):
+    """Targeted L∞ PGD minimising cross-entropy to the target class.
+
+    Args:
+        eps: radius of the L∞ ball around ``x`` (0.1 is a classic MNIST-scale budget that
+            fools a standard CNN but leaves the digit recognisable to a human).
+        steps: number of signed-gradient steps.
+        step_size: size of each step; ``None`` uses ``2.5 * eps / steps`` (Madry et al.),
+            enough to cross the ball from the random start and still refine.
+        random_start: start from a uniform point in the ball (drawn from the generator),
+            which avoids the zero-gradient saddle at ``x`` of saturated classifiers.
+    """
+
+    eps: float = 0.1
+    steps: int = 40
+    step_size: float | None = None
+    random_start: bool = True
+
+    def __post_init__(self) -> None:
+        check_positive("eps", self.eps)
+        check_positive("steps", self.steps, integer=True)
+        if self.step_size is not None:
+            check_positive("step_size", self.step_size)
+
+    @property
+    def effective_step_size(self) -> float:
+        """The step size actually used (the default rule applied when none was given)."""
+        return self.step_size if self.step_size is not None else 2.5 * self.eps / self.steps
+
+    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
+                        generator: torch.Generator) -> torch.Tensor:
+        """Return ``x_adv`` with ``‖x_adv − x‖∞ ≤ eps``, values in [0, 1], pushed to ``target``."""
+        with torch.no_grad():
+            validate_target_range(target, classifier(x[:1]).shape[1])
+        return pgd_attack(
+            classifier,
+            x,
+            target,
+            eps=self.eps,
+            steps=self.steps,
+            norm="linf",
+            step_size=self.effective_step_size,
+            random_start=self.random_start,
+            generator=generator,
+            targeted=True,
+        )
