@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from cfcheck.metrics.key import MetricKey
+
 if TYPE_CHECKING:
     from cfcheck.session import CfcheckSession
 
@@ -86,7 +88,7 @@ def record_fault(node: Any, session: CfcheckSession, reason: str) -> None:
         for name, value in (callspec.params.items() if callspec else ())
         if name != "cfcheck_task" and isinstance(value, (str, int, float))
     ]
-    ScoreRecorder(session, node).error(":".join([metric, *variants]), reason)
+    ScoreRecorder(session, node).error(MetricKey(metric, ":".join(variants) or None), reason)
 
 
 def restore_sigterm(config: pytest.Config) -> None:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cfcheck.metrics.key import MetricKey
 #: Score identity key → control name → {"value": float, "expected": "+" | "-" | ""}.
 Calibration = dict[str, dict[str, dict[str, Any]]]
 
@@ -111,7 +112,7 @@ def e(text: Any) -> str:
 
 def card_anchor(metric: str) -> str:
     """The id of a metric's card section ("oracle_score:oracle_lenet" → "card-oracle_score")."""
-    return "card-" + re.sub(r"[^A-Za-z0-9_-]", "-", metric.split(":", 1)[0])
+    return "card-" + re.sub(r"[^A-Za-z0-9_-]", "-", MetricKey.parse(metric).card)
 
 
 def _metric_link(metric: str) -> str:
@@ -385,7 +386,7 @@ def _cards(scores: Sequence[dict[str, Any]], scorecard: dict[str, Any] | None = 
     from cfcheck.reporting.card_evidence import scorecard_evidence
     from cfcheck.metrics.cards import CARDS
 
-    keys = list(dict.fromkeys(str(s["metric"]).split(":", 1)[0] for s in scores))
+    keys = list(dict.fromkeys(MetricKey.parse(str(s["metric"])).card for s in scores))
     out = ["<h2>Metric cards</h2><p class='muted'>What each score measures, its bar and why the bar sits there.</p>"]
     for key in [k for k in keys if k in CARDS]:
         card = CARDS[key]
