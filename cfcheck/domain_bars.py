@@ -49,10 +49,10 @@ class DomainBars:
     path: str | None = None
     rationales: Mapping[str, str] = field(default_factory=dict)
 
-    def get(self, metric: str | MetricKey) -> Bar | None:
-        """The bar of ``metric`` (its bar key ``key_variant`` first, then the card's key)."""
+    def get(self, metric: str | MetricKey, card_key: str | None = None) -> Bar | None:
+        """The bar of ``metric``: its bar key (``key_variant``) first, then ``card_key`` (default: its card's)."""
         key = MetricKey.parse(metric)
-        return self.bars.get(key.bar_key) or self.bars.get(key.card)
+        return self.bars.get(key.bar_key) or self.bars.get(card_key or key.card)
 
     def describe(self) -> dict[str, Any]:
         """For the scorecard: where the bars come from and, for a domain's own bars, each bar with the

@@ -61,7 +61,7 @@ class ScoreRecorder:
         """The card of ``metric`` (``key``, ``key:variant`` or a :class:`MetricKey`) and the bar that
         applies to it; :class:`~cfcheck.metrics.cards.UnknownMetricKey` where no card has its key."""
         card = card_of(metric)
-        return card, self.session.bars_for(self.domain).get(metric)
+        return card, self.session.bars_for(self.domain).get(metric, card.key)
 
     def __call__(
         self,
