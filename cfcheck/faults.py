@@ -81,7 +81,7 @@ def record_fault(node: Any, session: CfcheckSession, reason: str) -> None:
     the module, metric from the test's name plus its other parameters (``oracle_score:oracle_resnet``)."""
     from cfcheck.scoring import ScoreRecorder
 
-    metric = getattr(node, "originalname", node.name).removeprefix("test_")
+    metric = getattr(node, "originalname", node.name).removeprefix("test_") or node.name
     callspec = getattr(node, "callspec", None)
     variants = [
         str(value)
