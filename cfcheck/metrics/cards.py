@@ -56,7 +56,17 @@ def card_of(metric: str | MetricKey) -> MetricCard:
     card = CARDS.get(key.card)
     if card is not None:
         return card
-    close = difflib.get_close_matches(key.card, list(CARDS), n=3, cutoff=0.6)
+    close = _suggestions(key)
     hint = (f"did you mean {' or '.join(repr(c) for c in close)}?" if close
             else "`cfcheck cards` lists the known cards")
     raise UnknownMetricKey(f"unknown metric key {str(key)!r}: no card {key.card!r}; {hint}")
+
+
+def _suggestions(key: MetricKey) -> list[str]:
+    """Up to three keys ``key`` may have meant: its bar-key spelling read back (``road_gap_morf`` →
+    ``road_gap:morf``), cards it begins (``fid`` → ``fid_target``) and cards spelt alike."""
+    read = MetricKey.from_bar_key(key.card, CARDS) if key.variant is None else key
+    spelt = [str(read)] if read.card in CARDS else []
+    begun = [card for card in CARDS if card.startswith(key.card + "_")]
+    alike = difflib.get_close_matches(key.card, list(CARDS), n=3, cutoff=0.7)
+    return list(dict.fromkeys([*spelt, *begun, *alike]))[:3]

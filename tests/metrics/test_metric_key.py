@@ -84,6 +84,16 @@ def test_an_unknown_key_names_the_closest_cards() -> None:
     assert card_of(MetricKey("lvs_target", "digit")) is CARDS["lvs_target"]
 
 
+@pytest.mark.parametrize(("wrong", "meant"), [
+    ("road_gap_morf", "'road_gap:morf'"),  # the bars-file spelling given to the recorder
+    ("fid", "'fid_target' or 'fid_domain'"),  # a card's prefix
+    ("lvs_targte:digit", "'lvs_target'?"),  # only the close card, not every *_target
+])
+def test_the_suggestions_read_the_likely_mistakes(wrong: str, meant: str) -> None:
+    with pytest.raises(UnknownMetricKey, match=f"did you mean {meant}"):
+        card_of(wrong)
+
+
 def _recorder() -> tuple[ScoreRecorder, list]:
     records: list = []
     session = SimpleNamespace(profile=SimpleNamespace(bootstrap_resamples=50, inconclusive="fail", tolerances={}),
