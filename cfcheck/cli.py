@@ -133,11 +133,31 @@ def _domain_holding(names: list[str], domains: Sequence[str]) -> str:
 
 def _cards(args: argparse.Namespace) -> int:
     from cfcheck.reporting.card_evidence import bundled_evidence
-    from cfcheck.metrics.cards import CARDS, format_card, get_card
+    from cfcheck.metrics.cards import CARDS, card_of, format_card
 
-    keys = args.keys or list(CARDS)
-    print("\n\n".join(format_card(get_card(key), bundled_evidence(key)) for key in keys))
+    cards = [card_of(key) for key in args.keys] if args.keys else list(CARDS.values())  # `key:variant` reads its card
+    print("\n\n".join(format_card(card, bundled_evidence(card.key), function_sources(card.computed_by) if args.keys else None)
+                       for card in cards))
     return 0
+
+
+def function_sources(names: Sequence[str]) -> dict[str, str]:
+    """Function name (``package.module.function``) → ``path:line`` where it is defined (the path relative
+    to the installed cfcheck's parent), or why it cannot be found."""
+    import importlib
+    import inspect
+
+    root = Path(__file__).resolve().parent.parent
+    found = {}
+    for name in names:
+        module_name, _, attribute = name.rpartition(".")
+        try:
+            function = inspect.unwrap(getattr(importlib.import_module(module_name), attribute))
+            path = Path(inspect.getsourcefile(function) or "?").resolve()
+            found[name] = f"{path.relative_to(root) if path.is_relative_to(root) else path}:{inspect.getsourcelines(function)[1]}"
+        except (ImportError, AttributeError, TypeError, OSError) as error:
+            found[name] = f"not found: {error}"
+    return found
 
 
 def _models(args: argparse.Namespace) -> int:

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from cfcheck.metrics.key import MetricKey
+
 if TYPE_CHECKING:
     from cfcheck.session import CfcheckSession
 
@@ -79,14 +81,14 @@ def record_fault(node: Any, session: CfcheckSession, reason: str) -> None:
     the module, metric from the test's name plus its other parameters (``oracle_score:oracle_resnet``)."""
     from cfcheck.scoring import ScoreRecorder
 
-    metric = getattr(node, "originalname", node.name).removeprefix("test_")
+    metric = getattr(node, "originalname", node.name).removeprefix("test_") or node.name
     callspec = getattr(node, "callspec", None)
     variants = [
         str(value)
         for name, value in (callspec.params.items() if callspec else ())
         if name != "cfcheck_task" and isinstance(value, (str, int, float))
     ]
-    ScoreRecorder(session, node).error(":".join([metric, *variants]), reason)
+    ScoreRecorder(session, node).error(MetricKey(metric, ":".join(variants) or None), reason)
 
 
 def restore_sigterm(config: pytest.Config) -> None:

@@ -68,8 +68,9 @@ def metric_direction(metric: str, written: str | None = None) -> str:
     """The direction of ``metric`` from its card (``"oracle_score:oracle_lenet"`` reads the card
     ``oracle_score``); ``written`` (or ``"none"``) for a metric without a card."""
     from cfcheck.metrics.cards import CARDS
+    from cfcheck.metrics.key import MetricKey
 
-    card = CARDS.get(metric.split(":", 1)[0])
+    card = CARDS.get(MetricKey.parse(metric).card)
     if card is not None:
         return str(card.direction)
     return written if written in ("higher", "lower") else "none"

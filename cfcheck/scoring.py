@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import torch
 
-from cfcheck.metrics.cards import CARDS, PROPORTION_UNITS, Bar, MetricCard, get_card
+from cfcheck.metrics.cards import CARDS, PROPORTION_UNITS, Bar, MetricCard, card_of
+from cfcheck.metrics.key import MetricKey
 from cfcheck.metrics.stats import summarize, verdict
 from cfcheck.core.records import ScoreRecord
 
@@ -56,14 +57,15 @@ class ScoreRecorder:
         name = module.__name__.rsplit(".", 1)[-1] if module is not None else self.node.path.stem
         return name.removeprefix("test_")
 
-    def bar(self, metric: str) -> tuple[MetricCard, Bar | None]:
-        """The card of ``metric`` (``key`` or ``key:variant``) and the bar that applies to it."""
-        card = get_card(metric.split(":", 1)[0])
+    def bar(self, metric: str | MetricKey) -> tuple[MetricCard, Bar | None]:
+        """The card of ``metric`` (``key``, ``key:variant`` or a :class:`MetricKey`) and the bar that
+        applies to it; :class:`~cfcheck.metrics.cards.UnknownMetricKey` where no card has its key."""
+        card = card_of(metric)
         return card, self.session.bars_for(self.domain).get(metric, card.key)
 
     def __call__(
         self,
-        metric: str,
+        metric: str | MetricKey,
         samples: torch.Tensor | Sequence[float] | None = None,
         *,
         value: float | None = None,
@@ -79,15 +81,18 @@ class ScoreRecorder:
         With ``samples``, ``ci`` (optional) replaces the input bootstrap's interval by one the
         caller computed over more than the inputs (e.g. :func:`cfcheck.metrics.stats.crossed_interval`
         over random draws too); the value stays the samples' mean. ``floor`` is the real-vs-real
-        floor a floor-relative bar is measured against.
+        floor a floor-relative bar is measured against. A key without a card is refused before anything
+        is recorded (:func:`cfcheck.metrics.cards.card_of` names the closest cards).
         """
         __tracebackhide__ = True
+        key = MetricKey.parse(metric)
+        card = card_of(key)
+        metric = str(key)
         profile = self.session.profile
         if samples is not None:
             values = torch.as_tensor(samples, dtype=torch.float64).flatten()
             if values.numel() == 0:
                 return self.unavailable(metric, "no samples to score")
-            card = get_card(metric.split(":", 1)[0])
             if value is not None:
                 raise TypeError("cfcheck_score takes per-sample values or value=, not both (the value is their mean)")
             if ci is not None:
@@ -102,7 +107,7 @@ class ScoreRecorder:
             sample_list = []
         else:
             raise TypeError("cfcheck_score needs per-sample values, or value= and n= for set-level metrics")
-        card, bar = self.bar(metric)
+        card, bar = self.bar(key)
         outcome = None
         if bar is not None:
             outcome = verdict(float(value), float(ci_low), float(ci_high), bar.resolve(floor), bar.kind)
@@ -113,7 +118,7 @@ class ScoreRecorder:
         )
         regression = None
         if self.session.baseline is not None:
-            tolerance = profile.tolerances.get(metric.replace(":", "_"), profile.tolerances.get(card.key, 0.0))
+            tolerance = profile.tolerances.get(key.bar_key, profile.tolerances.get(card.key, 0.0))
             keys = (record.key, record.legacy_key)
             regression = self.session.baseline.compare(keys, record.value, record.direction, tolerance)
             record.baseline = self.session.baseline.get(*keys)
@@ -137,19 +142,23 @@ class ScoreRecorder:
             pytest.fail(regression.describe(), pytrace=False)
         return record
 
-    def unavailable(self, metric: str, reason: str) -> ScoreRecord:
-        """Record that ``metric`` could not be computed (verdict "error") and fail the test."""
+    def unavailable(self, metric: str | MetricKey, reason: str) -> ScoreRecord:
+        """Record that ``metric`` could not be computed (verdict "error") and fail the test; a key
+        without a card is refused as :meth:`__call__` refuses it."""
         __tracebackhide__ = True
+        card_of(metric)
         record = self.error(metric, reason)
         pytest.fail(f"{metric} on {record.task}: cannot be computed: {reason}", pytrace=False)
 
-    def error(self, metric: str, reason: str) -> ScoreRecord:
+    def error(self, metric: str | MetricKey, reason: str) -> ScoreRecord:
         """Record that ``metric`` could not be computed (verdict "error"), without failing; a
-        metric without a card (e.g. a test named after its check) is recorded with no direction."""
-        card = CARDS.get(metric.split(":", 1)[0])
-        bar = self.bar(metric)[1] if card is not None else None
+        name without a card (a test named after its check, a domain that does not load) is recorded
+        with no direction."""
+        key = MetricKey.parse(metric)
+        card = CARDS.get(key.card)
+        bar = self.bar(key)[1] if card is not None else None
         record = self._record(
-            card, metric, value=math.nan, n=0, ci=(math.nan, math.nan),
+            card, str(key), value=math.nan, n=0, ci=(math.nan, math.nan),
             threshold=bar.describe() if bar else None, verdict="error", reason=reason,
         )
         self._publish(record)

@@ -15,6 +15,7 @@ import pytest
 
 from cfcheck.domains import get_domain
 from cfcheck.metrics.cards import CARDS
+from cfcheck.metrics.key import MetricKey
 
 SEEDS = {0, 1, 2}
 
@@ -57,7 +58,7 @@ def _values():
 
 
 def _card_key(identity):
-    return identity.split("/", 3)[3].split("[", 1)[0].split(":", 1)[0]
+    return MetricKey.parse(identity.split("/", 3)[3].split("[", 1)[0]).card
 
 
 def _seed(identity):

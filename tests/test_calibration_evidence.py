@@ -23,6 +23,7 @@ from cfcheck.calibration.evidence import (
 )
 from cfcheck.domains import get_domain
 from cfcheck.metrics.cards import CARDS
+from cfcheck.metrics.key import MetricKey
 from cfcheck.metrics.definitions.scm import SCM_CARDS
 from cfcheck.metrics.definitions.scm_models import SCM_MODEL_CARDS
 from cfcheck.metrics.definitions.scm_realism import SCM_REALISM_CARDS
@@ -141,7 +142,7 @@ def test_the_module_examples_run():
 
 
 def _card_key(identity):
-    return identity.split("/", 3)[3].split("[", 1)[0].split(":", 1)[0]
+    return MetricKey.parse(identity.split("/", 3)[3].split("[", 1)[0]).card
 
 
 #: (card, control) where a control expected to pass the card's suite fails the card's bar on some task

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from cfcheck.metrics.key import MetricKey
+
 pytestmark = pytest.mark.slow
 
 EXPLAINED = ("cnn", "robust_cnn", "mlp", "noise_cnn")
@@ -178,7 +180,7 @@ def test_the_bars_require_80_percent_right_counterfactuals(tmp_path):
     for share in (50, 80, 95):
         scorecard = run_control(tmp_path / str(share), f"truth_mixture_{share}", "-k",
                                 "validity or fid_target or ground_truth_relative")
-        found[share] = {(s["metric"].split(":")[0], s["task"]): s for s in scorecard["scores"]}
+        found[share] = {(MetricKey.parse(s["metric"]).card, s["task"]): s for s in scorecard["scores"]}
     for (metric, task), low in found[50].items():
         if metric not in SHARE_SCORES:
             continue

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from cfcheck.core.thresholds import Bar
+from cfcheck.metrics.key import MetricKey
 
 __all__ = ["DomainBars", "bars_path", "domain_bars", "read_bars_file", "render_domain_bars", "write_domain_bars"]
 
@@ -48,9 +49,10 @@ class DomainBars:
     path: str | None = None
     rationales: Mapping[str, str] = field(default_factory=dict)
 
-    def get(self, metric: str, card_key: str) -> Bar | None:
-        """The bar of ``metric`` (``key:variant`` as ``key_variant`` first, then the card's key)."""
-        return self.bars.get(metric.replace(":", "_")) or self.bars.get(card_key)
+    def get(self, metric: str | MetricKey, card_key: str | None = None) -> Bar | None:
+        """The bar of ``metric``: its bar key (``key_variant``) first, then ``card_key`` (default: its card's)."""
+        key = MetricKey.parse(metric)
+        return self.bars.get(key.bar_key) or self.bars.get(card_key or key.card)
 
     def describe(self) -> dict[str, Any]:
         """For the scorecard: where the bars come from and, for a domain's own bars, each bar with the

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from cfcheck.core.thresholds import Bar
+from cfcheck.metrics.key import MetricKey
 
 #: the scores a targeted attack on the explained classifier is built to fail (it reaches the target
 #: on that classifier, so classifier-based validity cannot tell it from a good counterfactual)
@@ -59,9 +60,8 @@ CONTROL_ORDER = ("truth", "random_target", "nearest", "identity", "noise", "pgd"
 
 def expected_sign(control: str, suite: str, metric: str) -> str:
     """"+", "-" or "" for ``control`` on a score of ``suite`` named ``metric`` (``key`` or ``key:variant``)."""
-    key = metric.split(":", 1)[0]
     rules = dict(EXPECTED.get(control, []))
-    return rules.get(key, rules.get(suite, ""))
+    return rules.get(MetricKey.parse(metric).card, rules.get(suite, ""))
 
 
 def comparable_value(score: dict[str, Any], card: Any, profile: str, field: str = "value") -> tuple[float, str]:
@@ -96,14 +96,14 @@ def derive_bars(results: Mapping[str, dict[str, Any]] | Sequence[Mapping[str, di
             if score.get("domain") != domain or not isinstance(value, (int, float)) or not math.isfinite(value):
                 continue
             metric = str(score["metric"])
-            card = CARDS.get(metric.split(":", 1)[0])
+            card = CARDS.get(MetricKey.parse(metric).card)
             if card is None or card.direction == "none":
                 continue
             # the interval's end a verdict would look at: the low end of a higher-is-better score, else the high
             passing_end, failing_end = ("ci_low", "ci_high") if card.direction == "higher" else ("ci_high", "ci_low")
             sign = expected_sign(control, str(score["suite"]), metric)
             compared, rule = comparable_value(score, card, profile, passing_end if sign == "+" else failing_end)
-            key = metric.replace(":", "_")
+            key = MetricKey.parse(metric).bar_key
             values[key][control].append(compared)
             found[key] = (metric, str(score["suite"]), rule, card)
     bars: dict[str, tuple[Bar | None, str]] = {}

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from cfcheck.controls import CONTROLS, SCM_CONTROLS
+from cfcheck.metrics.key import MetricKey
 
 __all__ = ["CardEvidence", "ControlRange", "load_evidence", "measured_evidence", "render_evidence",
            "split_score_key", "summarise_evidence", "summarise_seed_evidence"]
@@ -72,8 +73,13 @@ def _parse(identity: str) -> tuple[str, str, str, str] | None:
     """(suite, card key, variant, task) of an identity key ``kind/domain/suite/metric[task]``."""
     head, bracket, task = identity.partition("[")
     parts = head.split("/", 3)
-    ok = bracket and len(parts) == 4 and task.endswith("]")
-    return (parts[2], *parts[3].partition(":")[::2], task[:-1]) if ok else None
+    if not (bracket and len(parts) == 4 and task.endswith("]")):
+        return None
+    try:
+        key = MetricKey.parse(parts[3])
+    except ValueError:
+        return None
+    return parts[2], key.card, key.variant or "", task[:-1]
 
 
 def _check_card_key(card_key: Any) -> None:
@@ -179,14 +185,8 @@ def split_score_key(score_key: str, card_keys: Iterable[str]) -> tuple[str, str]
     """
     if not isinstance(score_key, str) or not score_key:
         raise ValueError(f"`score_key` must be a non-empty string, got {score_key!r}")
-    known = set(card_keys)
-    if ":" in score_key:
-        card, _, variant = score_key.partition(":")
-        return card, variant
-    if score_key in known:
-        return score_key, ""
-    prefixes = [key for key in known if score_key.startswith(f"{key}_")]
-    return (max(prefixes, key=len), score_key[len(max(prefixes, key=len)) + 1:]) if prefixes else (score_key, "")
+    key = MetricKey.from_bar_key(score_key, card_keys)
+    return key.card, key.variant or ""
 
 
 def summarise_seed_evidence(data: Mapping[str, Any], card_key: str,

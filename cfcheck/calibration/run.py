@@ -43,6 +43,7 @@ from cfcheck.controls import (  # noqa: F401 - re-exported
     SUITES,
     is_control,
 )
+from cfcheck.metrics.key import MetricKey
 
 #: Method kind (the first segment of a score's identity key) → the controls that calibrate it. A
 #: kind's values are written only when every one of them ran: a partial run would drop controls
@@ -113,7 +114,7 @@ def metric_ranges(scorecard: dict[str, Any]) -> dict[str, tuple[float, float]]:
     for score in scorecard["scores"]:
         value = score.get("value")
         if value is not None and math.isfinite(value):
-            values[score["metric"].split(":", 1)[0]].append(value)
+            values[MetricKey.parse(score["metric"]).card].append(value)
     return {key: (min(v), max(v)) for key, v in values.items()}
 
 
@@ -148,7 +149,7 @@ def bar_disagreements(by_seed: Mapping[int, Mapping[str, dict[str, Any]]]) -> di
             for score in scorecard["scores"]:
                 verdict, sign = score.get("verdict"), expected_sign(control, score["suite"])
                 if verdict and ((sign == "+" and verdict != "pass") or (sign == "-" and verdict == "pass")):
-                    found[score["metric"].split(":", 1)[0], control, sign][seed] += 1
+                    found[MetricKey.parse(score["metric"]).card, control, sign][seed] += 1
     return {key: dict(per_seed) for key, per_seed in sorted(found.items())}
 
 

@@ -14,6 +14,9 @@ from typing import Any
 _EXPORTS = {
     "CARDS": "cfcheck.metrics.cards",
     "MetricCard": "cfcheck.metrics.cards",
+    "MetricKey": "cfcheck.metrics.key",
+    "UnknownMetricKey": "cfcheck.metrics.cards",
+    "card_of": "cfcheck.metrics.cards",
     "OptionalDependencyError": "cfcheck.metrics._optional",
     "Summary": "cfcheck.metrics.stats",
     "bootstrap_ci": "cfcheck.metrics.stats",
@@ -65,6 +68,9 @@ _EXPORTS = {
 __all__ = [
     "CARDS",
     "MetricCard",
+    "MetricKey",
+    "UnknownMetricKey",
+    "card_of",
     "OptionalDependencyError",
     "Summary",
     "bootstrap_ci",

@@ -59,6 +59,9 @@ class MetricCard:
     #: what the 95% interval resamples, where it is not the default of its kind (per-sample: the
     #: inputs; set-level: both sets), e.g. "random draws and inputs, crossed"
     interval: str = ""
+    #: the functions that compute it, as ``package.module.function`` (the metric's pure function and,
+    #: where a kind assembles its inputs, the kind's); ``cfcheck cards KEY`` shows where each is defined
+    computed_by: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.direction not in ("higher", "lower", "none"):
@@ -70,6 +73,10 @@ class MetricCard:
             raise ValueError(f"`tolerance` must be >= 0, got {self.tolerance}")
         if (self.bar is not None or self.profile_bars) and not self.rationale:
             raise ValueError(f"card {self.key!r}: a bar needs its calibration rationale")
+        bad = [name for name in self.computed_by if not isinstance(name, str) or name.count(".") < 2]
+        if bad or isinstance(self.computed_by, str):
+            raise ValueError(f"card {self.key!r}: `computed_by` names functions as 'package.module.function', "
+                             f"got {self.computed_by!r}")
 
     def bar_for(self, profile: str) -> Bar | None:
         """The bar of ``profile`` (its override, else the common bar)."""
@@ -88,13 +95,15 @@ def _interval(card: MetricCard) -> str:
     return f"no (set-level; bootstrap over {card.interval or 'both sets'})"
 
 
-def format_card(card: MetricCard, measured: Sequence[str] = ()) -> str:
+def format_card(card: MetricCard, measured: Sequence[str] = (), sources: Mapping[str, str] | None = None) -> str:
     """Multi-line plain-text rendering of a card, as ``cfcheck cards`` prints it.
 
     Args:
         card: the metric card.
         measured: sentences of what the controls reached on a domain
             (:func:`cfcheck.calibration.evidence.measured_evidence`), one line each after the rationale.
+        sources: function name (of ``card.computed_by``) → where it is defined (``path:line``), shown
+            beside the name.
     """
     low, high = card.range
     open_low = "(" if math.isinf(low) else "["
@@ -110,6 +119,9 @@ def format_card(card: MetricCard, measured: Sequence[str] = ()) -> str:
         f"  per sample:    {_interval(card)}",
         f"  citation:      {card.citation}",
     ]
+    for name in card.computed_by:
+        where = (sources or {}).get(name)
+        lines.append(f"  computed by:   {name}" + (f" ({where})" if where else ""))
     if card.notes:
         lines.append(f"  notes:         {card.notes}")
     bars = {"all profiles": card.bar} if card.bar is not None else {}

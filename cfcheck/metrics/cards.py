@@ -1,4 +1,4 @@
-"""The registry of metric cards: :data:`CARDS` (key → card) and :func:`get_card`.
+"""The registry of metric cards: :data:`CARDS` (key → card), :func:`get_card` and :func:`card_of`.
 
 The card type and its plain-text rendering are in :mod:`cfcheck.metrics.card`; the cards themselves
 in :mod:`cfcheck.metrics.definitions`, one module per property family. Importing this module
@@ -7,9 +7,13 @@ collects them and refuses a key defined twice.
 
 from __future__ import annotations
 
-from cfcheck.metrics.card import PROPORTION_UNITS, Bar, MetricCard, format_card  # noqa: F401  (re-exported)
+import difflib
 
-__all__ = ["CARDS", "Bar", "MetricCard", "PROPORTION_UNITS", "format_card", "get_card"]
+from cfcheck.metrics.card import PROPORTION_UNITS, Bar, MetricCard, format_card  # noqa: F401  (re-exported)
+from cfcheck.metrics.key import MetricKey
+
+__all__ = ["CARDS", "Bar", "MetricCard", "MetricKey", "PROPORTION_UNITS", "UnknownMetricKey", "card_of",
+           "format_card", "get_card"]
 
 
 def _collect() -> dict[str, MetricCard]:
@@ -32,3 +36,37 @@ def get_card(key: str) -> MetricCard:
         return CARDS[key]
     except KeyError:
         raise KeyError(f"no metric card {key!r}; known cards: {', '.join(sorted(CARDS))}") from None
+
+
+class UnknownMetricKey(KeyError):
+    """A score named a card the registry does not hold."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+def card_of(metric: str | MetricKey) -> MetricCard:
+    """The card of a score's key (``key`` or ``key:variant``, or a :class:`MetricKey`).
+
+    Raises:
+        UnknownMetricKey: ``unknown metric key 'x:y': no card 'x'; did you mean 'z'?``, with the
+            closest card keys (or, without a close one, where to find them all).
+    """
+    key = MetricKey.parse(metric)
+    card = CARDS.get(key.card)
+    if card is not None:
+        return card
+    close = _suggestions(key)
+    hint = (f"did you mean {' or '.join(repr(c) for c in close)}?" if close
+            else "`cfcheck cards` lists the known cards")
+    raise UnknownMetricKey(f"unknown metric key {str(key)!r}: no card {key.card!r}; {hint}")
+
+
+def _suggestions(key: MetricKey) -> list[str]:
+    """Up to three keys ``key`` may have meant: its bar-key spelling read back (``road_gap_morf`` →
+    ``road_gap:morf``), cards it begins (``fid`` → ``fid_target``) and cards spelt alike."""
+    read = MetricKey.from_bar_key(key.card, CARDS) if key.variant is None else key
+    spelt = [str(read)] if read.card in CARDS else []
+    begun = [card for card in CARDS if card.startswith(key.card + "_")]
+    alike = difflib.get_close_matches(key.card, list(CARDS), n=3, cutoff=0.7)
+    return list(dict.fromkeys([*spelt, *begun, *alike]))[:3]

@@ -25,6 +25,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
+from cfcheck.metrics.key import MetricKey
 from cfcheck.reporting.compare import Comparison, Key, PairedTest
 from cfcheck.reporting.html_blocks import PAGE_CSS
 
@@ -119,8 +120,8 @@ def behind_best_table(comparison: Comparison) -> Table:
             metrics = behind[method].get(family, {})
             grouped: dict[str, list[str]] = {}  # "oracle_score:oracle_lenet" and ":oracle_resnet" share one entry
             for metric, (count, total) in metrics.items():
-                name, _, variant = metric.partition(":")
-                grouped.setdefault(name, []).append(f"{variant + ' ' if variant else ''}{count}/{total}")
+                key = MetricKey.parse(metric)
+                grouped.setdefault(key.card, []).append(f"{key.variant + ' ' if key.variant else ''}{count}/{total}")
             text = "; ".join(f"{name} {', '.join(parts)}" for name, parts in grouped.items())
             cells.append(Cell(text or "–", strong=not metrics))
         rows.append(cells)

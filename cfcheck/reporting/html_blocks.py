@@ -7,6 +7,7 @@ import html
 import re
 from typing import Any
 
+from cfcheck.metrics.key import MetricKey
 from cfcheck.reporting.tables import CATEGORY_NAMES, VERDICT_ORDER
 
 #: dot / text colour and cell background of each verdict category
@@ -45,7 +46,7 @@ def e(text: Any) -> str:
 
 def card_anchor(metric: str) -> str:
     """The id of a metric's card section ("oracle_score:oracle_lenet" → "card-oracle_score")."""
-    return "card-" + re.sub(r"[^A-Za-z0-9_-]", "-", metric.split(":", 1)[0])
+    return "card-" + re.sub(r"[^A-Za-z0-9_-]", "-", MetricKey.parse(metric).card)
 
 
 def metric_link(metric: str) -> str:

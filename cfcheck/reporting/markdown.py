@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cfcheck.metrics.key import MetricKey
 from cfcheck.reporting.curves import curve_table
 from cfcheck.reporting.examples import ExampleGrid, examples_heading, grids_by_weight, load_example_grids
 from cfcheck.reporting.tables import (
@@ -80,7 +81,7 @@ def key_metrics(scores: Sequence[dict[str, Any]]) -> dict[str, str]:
         metrics = list(dict.fromkeys(s["metric"] for s in group))
         barred = [m for m in metrics if any(s["metric"] == m and s.get("threshold") for s in group)]
         candidates = barred or metrics
-        chosen[suite] = min(candidates, key=lambda m: (order.get(m.split(":")[0], len(order)), metrics.index(m)))
+        chosen[suite] = min(candidates, key=lambda m: (order.get(MetricKey.parse(m).card, len(order)), metrics.index(m)))
     return chosen
 
 

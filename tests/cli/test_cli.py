@@ -39,6 +39,22 @@ def test_unknown_card_is_an_error_naming_the_keys(capsys):
     assert "sharpness" in capsys.readouterr().err
 
 
+def test_cards_shows_where_a_metric_is_computed(capsys):
+    """A score's key (``key:variant``) reads its card, and each function it names is shown with the
+    file and line that define it."""
+    import inspect
+
+    from cfcheck.kinds.attribution.removal import removal_gap
+
+    assert main(["cards", "road_gap:morf"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    line = inspect.getsourcelines(removal_gap)[1]
+    assert ("  computed by:   cfcheck.kinds.attribution.removal.removal_gap "
+            f"(cfcheck/kinds/attribution/removal.py:{line})") in lines
+    assert main(["cards", "orcale_score"]) == 2
+    assert "did you mean 'oracle_score'?" in capsys.readouterr().err
+
+
 def test_models_lists_hashes_and_quality(capsys):
     assert main(["models"]) == 0
     out = capsys.readouterr().out

@@ -55,11 +55,11 @@ RANDOMISATION_SCORES = (("attribution_randomisation_similarity", "all"),
 
 
 def gap_key(strategy: str, order: str) -> str:
-    """The bar key of a gap score, as the domain's bars file spells it: the score's name with ":" as
-    "_" (``road_gap:morf`` → ``road_gap_morf``); GOAR runs MoRF only and records ``goar_gap``."""
-    from cfcheck.kinds.attribution.removal import STRATEGIES
+    """The bar key of a gap score (``road_gap_morf``, ``goar_gap``): the key the suite records it under
+    (:func:`~cfcheck.kinds.attribution.removal.removal_key`) as the domain's bars file spells it."""
+    from cfcheck.kinds.attribution.removal import removal_key
 
-    return f"{strategy}_gap" if len(STRATEGIES[strategy]) == 1 else f"{strategy}_gap_{order}"
+    return removal_key(strategy, "gap", order).bar_key
 
 
 def derive_gap_bars(values: Mapping[str, Mapping[str, Mapping[int, float]]], roles: Mapping[str, str],

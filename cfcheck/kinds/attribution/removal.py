@@ -33,8 +33,9 @@ import torch
 
 from cfcheck.core.seeds import Stream, seeded
 from cfcheck.kinds.base import Run
+from cfcheck.metrics.key import MetricKey
 
-__all__ = ["RemovalCurve", "RemovalData", "STRATEGIES", "removal_curve", "removal_scale", "task_curves",
+__all__ = ["RemovalCurve", "RemovalData", "STRATEGIES", "removal_curve", "removal_key", "removal_scale", "task_curves",
            "task_removal_data"]
 
 #: strategy → the orders it is run in
@@ -46,6 +47,14 @@ REMOVAL_SEED = 20_231
 RETRAINING = Stream("removal retraining", start=REMOVAL_SEED)
 #: the batch size of every retraining
 RETRAIN_BATCH = 32
+
+
+def removal_key(strategy: str, measure: str, order: str) -> MetricKey:
+    """The key a removal score is recorded under: card ``<strategy>_<measure>`` (``area``, ``gap``),
+    variant the order, except for a strategy run in one order only (GOAR: ``goar_gap``, no variant)."""
+    if strategy not in STRATEGIES or order not in STRATEGIES[strategy]:
+        raise ValueError(f"no removal strategy {strategy!r} in order {order!r}; known: {STRATEGIES}")
+    return MetricKey(f"{strategy}_{measure}", order if len(STRATEGIES[strategy]) > 1 else None)
 
 
 @dataclass(frozen=True)
@@ -263,19 +272,19 @@ def score_removal(run: Run, result: Any, method: Any, score: Any, strategy: str,
     from cfcheck.metrics.removal_curves import curve_area
 
     (needed,) = result.task.needs
-    suffix = f":{order}" if len(STRATEGIES[strategy]) > 1 else ""
+    area_key, gap_key = removal_key(strategy, "area", order), removal_key(strategy, "gap", order)
     try:
         train = run.outputs(needed, method)
         curve, baseline = task_curves(run, result, train, strategy, order)
     except MethodOutputError as error:
         pytest.fail(str(error), pytrace=False)
     except ValueError as error:
-        score.unavailable(f"{strategy}_area{suffix}", str(error))
+        score.unavailable(area_key, str(error))
     area, random_area = curve_area(curve.outcomes, curve.levels), curve_area(baseline.outcomes, baseline.levels)
     extra = {"curve": {"levels": list(curve.levels), "method": curve.heights, "random": baseline.heights}}
     labels = result.sample_labels
-    score(f"{strategy}_area{suffix}", area, labels=labels, extra=extra)
-    score(f"{strategy}_gap{suffix}", removal_gap(strategy, order, area, random_area), labels=labels)
+    score(area_key, area, labels=labels, extra=extra)
+    score(gap_key, removal_gap(strategy, order, area, random_area), labels=labels)
 
 
 def removal_gap(strategy: str, order: str, area: Any, random_area: Any) -> Any:

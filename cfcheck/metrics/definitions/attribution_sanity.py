@@ -49,7 +49,9 @@ _WHY_SUPPORT = ("Elements that both maps leave at exactly 0 tie at the bottom of
 def _card(key: str, name: str, formula: str, normalisation: str, abstentions: str, citation: str,
           notes: str, interval: str = "") -> MetricCard:
     return MetricCard(key, name, formula, "lower", (-1.0, 1.0), "rank correlation", normalisation, abstentions,
-                      citation, True, notes=notes, interval=interval)
+                      citation, True, notes=notes, interval=interval,
+                      computed_by=("cfcheck.kinds.attribution.randomisation.similarity_table",
+                                   "cfcheck.metrics.sanity.rank_similarity"))
 
 
 #: the interval of the scores with several random draws

@@ -26,12 +26,16 @@ CLOSENESS_CARDS = (
                   "between the truth's highest interval end and random_target's lowest, so it fails a method that "
                   "redraws the object instead of editing it. The L2-nearest real neighbour of the target class, "
                   "expected to fail closeness, passes: it is closer than the truth in pixels (see d2); "
-                  "lvs_unrelated and mnac fail it."), bar=Bar(80.0, "max")),
+                  "lvs_unrelated and mnac fail it."), bar=Bar(80.0, "max"),
+        computed_by=("cfcheck.metrics.closeness.minkowski_distance",),
+    ),
     _distance("d1_5", "L1.5 distance (D_1.5)", "D_1.5 = 1/|X| Σ_x ‖x − c(x)‖_1.5", "Väth et al. 2023, §3.2",
               tolerance=1.5, rationale=(f"Truth below, random_target above, noise far above. {_SEEDS} 14.6 sits halfway "
                   "between the truth's highest interval end and random_target's lowest; the margin is narrow "
                   "(a few per cent of the value). The L2-nearest real neighbour passes, as on d1."),
-              bar=Bar(14.6, "max")),
+              bar=Bar(14.6, "max"),
+        computed_by=("cfcheck.metrics.closeness.minkowski_distance",),
+    ),
     _distance("d2", "L2 distance (D_2)", "D_2 = 1/|X| Σ_x ‖x − c(x)‖_2", "Väth et al. 2023, §3.2",
               tolerance=0.7, rationale=("No bar: on the pairs of another class the truth's own distance is nearly that of a random "
                   f"real image of the target class, and over seeds 0, 1 and 2 their 95% intervals meet ({_SEEDS_SHORT}): "
@@ -39,11 +43,15 @@ CLOSENESS_CARDS = (
                   "identity at 0. The L2-nearest real neighbour, expected to fail closeness, is closer than the "
                   "truth in pixels: pixel distances cannot tell a minimal edit from a well-chosen other image; "
                   "lvs_unrelated does, and ground_truth_relative_error judges closeness to the true "
-                  "counterfactual itself.")),
+                  "counterfactual itself."),
+        computed_by=("cfcheck.metrics.closeness.minkowski_distance",),
+    ),
     _distance("elastic_net", "Elastic-net distance (EN)", "EN = 1/|X| Σ_x (‖x − c(x)‖_1 + ‖x − c(x)‖_2)",
               f"{HVILSHOJ}, §3.1", tolerance=5.0, rationale=(f"Truth below, random_target above, noise far above. {_SEEDS} 86 sits "
                   "halfway between the truth's highest interval end and random_target's lowest. The L2-nearest "
-                  "real neighbour passes, as on d1."), bar=Bar(86.0, "max")),
+                  "real neighbour passes, as on d1."), bar=Bar(86.0, "max"),
+        computed_by=("cfcheck.metrics.closeness.elastic_net_distance",),
+    ),
     MetricCard(
         "perceptual_distance", "Perceptual distance (LPIPS formula, domain network)",
         "d = Σ_l 1/(H_l W_l) Σ_{h,w} ‖x̂_l,hw − ĉ_l,hw‖², x̂ = activations unit-normalised over channels",
@@ -56,6 +64,7 @@ CLOSENESS_CARDS = (
                   "random_target. The L2-nearest real neighbour passes, as on d1: the domain network sees it as "
                   "close as the truth."),
         failure_hint="the counterfactuals look far from their inputs to the domain network",
+        computed_by=("cfcheck.metrics.closeness.perceptual_distance",),
     ),
     MetricCard(
         "lpips", "LPIPS (learned, ImageNet backbone)",
@@ -66,6 +75,7 @@ CLOSENESS_CARDS = (
         notes="Optional: needs `pip install \"cfcheck[lpips]\"` and a torchvision matching torch. No bar: it "
               "has never been calibrated on the controls (torchvision cannot run beside the CPU torch here).",
         tolerance=0.03,
+        computed_by=("cfcheck.metrics.closeness.lpips_distance",),
     ),
     MetricCard(
         "lvs_unrelated", "Label variation of an unrelated attribute (LVS)",
@@ -77,6 +87,7 @@ CLOSENESS_CARDS = (
                   "target class changes them (L2-nearest images have a small norm), a random real image "
                   "of the target class and noise more. 0.15 sits between the truth and the nearest neighbour."),
         failure_hint="the counterfactuals change an attribute the target does not involve",
+        computed_by=("cfcheck.metrics.validity.label_variation",),
     ),
     MetricCard(
         "diversity", "Diversity (mean pairwise perceptual distance)",
@@ -87,6 +98,7 @@ CLOSENESS_CARDS = (
         notes="Inputs with fewer than 2 non-abstained counterfactuals are excluded. No bar: no bundled control "
               "returns several counterfactuals, so none could be calibrated.",
         tolerance=0.05,
+        computed_by=("cfcheck.metrics.diversity.pairwise_diversity", "cfcheck.metrics.closeness.perceptual_distance"),
     ),
     MetricCard(
         "ground_truth_error", "Ground-truth counterfactual error",
@@ -101,6 +113,7 @@ CLOSENESS_CARDS = (
               "intervention) and by the VCE suite (do(class = target)). Reported without a verdict: its scale "
               "depends on how far the truth is from the input (a class change moves more pixels than a "
               "change of one attribute), so ground_truth_relative_error, which divides by that distance, carries the bar.",
+        computed_by=("cfcheck.metrics.closeness.ground_truth_error",),
     ),
     MetricCard(
         "ground_truth_relative_error", "Ground-truth counterfactual error, relative to the input's",
@@ -122,6 +135,7 @@ CLOSENESS_CARDS = (
                    "a counterfactual that reaches the target but draws a different digit than the input's true "
                    "counterfactual is no nearer the truth than the input was."),
         failure_hint="the counterfactuals are not nearer the input's true counterfactual than the input itself",
+        computed_by=("cfcheck.metrics.closeness.ground_truth_relative_error",),
     ),
     MetricCard(
         "ground_truth_perceptual", "Ground-truth counterfactual error, perceptual",
@@ -132,6 +146,7 @@ CLOSENESS_CARDS = (
         notes="The pixel error punishes a counterfactual that draws the right digit a pixel to the side as much as "
               "a wrong one; the perceptual error much less. No bar, for the reason given on ground_truth_error.",
         tolerance=0.1,
+        computed_by=("cfcheck.metrics.closeness.perceptual_distance",),
     ),
     MetricCard(
         "mnac", "Mean number of attributes changed (MNAC)",
@@ -147,5 +162,6 @@ CLOSENESS_CARDS = (
                   "class changes nearly one, a random one and noise more. 0.5 sits between the truth and the "
                   "nearest neighbour."),
         failure_hint="the attribute oracles see an unrelated attribute change along with the class",
+        computed_by=("cfcheck.metrics.closeness.attribute_changes",),
     ),
 )

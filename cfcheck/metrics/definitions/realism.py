@@ -117,6 +117,7 @@ REALISM_CARDS = (
                   "`pytest --method=cfcheck.fixtures.truth_mixture_80`): FID is not linear in the share, and "
                   "the bar asks for about 80 %, as the validity bars do."),
         failure_hint="the counterfactuals do not look like real images of their target classes",
+        computed_by=("cfcheck.metrics.realism.fid", "cfcheck.metrics.reference_sets.score_realism"),
     ),
     MetricCard(
         "fid_domain", "FID to the domain (class mix matched)",
@@ -133,6 +134,7 @@ REALISM_CARDS = (
                   "class. Identity, expected to fail realism, passes where the class mix matches (it returns "
                   "real images) and fails where it does not (the ideal pairs)."),
         failure_hint="the counterfactuals do not look like real images of the domain",
+        computed_by=("cfcheck.metrics.realism.fid", "cfcheck.metrics.reference_sets.score_realism"),
     ),
     MetricCard(
         "kid_target", "Class-conditional KID to the target class",
@@ -148,6 +150,7 @@ REALISM_CARDS = (
                   "scores inside any additive bar that keeps the truth's verdicts (it passes floor + 1 on the "
                   "ideal pairs). fid_target gates target-class realism; KID is reported beside it."),
         failure_hint="the counterfactuals do not look like real images of their target classes",
+        computed_by=("cfcheck.metrics.set_statistics.kid_all_pairs", "cfcheck.metrics.reference_sets.score_realism"),
     ),
     MetricCard(
         "kid_domain", "KID to the domain (class mix matched)",
@@ -161,6 +164,7 @@ REALISM_CARDS = (
                   "passes (it returns real images of the domain; kid_target and fid_target fail it); PGD lies "
                   "around the bar."),
         failure_hint="the counterfactuals do not look like real images of the domain",
+        computed_by=("cfcheck.metrics.set_statistics.kid_all_pairs", "cfcheck.metrics.reference_sets.score_realism"),
     ),
     *(
         MetricCard(
@@ -173,6 +177,7 @@ REALISM_CARDS = (
             rationale=_MANIFOLD_BARS[f"{statistic}_{scope}"][1],
             interval="half-samples of both sets within each class, centred on their median",
             failure_hint=hint,
+            computed_by=(f"cfcheck.metrics.manifold.{statistic}", "cfcheck.metrics.reference_sets.score_realism"),
         )
         for statistic, title, formula, value_range, units, meaning, hint in (
             ("density", "k-NN density", "density", (0.0, math.inf), "real k-NN balls per fake, over k",
@@ -201,6 +206,7 @@ REALISM_CARDS = (
                   "value lies just under the bar with an interval across it (inconclusive on seeds 0–2, never a "
                   "pass), on the pairs of another class above it; fid_target and coverage fail it."),
         failure_hint="the target class's autoencoder does not reconstruct the counterfactuals better than the source's",
+        computed_by=("cfcheck.metrics.interpretability.im1",),
     ),
     MetricCard(
         "im2", "IM2 (target-class vs all-class autoencoder)",
@@ -213,5 +219,6 @@ REALISM_CARDS = (
               "magnitude). Mean over counterfactuals, 95% percentile-bootstrap CI. No bar: PGD's values fall "
               "inside the positive controls' (random_target's), so no bar separates them.",
         tolerance=0.05,
+        computed_by=("cfcheck.metrics.interpretability.im2",),
     ),
 )

@@ -59,12 +59,14 @@ REMOVAL_CARDS = (
         notes="Recorded as roar_area:morf (lower: the removed pixels carried the class) and roar_area:lerf "
               "(higher: the kept pixels carry it). Tied values are removed in raster order (Hooker et al.'s "
               "reference sorts without a random tie-break); each level removes round(p·H·W) pixels. " + _NO_BAR,
+        computed_by=("cfcheck.kinds.attribution.removal.removal_curve", "cfcheck.metrics.removal_curves.curve_area"),
     ),
     MetricCard(
         "roar_gap", "ROAR area gap to the random attribution", _GAP, "higher", (-1.0, 1.0),
         "difference of mean accuracies", _INPUTS, _ABSTAIN, _ROAR, True,
         notes="Recorded as roar_gap:morf (random − method) and roar_gap:lerf (method − random). " + _RETRAINING
               + _CALIBRATION + _ROAR_RESULT,
+        computed_by=("cfcheck.kinds.attribution.removal.removal_gap",),
     ),
     MetricCard(
         "road_area", "ROAD accuracy area (noisy linear imputation, no retraining)",
@@ -77,6 +79,7 @@ REMOVAL_CARDS = (
               "below the random attribution under LeRF (README's attribution table). Each level removes round(p·H·W) pixels "
               "per image (the reference truncates, int(p·H·W); at most one pixel apart). Inputs that are not "
               "images are laid out on the domain's pixel_grid (e.g. 8×8 for 64 features). " + _NO_BAR,
+        computed_by=("cfcheck.kinds.attribution.removal.removal_curve", "cfcheck.metrics.removal_curves.curve_area"),
     ),
     MetricCard(
         "road_gap", "ROAD area gap to the random attribution", _GAP, "higher", (-1.0, 1.0),
@@ -88,6 +91,7 @@ REMOVAL_CARDS = (
               "MoRF; its model-randomisation similarity (1: the same map under a random network) is what exposes "
               "it. Where LeRF keeps no bar the values file says why (the noisy ladder's LeRF gap can rise with the "
               "noise); where no control moves ROAD (every gap 0) no bar is earned.",
+        computed_by=("cfcheck.kinds.attribution.removal.removal_gap",),
     ),
     MetricCard(
         "goar_area", "GOAR cumulative-misclassification area (feature removal, diffusion projection, retrain)",
@@ -98,6 +102,7 @@ REMOVAL_CARDS = (
         notes="Projection: the timestep whose noise-to-signal ratio matches ‖v‖, 0.16·T (4 of 25 DDIM steps) "
               "more noise, DDIM to t = 0; the domain's exact denoiser where it has one, else its bundled "
               "DDPM. " + _NO_BAR,
+        computed_by=("cfcheck.kinds.attribution.removal.removal_curve", "cfcheck.metrics.removal_curves.curve_area"),
     ),
     MetricCard(
         "roar_leakage", "ROAR mask leakage (accuracy from the masks alone)",
@@ -106,6 +111,7 @@ REMOVAL_CARDS = (
         "Rong et al. 2022 §3 (class information in the mask); " + _PARK, True,
         notes="High: where an attribution removes pixels says the class, so a retrained model can read the label "
               "off the removal pattern and ROAR understates the removal. " + _DIAGNOSTIC,
+        computed_by=("cfcheck.kinds.attribution.removal.leakage",),
     ),
     MetricCard(
         "goar_leakage", "GOAR leakage without projection (accuracy on x − v)",
@@ -113,11 +119,13 @@ REMOVAL_CARDS = (
         "input correctly]", "lower", (0.0, 1.0), "fraction of inputs", _INPUTS, _ABSTAIN, _PARK + " §4.1", True,
         notes="High: the move v itself carries the class (off-manifold), which the projection is there to remove; "
               "compare with goar_area. " + _DIAGNOSTIC,
+        computed_by=("cfcheck.kinds.attribution.removal.leakage",),
     ),
     MetricCard(
         "goar_gap", "GOAR area gap to the random attribution", _GAP, "higher", (-1.0, 1.0),
         "difference of mean cumulative errors", _INPUTS, _ABSTAIN, _PARK, True,
         notes="Recorded as goar_gap (MoRF only, no order suffix; its bar is keyed goar_gap). " + _RETRAINING
               + _CALIBRATION + _GOAR_RESULT,
+        computed_by=("cfcheck.kinds.attribution.removal.removal_gap",),
     ),
 )

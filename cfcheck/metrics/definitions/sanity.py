@@ -27,6 +27,7 @@ SANITY_CARDS = (
                   "randomisation_similarity is what fails it."),
         failure_hint="explaining a random classifier still produces the target class: the method does not "
                      "depend on the classifier it explains (or a guide model injects the class)",
+        computed_by=("cfcheck.metrics.sanity.ota_gain",),
     ),
     MetricCard(
         "randomisation_similarity", "Model-randomisation similarity (RandomNet)", _SIMILARITY, "lower",
@@ -38,6 +39,7 @@ SANITY_CARDS = (
                   "output whatever the classifier (similarity 1). 0.5 sits between."),
         failure_hint="the counterfactuals for the random and the trained classifier are (nearly) identical: "
                      "the method ignores the classifier",
+        computed_by=("cfcheck.metrics.sanity.randomisation_similarity",),
     ),
     MetricCard(
         "cascading_randomisation_similarity", "Cascading model-parameter randomisation (MPRT)",
@@ -51,6 +53,7 @@ SANITY_CARDS = (
                   "sit at 1. 0.5 sits between."),
         failure_hint="the counterfactuals barely change when the classifier's layers are randomised: the "
                      "method ignores (part of) the classifier",
+        computed_by=("cfcheck.metrics.sanity.randomisation_similarity",),
     ),
     *ATTRIBUTION_RANDOMISATION_CARDS,
 )

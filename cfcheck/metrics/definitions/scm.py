@@ -29,6 +29,7 @@ SCM_CARDS = (
                    "parents but another style) and noise do not. Composition must stay closer to the input than an "
                    "unrelated image with the same parents: the bar is about half the resampler's distance."),
         failure_hint="the null intervention does not give the input back",
+        computed_by=("cfcheck.metrics.closeness.minkowski_distance",),
     ),
     MetricCard(
         "composition_perceptual", "Composition (perceptual distance after m null interventions)",
@@ -40,6 +41,7 @@ SCM_CARDS = (
         rationale=("scm_truth and scm_identity give the input back exactly; scm_resample and noise do not. About "
                    "half the resampler's distance, as for composition_l1."),
         failure_hint="the null intervention does not give the input back",
+        computed_by=("cfcheck.metrics.closeness.perceptual_distance",),
     ),
     MetricCard(
         "effectiveness_error", "Effectiveness of a continuous intervention (measured on the image)", _CONTINUOUS,
@@ -52,6 +54,8 @@ SCM_CARDS = (
                    "observed value and noise destroys it. 0.5 sd sits between the positives' values and the "
                    f"negatives' with room for their intervals ({_RUN}: the measured line)."),
         failure_hint="the counterfactual images do not show the value the intervention set",
+        computed_by=("cfcheck.kinds.scm.effectiveness.parent_agreement",
+                     "cfcheck.metrics.effectiveness.standardised_error"),
     ),
     MetricCard(
         "effectiveness_accuracy", "Effectiveness of a categorical intervention (attribute oracle)", _CATEGORICAL,
@@ -62,6 +66,8 @@ SCM_CARDS = (
                    "observed one and noise reads near chance. 0.8, as the VCE target accuracy, leaves room for the "
                    "attribute oracle's own errors (its test accuracy: `cfcheck models`)."),
         failure_hint="the attribute oracle does not read the intervened value on the counterfactuals",
+        computed_by=("cfcheck.kinds.scm.effectiveness.parent_agreement",
+                     "cfcheck.metrics.effectiveness.categorical_hits"),
     ),
     MetricCard(
         "preservation_error", "Causal-graph compliance of a continuous parent not intervened on", _CONTINUOUS,
@@ -75,6 +81,8 @@ SCM_CARDS = (
                    "sits between the positives' values and the failing negatives' with room for their intervals "
                    f"({_RUN}: the measured line)."),
         failure_hint="a parent the intervention did not set is not what the causal graph implies",
+        computed_by=("cfcheck.kinds.scm.effectiveness.parent_agreement",
+                     "cfcheck.metrics.effectiveness.standardised_error"),
     ),
     MetricCard(
         "preservation_accuracy", "Causal-graph compliance of a categorical parent not intervened on", _CATEGORICAL,
@@ -85,5 +93,7 @@ SCM_CARDS = (
                    "reads near chance. 0.8 sits between. " + _IDENTITY_KEEPS + ": a categorical parent that "
                    "descends from no intervened one is such a parent, so scm_identity passes this bar everywhere."),
         failure_hint="the counterfactuals change a categorical parent the intervention did not touch",
+        computed_by=("cfcheck.kinds.scm.effectiveness.parent_agreement",
+                     "cfcheck.metrics.effectiveness.categorical_hits"),
     ),
 )

@@ -36,6 +36,8 @@ SCM_MODEL_CARDS = (
                    "sits between the positives' values and the negatives' with room for their intervals "
                    f"({_RUN}: the measured line)."),
         failure_hint="the anti-causal predictor does not read the value the intervention set",
+        computed_by=("cfcheck.kinds.scm.effectiveness.predictor_agreement",
+                     "cfcheck.metrics.effectiveness.standardised_error"),
     ),
     MetricCard(
         "effectiveness_predictor_accuracy", "Effectiveness of a categorical intervention (anti-causal classifier)",
@@ -47,6 +49,8 @@ SCM_MODEL_CARDS = (
                    "attribute-oracle bar, leaves room for the anti-causal classifier's own errors (its test "
                    "accuracy: `cfcheck models`)."),
         failure_hint="the anti-causal classifier does not read the intervened value on the counterfactuals",
+        computed_by=("cfcheck.kinds.scm.effectiveness.predictor_agreement",
+                     "cfcheck.metrics.effectiveness.categorical_hits"),
     ),
     MetricCard(
         "preservation_predictor_error", "Causal-graph compliance of a continuous parent (anti-causal predictor)",
@@ -58,6 +62,8 @@ SCM_MODEL_CARDS = (
                    f"fails on every parent ({_RUN}: the measured line). " + _IDENTITY_KEEPS + ". 0.5 sd sits "
                    "between."),
         failure_hint="a parent the intervention did not set is not what the causal graph implies",
+        computed_by=("cfcheck.kinds.scm.effectiveness.predictor_agreement",
+                     "cfcheck.metrics.effectiveness.standardised_error"),
     ),
     MetricCard(
         "preservation_predictor_accuracy", "Causal-graph compliance of a categorical parent (anti-causal classifier)",
@@ -68,6 +74,8 @@ SCM_MODEL_CARDS = (
                    + _IDENTITY_KEEPS + ": a categorical parent that descends from no intervened one is such a "
                    "parent, so scm_identity passes this bar everywhere."),
         failure_hint="the counterfactuals change a categorical parent the intervention did not touch",
+        computed_by=("cfcheck.kinds.scm.effectiveness.predictor_agreement",
+                     "cfcheck.metrics.effectiveness.categorical_hits"),
     ),
     MetricCard(
         "composition_embedding", "Composition (L1 of the anti-causal predictors' embeddings after m null interventions)",
@@ -80,6 +88,7 @@ SCM_MODEL_CARDS = (
                    f"style; {_RUN}: the measured line) and noise do not. About half the resampler's distance, "
                    "as for composition_l1."),
         failure_hint="the null intervention does not give the input back",
+        computed_by=("cfcheck.metrics.composition.embedding_l1",),
     ),
     MetricCard(
         "cld", "Minimality (Counterfactual Latent Divergence)",
@@ -95,6 +104,8 @@ SCM_MODEL_CARDS = (
                    "the effectiveness bars catch. The VAE generator scores as the truth does (0.240–0.294: `pytest "
                    "suites/scm --method=fixtures/scm_vae.py --cfcheck-profile quick`, seed 0)."),
         failure_hint="the counterfactuals are not minimal changes of their inputs",
+        computed_by=("cfcheck.kinds.scm.minimality.cld_scores",
+                     "cfcheck.metrics.minimality.counterfactual_latent_divergence"),
     ),
     MetricCard(
         "cld_p_counterfactual", "CLD component P(S_x* ≤ div)",
@@ -104,6 +115,7 @@ SCM_MODEL_CARDS = (
         rationale=("No bar (reported as Melistas et al.'s Table 5 does): scm_identity scores 0 by construction "
                    "(div = 0) and scm_truth near it, scm_resample in between, noise near 1; identity is not "
                    "separated from the truth."),
+        computed_by=("cfcheck.kinds.scm.minimality.cld_scores", "cfcheck.metrics.minimality.gaussian_kl"),
     ),
     MetricCard(
         "cld_p_factual", "CLD component P(S_x ≥ div)",
@@ -114,5 +126,6 @@ SCM_MODEL_CARDS = (
         rationale=("No bar: scm_identity scores 1 by construction (div = 0), scm_resample lower, noise near 0. "
                    "The truth itself scores high (its changes are small next to the differences between real "
                    "images), so a low value is not what a correct counterfactual shows."),
+        computed_by=("cfcheck.kinds.scm.minimality.cld_scores", "cfcheck.metrics.minimality.gaussian_kl"),
     ),
 )

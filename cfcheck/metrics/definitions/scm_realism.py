@@ -42,6 +42,7 @@ SCM_REALISM_CARDS = (
                    "above the floor under an intervention on the categorical parent and at the floor otherwise "
                    f"({_VAE_RUN})."),
         failure_hint="the counterfactuals do not look like real images with the parents the intervention implies",
+        computed_by=("cfcheck.kinds.scm.realism.scm_realism", "cfcheck.metrics.realism.fid"),
     ),
     MetricCard(
         "scm_kid", "KID to real images with the counterfactual parents",
@@ -59,5 +60,6 @@ SCM_REALISM_CARDS = (
                    "(inconclusive), which is why the quick profile scores 100 inputs per intervention, where the "
                    "truth passes."),
         failure_hint="the counterfactuals do not look like real images with the parents the intervention implies",
+        computed_by=("cfcheck.kinds.scm.realism.scm_realism", "cfcheck.metrics.set_statistics.kid_all_pairs"),
     ),
 )

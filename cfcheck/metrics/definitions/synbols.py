@@ -25,7 +25,8 @@ _PER_INPUT = "Per input: the share of its K counterfactuals; averaged over input
 
 def _rate_card(key: str, name: str, formula: str, direction: str, notes: str) -> MetricCard:
     return MetricCard(key, name, formula, direction, (0.0, 1.0), "fraction of an input's K counterfactuals",
-                      _LATENTS, _ABSTAIN, _BEX, True, notes=f"{notes} {_PER_INPUT}", rationale=_NO_BAR)
+                      _LATENTS, _ABSTAIN, _BEX, True, notes=f"{notes} {_PER_INPUT}", rationale=_NO_BAR,
+                      computed_by=("cfcheck.metrics.synbols.synbols_scores", "cfcheck.metrics.synbols.category_rates"))
 
 
 SYNBOLS_CARDS = (
@@ -65,6 +66,7 @@ SYNBOLS_CARDS = (
                    "construction) must fail it and the informed-search oracle pass it; their values are shown "
                    "beside this card. Judged on the 95% interval: a method whose interval straddles 1.1 is "
                    "inconclusive."),
+        computed_by=("cfcheck.metrics.synbols.synbols_scores", "cfcheck.metrics.synbols.greedy_orthogonal_set"),
     ),
 )
 

@@ -44,6 +44,7 @@ VALIDITY_CARDS = (
                   "fail validity, passes on most classifiers: it flips f by construction, which is all TA asks; "
                   "the committee's OTA and the LVS toward the target are what fail it."),
         failure_hint="the explained classifier does not assign the counterfactuals to the target class",
+        computed_by=("cfcheck.metrics.validity.target_hits",),
     ),
     _proportion(
         "original_accuracy", "Original accuracy (OA)", "OA = 1/|X| Σ_x 1[f(c(x)) = y], y = f(x)", "lower",
@@ -55,6 +56,7 @@ VALIDITY_CARDS = (
                   "too: they move f off the original class without reaching the target. A bar here would pass "
                   "them; TA, the committee's OTA and the LVS toward the target fail them."),
         failure_hint="the classifier still sees the original class in many counterfactuals",
+        computed_by=("cfcheck.metrics.validity.original_hits",),
     ),
     _proportion(
         "tcv", "Target-class validity (TCV)", "TCV = 1/|X| Σ_x 1[f(c(x)) ≠ f(x)]", "higher",
@@ -66,6 +68,7 @@ VALIDITY_CARDS = (
                   "too: TCV counts any change. A bar here would pass them; TA, the committee's OTA and the LVS "
                   "toward the target fail them."),
         failure_hint="the classifier's decision did not change on many inputs",
+        computed_by=("cfcheck.metrics.validity.class_changes",),
     ),
     _proportion(
         "oracle_score", "Oracle score (OS)",
@@ -85,6 +88,7 @@ VALIDITY_CARDS = (
                   "(committee_oracle_target_accuracy) gates instead; it fails both everywhere."),
         failure_hint="where the classifier's decision changed, the oracle disagrees with it: the changes look "
                      "adversarial, or no decision changed at all",
+        computed_by=("cfcheck.metrics.validity.oracle_agreement",),
     ),
     _proportion(
         "oracle_target_accuracy", "Oracle target accuracy (OTA)", "OTA = 1/|X| Σ_x 1[f_o(c(x)) = y_t]",
@@ -97,6 +101,7 @@ VALIDITY_CARDS = (
                   "the positives' side of any bar between them. The committee's majority vote "
                   "(committee_oracle_target_accuracy) gates instead; it fails PGD everywhere."),
         failure_hint="this independent oracle does not see the target class in the counterfactuals",
+        computed_by=("cfcheck.metrics.validity.oracle_target_hits",),
     ),
     _proportion(
         "committee_oracle_target_accuracy", "Committee oracle target accuracy",
@@ -114,6 +119,7 @@ VALIDITY_CARDS = (
                   "other classifiers (Väth et al. H1) but on well under 80 % of the inputs, so they fail."),
         failure_hint="the oracle committee does not see the target class: the changes flip the classifier "
                      "without changing the digit (adversarial)",
+        computed_by=("cfcheck.metrics.validity.committee_target_hits",),
     ),
     MetricCard(
         "lvs_target", "Label variation toward the target (LVS)",
@@ -138,6 +144,7 @@ VALIDITY_CARDS = (
                   "counterfactuals the validity bars require, 80 %, times the truth's value (just under 1 bit): "
                   "the 80 % truth mixture lands on it, the 50 % one fails."),
         failure_hint="an independent attribute oracle does not see the targeted attribute change",
+        computed_by=("cfcheck.metrics.validity.label_variation_toward",),
     ),
 )
 
@@ -154,5 +161,6 @@ TRANSITION_CARDS = (
               "are measured by `cfcheck calibrate` first (an adversarial perturbation also transitions well, so "
               "COUT alone cannot separate the negative controls).",
         tolerance=0.1,
+        computed_by=("cfcheck.metrics.transition.counterfactual_transition",),
     ),
 )
