@@ -54,6 +54,12 @@ class MetricKey:
             raise ValueError(f"metric key {text!r} ends in {SEPARATOR!r}: name the variant or leave the separator out")
         return cls(card, variant if separator else None)
 
+    @staticmethod
+    def card_part(text: object) -> str:
+        """The card part of a score's name as a scorecard writes it, without validating the name: for
+        views of scorecards read from disk, which render whatever they hold (``"<x-:"`` → ``"<x-"``)."""
+        return str(text).partition(SEPARATOR)[0]
+
     @classmethod
     def from_bar_key(cls, bar_key: str, card_keys: Iterable[str]) -> MetricKey:
         """The key a bar key names: the longest card in ``card_keys`` it equals or starts with plus "_"

@@ -120,8 +120,9 @@ def behind_best_table(comparison: Comparison) -> Table:
             metrics = behind[method].get(family, {})
             grouped: dict[str, list[str]] = {}  # "oracle_score:oracle_lenet" and ":oracle_resnet" share one entry
             for metric, (count, total) in metrics.items():
-                key = MetricKey.parse(metric)
-                grouped.setdefault(key.card, []).append(f"{key.variant + ' ' if key.variant else ''}{count}/{total}")
+                card = MetricKey.card_part(metric)  # a scorecard's name as written, unvalidated
+                variant = metric[len(card) + 1:]
+                grouped.setdefault(card, []).append(f"{variant + ' ' if variant else ''}{count}/{total}")
             text = "; ".join(f"{name} {', '.join(parts)}" for name, parts in grouped.items())
             cells.append(Cell(text or "–", strong=not metrics))
         rows.append(cells)

@@ -201,7 +201,7 @@ def _cards(scores: Sequence[dict[str, Any]], scorecard: dict[str, Any] | None = 
     from cfcheck.reporting.card_evidence import scorecard_evidence
     from cfcheck.metrics.cards import CARDS
 
-    keys = list(dict.fromkeys(MetricKey.parse(str(s["metric"])).card for s in scores))
+    keys = list(dict.fromkeys(MetricKey.card_part(s["metric"]) for s in scores))
     out = ["<h2>Metric cards</h2><p class='muted'>What each score measures, its bar and why the bar sits there.</p>"]
     for key in [k for k in keys if k in CARDS]:
         card = CARDS[key]

@@ -46,7 +46,7 @@ def e(text: Any) -> str:
 
 def card_anchor(metric: str) -> str:
     """The id of a metric's card section ("oracle_score:oracle_lenet" → "card-oracle_score")."""
-    return "card-" + re.sub(r"[^A-Za-z0-9_-]", "-", MetricKey.parse(metric).card)
+    return "card-" + re.sub(r"[^A-Za-z0-9_-]", "-", MetricKey.card_part(metric))
 
 
 def metric_link(metric: str) -> str:

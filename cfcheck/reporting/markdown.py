@@ -81,7 +81,7 @@ def key_metrics(scores: Sequence[dict[str, Any]]) -> dict[str, str]:
         metrics = list(dict.fromkeys(s["metric"] for s in group))
         barred = [m for m in metrics if any(s["metric"] == m and s.get("threshold") for s in group)]
         candidates = barred or metrics
-        chosen[suite] = min(candidates, key=lambda m: (order.get(MetricKey.parse(m).card, len(order)), metrics.index(m)))
+        chosen[suite] = min(candidates, key=lambda m: (order.get(MetricKey.card_part(m), len(order)), metrics.index(m)))
     return chosen
 
 
