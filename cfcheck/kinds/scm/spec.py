@@ -19,7 +19,7 @@ import torch
 from cfcheck.domains.base import INTERVENTION_COUNTERFACTUAL, Domain, require
 from cfcheck.kinds.base import Inputs, KindSpec, Run, Task
 from cfcheck.kinds.calling import MethodOutput, OutputSpec
-from cfcheck.kinds.protocols import MethodKind
+from cfcheck.kinds.scm.declaration import DECLARATION
 from cfcheck.kinds.scm.capabilities import StructuralCausalModel
 from cfcheck.kinds.scm.section import SECTION_DEFAULTS
 
@@ -93,11 +93,11 @@ class SCMResult:
         return {"input": list(range(len(self.inputs))), **labels}
 
 
-class SCMSpec(KindSpec):
-    kind: ClassVar[MethodKind] = MethodKind.SCM
+class SCMSpec(KindSpec[SCMTask, SCMResult]):
+    declaration = DECLARATION
     task_group_label = "intervention"
     output_noun = "counterfactuals"
-    output = OutputSpec(call="counterfactual", value_range=(0.0, 1.0))
+    output = OutputSpec(call=DECLARATION.call, value_range=(0.0, 1.0))
     section_defaults = SECTION_DEFAULTS
 
     def parametrize(self, metafunc: pytest.Metafunc, run: Run, domains: list[Domain]) -> None:
@@ -122,7 +122,7 @@ class SCMSpec(KindSpec):
                 params += [pytest.param(task, p, marks=param.marks, id=f"{param.id}-{p}") for p in chosen]
         metafunc.parametrize(["cfcheck_task", "cfcheck_parent"], params)
 
-    def examples(self, run: Run, result: SCMResult, k: int) -> dict[str, torch.Tensor]:  # type: ignore[override]
+    def examples(self, run: Run, result: SCMResult, k: int) -> dict[str, torch.Tensor]:
         x = result.x[:k]
         x_cf = torch.where(result.valid[:k, None, None, None], result.x_cf[:k], x)
         columns = {"input": x, "counterfactual": x_cf, "difference": x_cf - x}
@@ -142,7 +142,7 @@ class SCMSpec(KindSpec):
         if unknown:
             raise ValueError(f"interventions has unknown factors {unknown}; {domain.name} has {', '.join(factors)}")
 
-    def tasks(self, run: Run, domain: Domain, which: str) -> list[SCMTask]:  # type: ignore[override]
+    def tasks(self, run: Run, domain: Domain, which: str) -> list[SCMTask]:
         if which != "explained":
             raise ValueError(f"SCM suites have only 'explained' tasks, got cfcheck_tasks({which!r})")
         factors = run.profile.section("scm").interventions or domain.factor_names
@@ -165,13 +165,13 @@ class SCMSpec(KindSpec):
         )
         return index, inputs
 
-    def inputs(self, run: Run, task: SCMTask) -> Inputs:  # type: ignore[override]
+    def inputs(self, run: Run, task: SCMTask) -> Inputs:
         return run.memo(("scm-draw", task), lambda: self._draw(run, task))[1]
 
-    def arguments(self, run: Run, task: SCMTask, batch: Mapping[str, Any]) -> tuple[Any, ...]:  # type: ignore[override]
+    def arguments(self, run: Run, task: SCMTask, batch: Mapping[str, Any]) -> tuple[Any, ...]:
         return batch["x"], batch["parents"], batch["intervention"]
 
-    def result(self, run: Run, task: SCMTask, inputs: Inputs, output: MethodOutput, seconds: float) -> SCMResult:  # type: ignore[override]
+    def result(self, run: Run, task: SCMTask, inputs: Inputs, output: MethodOutput, seconds: float) -> SCMResult:
         index = run.memo(("scm-draw", task), lambda: self._draw(run, task))[0]
         return SCMResult(task, inputs, output, task.domain, index, seconds)
 
