@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
     from cfcheck.domains.base import Domain
 
+T = TypeVar("T")  # what a memo holds
+
 
 class Run(Protocol):
     """What a kind may use of the session: domains, models, profile, seeds and a memo."""
@@ -39,7 +41,7 @@ class Run(Protocol):
     def domain(self, name: str) -> Domain: ...
     def domain_names(self) -> tuple[str, ...]: ...
     def zoo(self, domain: Domain) -> Any: ...
-    def memo(self, key: tuple[Any, ...], factory: Callable[[], Any]) -> Any: ...
+    def memo(self, key: tuple[Any, ...], factory: Callable[[], T]) -> T: ...
 
 
 class RunResources:
@@ -82,10 +84,12 @@ class RunResources:
             self._zoos[domain.name] = ModelZoo(domain, self.device)
         return self._zoos[domain.name]
 
-    def memo(self, key: tuple[Any, ...], factory: Callable[[], Any]) -> Any:
+    def memo(self, key: tuple[Any, ...], factory: Callable[[], T]) -> T:
+        """The value stored under ``key``, made by ``factory`` on first use (once per run)."""
         if key not in self._memo:
             self._memo[key] = factory()
-        return self._memo[key]
+        found: T = self._memo[key]
+        return found
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -142,6 +146,13 @@ class Inputs:
 
     def __len__(self) -> int:
         return int(self.like.shape[0])
+
+    def tensor(self, name: str) -> torch.Tensor:
+        """The argument ``name``, which must be a tensor."""
+        value = self.arguments[name]
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"argument {name!r} is a {type(value).__name__}, not a tensor")
+        return value
 
     def tensors(self) -> list[torch.Tensor]:
         """Every tensor the method receives, in a fixed order (hashed into the cache key)."""

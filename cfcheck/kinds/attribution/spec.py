@@ -55,11 +55,11 @@ class AttributionResult:
 
     @property
     def x(self) -> torch.Tensor:
-        return self.inputs.arguments["x"]
+        return self.inputs.tensor("x")
 
     @property
     def target(self) -> torch.Tensor:
-        return self.inputs.arguments["target"]
+        return self.inputs.tensor("target")
 
     @property
     def saliency(self) -> torch.Tensor:
@@ -147,7 +147,12 @@ class AttributionSpec(KindSpec[AttributionTask, AttributionResult]):
         index = torch.randperm(len(data.labels), generator=generator)[:n].sort().values
         x = data.images[index].clone()
         # explained for the class the (trained) model predicts: the random task uses its counterpart's
-        decider = task.needs[0].model if task.needs and task.inputs_from == "scored" else task.model
+        decider = task.model
+        if task.needs and task.inputs_from == "scored":
+            needed = task.needs[0]
+            if not isinstance(needed, AttributionTask):
+                raise TypeError(f"task {task.id} needs {needed!r}, not an attribution task")
+            decider = needed.model
         target = run.zoo(task.domain).logits(decider, x).argmax(1)
         return Inputs(like=x, arguments={"x": x, "target": target}, labels={"label": data.labels[index], "target": target})
 

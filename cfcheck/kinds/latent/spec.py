@@ -62,7 +62,11 @@ def variant_names(domain: Domain) -> tuple[str | None, ...]:
 
 def variant_domain(domain: Domain, variant: str | None) -> Any:
     """The domain serving ``variant`` (the domain itself when it has no variants)."""
-    return domain if variant is None else domain.variant(variant)
+    if variant is None:
+        return domain
+    if not isinstance(domain, Variants):
+        raise ValueError(f"domain {domain.name!r} has no variants, asked for {variant!r}")
+    return domain.variant(variant)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -135,12 +139,13 @@ class LatentResult:
 
     @property
     def z(self) -> torch.Tensor:
-        return self.inputs.arguments["z"]
+        return self.inputs.tensor("z")
 
     @cached_property
     def z_cf(self) -> torch.Tensor:
         """N×K×D counterfactuals, clipped to the training box (an abstention keeps its values)."""
-        return self.domain.clip_latents(self.output.values.float())
+        clipped: torch.Tensor = self.domain.clip_latents(self.output.values.float())
+        return clipped
 
     @property
     def valid(self) -> torch.Tensor:
@@ -256,7 +261,8 @@ class LatentSpec(KindSpec[LatentTask, LatentResult]):
         device = next(iter(generator.parameters())).device
 
         def generate(latents: torch.Tensor) -> torch.Tensor:
-            return generator(latents.to(device)).cpu()
+            images: torch.Tensor = generator(latents.to(device))
+            return images.cpu()
 
         with torch.no_grad():
             columns = {"input g(z)": generate(z)}

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import torch
 
@@ -20,7 +20,7 @@ from cfcheck.domains.base import INTERVENTION_COUNTERFACTUAL, Domain, require
 from cfcheck.kinds.base import Inputs, KindSpec, Run, Task
 from cfcheck.kinds.calling import MethodOutput, OutputSpec
 from cfcheck.kinds.scm.declaration import DECLARATION
-from cfcheck.kinds.scm.capabilities import StructuralCausalModel
+from cfcheck.kinds.scm.capabilities import CounterfactualParents, StructuralCausalModel
 from cfcheck.kinds.scm.section import SECTION_DEFAULTS
 
 if TYPE_CHECKING:
@@ -30,6 +30,14 @@ if TYPE_CHECKING:
 SEED_OFFSET = 3
 
 
+
+
+def scm(domain: Domain) -> StructuralCausalModel:
+    """``domain`` as the structural causal model the SCM kind needs (:meth:`SCMSpec.supports`
+    keeps other domains from the SCM suites)."""
+    if not isinstance(domain, StructuralCausalModel):
+        raise TypeError(f"domain {domain.name!r} has no structural causal model to intervene on")
+    return domain
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,15 +64,17 @@ class SCMResult:
 
     @property
     def x(self) -> torch.Tensor:
-        return self.inputs.arguments["x"]
+        return self.inputs.tensor("x")
 
     @property
     def parents(self) -> dict[str, torch.Tensor]:
-        return self.inputs.arguments["parents"]
+        parents: dict[str, torch.Tensor] = self.inputs.arguments["parents"]
+        return parents
 
     @property
     def intervention(self) -> dict[str, torch.Tensor]:
-        return self.inputs.arguments["intervention"]
+        intervention: dict[str, torch.Tensor] = self.inputs.arguments["intervention"]
+        return intervention
 
     @property
     def x_cf(self) -> torch.Tensor:
@@ -78,14 +88,16 @@ class SCMResult:
     def true_cf(self) -> torch.Tensor:
         """The domain's true counterfactual of every input under the task's intervention."""
         require(self.domain, INTERVENTION_COUNTERFACTUAL)
-        return self.domain.intervention_counterfactual(self.domain.split_roles["scored"], self.index, self.intervention)
+        return scm(self.domain).intervention_counterfactual(self.domain.split_roles["scored"], self.index,
+                                                            self.intervention)
 
     @cached_property
     def target_parents(self) -> dict[str, torch.Tensor]:
         """Every parent after the intervention, propagated by the domain's SCM: what an effective
         counterfactual shows (an intervention moves the intervened parent's children, for instance)."""
         require(self.domain, INTERVENTION_COUNTERFACTUAL)
-        return self.domain.counterfactual_parents(self.domain.split_roles["scored"], self.index, self.intervention)
+        propagating = cast(CounterfactualParents, self.domain)  # what the capability promises
+        return propagating.counterfactual_parents(self.domain.split_roles["scored"], self.index, self.intervention)
 
     @cached_property
     def sample_labels(self) -> dict[str, list[Any]]:
@@ -156,8 +168,8 @@ class SCMSpec(KindSpec[SCMTask, SCMResult]):
         position = domain.factor_names.index(task.factor)
         generator = torch.Generator().manual_seed(10_007 * task.seed + 101 * position + SEED_OFFSET)
         index = torch.randperm(len(scored.labels), generator=generator)[:n].sort().values
-        parents = domain.parents(scored_name, index)
-        new = domain.sample_intervention(task.factor, parents, generator)
+        parents = scm(domain).parents(scored_name, index)
+        new = scm(domain).sample_intervention(task.factor, parents, generator)
         inputs = Inputs(
             like=scored.images[index],
             arguments={"x": scored.images[index].clone(), "parents": parents, "intervention": {task.factor: new}},

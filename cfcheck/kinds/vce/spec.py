@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -84,7 +84,7 @@ def unrelated_attributes(zoo: ModelZoo) -> list[str]:
 
 def _one_per_class(source: torch.Tensor) -> torch.Tensor:
     """The position of the first input of every class, in class order."""
-    return torch.cat([torch.nonzero(source == c).flatten()[:1] for c in source.unique()])
+    return torch.cat([torch.nonzero(source == c).flatten()[:1] for c in sorted(set(source.tolist()))])
 
 
 def context(run: Run, domain: Domain) -> VCEContext:
