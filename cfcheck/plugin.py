@@ -33,7 +33,9 @@ from cfcheck.plugin_fixtures import (  # noqa: F401 - fixtures, registered with 
     session_key,
 )
 from cfcheck.adapter import PLUGIN_NAME, load_method
+from cfcheck.kinds.contract import CONTRACT_FIXTURE, parametrize_contract
 from cfcheck.kinds.protocols import MethodKind
+from cfcheck.kinds.registry import kind_fixtures, kind_markers, task_sets
 from cfcheck.profiles import read_user_settings, resolve_profile
 from cfcheck.core.threads import share_cpu_between_xdist_workers
 
@@ -56,10 +58,10 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{KIND_MARKER}(kind): the method kind a cfcheck suite applies to")
-    config.addinivalue_line("markers", "cfcheck_parents(which): SCM suites: the 'intervened' parent or the 'others'")
-    config.addinivalue_line(
-        "markers", f"{TASKS_MARKER}(which): 'explained', 'random' or 'cascade' (randomised-layer) classifier tasks"
-    )
+    for signature, text in kind_markers().items():  # each kind's own markers, declared in its folder
+        config.addinivalue_line("markers", f"{signature}: {text}")
+    config.addinivalue_line("markers", f"{TASKS_MARKER}(which): the tasks a suite runs on, one of "
+                            f"{', '.join(map(repr, task_sets()))} (the kinds' task sets)")
     if not config.pluginmanager.hasplugin("xdist"):  # the task marker must not warn without xdist
         config.addinivalue_line("markers", "xdist_group(name): run together under --dist loadgroup")
     try:
@@ -169,16 +171,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrise a suite through its kind's specification (the kind marker)."""
     session = metafunc.config.stash.get(session_key, None)
     if session is None:
-        for name in ("cfcheck_oracle", "cfcheck_attribute", "cfcheck_parent", "cfcheck_task", "cfcheck_domain_spec"):
+        for name in ("cfcheck_task", "cfcheck_domain_spec", *kind_fixtures()):
             if name in metafunc.fixturenames:  # suites collected without --method: skip them
                 metafunc.parametrize(name, [])
+        if CONTRACT_FIXTURE in metafunc.fixturenames:
+            parametrize_contract(metafunc, None, KIND_MARKER, DOMAIN_FIXTURE)
         return
     if "cfcheck_domain_spec" in metafunc.fixturenames:
         names = [*session.domain_names(), *session.broken_domains]
         metafunc.parametrize("cfcheck_domain_spec", names, ids=names)
+    if CONTRACT_FIXTURE in metafunc.fixturenames:  # the contract: per kind, the method for its first domain
+        parametrize_contract(metafunc, session, KIND_MARKER, DOMAIN_FIXTURE)
+        return
     marker = metafunc.definition.get_closest_marker(KIND_MARKER)
     if "cfcheck_task" not in metafunc.fixturenames:
-        if marker is not None:  # a contract test: the method for the kind's first domain
+        if marker is not None:  # a kind's test without tasks: the method for the kind's first domain
             _parametrize_method_domain(metafunc, session, session.domains_for(marker.args[0])[0])
         return
     if marker is None:

@@ -37,6 +37,7 @@ from typing import Any
 from cfcheck.calibration.store import expected_sign, write_calibration_values
 from cfcheck.controls import (  # noqa: F401 - re-exported
     CONTROLS,
+    KIND_CONTROL_TABLES,
     REFERENCE_METHODS,
     SCM_CONTROLS,
     SCM_SUITES,
@@ -49,8 +50,7 @@ from cfcheck.metrics.key import MetricKey
 #: kind's values are written only when every one of them ran: a partial run would drop controls
 #: from the charts' markers and the cards' evidence.
 KIND_CONTROLS: dict[str, tuple[str, ...]] = {
-    "vce": tuple(name for name in CONTROLS if is_control(name)),
-    "scm": tuple(name for name in SCM_CONTROLS if is_control(name)),
+    kind: tuple(name for name in table if is_control(name)) for kind, table in KIND_CONTROL_TABLES.items()
 }
 
 

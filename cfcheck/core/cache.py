@@ -81,7 +81,7 @@ def _tensor_bytes(tensor: torch.Tensor) -> memoryview:
     """The tensor's bytes in C order, as a view where the tensor is already contiguous on the CPU
     (hashing the view instead of a ``tobytes()`` copy halves the cost of a digest)."""
     flat = tensor.detach().to("cpu").contiguous().reshape(-1)
-    return memoryview(flat.view(torch.uint8).numpy())
+    return flat.view(torch.uint8).numpy().data
 
 
 def tensor_digest(*tensors: torch.Tensor) -> str:
@@ -120,13 +120,18 @@ def _entries_digest(tensors: dict[str, torch.Tensor]) -> str:
 def _module_source_part(module: types.ModuleType) -> str:
     """The hashed text for one module: its source, else its file's mtime, else its name only."""
     try:
-        return f"{module.__name__}\0source\0" + Path(inspect.getsourcefile(module)).read_bytes().hex()
-    except (TypeError, OSError):  # built-in, no source file (None), or unreadable
+        source = inspect.getsourcefile(module)
+        if source is not None:
+            return f"{module.__name__}\0source\0" + Path(source).read_bytes().hex()
+    except (TypeError, OSError):  # built-in, or unreadable
         pass
     try:
-        return f"{module.__name__}\0mtime\0{os.stat(module.__file__).st_mtime_ns}"
-    except (AttributeError, TypeError, OSError):
-        return f"{module.__name__}\0unreadable"
+        file = getattr(module, "__file__", None)
+        if file is not None:
+            return f"{module.__name__}\0mtime\0{os.stat(file).st_mtime_ns}"
+    except (TypeError, OSError):
+        pass
+    return f"{module.__name__}\0unreadable"
 
 
 def method_fingerprint(method: object, module: types.ModuleType | None) -> str:

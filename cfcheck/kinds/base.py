@@ -12,18 +12,21 @@ import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 import torch
 
 from cfcheck.core.costs import MethodClock
 from cfcheck.kinds.calling import MethodOutput, OutputSpec, Progress, check_output, concatenate, in_batches, invoke
-from cfcheck.kinds.protocols import CALLS, MethodKind, accepts_generator, names_parameter
+from cfcheck.kinds.declaration import KindDeclaration
+from cfcheck.kinds.protocols import MethodKind, accepts_generator, names_parameter
 
 if TYPE_CHECKING:
     import pytest
 
     from cfcheck.domains.base import Domain
+
+T = TypeVar("T")  # what a memo holds
 
 
 class Run(Protocol):
@@ -36,10 +39,12 @@ class Run(Protocol):
 
     @property
     def profile(self) -> Any: ...
+    @property
+    def seeds(self) -> tuple[int, ...]: ...
     def domain(self, name: str) -> Domain: ...
     def domain_names(self) -> tuple[str, ...]: ...
     def zoo(self, domain: Domain) -> Any: ...
-    def memo(self, key: tuple[Any, ...], factory: Callable[[], Any]) -> Any: ...
+    def memo(self, key: tuple[Any, ...], factory: Callable[[], T]) -> T: ...
 
 
 class RunResources:
@@ -82,10 +87,12 @@ class RunResources:
             self._zoos[domain.name] = ModelZoo(domain, self.device)
         return self._zoos[domain.name]
 
-    def memo(self, key: tuple[Any, ...], factory: Callable[[], Any]) -> Any:
+    def memo(self, key: tuple[Any, ...], factory: Callable[[], T]) -> T:
+        """The value stored under ``key``, made by ``factory`` on first use (once per run)."""
         if key not in self._memo:
             self._memo[key] = factory()
-        return self._memo[key]
+        found: T = self._memo[key]
+        return found
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -143,12 +150,52 @@ class Inputs:
     def __len__(self) -> int:
         return int(self.like.shape[0])
 
+    def tensor(self, name: str) -> torch.Tensor:
+        """The argument ``name``, which must be a tensor."""
+        value = self.arguments[name]
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"argument {name!r} is a {type(value).__name__}, not a tensor")
+        return value
+
     def tensors(self) -> list[torch.Tensor]:
         """Every tensor the method receives, in a fixed order (hashed into the cache key)."""
         return [tensor for _, tensor in sorted(watched_tensors(self.arguments).items())]
 
 
-def slice_arguments(value: Any, part: slice, device: torch.device) -> Any:
+class KindResult(Protocol):
+    """What every kind's result object offers the engine and the suites shared between kinds:
+    its task, the method's validity mask (N bools, False where it abstained), the per-input labels
+    of the per-sample CSV and the seconds its generation took."""
+
+    @property
+    def task(self) -> Task: ...
+    @property
+    def valid(self) -> torch.Tensor: ...
+    @property
+    def sample_labels(self) -> dict[str, list[Any]]: ...
+    @property
+    def seconds(self) -> float: ...
+
+
+class CounterfactualResult(KindResult, Protocol):
+    """A result of counterfactual inputs (:mod:`cfcheck.kinds.ground_truth` scores it): the inputs
+    ``x``, the first counterfactual of each ``x_cf`` (the same shape) and, where the domain can
+    compute it, the true counterfactual ``true_cf`` (None where it cannot)."""
+
+    @property
+    def x(self) -> torch.Tensor: ...
+    @property
+    def x_cf(self) -> torch.Tensor: ...
+    @property
+    def true_cf(self) -> torch.Tensor | None: ...
+
+
+#: a kind's task type and result type (:class:`KindSpec` is generic in both)
+TaskT = TypeVar("TaskT", bound=Task)
+ResultT = TypeVar("ResultT", bound=KindResult)
+
+
+def slice_arguments(value: Any, part: slice | torch.Tensor, device: torch.device) -> Any:
     """The batch ``part`` of an argument: tensors (and dicts of tensors) are sliced and moved;
     models and other objects pass through."""
     if isinstance(value, torch.Tensor):
@@ -158,9 +205,13 @@ def slice_arguments(value: Any, part: slice, device: torch.device) -> Any:
     return value
 
 
-class KindSpec(ABC):
-    """One method kind's part of the engine (see the module docstring)."""
+class KindSpec(ABC, Generic[TaskT, ResultT]):
+    """One method kind's part of the engine (see the module docstring), generic in the kind's task
+    type ``TaskT`` and result type ``ResultT``. A subclass sets :attr:`declaration` (what the kind
+    declares in its folder); :attr:`kind` follows from it."""
 
+    #: what the kind declares in its folder's ``declaration.py``
+    declaration: ClassVar[KindDeclaration]
     kind: ClassVar[MethodKind]
     #: what a task without outputs lacks, for failure messages
     output_noun: ClassVar[str] = "outputs"
@@ -170,46 +221,52 @@ class KindSpec(ABC):
     #: the suites of this kind that are not built yet → why (skipped with that reason)
     pending_suites: ClassVar[Mapping[str, str]] = {}
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        declaration = cls.__dict__.get("declaration")
+        if declaration is not None:
+            cls.kind = MethodKind(declaration.name)
+
     @abstractmethod
     def supports(self, domain: Domain) -> str | None:
         """None when the kind has suites for ``domain``; otherwise the reason it has not."""
 
     @abstractmethod
-    def tasks(self, run: Run, domain: Domain, which: str) -> list[Task]:
+    def tasks(self, run: Run, domain: Domain, which: str) -> list[TaskT]:
         """The tasks a suite marked ``cfcheck_tasks(which)`` runs on ``domain``."""
 
     @abstractmethod
-    def inputs(self, run: Run, task: Task) -> Inputs:
+    def inputs(self, run: Run, task: TaskT) -> Inputs:
         """The inputs of ``task`` (deterministic in the task; memoised by the caller)."""
 
     @abstractmethod
-    def arguments(self, run: Run, task: Task, batch: Mapping[str, Any]) -> tuple[Any, ...]:
+    def arguments(self, run: Run, task: TaskT, batch: Mapping[str, Any]) -> tuple[Any, ...]:
         """The positional arguments of one call, from one batch of the inputs' arguments."""
 
     @abstractmethod
-    def result(self, run: Run, task: Task, inputs: Inputs, output: MethodOutput, seconds: float) -> Any:
+    def result(self, run: Run, task: TaskT, inputs: Inputs, output: MethodOutput, seconds: float) -> ResultT:
         """The object the kind's suites score."""
 
     @property
     def call_and_rng(self) -> tuple[str, str]:
-        """The method's name and the keyword of cfcheck's seeded RNG."""
-        return CALLS[self.kind]
+        """The method's name and the keyword of cfcheck's seeded RNG (as the kind declares them)."""
+        return self.declaration.call, self.declaration.rng_keyword
 
     def contract_index(self, inputs: Inputs, k: int) -> torch.Tensor:
         """Which inputs the contract suite calls the method on (default: the first ``3k``)."""
         return torch.arange(min(len(inputs), max(k, 1) * 3))
 
-    def examples(self, run: Run, result: Any, k: int) -> dict[str, torch.Tensor]:
+    def examples(self, run: Run, result: ResultT, k: int) -> dict[str, torch.Tensor]:
         """Columns of the task's example grid for its first ``k`` inputs (name → k×C×H×W);
         empty when the kind shows none."""
         return {}
 
-    def call_keywords(self, run: Run, task: Task) -> dict[str, Any]:
+    def call_keywords(self, run: Run, task: TaskT) -> dict[str, Any]:
         """Facts of the task a method may want (keyword → value), passed to a method whose call
         names the keyword explicitly (never through ``**kwargs``); none by default."""
         return {}
 
-    def oracle_arguments(self, run: Run, task: Task) -> dict[str, Any]:
+    def oracle_arguments(self, run: Run, task: TaskT) -> dict[str, Any]:
         """Knowledge only an oracle control may use (keyword → value), passed to a method whose
         call names the keyword explicitly (never through ``**kwargs``); none by default."""
         return {}
@@ -230,10 +287,11 @@ class KindSpec(ABC):
         tasks = [task for domain in domains for task in self.tasks(run, domain, which)]
         metafunc.parametrize("cfcheck_task", [task_param(task, len(domains) > 1) for task in tasks])
 
-    def generate(self, run: Run, task: Task, method: Any, inputs: Inputs, write: Callable[[str], None] | None) -> MethodOutput:
+    def generate(self, run: Run, task: TaskT, method: Any, inputs: Inputs,
+                 write: Callable[[str], None] | None) -> MethodOutput:
         """Call the method on all inputs of ``task`` in batches, checking every output."""
         __tracebackhide__ = True
-        name, rng_keyword = CALLS[self.kind]
+        name, rng_keyword = self.call_and_rng
         function = getattr(method, name)
         kwargs: dict[str, Any] = {}
         if accepts_generator(function, rng_keyword):

@@ -1,83 +1,58 @@
-"""The four method kinds' calling protocols, and detecting which a method implements.
+"""Method kinds' calling protocols, and detecting which a method implements.
 
 A method is any object; its kind is read from the methods it defines (duck typing), so a
 researcher never subclasses anything from cfcheck. ``cfcheck_kind = "vce"`` (or a tuple) on the
 object overrides detection when two kinds share a method name (``explain``).
 
-Every call may take an optional ``generator=`` keyword (a seeded ``torch.Generator``: cfcheck
-passes one when the signature accepts it) and may return ``(output, valid)``, where ``valid``
-is a bool N-vector that is False where the method abstained. The latent kind receives the
-domain's decoder as ``generator`` (the papers' name for it), so its random-number generator is
-passed as ``rng=`` instead.
+Every call may take an optional RNG keyword (a seeded ``torch.Generator``: cfcheck passes one
+when the signature accepts it; ``generator=`` unless the kind declares another) and may return
+``(output, valid)``, where ``valid`` is a bool N-vector that is False where the method abstained.
+The kinds, their calls, keywords and detectors are declared in their folders
+(:mod:`cfcheck.kinds.registry`).
 """
 
 from __future__ import annotations
 
 import enum
 import inspect
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    import torch
+from cfcheck.kinds.declaration import KindDeclaration
+from cfcheck.kinds.registry import DECLARATIONS
 
 
 class MethodKind(str, enum.Enum):
-    VCE = "vce"
-    SCM = "scm"
-    LATENT = "latent"
-    ATTRIBUTION = "attribution"
+    """A registered method kind; its value is the kind's name (``MethodKind("vce")``).
+
+    The members are the registered kinds (:data:`cfcheck.kinds.registry.KIND_FOLDERS`, in that
+    order), added when this module loads: iterate ``MethodKind`` or call it with a name.
+    """
+
+    @property
+    def declaration(self) -> KindDeclaration:
+        """What the kind declares in its folder."""
+        return DECLARATIONS[self.value]
 
     @property
     def description(self) -> str:
-        return _DESCRIPTIONS[self]
+        return self.declaration.description
 
 
-_DESCRIPTIONS = {
-    MethodKind.VCE: "visual counterfactual explainer: explain(x, target, classifier) -> x_cf",
-    MethodKind.SCM: "SCM counterfactual generator: counterfactual(x, parents, intervention) -> x_cf",
-    MethodKind.LATENT: "latent explainer: explain(z, latent_classifier, generator) -> z_cf",
-    MethodKind.ATTRIBUTION: "feature attribution: attribute(x, model, target) -> saliency",
-}
-
-_LATENT_PARAMETERS = {"z", "latent_classifier"}
-
-
-@runtime_checkable
-class VisualCounterfactualExplainer(Protocol):
-    def explain(self, x: torch.Tensor, target: torch.Tensor, classifier: torch.nn.Module) -> Any: ...
-
-
-@runtime_checkable
-class SCMCounterfactualGenerator(Protocol):
-    def counterfactual(self, x: torch.Tensor, parents: Any, intervention: Any) -> Any: ...
-
-
-@runtime_checkable
-class FeatureAttribution(Protocol):
-    def attribute(self, x: torch.Tensor, model: torch.nn.Module, target: torch.Tensor) -> Any: ...
-
-
-@runtime_checkable
-class LatentExplainer(Protocol):
-    def explain(self, z: torch.Tensor, latent_classifier: torch.nn.Module, generator: torch.nn.Module) -> Any: ...
+if not TYPE_CHECKING:  # the members, from the registry (a type checker sees the class above)
+    MethodKind = MethodKind("MethodKind", [(name.upper(), name) for name in DECLARATIONS],
+                            module=__name__, qualname="MethodKind")
 
 
 #: the method each kind calls, and the keyword that carries cfcheck's seeded RNG
-CALLS = {
-    MethodKind.VCE: ("explain", "generator"),
-    MethodKind.SCM: ("counterfactual", "generator"),
-    MethodKind.ATTRIBUTION: ("attribute", "generator"),
-    MethodKind.LATENT: ("explain", "rng"),
+CALLS: dict[MethodKind, tuple[str, str]] = {
+    kind: (kind.declaration.call, kind.declaration.rng_keyword) for kind in MethodKind
 }
 
 
 #: Views: a method of one kind seen as another, so that kind's suites can score it (opt-in with
 #: ``--cfcheck-view``). (source, target) -> (the view class as "module:Class", what it computes).
 VIEWS: dict[tuple[MethodKind, MethodKind], tuple[str, str]] = {
-    (MethodKind.VCE, MethodKind.ATTRIBUTION): (
-        "cfcheck.methods.attribution.saliency:CounterfactualDirection",
-        "the counterfactual direction v = x − c towards the class the model ranks second",
-    ),
+    (MethodKind(source), target): view for target in MethodKind for source, view in target.declaration.views.items()
 }
 
 
@@ -104,12 +79,7 @@ def view_as(method: object, target: MethodKind) -> object:
 
 
 #: the positional arguments each kind's call passes (what a candidate method must be able to take)
-CALL_ARGUMENTS = {
-    MethodKind.VCE: ("x", "target", "classifier"),
-    MethodKind.SCM: ("x", "parents", "intervention"),
-    MethodKind.ATTRIBUTION: ("x", "model", "target"),
-    MethodKind.LATENT: ("z", "latent_classifier", "generator"),
-}
+CALL_ARGUMENTS: dict[MethodKind, tuple[str, ...]] = {kind: kind.declaration.arguments for kind in MethodKind}
 
 
 def detect_kinds(method: object) -> frozenset[MethodKind]:
@@ -124,8 +94,9 @@ def kind_detection(method: object) -> tuple[list[tuple[MethodKind, str]], list[s
     A kind counts when the object has the kind's method name (:data:`CALLS`) and its signature can
     take the kind's call (:data:`CALL_ARGUMENTS`, positionally): a visual counterfactual explainer
     with a helper ``counterfactual(x, target)`` is not an SCM generator, and is not sent through the
-    SCM suites. ``explain`` is the latent kind when it names ``z`` or ``latent_classifier``. A
-    signature that cannot be read is trusted. ``cfcheck_kind`` overrides all of this.
+    SCM suites. Where kinds share a call name, the kinds' detectors decide by the parameter names
+    (an ``explain`` that names ``z`` or ``latent_classifier`` is a latent explainer's). A signature
+    that cannot be read is trusted. ``cfcheck_kind`` overrides all of this.
 
     Returns:
         ``([(kind, reason), ...], [reason of a name not taken, ...])``.
@@ -156,11 +127,8 @@ def kind_detection(method: object) -> tuple[list[tuple[MethodKind, str]], list[s
     ignored: list[str] = []
     for kind, (name, _) in CALLS.items():
         function = getattr(method, name, None)
-        if not callable(function):
+        if not callable(function) or not _claims(kind, function):
             continue
-        latent = bool(_parameter_names(function) & _LATENT_PARAMETERS)
-        if name == "explain" and latent != (kind is MethodKind.LATENT):
-            continue  # explain is one kind or the other, by its parameter names
         shown = f"{name}{_signature_text(function)}"
         arguments = CALL_ARGUMENTS[kind]
         if _takes_positionally(method, name, len(arguments)):
@@ -169,6 +137,20 @@ def kind_detection(method: object) -> tuple[list[tuple[MethodKind, str]], list[s
             ignored.append(f"{shown} is not the {kind.value} call {name}({', '.join(arguments)}): it cannot take "
                            f"{len(arguments)} positional arguments, so the {kind.value} suites do not run")
     return found, ignored
+
+
+def _claims(kind: MethodKind, function: Any) -> bool:
+    """Whether ``function``, named as ``kind``'s call, is ``kind``'s where several kinds share that
+    name: a kind with a detector (``claims``) takes the parameter names it accepts, a kind without
+    one takes the call when no other kind's detector does."""
+    sharing = [other.declaration for other in MethodKind
+               if other is not kind and other.declaration.call == kind.declaration.call]
+    if not sharing:
+        return True
+    parameters = frozenset(_parameter_names(function))
+    if kind.declaration.claims is not None:
+        return kind.declaration.claims(parameters)
+    return not any(other.claims is not None and other.claims(parameters) for other in sharing)
 
 
 def _signature_text(function: Any) -> str:

@@ -108,7 +108,7 @@ def cf_method():
     return WrongShape()
 """
     )
-    contract = ("cfcheck.suites.vce.test_contract", "-k", "test_coverage or test_output_contract")
+    contract = ("cfcheck.suites.test_contract", "-k", "test_coverage or test_output_contract and vce")
     result = tiny.runpytest("--method=torch_error", *SUITES, *contract)
     result.assert_outcomes(failed=2)
     assert "During handling of the above exception" not in result.stdout.str()

@@ -42,6 +42,11 @@ class LocalRun(RunResources):
 
         return _Profile()
 
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        """The task seeds (:class:`cfcheck.kinds.base.Run`): the one seed of the offline run."""
+        return (self.seed,)
+
 
 
 def attribute_batched(method: Any, x: torch.Tensor, model: torch.nn.Module, target: torch.Tensor,

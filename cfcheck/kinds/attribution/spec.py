@@ -23,7 +23,7 @@ from cfcheck.domains.base import Domain
 from cfcheck.kinds.base import Inputs, KindSpec, Run, Task
 from cfcheck.core.seeds import TASK_INPUTS, seeded
 from cfcheck.kinds.calling import MethodOutput, OutputSpec
-from cfcheck.kinds.protocols import MethodKind
+from cfcheck.kinds.attribution.declaration import DECLARATION
 from cfcheck.kinds.attribution.randomisation import draw_models
 from cfcheck.kinds.attribution.section import SECTION_DEFAULTS
 
@@ -56,11 +56,11 @@ class AttributionResult:
 
     @property
     def x(self) -> torch.Tensor:
-        return self.inputs.arguments["x"]
+        return self.inputs.tensor("x")
 
     @property
     def target(self) -> torch.Tensor:
-        return self.inputs.arguments["target"]
+        return self.inputs.tensor("target")
 
     @property
     def saliency(self) -> torch.Tensor:
@@ -76,15 +76,14 @@ class AttributionResult:
         return {"input": list(range(len(self.inputs))), **labels}
 
 
-class AttributionSpec(KindSpec):
-    kind: ClassVar[MethodKind] = MethodKind.ATTRIBUTION
+class AttributionSpec(KindSpec[AttributionTask, AttributionResult]):
+    declaration = DECLARATION
     task_group_label = "model"
     output_noun = "saliency maps"
-    output = OutputSpec(call="attribute", value_range=None)
+    output = OutputSpec(call=DECLARATION.call, value_range=None)
     section_defaults = SECTION_DEFAULTS
-    pending_suites: dict[str, str] = {}
 
-    def examples(self, run: Run, result: AttributionResult, k: int) -> dict[str, torch.Tensor]:  # type: ignore[override]
+    def examples(self, run: Run, result: AttributionResult, k: int) -> dict[str, torch.Tensor]:
         return {"input": result.x[:k], "saliency": result.saliency[:k]}
 
     def supports(self, domain: Domain) -> str | None:
@@ -105,7 +104,7 @@ class AttributionSpec(KindSpec):
         requested = run.profile.section("attribution").models or ()
         return tuple(m for m in requested if m in explained) or explained
 
-    def tasks(self, run: Run, domain: Domain, which: str) -> list[AttributionTask]:  # type: ignore[override]
+    def tasks(self, run: Run, domain: Domain, which: str) -> list[AttributionTask]:
         models = self._models(run, domain)
         if which == "explained":
             return [AttributionTask(domain=domain, model=m, seed=s) for m in models for s in run.seeds]
@@ -135,7 +134,7 @@ class AttributionSpec(KindSpec):
                       else run.zoo(domain).randomisation_stages(counterpart))
         return [AttributionTask(domain=domain, model=name, seed=s, needs=needs(name, s)) for name in randomised for s in run.seeds]
 
-    def inputs(self, run: Run, task: AttributionTask) -> Inputs:  # type: ignore[override]
+    def inputs(self, run: Run, task: AttributionTask) -> Inputs:
         domain = task.domain
         section = run.profile.section("attribution")
         split_role, n, offset = {
@@ -149,14 +148,19 @@ class AttributionSpec(KindSpec):
         index = torch.randperm(len(data.labels), generator=generator)[:n].sort().values
         x = data.images[index].clone()
         # explained for the class the (trained) model predicts: the random task uses its counterpart's
-        decider = task.needs[0].model if task.needs and task.inputs_from == "scored" else task.model
+        decider = task.model
+        if task.needs and task.inputs_from == "scored":
+            needed = task.needs[0]
+            if not isinstance(needed, AttributionTask):
+                raise TypeError(f"task {task.id} needs {needed!r}, not an attribution task")
+            decider = needed.model
         target = run.zoo(task.domain).logits(decider, x).argmax(1)
         return Inputs(like=x, arguments={"x": x, "target": target}, labels={"label": data.labels[index], "target": target})
 
-    def arguments(self, run: Run, task: AttributionTask, batch: Mapping[str, Any]) -> tuple[Any, ...]:  # type: ignore[override]
+    def arguments(self, run: Run, task: AttributionTask, batch: Mapping[str, Any]) -> tuple[Any, ...]:
         return batch["x"], run.zoo(task.domain)[task.model], batch["target"]
 
-    def result(self, run: Run, task: AttributionTask, inputs: Inputs, output: MethodOutput, seconds: float) -> AttributionResult:  # type: ignore[override]
+    def result(self, run: Run, task: AttributionTask, inputs: Inputs, output: MethodOutput, seconds: float) -> AttributionResult:
         return AttributionResult(task, inputs, output, seconds)
 
 

@@ -24,7 +24,7 @@ they are scored, as Bex et al. clip every coordinate.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -36,7 +36,7 @@ from cfcheck.kinds.base import Inputs, KindSpec, Run, Task
 from cfcheck.core.seeds import TASK_INPUTS, seeded
 from cfcheck.kinds.calling import MethodOutput, OutputSpec
 from cfcheck.kinds.latent.section import SECTION_DEFAULTS
-from cfcheck.kinds.protocols import MethodKind
+from cfcheck.kinds.latent.declaration import DECLARATION
 from cfcheck.metrics.synbols import SynbolsScores, synbols_scores
 
 #: the capability a domain declares when it offers the latent interface of the module docstring
@@ -63,7 +63,11 @@ def variant_names(domain: Domain) -> tuple[str | None, ...]:
 
 def variant_domain(domain: Domain, variant: str | None) -> Any:
     """The domain serving ``variant`` (the domain itself when it has no variants)."""
-    return domain if variant is None else domain.variant(variant)
+    if variant is None:
+        return domain
+    if not isinstance(domain, Variants):
+        raise ValueError(f"domain {domain.name!r} has no variants, asked for {variant!r}")
+    return domain.variant(variant)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -136,12 +140,13 @@ class LatentResult:
 
     @property
     def z(self) -> torch.Tensor:
-        return self.inputs.arguments["z"]
+        return self.inputs.tensor("z")
 
     @cached_property
     def z_cf(self) -> torch.Tensor:
         """N×K×D counterfactuals, clipped to the training box (an abstention keeps its values)."""
-        return self.domain.clip_latents(self.output.values.float())
+        clipped: torch.Tensor = self.domain.clip_latents(self.output.values.float())
+        return clipped
 
     @property
     def valid(self) -> torch.Tensor:
@@ -171,11 +176,11 @@ class LatentResult:
         return {"input": list(range(len(self.inputs))), **labels}
 
 
-class LatentSpec(KindSpec):
-    kind: ClassVar[MethodKind] = MethodKind.LATENT
+class LatentSpec(KindSpec[LatentTask, LatentResult]):
+    declaration = DECLARATION
     task_group_label = "variant"
     output_noun = "latent counterfactuals"
-    output = OutputSpec(call="explain", several=True, required_k=True, value_range=None)
+    output = OutputSpec(call=DECLARATION.call, several=True, required_k=True, value_range=None)
     section_defaults = SECTION_DEFAULTS
 
     def supports(self, domain: Domain) -> str | None:
@@ -190,7 +195,7 @@ class LatentSpec(KindSpec):
         if unknown:
             raise ValueError(f"variants has unknown entries {unknown}; {domain.name} has {', '.join(map(str, known))}")
 
-    def tasks(self, run: Run, domain: Domain, which: str) -> list[LatentTask]:  # type: ignore[override]
+    def tasks(self, run: Run, domain: Domain, which: str) -> list[LatentTask]:
         if which != "explained":
             raise ValueError(f"latent suites have only 'explained' tasks, got cfcheck_tasks({which!r})")
         section = run.profile.section("latent")
@@ -221,27 +226,28 @@ class LatentSpec(KindSpec):
                       labels={"index": index, "confidence_level": level, "correct": is_correct,
                               "probability": probability[index]})
 
-    def inputs(self, run: Run, task: LatentTask) -> Inputs:  # type: ignore[override]
+    def inputs(self, run: Run, task: LatentTask) -> Inputs:
         return run.memo(("latent-draw", task), lambda: self._draw(run, task))
 
-    def call_keywords(self, run: Run, task: LatentTask) -> dict[str, Any]:  # type: ignore[override]
+    def call_keywords(self, run: Run, task: LatentTask) -> dict[str, Any]:
         """``k``: how many counterfactuals per input the profile asks for (``counterfactuals_per_input``),
         for a method whose ``explain`` names ``k``."""
         return {"k": task.k}
 
-    def oracle_arguments(self, run: Run, task: LatentTask) -> dict[str, Any]:  # type: ignore[override]
+    def oracle_arguments(self, run: Run, task: LatentTask) -> dict[str, Any]:
         """``oracle_domain``: the variant's domain, for oracle controls such as informed search."""
         return {"oracle_domain": variant_domain(task.domain, task.variant)}
 
-    def arguments(self, run: Run, task: LatentTask, batch: Mapping[str, Any]) -> tuple[Any, ...]:  # type: ignore[override]
+    def arguments(self, run: Run, task: LatentTask, batch: Mapping[str, Any]) -> tuple[Any, ...]:
         models = latent_models(run, task)
         return batch["z"], models.latent_classifier, models.generator
 
-    def generate(self, run: Run, task: Task, method: Any, inputs: Inputs, write: Any) -> MethodOutput:
+    def generate(self, run: Run, task: LatentTask, method: Any, inputs: Inputs,
+                 write: Callable[[str], None] | None) -> MethodOutput:
         """As every kind, and K must be the profile's ``counterfactuals_per_input``."""
         __tracebackhide__ = True
         output = super().generate(run, task, method, inputs, write)
-        k = task.k  # type: ignore[attr-defined]
+        k = task.k
         if output.values.shape[1] != k:
             from cfcheck.kinds.calling import MethodOutputError
 
@@ -249,14 +255,15 @@ class LatentSpec(KindSpec):
                                     f"the profile asks for K = {k} (counterfactuals_per_input)")
         return output
 
-    def examples(self, run: Run, result: LatentResult, k: int) -> dict[str, torch.Tensor]:  # type: ignore[override]
+    def examples(self, run: Run, result: LatentResult, k: int) -> dict[str, torch.Tensor]:
         """The generated input g(z) and its first three counterfactuals g(z′) (an abstention shows g(z))."""
         z = result.z[:k]
         generator = result.models.generator
         device = next(iter(generator.parameters())).device
 
         def generate(latents: torch.Tensor) -> torch.Tensor:
-            return generator(latents.to(device)).cpu()
+            images: torch.Tensor = generator(latents.to(device))
+            return images.cpu()
 
         with torch.no_grad():
             columns = {"input g(z)": generate(z)}
@@ -265,7 +272,7 @@ class LatentSpec(KindSpec):
                 columns[f"counterfactual {j + 1}"] = generate(z_cf)
         return columns
 
-    def result(self, run: Run, task: LatentTask, inputs: Inputs, output: MethodOutput, seconds: float) -> LatentResult:  # type: ignore[override]
+    def result(self, run: Run, task: LatentTask, inputs: Inputs, output: MethodOutput, seconds: float) -> LatentResult:
         dom = variant_domain(task.domain, task.variant)
         return LatentResult(task, inputs, output, dom, latent_models(run, task), seconds)
 

@@ -29,3 +29,13 @@ class StructuralCausalModel(Protocol):
     ) -> torch.Tensor:
         """The true counterfactual images under ``intervention`` (capability
         ``intervention_counterfactual``)."""
+
+
+class CounterfactualParents(Protocol):
+    """A domain that propagates an intervention through its SCM to every parent (capability
+    ``intervention_counterfactual``, beside :meth:`StructuralCausalModel.intervention_counterfactual`)."""
+
+    def counterfactual_parents(
+        self, split: str, index: torch.Tensor, intervention: dict[str, torch.Tensor]
+    ) -> dict[str, torch.Tensor]:
+        """Every parent after ``intervention``, propagated by the domain's SCM."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import torch
 
@@ -20,8 +20,8 @@ from cfcheck.domains.base import INTERVENTION_COUNTERFACTUAL, Domain, require
 from cfcheck.kinds.base import Inputs, KindSpec, Run, Task
 from cfcheck.core.seeds import TASK_INPUTS, seeded
 from cfcheck.kinds.calling import MethodOutput, OutputSpec
-from cfcheck.kinds.protocols import MethodKind
-from cfcheck.kinds.scm.capabilities import StructuralCausalModel
+from cfcheck.kinds.scm.declaration import DECLARATION
+from cfcheck.kinds.scm.capabilities import CounterfactualParents, StructuralCausalModel
 from cfcheck.kinds.scm.section import SECTION_DEFAULTS
 
 if TYPE_CHECKING:
@@ -31,6 +31,14 @@ if TYPE_CHECKING:
 SEED_OFFSET = 3
 
 
+
+
+def scm(domain: Domain) -> StructuralCausalModel:
+    """``domain`` as the structural causal model the SCM kind needs (:meth:`SCMSpec.supports`
+    keeps other domains from the SCM suites)."""
+    if not isinstance(domain, StructuralCausalModel):
+        raise TypeError(f"domain {domain.name!r} has no structural causal model to intervene on")
+    return domain
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,15 +65,17 @@ class SCMResult:
 
     @property
     def x(self) -> torch.Tensor:
-        return self.inputs.arguments["x"]
+        return self.inputs.tensor("x")
 
     @property
     def parents(self) -> dict[str, torch.Tensor]:
-        return self.inputs.arguments["parents"]
+        parents: dict[str, torch.Tensor] = self.inputs.arguments["parents"]
+        return parents
 
     @property
     def intervention(self) -> dict[str, torch.Tensor]:
-        return self.inputs.arguments["intervention"]
+        intervention: dict[str, torch.Tensor] = self.inputs.arguments["intervention"]
+        return intervention
 
     @property
     def x_cf(self) -> torch.Tensor:
@@ -79,14 +89,16 @@ class SCMResult:
     def true_cf(self) -> torch.Tensor:
         """The domain's true counterfactual of every input under the task's intervention."""
         require(self.domain, INTERVENTION_COUNTERFACTUAL)
-        return self.domain.intervention_counterfactual(self.domain.split_roles["scored"], self.index, self.intervention)
+        return scm(self.domain).intervention_counterfactual(self.domain.split_roles["scored"], self.index,
+                                                            self.intervention)
 
     @cached_property
     def target_parents(self) -> dict[str, torch.Tensor]:
         """Every parent after the intervention, propagated by the domain's SCM: what an effective
         counterfactual shows (an intervention moves the intervened parent's children, for instance)."""
         require(self.domain, INTERVENTION_COUNTERFACTUAL)
-        return self.domain.counterfactual_parents(self.domain.split_roles["scored"], self.index, self.intervention)
+        propagating = cast(CounterfactualParents, self.domain)  # what the capability promises
+        return propagating.counterfactual_parents(self.domain.split_roles["scored"], self.index, self.intervention)
 
     @cached_property
     def sample_labels(self) -> dict[str, list[Any]]:
@@ -94,11 +106,11 @@ class SCMResult:
         return {"input": list(range(len(self.inputs))), **labels}
 
 
-class SCMSpec(KindSpec):
-    kind: ClassVar[MethodKind] = MethodKind.SCM
+class SCMSpec(KindSpec[SCMTask, SCMResult]):
+    declaration = DECLARATION
     task_group_label = "intervention"
     output_noun = "counterfactuals"
-    output = OutputSpec(call="counterfactual", value_range=(0.0, 1.0))
+    output = OutputSpec(call=DECLARATION.call, value_range=(0.0, 1.0))
     section_defaults = SECTION_DEFAULTS
 
     def parametrize(self, metafunc: pytest.Metafunc, run: Run, domains: list[Domain]) -> None:
@@ -123,7 +135,7 @@ class SCMSpec(KindSpec):
                 params += [pytest.param(task, p, marks=param.marks, id=f"{param.id}-{p}") for p in chosen]
         metafunc.parametrize(["cfcheck_task", "cfcheck_parent"], params)
 
-    def examples(self, run: Run, result: SCMResult, k: int) -> dict[str, torch.Tensor]:  # type: ignore[override]
+    def examples(self, run: Run, result: SCMResult, k: int) -> dict[str, torch.Tensor]:
         x = result.x[:k]
         x_cf = torch.where(result.valid[:k, None, None, None], result.x_cf[:k], x)
         columns = {"input": x, "counterfactual": x_cf, "difference": x_cf - x}
@@ -143,7 +155,7 @@ class SCMSpec(KindSpec):
         if unknown:
             raise ValueError(f"interventions has unknown factors {unknown}; {domain.name} has {', '.join(factors)}")
 
-    def tasks(self, run: Run, domain: Domain, which: str) -> list[SCMTask]:  # type: ignore[override]
+    def tasks(self, run: Run, domain: Domain, which: str) -> list[SCMTask]:
         if which != "explained":
             raise ValueError(f"SCM suites have only 'explained' tasks, got cfcheck_tasks({which!r})")
         factors = run.profile.section("scm").interventions or domain.factor_names
@@ -157,8 +169,8 @@ class SCMSpec(KindSpec):
         position = domain.factor_names.index(task.factor)
         generator = torch.Generator().manual_seed(seeded(task.seed, TASK_INPUTS, SEED_OFFSET, position))
         index = torch.randperm(len(scored.labels), generator=generator)[:n].sort().values
-        parents = domain.parents(scored_name, index)
-        new = domain.sample_intervention(task.factor, parents, generator)
+        parents = scm(domain).parents(scored_name, index)
+        new = scm(domain).sample_intervention(task.factor, parents, generator)
         inputs = Inputs(
             like=scored.images[index],
             arguments={"x": scored.images[index].clone(), "parents": parents, "intervention": {task.factor: new}},
@@ -166,13 +178,13 @@ class SCMSpec(KindSpec):
         )
         return index, inputs
 
-    def inputs(self, run: Run, task: SCMTask) -> Inputs:  # type: ignore[override]
+    def inputs(self, run: Run, task: SCMTask) -> Inputs:
         return run.memo(("scm-draw", task), lambda: self._draw(run, task))[1]
 
-    def arguments(self, run: Run, task: SCMTask, batch: Mapping[str, Any]) -> tuple[Any, ...]:  # type: ignore[override]
+    def arguments(self, run: Run, task: SCMTask, batch: Mapping[str, Any]) -> tuple[Any, ...]:
         return batch["x"], batch["parents"], batch["intervention"]
 
-    def result(self, run: Run, task: SCMTask, inputs: Inputs, output: MethodOutput, seconds: float) -> SCMResult:  # type: ignore[override]
+    def result(self, run: Run, task: SCMTask, inputs: Inputs, output: MethodOutput, seconds: float) -> SCMResult:
         index = run.memo(("scm-draw", task), lambda: self._draw(run, task))[0]
         return SCMResult(task, inputs, output, task.domain, index, seconds)
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from cfcheck.domains.base import Domain
 from cfcheck.kinds.base import Inputs, KindSpec, Run, task_param
 from cfcheck.kinds.calling import MethodOutput, OutputSpec
-from cfcheck.kinds.protocols import MethodKind
+from cfcheck.kinds.vce.declaration import DECLARATION
 from cfcheck.kinds.vce.section import SECTION_DEFAULTS
 from cfcheck.kinds.vce.result import VCEResult
 from cfcheck.kinds.vce.tasks import TaskInputs, VCETask, ideal_targets, select_inputs
@@ -84,7 +84,7 @@ def unrelated_attributes(zoo: ModelZoo) -> list[str]:
 
 def _one_per_class(source: torch.Tensor) -> torch.Tensor:
     """The position of the first input of every class, in class order."""
-    return torch.cat([torch.nonzero(source == c).flatten()[:1] for c in source.unique()])
+    return torch.cat([torch.nonzero(source == c).flatten()[:1] for c in sorted(set(source.tolist()))])
 
 
 def context(run: Run, domain: Domain) -> VCEContext:
@@ -92,11 +92,11 @@ def context(run: Run, domain: Domain) -> VCEContext:
     return run.memo(("vce", domain.name), lambda: VCEContext(run, domain))
 
 
-class VCESpec(KindSpec):
-    kind: ClassVar[MethodKind] = MethodKind.VCE
+class VCESpec(KindSpec[VCETask, VCEResult]):
+    declaration = DECLARATION
     task_group_label = "classifier"
     output_noun = "counterfactuals"
-    output = OutputSpec(call="explain", several=True, value_range=(0.0, 1.0))
+    output = OutputSpec(call=DECLARATION.call, several=True, value_range=(0.0, 1.0))
     section_defaults = SECTION_DEFAULTS
 
     def supports(self, domain: Domain) -> str | None:
@@ -121,7 +121,7 @@ class VCESpec(KindSpec):
         """One input of every source class, so every target class is exercised."""
         return _one_per_class(inputs.labels["source"])[: max(k, 1) * 3]
 
-    def examples(self, run: Run, result: VCEResult, k: int) -> dict[str, torch.Tensor]:  # type: ignore[override]
+    def examples(self, run: Run, result: VCEResult, k: int) -> dict[str, torch.Tensor]:
         """Input, counterfactual (an abstention shows the input), their difference and, where the
         domain can compute it, the true counterfactual under do(class = target)."""
         rows = _one_per_class(result.source)[:k]  # inputs come sorted by class: show several classes
@@ -133,7 +133,8 @@ class VCESpec(KindSpec):
         return columns
 
     def classifiers(self, run: Run, domain: Domain) -> tuple[str, ...]:
-        return run.profile.section("vce").classifiers or domain.model_roles["explained"]
+        chosen: tuple[str, ...] = run.profile.section("vce").classifiers or domain.model_roles["explained"]
+        return chosen
 
     @staticmethod
     def pair_sets(run: Run, domain: Domain) -> tuple[str, ...]:
@@ -190,7 +191,7 @@ class VCESpec(KindSpec):
                 params += [pytest.param(task, v, marks=param.marks, id=f"{param.id}-{v}") for v in variants]
         metafunc.parametrize(["cfcheck_task", names[0]], params)
 
-    def inputs(self, run: Run, task: VCETask) -> Inputs:  # type: ignore[override]
+    def inputs(self, run: Run, task: VCETask) -> Inputs:
         chosen = context(run, task.domain).inputs(task.pair_set, task.seed)
         return Inputs(
             like=chosen.x,
@@ -198,10 +199,10 @@ class VCESpec(KindSpec):
             labels={"source": chosen.source, "target": chosen.target},
         )
 
-    def arguments(self, run: Run, task: VCETask, batch: Mapping[str, Any]) -> tuple[Any, ...]:  # type: ignore[override]
+    def arguments(self, run: Run, task: VCETask, batch: Mapping[str, Any]) -> tuple[Any, ...]:
         return batch["x"], batch["target"], run.zoo(task.domain)[task.classifier]
 
-    def result(self, run: Run, task: VCETask, inputs: Inputs, output: MethodOutput, seconds: float) -> VCEResult:  # type: ignore[override]
+    def result(self, run: Run, task: VCETask, inputs: Inputs, output: MethodOutput, seconds: float) -> VCEResult:
         chosen = context(run, task.domain).inputs(task.pair_set, task.seed)
         return VCEResult(task, chosen, output, run.zoo(task.domain), seconds)
 

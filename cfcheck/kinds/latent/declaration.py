@@ -1,0 +1,39 @@
+"""The latent explainer kind, declared for the engine (torch-free).
+
+Its call shares the name ``explain`` with visual counterfactual explainers: an ``explain`` that
+names ``z`` or ``latent_classifier`` is this kind's. The domain's decoder is passed as
+``generator`` (the papers' name for it), so cfcheck's seeded RNG is passed as ``rng=``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from cfcheck.kinds.declaration import KindDeclaration
+
+if TYPE_CHECKING:
+    import torch
+
+#: parameter names only a latent explainer's ``explain`` has
+LATENT_PARAMETERS = frozenset({"z", "latent_classifier"})
+
+
+@runtime_checkable
+class LatentExplainer(Protocol):
+    def explain(self, z: torch.Tensor, latent_classifier: torch.nn.Module, generator: torch.nn.Module) -> Any: ...
+
+
+def names_latent_parameters(parameters: frozenset[str]) -> bool:
+    """Whether an ``explain`` with these parameter names is a latent explainer's."""
+    return bool(parameters & LATENT_PARAMETERS)
+
+
+DECLARATION = KindDeclaration(
+    name="latent",
+    description="latent explainer: explain(z, latent_classifier, generator) -> z_cf",
+    call="explain",
+    arguments=("z", "latent_classifier", "generator"),
+    rng_keyword="rng",
+    claims=names_latent_parameters,
+    protocol=LatentExplainer,
+)
