@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import os
 import pkgutil
 
 METRIC_PAGE = "reference/metrics.md"
@@ -101,12 +102,19 @@ def _slug(title: str) -> str:
 def _help(argv: list[str]) -> str:
     from cfcheck.cli import main
 
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(io.StringIO()):
-        try:
-            main(argv)
-        except SystemExit:
-            pass
+    buffer, columns = io.StringIO(), os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"  # argparse wraps to the terminal: the same page on every machine
+    try:
+        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(io.StringIO()):
+            try:
+                main(argv)
+            except SystemExit:
+                pass
+    finally:
+        if columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = columns
     return buffer.getvalue().rstrip()
 
 
