@@ -68,6 +68,13 @@ def test_the_cli_reference_has_every_subcommand_with_its_example(hook):
         assert example in section, command
 
 
+def test_the_options_page_has_a_row_for_every_option_pytest_lists(hook):
+    listed = set(re.findall(r"^  (--[\w-]+)", hook.pytest_options_help(), re.M))
+    assert {"--method", "--cfcheck-profile", "--cfcheck-shard"} <= listed
+    table = set(re.findall(r"^\| `(--[\w-]+)", (ROOT / "docs" / "reference" / "pytest-options.md").read_text(), re.M))
+    assert listed == table, f"options without a row: {listed - table}; rows without an option: {table - listed}"
+
+
 def test_readme_is_short_and_its_links_resolve():
     text = (ROOT / "README.md").read_text()
     assert len(text.splitlines()) <= 250

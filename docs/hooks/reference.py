@@ -4,7 +4,9 @@
 :func:`cfcheck.metrics.card.card_markdown` (the Markdown twin of what ``cfcheck cards`` prints), with
 what the bundled controls measured and each bundled domain's own bars; ``cli_reference()`` runs
 ``cfcheck <command> --help`` for every subcommand. Both are added to the site as pages, so the
-documentation cannot drift from the cards or the parser. ``tests/test_docs.py`` calls them directly.
+documentation cannot drift from the cards or the parser; ``pytest_options_help()`` (the "cfcheck"
+group of ``pytest --help``) replaces the ``<!-- pytest --help -->`` marker of the pytest options
+page. ``tests/test_docs.py`` calls them directly.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import pkgutil
 
 METRIC_PAGE = "reference/metrics.md"
 CLI_PAGE = "reference/cli.md"
+OPTIONS_PAGE = "reference/pytest-options.md"
+OPTIONS_MARKER = "<!-- pytest --help -->"
 
 _FAMILY_TITLES = {
     "validity": "Validity", "closeness": "Closeness", "realism": "Realism", "sanity": "Random-classifier sanity",
@@ -129,6 +133,34 @@ def cli_reference() -> str:
     for command in EXAMPLES:
         out += ["", f"## cfcheck {command}", "", "```text", _help([command, "--help"]), "```"]
     return "\n".join(out) + "\n"
+
+
+def pytest_options_help() -> str:
+    """The "counterfactual conformance (cfcheck)" group of ``pytest --help``, as pytest prints it."""
+    import subprocess
+    import sys
+    import tempfile
+
+    env = {**os.environ, "COLUMNS": "100"}
+    with tempfile.TemporaryDirectory() as empty:  # outside the repository: its conftest.py takes half a minute
+        result = subprocess.run([sys.executable, "-m", "pytest", "--help", "-p", "no:cacheprovider"],
+                                capture_output=True, text=True, env=env, cwd=empty, timeout=300)
+    lines, inside = [], False
+    for line in result.stdout.splitlines():
+        inside = inside or line.startswith("counterfactual conformance (cfcheck)")
+        if inside and not line.strip():
+            break
+        if inside:
+            lines.append(line)
+    if not lines:
+        raise RuntimeError(f"`pytest --help` lists no cfcheck options:\n{result.stdout[-2000:]}{result.stderr[-2000:]}")
+    return "\n".join(lines)
+
+
+def on_page_markdown(markdown, page, config, files):
+    if page.file.src_uri == OPTIONS_PAGE:
+        return markdown.replace(OPTIONS_MARKER, "```text\n" + pytest_options_help() + "\n```")
+    return markdown
 
 
 def on_files(files, config):
