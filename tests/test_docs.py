@@ -75,6 +75,19 @@ def test_the_options_page_has_a_row_for_every_option_pytest_lists(hook):
     assert listed == table, f"options without a row: {listed - table}; rows without an option: {table - listed}"
 
 
+def test_the_profile_table_reads_the_profiles_and_every_kinds_sizes(hook):
+    from cfcheck.kinds import section_defaults
+    from cfcheck.profiles import BUILTIN_PROFILES, PROFILE_NAMES, SECTION_KINDS
+
+    table = hook.profile_table()
+    seeds = " | ".join(str(BUILTIN_PROFILES[p].seeds) for p in PROFILE_NAMES)
+    assert f"| `seeds` | {seeds} |" in table
+    for kind in SECTION_KINDS:  # every kind's sample size differs between the profiles
+        assert f"| `{kind}." in table, kind
+    vce = " | ".join(str(section_defaults("vce")[p].n_per_source) for p in PROFILE_NAMES)
+    assert f"| `vce.n_per_source` | {vce} |" in table
+
+
 def test_readme_is_short_and_its_links_resolve():
     text = (ROOT / "README.md").read_text()
     assert len(text.splitlines()) <= 250

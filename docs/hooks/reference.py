@@ -21,6 +21,8 @@ METRIC_PAGE = "reference/metrics.md"
 CLI_PAGE = "reference/cli.md"
 OPTIONS_PAGE = "reference/pytest-options.md"
 OPTIONS_MARKER = "<!-- pytest --help -->"
+CONCEPTS_PAGE = "concepts.md"
+PROFILES_MARKER = "<!-- profiles -->"
 
 _FAMILY_TITLES = {
     "validity": "Validity", "closeness": "Closeness", "realism": "Realism", "sanity": "Random-classifier sanity",
@@ -157,9 +159,38 @@ def pytest_options_help() -> str:
     return "\n".join(lines)
 
 
+def profile_table() -> str:
+    """What each bundled profile sets: the run's fields, then each kind's fields that differ between
+    the profiles (``cfcheck.profiles.BUILTIN_PROFILES`` and the kinds' sections)."""
+    import dataclasses
+
+    from cfcheck.kinds import section_defaults
+    from cfcheck.profiles import BUILTIN_PROFILES, PROFILE_NAMES, SECTION_KINDS
+
+    rows = [(f"`{name}`", [getattr(BUILTIN_PROFILES[p], name) for p in PROFILE_NAMES])
+            for name in ("seeds", "timeout", "bootstrap_resamples", "batch_size")]
+    for kind in SECTION_KINDS:
+        sections = section_defaults(kind)
+        for f in dataclasses.fields(sections[PROFILE_NAMES[0]]):
+            values = [getattr(sections[p], f.name) for p in PROFILE_NAMES]
+            if any(v != values[0] for v in values):
+                rows.append((f"`{kind}.{f.name}`", values))
+
+    def cell(value) -> str:
+        if value is None:
+            return "all"
+        return ", ".join(map(str, value)) if isinstance(value, (tuple, list)) else str(value)
+
+    lines = ["| setting | " + " | ".join(PROFILE_NAMES) + " |", "|---" * (len(PROFILE_NAMES) + 1) + "|"]
+    lines += ["| " + " | ".join([name, *map(cell, values)]) + " |" for name, values in rows]
+    return "\n".join(lines)
+
+
 def on_page_markdown(markdown, page, config, files):
     if page.file.src_uri == OPTIONS_PAGE:
         return markdown.replace(OPTIONS_MARKER, "```text\n" + pytest_options_help() + "\n```")
+    if page.file.src_uri == CONCEPTS_PAGE:
+        return markdown.replace(PROFILES_MARKER, profile_table())
     return markdown
 
 
