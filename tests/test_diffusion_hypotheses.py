@@ -1,7 +1,7 @@
 """Väth et al.'s (2023) hypotheses H1–H5 on morpho with the bundled DDPM and the DVCE fixture.
 
 Sized for CI: 4 inputs per digit (40 per cell), the fixture's DDIM grid. The full-size table
-(12 per digit) is ``python benchmarks/bench_dvce.py`` and is in README with the paper's
+(12 per digit) is ``python benchmarks/bench_dvce.py`` and is in docs/findings/diffusion.md with the paper's
 findings beside it; where morpho differs from ImageNet, the assertion states what we measured.
 """
 
@@ -60,7 +60,7 @@ def test_h1_base_setup_is_valid_close_and_oracle_visible(table):
 def test_h2_random_classifier_cone_projection_makes_oracle_visible_changes(table):
     """H2: for RandomNet the cone projection (the robust classifier's gradient) still changes what
     the oracles see, while RandomNet's own gradient alone does not. Unlike Väth et al.'s RandomNet
-    (TA 0), ours is easily driven to the target, so the rejection step keeps most outputs (README)."""
+    (TA 0), ours is easily driven to the target, so the rejection step keeps most outputs (docs/findings/diffusion.md)."""
     base, alone = table["base", "random_net"], table["no_cone", "random_net"]
     assert base.oracle_changed >= 0.5, base
     assert alone.oracle_changed <= 0.25 and alone.ota <= 0.2, alone

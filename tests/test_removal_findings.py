@@ -4,7 +4,7 @@ On the Gaussian-mixture toy (§5.1, Fig. 3): removing along the true feature deg
 of growing ratio, GOAR's cumulative-misclassification area falls monotonically with the ratio,
 while ROAR's and ROAD's accuracy areas do not separate the features at all; the random
 attribution is worst under GOAR. The toy's denoiser is exact, so GOAR needs no trained model.
-The numbers README shows come from ``python -m reproductions.removal``.
+The numbers docs/findings/removal.md shows come from ``python -m reproductions.removal``.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def test_on_morpho_the_random_attribution_is_worst_under_goar_and_road():
     run = LocalRun(MORPHO_CI)
     table = removal_table(run, run.domain("morpho"), "cnn", {"gradient": Gradient(), "random": RandomAttribution()},
                           strategies=[("goar", "morf"), ("road", "morf")], log=lambda _: None)
-    # quick profile (600/300, README): GOAR 0.504 vs 0.296, ROAD MoRF accuracy 0.390 vs 0.943
+    # quick profile (600/300, docs/findings/removal.md): GOAR 0.504 vs 0.296, ROAD MoRF accuracy 0.390 vs 0.943
     assert table["gradient"]["goar:morf"] > table["random"]["goar:morf"] + 0.1, table
     assert table["gradient"]["road:morf"] < table["random"]["road:morf"] - 0.3, table
 
@@ -96,5 +96,5 @@ def test_on_morpho_road_lerf_ranks_integrated_gradients_above_random_once_ties_a
                 accuracy[tie_seed] = float((logits.argmax(1) == data.y_test).double().mean())
             # measured on these 150 inputs: raster 0.693, random 0.993 (the quick profile's 300: 0.707 / 0.993)
             assert accuracy[0] > accuracy[None] + 0.15, accuracy
-    # quick profile (600/300, README): IG 0.961-0.964 over three tie seeds, random 0.948
+    # quick profile (600/300, docs/findings/removal.md): IG 0.961-0.964 over three tie seeds, random 0.948
     assert areas["ig"] > areas["random"], areas

@@ -7,7 +7,7 @@ intervening on thickness keeps the intensity error low, through the intensity me
 
 Each test states whether the finding reproduces on morpho with the bundled (scaled-down) models;
 where it does not, it asserts the ordering that was measured, so a retrained model that changes
-the picture fails here and the README's table must be revisited. The scoring functions are the
+the picture fails here and the table in docs/findings/scm.md must be revisited. The scoring functions are the
 suites' own (:func:`cfcheck.kinds.scm.effectiveness.predictor_agreement`), on 60 test images and
 one seeded draw of interventions per seed (seeds 0, 1 and 2: other images, other interventions),
 without the suites' engine (seconds instead of minutes). A finding that holds on some seeds only is

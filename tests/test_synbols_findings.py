@@ -2,9 +2,9 @@
 
 Every explainer (and the latent kind's negative controls) runs through the latent kind's engine
 on the four scenarios' bundled classifiers, with the quick profile's inputs (32 per scenario,
-drawn near the confidence levels, seed 0) and K = 10, so the numbers are those of README's table
+drawn near the confidence levels, seed 0) and K = 10, so the numbers are those of the table in docs/findings/glyphs.md
 (``python benchmarks/bex_table.py``). What reproduces is asserted as the paper states it; what
-does not is asserted as measured, and README ("The glyphs domain") says which is which. The
+does not is asserted as measured, and docs/findings/glyphs.md says which is which. The
 orderings are measured on these 32 inputs per scenario; with the earlier classifiers (before the
 spurious fonts were the heaviest and lightest ones) 16 inputs were already too few for some of
 them, and smaller samples were not re-checked with the current ones.

@@ -138,7 +138,7 @@ def test_nearest_neighbour_is_valid_but_changes_unrelated_attributes(tmp_path):
     """Measured, and not what the design brief expected: the L2-nearest real image of the target
     class is closer than the truth in pixels and passes every distance bar; closeness fails it
     through the attributes it changes (fainter, thinner digits), and that same selection bias
-    keeps its class-conditional realism from passing (README, verdict matrix)."""
+    keeps its class-conditional realism from passing (docs/findings/controls.md, verdict matrix)."""
     scorecard = run_control(tmp_path, "nearest")
     assert passes(suite_verdicts(scorecard, "validity"))
     assert passes(verdicts(scorecard, "d1")) and passes(verdicts(scorecard, "perceptual_distance"))
@@ -202,7 +202,7 @@ def test_truth_passes_at_the_standard_profile(tmp_path):
 
 
 def test_dvce_reaches_the_target_on_the_hardest_pairs(tmp_path):
-    """The DVCE fixture (guidance 1.5) passes every validity bar of the quick profile (README's
+    """The DVCE fixture (guidance 1.5) passes every validity bar of the quick profile (docs/findings/controls.md's
     matrix); at 1.0 the robust and noise-trained CNNs' "other" pairs kept only 0.83 and 0.85
     after the rejection step, inconclusive at the 0.8 bar. Re-checked on those two tasks."""
     scorecard = run_control(tmp_path, "dvce", "-k", "test_target_accuracy and other and (robust_cnn or noise_cnn)")
@@ -251,7 +251,7 @@ def test_scm_controls_get_the_verdicts_they_exist_for(tmp_path):
 
 
 def test_scm_reference_generators_get_the_verdicts_readme_reports(tmp_path):
-    """README's SCM generator table, asserted: the VAE (pixel noise abducted) passes every bar but
+    """The SCM generator table of docs/findings/scm.md, asserted: the VAE (pixel noise abducted) passes every bar but
     two, its thickness error under do(thickness) read off the image (0.47 sd against 0.5) and its
     KID under do(digit) (0.55 against floor + 1 = 1.01, the half-sampling interval reaching 1.14),
     both inconclusive; the HVAE composes exactly and is effective, but its do(digit)

@@ -21,7 +21,7 @@ from typing import Literal
 
 from cfcheck.core.thresholds import Bar  # noqa: F401  (re-exported: Bar lives in cfcheck.core.thresholds)
 
-__all__ = ["PROPORTION_UNITS", "Bar", "Direction", "MetricCard", "format_card"]
+__all__ = ["PROPORTION_UNITS", "Bar", "Direction", "MetricCard", "card_markdown", "format_card"]
 
 Direction = Literal["higher", "lower", "none"]
 
@@ -95,6 +95,40 @@ def _interval(card: MetricCard) -> str:
     return f"no (set-level; bootstrap over {card.interval or 'both sets'})"
 
 
+def _card_fields(card: MetricCard, measured: Sequence[str] = (), sources: Mapping[str, str] | None = None,
+                 ) -> tuple[str, list[tuple[str, str]]]:
+    """The title and the (label, text) rows every rendering of a card shows, in order."""
+    low, high = card.range
+    open_low = "(" if math.isinf(low) else "["
+    open_high = ")" if math.isinf(high) else "]"
+    rows = [
+        ("formula", card.formula),
+        ("direction", f"{card.direction} is better" if card.direction != "none" else "none (see notes)"),
+        ("range", f"{open_low}{_format_bound(low)}, {_format_bound(high)}{open_high}"),
+        ("units", card.units),
+        ("normalisation", card.normalisation),
+        ("abstentions", card.abstentions),
+        ("per sample", _interval(card)),
+        ("citation", card.citation),
+    ]
+    for name in card.computed_by:
+        where = (sources or {}).get(name)
+        rows.append(("computed by", name + (f" ({where})" if where else "")))
+    if card.notes:
+        rows.append(("notes", card.notes))
+    bars = {"all profiles": card.bar} if card.bar is not None else {}
+    bars.update({f"{name} profile": bar for name, bar in card.profile_bars.items()})
+    if bars:
+        rows += [(f"bar ({scope})", bar.describe()) for scope, bar in bars.items()]
+    else:
+        rows.append(("bar", "none (reported without a verdict)"))
+    if card.rationale:
+        rows.append(("rationale", card.rationale))
+    rows += [("measured", sentence) for sentence in measured]
+    rows.append(("tolerance", f"{card.tolerance:g} (regression against a baseline)"))
+    return f"{card.name} [{card.key}]", rows
+
+
 def format_card(card: MetricCard, measured: Sequence[str] = (), sources: Mapping[str, str] | None = None) -> str:
     """Multi-line plain-text rendering of a card, as ``cfcheck cards`` prints it.
 
@@ -105,33 +139,22 @@ def format_card(card: MetricCard, measured: Sequence[str] = (), sources: Mapping
         sources: function name (of ``card.computed_by``) → where it is defined (``path:line``), shown
             beside the name.
     """
-    low, high = card.range
-    open_low = "(" if math.isinf(low) else "["
-    open_high = ")" if math.isinf(high) else "]"
-    lines = [
-        f"{card.name} [{card.key}]",
-        f"  formula:       {card.formula}",
-        f"  direction:     {card.direction} is better" if card.direction != "none" else "  direction:     none (see notes)",
-        f"  range:         {open_low}{_format_bound(low)}, {_format_bound(high)}{open_high}",
-        f"  units:         {card.units}",
-        f"  normalisation: {card.normalisation}",
-        f"  abstentions:   {card.abstentions}",
-        f"  per sample:    {_interval(card)}",
-        f"  citation:      {card.citation}",
-    ]
-    for name in card.computed_by:
-        where = (sources or {}).get(name)
-        lines.append(f"  computed by:   {name}" + (f" ({where})" if where else ""))
-    if card.notes:
-        lines.append(f"  notes:         {card.notes}")
-    bars = {"all profiles": card.bar} if card.bar is not None else {}
-    bars.update({f"{name} profile": bar for name, bar in card.profile_bars.items()})
-    if bars:
-        lines += [f"  bar ({scope}): {bar.describe()}" for scope, bar in bars.items()]
-    else:
-        lines.append("  bar:           none (reported without a verdict)")
-    if card.rationale:
-        lines.append(f"  rationale:     {card.rationale}")
-    lines += [f"  measured:      {sentence}" for sentence in measured]
-    lines.append(f"  tolerance:     {card.tolerance:g} (regression against a baseline)")
+    title, rows = _card_fields(card, measured, sources)
+    return "\n".join([title] + [f"  {label + ':':<14} {text}" if len(label) < 14 else f"  {label}: {text}"
+                                 for label, text in rows])
+
+
+def card_markdown(card: MetricCard, measured: Sequence[str] = (), heading: str = "###") -> str:
+    """The same card as a Markdown section (the documentation's metric reference): a heading with the
+    key as its anchor, then one bullet per row of :func:`format_card`."""
+    title, rows = _card_fields(card, measured)
+    lines = [f"{heading} {card.name} {{#{card.key}}}", "", f"`{card.key}`", ""]
+    lines += [f"- **{label}**: {_markdown_escape(text)}" for label, text in rows]
     return "\n".join(lines)
+
+
+def _markdown_escape(text: str) -> str:
+    """Keep card prose literal in Markdown: no emphasis from ``*`` or ``_``, no HTML from ``<``."""
+    for char, escaped in (("\\", "\\\\"), ("*", "\\*"), ("_", "\\_"), ("<", "&lt;"), ("`", "\\`")):
+        text = text.replace(char, escaped)
+    return text

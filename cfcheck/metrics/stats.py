@@ -189,7 +189,7 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     Returns:
         ``(low, high)`` with ``0 <= low <= successes/n <= high <= 1``.
 
-    Example:
+    Examples:
         >>> [round(v, 4) for v in wilson_interval(120, 120)]
         [0.969, 1.0]
     """

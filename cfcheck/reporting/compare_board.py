@@ -1,5 +1,6 @@
 """Views of the rank-based leaderboard (:mod:`.compare_ranks`): sentences, a table per family and
-the critical-difference diagram (a PNG drawn with matplotlib, embedded in the HTML page)."""
+the critical-difference diagram (a PNG drawn with matplotlib, embedded in the HTML page, and a
+monospace drawing of the same for the Markdown page)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import io
 
 from cfcheck.reporting.compare_ranks import Board, not_different_groups
 
-__all__ = ["board_title", "board_lines", "board_rows", "headline", "cd_diagram_png", "BOARD_HEADER"]
+__all__ = ["board_title", "board_lines", "board_rows", "headline", "cd_diagram_png", "cd_diagram_text", "BOARD_HEADER"]
 
 BOARD_HEADER = ["#", "method", "average rank", "leader"]
 
@@ -114,6 +115,39 @@ def cd_diagram_png(board: Board, names: dict[str, str]) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", bbox_inches="tight", pad_inches=0.1)
     return buffer.getvalue()
+
+
+def cd_diagram_text(board: Board, names: dict[str, str], width: int = 40) -> str:
+    """The critical-difference diagram in monospace text, for Markdown: the rank axis (1 = best, at
+    the left), one line per method with ``●`` at its average rank (``◆`` for the significant leader),
+    a line of ``━`` under each group of methods no two of which differ significantly, and Nemenyi's
+    CD as a scale bar."""
+    methods, k = board.methods, len(board.methods)
+
+    def column(rank: float) -> int:
+        return round((rank - 1) / (k - 1) * width) if k > 1 else 0
+
+    pad = max(len(names[m]) for m in methods) + 2
+    ticks = [" "] * (width + 1)
+    axis = ["─"] * (width + 1)
+    for tick in range(1, k + 1):
+        ticks[column(tick)] = str(tick)[-1] if tick >= 10 else str(tick)
+        axis[column(tick)] = "┼"
+    axis[0], axis[-1] = "├", "┤"
+    lines = [" " * pad + "".join(ticks), " " * pad + "".join(axis)]
+    for method in methods:
+        row = [" "] * (width + 1)
+        row[column(board.average_ranks[method])] = "◆" if method == board.leader else "●"
+        lines.append(f"{names[method]:<{pad}}" + "".join(row) + f"  {board.average_ranks[method]:.2f}")
+    for group in not_different_groups(board):
+        lo, hi = column(board.average_ranks[group[0]]), column(board.average_ranks[group[-1]])
+        bar = " " * lo + "━" * (hi - lo + 1) + " " * (width - hi)
+        lines.append(" " * pad + bar + "  not different: " + ", ".join(names[m] for m in group))
+    if board.critical_difference is not None and k > 1:
+        span = min(width, max(1, round(board.critical_difference / (k - 1) * width)))
+        lines.append(f"{'CD':<{pad}}" + "├" + "─" * max(0, span - 1) + "┤"
+                     + f"  {board.critical_difference:.2f} average ranks (Nemenyi, α = {board.alpha:g})")
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def _post_hoc(board: Board) -> str:

@@ -241,7 +241,9 @@ def render_markdown(comparison: Comparison) -> str:
 
 
 def _markdown_leaderboard(comparison: Comparison, names: dict[str, str]) -> list[str]:
-    from cfcheck.reporting.compare_board import BOARD_HEADER, board_lines, board_rows, board_title, headline
+    from cfcheck.reporting.compare_board import (
+        BOARD_HEADER, board_lines, board_rows, board_title, cd_diagram_text, headline,
+    )
 
     lines = ["", "## Leaderboard: average rank per suite", "", f"- {_md(LEADERBOARD_NOTE)}"]
     lines += [f"- {_md(headline(board, names))}" for board in comparison.boards]
@@ -252,6 +254,8 @@ def _markdown_leaderboard(comparison: Comparison, names: dict[str, str]) -> list
             lines += ["", "| " + " | ".join(BOARD_HEADER) + " |", "|" + "---|" * len(BOARD_HEADER)]
             lines += ["| " + " | ".join(f"**{_md(c)}**" if strong and c else _md(c) for c in row) + " |"
                       for row, strong in board_rows(board, names)]
+            if len(board.methods) > 1:  # the HTML page's critical-difference diagram, drawn in text
+                lines += ["", "```text", cd_diagram_text(board, names), "```"]
     return lines
 
 

@@ -160,7 +160,7 @@ def test_counterfactual_direction_points_from_the_counterfactual_to_the_input():
 
 
 def test_randomisation_similarity_of_the_bundled_attributions_as_readme_reports():
-    """README's attribution table: model-dependent maps change with random weights, the input-
+    """The attribution table of docs/findings/attribution.md: model-dependent maps change with random weights, the input-
     multiplied ones and the seeded random map barely do (Adebayo et al.'s observation)."""
     from cfcheck.metrics.sanity import rank_similarity
     from cfcheck.models.zoo import ModelZoo
@@ -175,7 +175,7 @@ def test_randomisation_similarity_of_the_bundled_attributions_as_readme_reports(
                 for m in ("cnn", "random_net")]
         return float(rank_similarity(maps[0], maps[1], support=support).mean())
 
-    assert similarity(Gradient()) < 0.4  # 0.19 against random_net alone (README: 0.171 over five draws)
+    assert similarity(Gradient()) < 0.4  # 0.19 against random_net alone (docs/findings/attribution.md: 0.171 over five draws)
     assert similarity(Gradient(), "nonzero") == pytest.approx(similarity(Gradient()))  # no exact zeros
     assert similarity(InputTimesGradient()) > 0.9 and similarity(IntegratedGradients(steps=8)) > 0.9  # 0.995
     # on the pixels where either map is non-zero (the digit), the input factor's shared zeros are gone: 0.43-0.46

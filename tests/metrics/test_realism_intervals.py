@@ -15,7 +15,7 @@ suites' own CI (score_realism, 200 resamples, quick-profile sizes) is checked ag
 Sets of real images (the counterfactuals' distribution equals the reference's), sets with a
 shifted mean, sets with a wider covariance (KID's non-degenerate case) and, for FID, a narrower
 one are checked. The
-figures are in README ("Statistics").
+figures are in docs/statistics.md.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def test_the_realism_interval_covers_the_expected_score_and_stays_informative(ha
     covered = sum(low <= expected <= high for low, high in intervals)
     width = float(np.mean([high - low for low, high in intervals]))
     print(f"{metric} (shift {shift_size}, spread × {spread_factor}): {covered}/{TRIALS} covered, "
-          f"mean width {width / spread:.2f}× the draws' spread")  # README's figures: pytest -s
+          f"mean width {width / spread:.2f}× the draws' spread")  # docs/statistics.md's figures: pytest -s
     # 95% nominal: 34 of 40 is 3.6 standard deviations below the 38 a calibrated interval gives
     assert covered >= 34, f"{metric}: {covered}/{TRIALS} intervals hold the expected score {expected:.4g}"
     # an interval narrower on average than the draws' central 95% cannot hold them 95% of the time

@@ -156,7 +156,7 @@ def test_class_autoencoders_prefer_their_own_class(test_split):
     Measured: it holds weakly. Van Looveren & Klaise's autoencoder (a 16×16×1 code) reconstructs
     any digit well; own-class errors are 0.55–0.9 of the other classes' mean for nine classes,
     and for digit 0 (round strokes every autoencoder renders) own and other are equal (0.0016 vs
-    0.0015). IM1 inherits this weakness (README, IM1/IM2)."""
+    0.0015). IM1 inherits this weakness (docs/findings/diffusion.md, IM1/IM2)."""
     by_label = {model_entry(n, domain=DOMAIN)["label"]: n for n in AUTOENCODERS}
     errors = torch.zeros(10, 10)
     with torch.no_grad():

@@ -49,3 +49,19 @@ def scorecard_of(tiny):
         return json.loads((tiny.path / "reports" / f"{name}-standard" / "scorecard.json").read_text())
 
     return read
+
+
+@pytest.fixture(scope="session")
+def documented_snippets() -> dict[str, str]:
+    """The ``# name.py`` Python blocks of README.md and of every documentation page under docs/
+    (the guides per kind hold the adapters), by name: the examples tests run them as printed."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    text = "\n".join(page.read_text() for page in [root / "README.md", *sorted((root / "docs").rglob("*.md"))])
+    snippets: dict[str, str] = {}
+    for name, code in re.findall(r"```python\n# (\w+)\.py\n(.*?)```", text, re.S):
+        # an example printed in several places (README and a guide) must read the same everywhere
+        assert snippets.setdefault(name, code) == code, f"two different documented examples are named {name}.py"
+    return snippets

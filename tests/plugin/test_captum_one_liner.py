@@ -5,9 +5,6 @@ install command."""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
 
 # imported here, before pytester snapshots sys.modules: captum pulls in torch modules that register
@@ -40,12 +37,11 @@ def test_a_captum_one_liner_gets_goar_scores_and_curves(tiny, scorecard_of):
     assert html.count("<polyline") == 4  # method and random, per domain
 
 
-def test_the_readme_snippet_deselects_the_other_kinds_suites(tiny):
-    """README's captum adapter, verbatim: its return annotation tells cfcheck the kind before the
-    fixture runs, so the VCE, SCM and latent suites are deselected, not printed as skipped."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    (snippet,) = re.findall(r"```python\n# my_captum.py\n(.*?)```", readme, flags=re.S)
-    tiny.makepyfile(my_captum=snippet)
+def test_the_readme_snippet_deselects_the_other_kinds_suites(tiny, documented_snippets):
+    """The documentation's captum adapter (docs/guides/attribution.md), verbatim: its return
+    annotation tells cfcheck the kind before the fixture runs, so the VCE, SCM and latent suites are
+    deselected, not printed as skipped."""
+    tiny.makepyfile(my_captum=documented_snippets["my_captum"])
     result = tiny.runpytest("--method=my_captum", "-k", "test_output_contract", "--cfcheck-domain=morpho")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*tests of the latent, scm, vce suites deselected: the method implements attribution*"])

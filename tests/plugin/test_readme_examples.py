@@ -1,26 +1,17 @@
-"""The ten-line SCM and attribution adapters in README.md run as printed: their contract suites
-pass, their scores reach a scorecard, and their annotation deselects the other kinds' suites."""
+"""The ten-line SCM, attribution and latent adapters of the documentation (README.md and the guides
+under docs/) run as printed: their contract suites pass, their scores reach a scorecard, and their
+annotation deselects the other kinds' suites."""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
-
-README = Path(__file__).resolve().parents[2] / "README.md"
-
-
-def _readme_adapters() -> dict[str, str]:
-    blocks = re.findall(r"```python\n# (\w+)\.py\n(.*?)```", README.read_text(), re.S)
-    return {name: code for name, code in blocks}
 
 
 @pytest.mark.parametrize(("name", "kind", "metric"), [("my_scm", "scm", "ground_truth_error"), ("my_saliency", "attribution", "attribution_randomisation_similarity"),
      ("my_explainer", "latent", "synbols_s_sharp")])
-def test_readme_adapter_runs_as_printed(tiny, scorecard_of, name, kind, metric):
-    adapters = _readme_adapters()
-    assert name in adapters, f"README.md has no `# {name}.py` example"
+def test_readme_adapter_runs_as_printed(tiny, scorecard_of, documented_snippets, name, kind, metric):
+    adapters = documented_snippets
+    assert name in adapters, f"neither README.md nor docs/ has a `# {name}.py` example"
     tiny.makepyfile(**{name: adapters[name]})
     result = tiny.runpytest(f"--method={name}")
     outcomes = result.parseoutcomes()

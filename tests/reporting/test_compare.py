@@ -365,6 +365,8 @@ def test_leaderboard_marks_a_method_better_on_every_block_and_not_equal_ones(tmp
     markdown = (tmp_path / "out" / "comparison.md").read_text()
     assert "| **1** | **good** | **1.00** | **leader (significant)** |" in markdown
     assert "good leads, significantly" in markdown and "wins" not in markdown
+    diagram = markdown.split("```text\n", 1)[1].split("```", 1)[0]  # the CD diagram, drawn in text
+    assert "good" in diagram and "◆" in diagram and "not different: fair, twin" in diagram
     page = (tmp_path / "out" / "comparison.html").read_text()
     assert "<img alt='critical-difference diagram of vce / morpho / closeness' src='data:image/png;base64," in page
 

@@ -14,7 +14,7 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cfcheck.reporting.compare_board import board_lines, cd_diagram_png, headline
+from cfcheck.reporting.compare_board import board_lines, cd_diagram_png, cd_diagram_text, headline
 from cfcheck.reporting.compare_ranks import (
     block_ranks, critical_difference, leaderboards, nemenyi, not_different_groups,
 )
@@ -186,6 +186,32 @@ def test_groups_and_the_diagram():
     assert not_different_groups(board) == [["a", "b"]] and board.leader is None
     png = cd_diagram_png(board, {"a": "a", "b": "b", "c": "c"})
     assert png.startswith(b"\x89PNG") and len(png) > 2000
+
+
+def test_the_text_diagram_puts_each_method_at_its_rank_and_joins_the_groups():
+    # a and b tie at 1.5, c is last at 3.0: on a 40-column axis from rank 1 to 3, columns 10 and 40
+    board = the_board({"a": [0.0, 1.0] * 10, "b": [1.0, 0.0] * 10, "c": [5.0] * 20})
+    lines = cd_diagram_text(board, {m: m for m in "abc"}, width=40).splitlines()
+    pad = 3  # the longest name and two spaces
+    assert lines[0][pad:].split() == ["1", "2", "3"] and lines[1][pad] == "├" and lines[1][pad + 40] == "┤"
+    marks = {line[0]: line.index("●") - pad for line in lines[2:5]}
+    assert marks == {"a": 10, "b": 10, "c": 40}
+    assert lines[2].endswith("1.50") and lines[4].endswith("3.00")
+    (group,) = [line for line in lines if "not different" in line]
+    assert group[pad:].index("━") == 10 and group.count("━") == 1 and group.endswith("not different: a, b")
+    cd = lines[-1]
+    assert cd.startswith("CD") and cd.index("┤") - cd.index("├") == round(board.critical_difference / 2 * 40)
+
+
+def test_the_text_diagram_marks_only_a_significant_leader():
+    rng = np.random.default_rng(0)
+    base = rng.normal(50, 10, size=20)
+    led = the_board({"b": list(base + 1.0), "c": list(base + 2.0), "a": list(base)})
+    text = cd_diagram_text(led, {m: m for m in "abc"})
+    assert led.leader == "a" and text.count("◆") == 1 and "◆" in next(line for line in text.splitlines() if line[0] == "a")
+    assert "not different" not in text  # every pair differs significantly
+    tied = the_board({"a": [0.0, 1.0] * 10, "b": [1.0, 0.0] * 10, "c": [5.0] * 20})
+    assert "◆" not in cd_diagram_text(tied, {m: m for m in "abc"})
 
 
 def test_a_family_without_a_shared_block_is_listed_not_ranked():

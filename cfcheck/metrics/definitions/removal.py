@@ -76,7 +76,7 @@ REMOVAL_CARDS = (
               "random order fixed by the run's seed, as ROAD's reference breaks ties with a fixed random map: "
               "integrated gradients is 0 wherever x = 0, and a raster order would remove the background from the "
               "top down as one block, which the imputation smears into the object next to it and which ranks IG "
-              "below the random attribution under LeRF (README's attribution table). Each level removes round(p·H·W) pixels "
+              "below the random attribution under LeRF (the removal benchmarks' tables in the documentation). Each level removes round(p·H·W) pixels "
               "per image (the reference truncates, int(p·H·W); at most one pixel apart). Inputs that are not "
               "images are laid out on the domain's pixel_grid (e.g. 8×8 for 64 features). " + _NO_BAR,
         computed_by=("cfcheck.kinds.attribution.removal.removal_curve", "cfcheck.metrics.removal_curves.curve_area"),
