@@ -33,9 +33,11 @@ _CALIBRATION = ("A bar is earned per domain by `cfcheck calibrate --kind attribu
                 "(cfcheck.kinds.attribution.calibration): halfway between three independent random attributions "
                 "(expected gap 0: fail) and the weakest of the positive controls (the gradient, input×gradient, "
                 "SmoothGrad, integrated gradients and the gradient plus noise of 0.5–8 times its norm; on a domain "
-                "with a true class feature, that feature and its noisy ladder), over seeds 0–2, and only where the "
-                "noisy ladder's gaps fall as the noise grows on every seed and every positive exceeds every "
-                "negative. The controls' values per seed, and the calibration's reason where it gave no bar, are "
+                "with a true class feature, that feature and its noisy ladder), over seeds 0–2. The ladder also "
+                "measures the score's resolution: its rungs count as positive controls, from the least noise up, "
+                "while they clear every negative value on every seed; the noisier rungs count as neither. A bar "
+                "needs at least one resolved rung, gaps that fall as the noise grows over the resolved rungs and the "
+                "first unresolved one on every seed, and every positive above every negative. The controls' values per seed, and the calibration's reason where it gave no bar, are "
                 "shown beside this card for every domain with a calibration file. ")
 #: what the bundled domains' calibrations found (their values files hold every number, per seed)
 _ROAR_RESULT = ("Why a domain may keep no ROAR bar: where the retraining set is small the retraining noise can be "
@@ -45,8 +47,9 @@ _ROAR_RESULT = ("Why a domain may keep no ROAR bar: where the retraining set is 
                 "of the negatives' spread lets an unlucky retraining of a random attribution come near it (its "
                 "interval then straddles the bar: inconclusive). Each domain's values and reason are shown beside "
                 "this card.")
-_GOAR_RESULT = ("A GOAR bar needs the noisy ladder's top rung (noise 8 times the signal's norm: an eighth of the signal "
-                "in a unit step) to clear every random attribution on every seed. A GOAR curve projects every input "
+_GOAR_RESULT = ("Where the ladder's noisiest rungs (noise 8 times the signal's norm keeps an eighth of it) do not "
+                "clear every random attribution, the bar sits between the weakest resolved rung and the best "
+                "random attribution, and the reason beside this card names the resolution. A GOAR curve projects every input "
                 "at every strength and retrains per strength, so on an image domain the three seeds cost minutes per "
                 "control; a domain measured on fewer seeds keeps no bar, and its values file says which were run. "
                 "Each domain's values and reason are shown beside this card.")
