@@ -5,9 +5,13 @@ Skipped when no Chromium is installed (CI installs it in .ci/run where apt is av
 
 from __future__ import annotations
 
+import html as html_lib
+import json
+import re
 import shutil
 import subprocess
 from datetime import datetime, timezone
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -112,3 +116,57 @@ def test_a_wide_scorecard_does_not_scroll_the_page_sideways(tmp_path):
     assert found, result.stderr[-2000:]
     scroll_width, client_width = (int(v) for v in found[0].split("\"", 1)[0].split("x"))
     assert scroll_width <= client_width, f"the page is {scroll_width} px wide in a {client_width} px window"
+
+
+PUBLISHED = Path(__file__).resolve().parents[2] / "reports" / "published" / "dvce-quick" / "scorecard.html"
+FOLD = 800  # a 1280 × 800 screen: what the screenshot at --window-size=1280,800 shows without scrolling
+_FOLD_PROBE = """<script>addEventListener('load', () => {
+  const box = (el) => el ? (r => [Math.round(r.top + scrollY), Math.round(r.bottom + scrollY)])(el.getBoundingClientRect()) : null;
+  const shown = (img) => !!img && img.complete && img.naturalWidth > 0;
+  const input = document.querySelector("img.ex[alt='input']"), cf = document.querySelector("img.ex[alt='counterfactual']");
+  document.body.setAttribute('data-fold', JSON.stringify({
+    width: document.documentElement.clientWidth,
+    banner: box(document.querySelector('.banner')),
+    failing_suite: box(document.querySelector("table.counts tr.suite[data-worst='fail']")),
+    failing_score: box(document.querySelector('table.failures tr:nth-child(2)')),
+    example_input: shown(input) ? box(input) : null, example_counterfactual: shown(cf) ? box(cf) : null}));
+});</script>"""
+
+
+def fold_positions(html: str, tmp_path: Path) -> dict:
+    """Where the scorecard's key parts lie on the page at 1280 px: [top, bottom] in CSS pixels from the
+    top of the document, measured by Chromium's layout (getBoundingClientRect after the load event, so
+    the inline example images are decoded); ``None`` for a part that is missing or not drawn."""
+    probed = tmp_path / "fold.html"
+    probed.write_text(html.replace("</body>", _FOLD_PROBE + "</body>"), encoding="utf-8")
+    result = _chromium("--window-size=1280,800", "--virtual-time-budget=5000", "--dump-dom", probed.as_uri(),
+                       cwd=tmp_path)
+    found = re.search(r'data-fold="([^"]*)"', result.stdout)
+    assert found, result.stderr[-2000:]
+    return json.loads(html_lib.unescape(found.group(1)))
+
+
+def below_the_fold(positions: dict) -> list[str]:
+    """The parts a person at 1280 × 800 does not see without scrolling (missing parts count)."""
+    return [f"{part} at {box}" if box else f"{part} missing" for part, box in positions.items()
+            if part != "width" and (box is None or box[1] > FOLD)]
+
+
+@pytest.mark.skipif(not PUBLISHED.is_file(), reason="needs reports/published/dvce-quick")
+def test_the_published_scorecard_shows_verdict_failures_and_examples_above_the_fold(tmp_path):
+    """The published DVCE scorecard at 1280 × 800: the FAIL banner, the first failing suite, the first
+    failing score and the first example's input and counterfactual images lie within the first 800 px."""
+    positions = fold_positions(PUBLISHED.read_text(encoding="utf-8"), tmp_path)
+    assert positions["width"] <= 1280
+    assert not below_the_fold(positions), positions
+
+
+@pytest.mark.skipif(not PUBLISHED.is_file(), reason="needs reports/published/dvce-quick")
+def test_the_fold_check_sees_examples_pushed_below_a_tall_block(tmp_path):
+    """The check can fail: the same page with a 600 px block before the examples has them below the fold."""
+    html = PUBLISHED.read_text(encoding="utf-8")
+    heading = "<h2>Example counterfactuals</h2>"
+    assert heading in html
+    pushed = html.replace(heading, "<div style='height:600px'></div>" + heading, 1)
+    missed = below_the_fold(fold_positions(pushed, tmp_path))
+    assert [part.split(" ")[0] for part in missed] == ["example_input", "example_counterfactual"], missed
