@@ -375,9 +375,10 @@ def _verdict(test: PairedTest, direction: str, names: dict[str, str]) -> str:
     return f"{names[better]} {'differs from' if direction == 'none' else 'better than'} {names[worse]}"
 
 
-def _p(p: float, test: PairedTest, bound: bool = False) -> str:
+def _p(p: float | None, test: PairedTest, bound: bool = False) -> str:
     """A p-value; a bootstrap's below 1e-16 shows only that bound (its normal tail is not
     meaningful that far out), McNemar's exact p-values are shown as they are."""
+    assert p is not None, "only a tested pair has p-values"
     if p < 1e-16 and test.test != "mcnemar":
         return "< 1e-16"
     return f"{'<= ' if bound else ''}{p:.2g}"

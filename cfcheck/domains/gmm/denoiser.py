@@ -100,6 +100,8 @@ class MixtureDenoiser(torch.nn.Module):
 
     model_space_scale = 1.0
 
+    alphas_cumprod: torch.Tensor  # a buffer (register_buffer)
+
     def __init__(self, means: Tensor, variance: float, num_train_timesteps: int = 1000) -> None:
         super().__init__()
         from diffusers import DDPMScheduler

@@ -46,6 +46,8 @@ class DenoisingUNet(nn.Module):
         torch.Size([2, 1, 32, 32])
     """
 
+    alphas_cumprod: torch.Tensor  # a buffer (register_buffer)
+
     def __init__(
         self,
         sample_size: int = 32,

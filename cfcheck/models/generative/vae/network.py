@@ -40,6 +40,9 @@ class ConditionedNetwork(nn.Module):
 
     image_size = 32
 
+    condition_loc: torch.Tensor  # a buffer (register_buffer)
+    condition_scale: torch.Tensor  # a buffer (register_buffer)
+
     def __init__(self, condition_features: int, channels: int, standardised_columns: int, **sizes: int) -> None:
         super().__init__()
         for name, value, low in (("condition_features", condition_features, 1), ("channels", channels, 1),
