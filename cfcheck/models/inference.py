@@ -26,6 +26,7 @@ Outputs = torch.Tensor | dict[str, torch.Tensor]
 
 def model_device(model: nn.Module, default: torch.device | str | None = None) -> torch.device | None:
     """The device of ``model``'s first parameter (else first buffer), else ``default``."""
+    tensor: torch.Tensor
     for tensor in model.parameters():
         return tensor.device
     for tensor in model.buffers():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -44,7 +45,7 @@ class MorphoDomain(BundledDomain):
     categorical_factors = ("digit",)
     split_roles = {"train": "train", "selection": "val", "scored": "test", "reference": "reference",
                    "reference_extra": "reference_extra"}
-    model_roles = {
+    model_roles: Mapping[str, tuple[str, ...]] = {
         "explained": ("cnn", "robust_cnn", "mlp", "noise_cnn"),
         "random": ("random_net",),
         "randomisation_counterpart": ("cnn",),
