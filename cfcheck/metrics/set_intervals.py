@@ -53,7 +53,7 @@ def null_strata(
     the two share a mean and differ only in spread and shape."""
     if len(parts_a) != len(parts_b):
         raise ValueError(f"`a` and `b` need the same number of strata, got {len(parts_a)} and {len(parts_b)}")
-    pooled = []
+    pooled: list[Tensor | np.ndarray] = []
     for a, b in zip(parts_a, parts_b):
         if isinstance(a, Tensor) != isinstance(b, Tensor):
             raise TypeError("each stratum of `a` and `b` must both be torch tensors or both numpy arrays")

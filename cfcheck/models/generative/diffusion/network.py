@@ -93,7 +93,7 @@ class DenoisingUNet(nn.Module):
         """The predicted noise ε̂(x_t, t) for a batch of noisy images in diffusion space."""
         if t.dim() == 0:
             t = t.expand(x_t.shape[0])
-        return self.unet(x_t, t).sample
+        return self.unet(x_t, t).sample  # type: ignore[operator]  # diffusers' ModelMixin hides nn.Module.__call__
 
     def training_scheduler(self):
         """A fresh ``DDPMScheduler`` with this network's schedule (ε prediction)."""
