@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -166,7 +166,7 @@ class MorphoDomain(BundledDomain):
 
         return RECIPES
 
-    def attribute_mechanisms(self, models: object) -> object:
+    def attribute_mechanisms(self, models: Mapping[str, Any]) -> object:
         """The learned attribute mechanisms (thickness and intensity flows) of the bundled SCM
         generators, from ``models`` (name -> module, e.g. a method's ``cfcheck_models``)."""
         from .scm_mechanisms import MorphoAttributeMechanisms
