@@ -10,6 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 
 #: an example per subcommand, shown at the end of its --help (and all of them under cfcheck --help)
@@ -37,7 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    def command(name: str, **kwargs: object) -> argparse.ArgumentParser:
+    def command(name: str, **kwargs: Any) -> argparse.ArgumentParser:
         return commands.add_parser(name, epilog=_epilog(name), formatter_class=argparse.RawDescriptionHelpFormatter,
                                    **kwargs)
 

@@ -198,7 +198,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
     domains, reason = session.domains_for(marker.args[0])
     if not domains:
-        metafunc.parametrize("cfcheck_task", [pytest.param(None, id="no-domain", marks=pytest.mark.skip(reason=reason))])
+        metafunc.parametrize("cfcheck_task", [pytest.param(None, id="no-domain", marks=pytest.mark.skip(reason=reason or "no domain is selected"))])
         return
     kind_spec(marker.args[0]).parametrize(metafunc, session, domains)
     _parametrize_method_domain(metafunc, session, domains)
@@ -234,7 +234,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         other = [i for i in items if (m := i.get_closest_marker(KIND_MARKER)) is not None and m.args[0] not in kinds]
         if other:
             _deselect(config, items, other)
-            names = sorted({item.get_closest_marker(KIND_MARKER).args[0] for item in other})
+            names = sorted({m.args[0] for item in other if (m := item.get_closest_marker(KIND_MARKER)) is not None})
             cf_session.deselected = (
                 f"{len(other)} tests of the {', '.join(names)} suites deselected: "
                 f"the method implements {', '.join(sorted(kinds))}"

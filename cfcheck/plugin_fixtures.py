@@ -134,7 +134,7 @@ def _view(method: Any, kind: MethodKind, session: CfcheckSession) -> Any:
     from cfcheck.core.cache import method_fingerprint
     from cfcheck.kinds import view_as
 
-    view = view_as(method, kind)
+    view: Any = view_as(method, kind)  # any object: the view's class is the kind's
     view.cfcheck_version = (f"view {type(view).__name__} {method_fingerprint(view, None)} of "
                             f"{method_fingerprint(method, session.method.module)}")
     return view

@@ -207,7 +207,8 @@ class CfcheckSession(RunResources):
             except MethodOutputError as error:
                 self._results[task] = error
             finally:
-                self.generation["seconds"] += time.monotonic() - started
+                # Counter holds any number; typeshed's Counter allows only int values
+                self.generation["seconds"] += time.monotonic() - started  # type: ignore[assignment]
                 self.costs.charge_generation(task_key(task), clock, inputs=len(inputs), from_cache=self._last_from_cache)
             if not isinstance(self._results[task], MethodOutputError):
                 self._write_examples(spec, task, self._results[task])
@@ -246,6 +247,7 @@ class CfcheckSession(RunResources):
         stored = self.cache.load(key)
         self._last_from_cache = stored is not None and set(stored) == {"values", "valid"}
         if self._last_from_cache:
+            assert stored is not None  # set just above: a hit has a stored entry
             if write is not None:
                 write("read from the generation cache")
             self.generation[f"{counter}_from_cache"] += 1
@@ -301,10 +303,10 @@ class CfcheckSession(RunResources):
     def serialize_records(self) -> str:
         return json.dumps([r.to_dict() for r in self.records])
 
-    def generation_summary(self) -> dict[str, float]:
+    def generation_summary(self) -> dict[str, Any]:
         """Generation counters and the cache's, for the scorecard (JSON-ready)."""
         stats = self.cache.stats
-        summary = {"tasks_generated": 0, "tasks_from_cache": 0, "seconds": 0.0, **self.generation}
+        summary: dict[str, Any] = {"tasks_generated": 0, "tasks_from_cache": 0, "seconds": 0.0, **self.generation}
         for name in ("hits", "misses", "discarded", "stored"):
             summary[f"cache_{name}"] = summary.get(f"cache_{name}", 0) + getattr(stats, name)
         summary["cache"] = "off" if self.cache.directory is None else str(self.cache.directory)
@@ -313,8 +315,8 @@ class CfcheckSession(RunResources):
     def merge_generation(self, serialized: str) -> None:
         """Generation counters sent by a pytest-xdist worker."""
         for name, value in json.loads(serialized).items():
-            if isinstance(value, (int, float)):
-                self.generation[name] += value
+            if isinstance(value, (int, float)):  # seconds are a float: typeshed's Counter allows only int
+                self.generation[name] += value  # type: ignore[assignment]
 
     def profile_summary(self) -> dict[str, Any]:
         return {

@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from cfcheck.core.thresholds import Bar
+from cfcheck.core.thresholds import Bar, FloorRule
 from cfcheck.metrics.key import MetricKey
 
 #: the scores a targeted attack on the explained classifier is built to fail (it reaches the target
@@ -64,7 +64,7 @@ def expected_sign(control: str, suite: str, metric: str) -> str:
     return rules.get(MetricKey.parse(metric).card, rules.get(suite, ""))
 
 
-def comparable_value(score: dict[str, Any], card: Any, profile: str, field: str = "value") -> tuple[float, str]:
+def comparable_value(score: dict[str, Any], card: Any, profile: str, field: str = "value") -> tuple[float, FloorRule]:
     """The score's ``field`` ("value", "ci_low" or "ci_high"; the value where the interval end is
     missing) as a bar compares it: ÷ floor for a floor-relative card bar (realism), else as it is;
     and the bar's relative rule."""
@@ -88,7 +88,7 @@ def derive_bars(results: Mapping[str, dict[str, Any]] | Sequence[Mapping[str, di
     from cfcheck.metrics.cards import CARDS
 
     values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    found: dict[str, tuple[str, str, str, Any]] = {}  # bar key → (metric, suite, rule, card)
+    found: dict[str, tuple[str, str, FloorRule, Any]] = {}  # bar key → (metric, suite, rule, card)
     runs = [results] if isinstance(results, Mapping) else list(results)
     for control, scorecard in ((c, card) for run in runs for c, card in run.items()):
         for score in scorecard["scores"]:

@@ -145,7 +145,9 @@ def summarise_evidence(values: Mapping[str, Mapping[str, Any]], card_key: str,
     if commands is not None and not isinstance(commands, Mapping):
         raise ValueError(f"`commands` must map method kinds to commands, got {type(commands).__name__}")
     spans: dict[tuple[str, str], list[float]] = {}
-    suites, kinds, variants, tasks = {}, {}, set(), set()  # suites, kinds: a dict keeps their order
+    suites: dict[str, None] = {}
+    kinds: dict[str, None] = {}
+    variants, tasks = set(), set()  # suites, kinds: a dict keeps their order
     for identity, controls in values.items():
         parsed = _parse(str(identity))
         if parsed is None or parsed[1] != card_key:
@@ -351,6 +353,7 @@ def load_evidence(domain: Any, key: str, profile: str = "quick") -> list[tuple[C
     folder = getattr(domain, "calibration_dir", None)
     found: list[tuple[CardEvidence, str]] = []
     for name, reader in _READERS if folder is not None else ():
+        assert folder is not None  # the loop runs only when there is a folder
         path = Path(folder) / name.format(profile=profile)
         if not path.is_file():
             continue

@@ -65,10 +65,13 @@ class Domain(Protocol):
     split_roles: Mapping[str, str]
     model_roles: Mapping[str, tuple[str, ...]]
     capabilities: frozenset[str]
-    #: the domain's models (see the class docstring)
-    model_store: Any
-    #: the domain's bars and calibration values (None: it keeps none)
-    calibration_dir: Any
+    @property
+    def model_store(self) -> Any:
+        """The domain's models (see the class docstring); an attribute or a property."""
+
+    @property
+    def calibration_dir(self) -> Any:
+        """The domain's bars and calibration values (None: it keeps none); an attribute or a property."""
 
     #: True where the metric cards' bars were calibrated on this domain's controls (the bundled
     #: domains); a user's domain is False: its bars come only from its own calibration

@@ -231,6 +231,7 @@ def attribute_changes(labels_x: Sequence[Tensor], labels_c: Sequence[Tensor]) ->
                              f"{tuple(before.shape)} and {tuple(after.shape)}")
         changed = (before != after).to(torch.float32)
         counts = changed if counts is None else counts + changed
+    assert counts is not None  # at least one attribute (checked above)
     return counts
 
 

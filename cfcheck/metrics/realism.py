@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import torch
@@ -28,6 +29,9 @@ from cfcheck.metrics._validation import (
     check_real,
     describe,
 )
+
+if TYPE_CHECKING:
+    from torchmetrics import Metric
 
 __all__ = ["fid", "fid_torchmetrics", "frechet_distance", "kid", "kid_torchmetrics"]
 
@@ -228,7 +232,7 @@ def _evaluating(module: nn.Module) -> Iterator[None]:
         module.train(was_training)
 
 
-def _feed(metric: nn.Module, real: Tensor, fake: Tensor, batch_size: int) -> None:
+def _feed(metric: Metric, real: Tensor, fake: Tensor, batch_size: int) -> None:
     for images, is_real in ((real, True), (fake, False)):
         for start in range(0, images.shape[0], batch_size):
             metric.update(images[start : start + batch_size], real=is_real)
@@ -252,7 +256,8 @@ def fid_torchmetrics(
     size = check_positive_int("batch_size", batch_size)
     with _evaluating(module):
         metric = FrechetInceptionDistance(
-            feature=module, normalize=True, input_img_size=tuple(real.shape[1:])
+            feature=module, normalize=True,
+            input_img_size=cast(tuple[int, int, int], tuple(real.shape[1:])),  # C×H×W: the images are checked 4-D
         ).to(real.device)
         _feed(metric, real, fake, size)
         return float(metric.compute())

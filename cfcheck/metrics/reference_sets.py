@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import torch
@@ -181,7 +182,7 @@ def score_realism(
     else:
         value, floors, resampled = _with_engine(engine, reference, fakes, floor_sets, weights, conditional)
         if ci_method == "null_corrected_half_sampling":  # the null splits index the pooled strata on both sides
-            both = list(null_strata(reference, fakes))
+            both = cast(list[Tensor], list(null_strata(reference, fakes)))  # tensors in, tensors out
             null_resampled = _with_engine(engine, both, both, [], weights, conditional)[2]
     ci = bootstrap_set_ci(tuple(reference), tuple(fakes), pooled, n_resamples=n_resamples, seed=seed, point=value,
                           method=ci_method, resampled=resampled, null_resampled=null_resampled)

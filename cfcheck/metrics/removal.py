@@ -29,6 +29,8 @@ near-ties, by up to 1e-4 of the range), replaces the truncation by rounding, and
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import Tensor
 
@@ -304,7 +306,7 @@ class _Grid:
         self.stride = width + 1
         self.length = (height + 1) * self.stride
         size, margin = batch * self.length, self.stride + 1
-        like = dict(dtype=dtype, device=removed.device)
+        like: dict[str, Any] = dict(dtype=dtype, device=removed.device)
         tt = torch.outer(_row_sums(height), _row_sums(width)).to(**like)
         self.tt = self.flat(tt.unsqueeze(0))
         self.unknown = self.flat(removed)

@@ -29,6 +29,7 @@ method is there for that comparison.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import cast
 
 import numpy as np
 import torch
@@ -53,12 +54,13 @@ def null_strata(
     the two share a mean and differ only in spread and shape."""
     if len(parts_a) != len(parts_b):
         raise ValueError(f"`a` and `b` need the same number of strata, got {len(parts_a)} and {len(parts_b)}")
-    pooled = []
+    pooled: list[Tensor | np.ndarray] = []
     for a, b in zip(parts_a, parts_b):
         if isinstance(a, Tensor) != isinstance(b, Tensor):
             raise TypeError("each stratum of `a` and `b` must both be torch tensors or both numpy arrays")
         moved = b - b.mean(0) + a.mean(0)
-        pooled.append(torch.cat([a, moved]) if isinstance(a, Tensor) else np.concatenate([a, moved]))
+        # b is a tensor where a is one (checked above)
+        pooled.append(torch.cat([a, cast(Tensor, moved)]) if isinstance(a, Tensor) else np.concatenate([a, moved]))
     return tuple(pooled)
 
 

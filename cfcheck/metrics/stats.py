@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Any, cast
 
 import numpy as np
 from torch import Tensor
@@ -101,7 +102,8 @@ def bootstrap_ci(
     for rows, index in _index_blocks(rng, array.size, resamples):
         samples = array[index]
         if statistic in _VECTORISED:
-            stats[rows] = statistic(samples, axis=1)
+            # the statistics in _VECTORISED take numpy's axis
+            stats[rows] = cast(Callable[..., Any], statistic)(samples, axis=1)
         else:
             stats[rows] = [float(statistic(row)) for row in samples]
     return _percentile_interval(stats, level)

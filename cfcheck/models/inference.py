@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import weakref
 from collections.abc import Callable
+from typing import cast, overload
 
 import torch
 from torch import nn
@@ -26,6 +27,7 @@ Outputs = torch.Tensor | dict[str, torch.Tensor]
 
 def model_device(model: nn.Module, default: torch.device | str | None = None) -> torch.device | None:
     """The device of ``model``'s first parameter (else first buffer), else ``default``."""
+    tensor: torch.Tensor
     for tensor in model.parameters():
         return tensor.device
     for tensor in model.buffers():
@@ -47,6 +49,15 @@ def _check(images: torch.Tensor, batch_size: int) -> None:
         raise ValueError(f"Expected `batch_size` to be a positive int, but got {batch_size!r}.")
 
 
+@overload
+def batched_apply(fn: Callable[[torch.Tensor], torch.Tensor], images: torch.Tensor, *, batch_size: int = ...,
+                  device: torch.device | str | None = ...) -> torch.Tensor: ...
+@overload
+def batched_apply(fn: Callable[[torch.Tensor], dict[str, torch.Tensor]], images: torch.Tensor, *,
+                  batch_size: int = ..., device: torch.device | str | None = ...) -> dict[str, torch.Tensor]: ...
+@overload
+def batched_apply(fn: Callable[[torch.Tensor], Outputs], images: torch.Tensor, *, batch_size: int = ...,
+                  device: torch.device | str | None = ...) -> Outputs: ...
 @torch.no_grad()
 def batched_apply(
     fn: Callable[[torch.Tensor], Outputs],
@@ -82,9 +93,10 @@ def batched_apply(
             parts.append({name: value.float().cpu() for name, value in out.items()})
         else:
             parts.append(out.float().cpu())
-    if isinstance(parts[0], dict):
-        return {name: torch.cat([part[name] for part in parts]) for name in parts[0]}
-    return torch.cat(parts)
+    if isinstance(parts[0], dict):  # every chunk's output has the first one's form (dict or tensor)
+        dicts = cast(list[dict[str, torch.Tensor]], parts)
+        return {name: torch.cat([part[name] for part in dicts]) for name in parts[0]}
+    return torch.cat(cast(list[torch.Tensor], parts))
 
 
 def batched_logits(
@@ -157,7 +169,8 @@ def inference_copy(model: nn.Module) -> nn.Module:
     if cached is not None and cached[0] == stamp:
         return cached[1]
     try:
-        fast = copy.deepcopy(model).to(memory_format=torch.channels_last)
+        # nn.Module.to takes memory_format; torch's stubs leave it out
+        fast = copy.deepcopy(model).to(memory_format=torch.channels_last)  # type: ignore[call-overload]
     except Exception:  # noqa: BLE001 - a model that cannot be copied is used as it is
         return model
     _COPIES[model] = (stamp, fast)

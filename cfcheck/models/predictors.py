@@ -51,6 +51,9 @@ class AnticausalPredictor(nn.Module):
         torch.Size([2, 128])
     """
 
+    target_loc: torch.Tensor  # a buffer (register_buffer)
+    target_scale: torch.Tensor  # a buffer (register_buffer)
+
     def __init__(self, outputs: int, channels: int = 1, width: int = 16) -> None:
         super().__init__()
         for name, value in (("outputs", outputs), ("channels", channels), ("width", width)):

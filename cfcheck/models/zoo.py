@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
 
 import torch
 
@@ -81,6 +81,18 @@ class MissingRole(KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class _Features(Protocol):  # an anti-causal predictor's penultimate features
+    def features(self, x: torch.Tensor) -> torch.Tensor: ...
+
+
+class _Encoder(Protocol):  # the minimality VAE's q(z | x): mean and log-variance
+    def encode(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]: ...
+
+
+class _FeatureMaps(Protocol):  # the embedding's activations per block
+    def feature_maps(self, x: torch.Tensor) -> list[torch.Tensor]: ...
 
 
 @runtime_checkable
@@ -221,7 +233,7 @@ class ModelZoo:
             raise KeyError(f"{self.domain.name} declares no anti-causal predictors")
         parts = []
         for parent in sorted(self.anticausal_predictors):
-            model = self[self.anticausal_predictors[parent]]
+            model = cast(_Features, self[self.anticausal_predictors[parent]])  # the role's models have features()
             parts.append(torch.cat([model.features(images[i:i + batch_size].to(self.device)).double().cpu()
                                     for i in range(0, len(images), batch_size)]) if len(images) else
                          torch.empty(0, 0, dtype=torch.float64))
@@ -238,7 +250,7 @@ class ModelZoo:
     @torch.no_grad()
     def posterior(self, images: torch.Tensor, batch_size: int = CPU_BATCH_SIZE) -> tuple[torch.Tensor, torch.Tensor]:
         """Mean and log-variance of the minimality VAE's q(z | x), each N×latent (float64, on the CPU)."""
-        vae = self[self.minimality_vae]
+        vae = cast(_Encoder, self[self.minimality_vae])  # the role's VAE has encode()
         means, log_vars = [], []
         for start in range(0, len(images), batch_size):
             mean, log_var = vae.encode(images[start:start + batch_size].to(self.device))
@@ -374,7 +386,8 @@ class ModelZoo:
         """The domain embedding's feature maps (the perceptual distance's layers), without autograd."""
         from cfcheck.models.inference import inference_copy
 
-        return inference_copy(self.embedding).feature_maps(images.to(self.device))
+        embedding = cast(_FeatureMaps, inference_copy(self.embedding))  # an embedding has feature_maps()
+        return embedding.feature_maps(images.to(self.device))
 
     def features(self, images: torch.Tensor, batch_size: int = CPU_BATCH_SIZE) -> torch.Tensor:
         """Raw domain-embedding features (float64), the input of FID and KID."""

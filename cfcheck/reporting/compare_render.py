@@ -153,7 +153,7 @@ def differ_lines(comparison: Comparison, limit: int = SUMMARY_LIMIT) -> list[str
         better, worse, sign = _ranked(test, comparison.directions[test.key])
         groups.setdefault((better, worse, test.key[:4]), []).append((sign * (test.difference or 0.0), test))
     lines, names = [], display_names(comparison.methods)
-    for (better, worse, family), members in sorted(groups.items(), key=lambda g: (max(t.p_holm for _, t in g[1]), g[0])):
+    for (better, worse, family), members in sorted(groups.items(), key=lambda g: (max(_holm(t) for _, t in g[1]), g[0])):
         total = tested[(frozenset((better, worse)), family)]
         low, high = f"{min(d for d, _ in members):+.3g}", f"{max(d for d, _ in members):+.3g}"
         verb = "differs from" if comparison.directions[members[0][1].key] == "none" else "better than"
@@ -161,7 +161,7 @@ def differ_lines(comparison: Comparison, limit: int = SUMMARY_LIMIT) -> list[str
         better, worse = names[better], names[worse]
         lines.append(f"{better} {verb} {worse} on {'/'.join(family[:2])} {family[2]} {family[3]}, {where} "
                      f"({better} − {worse} = {low if low == high else f'{low} to {high}'}, "
-                     f"{_test_name(members[0][1])}, p(Holm) {_p(max(t.p_holm for _, t in members), members[0][1], bound=True)})")
+                     f"{_test_name(members[0][1])}, p(Holm) {_p(max(_holm(t) for _, t in members), members[0][1], bound=True)})")
     if len(lines) > limit:
         lines = lines[:limit] + [f"… and {len(lines) - limit} more (see the paired tests)"]
     return lines
@@ -343,9 +343,9 @@ def render_html(comparison: Comparison) -> str:
         parts.append("<div class='scroll'><table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in table.header) + "</tr>")
         for row in table.rows:
             significant = paired and row[-1].strong
-            cells = "".join(f"<td class='strong'>{esc(c.text)}</td>" if c.strong else f"<td>{esc(c.text)}</td>"
-                            for c in row)
-            parts.append(f"<tr class='sig'>{cells}</tr>" if significant else f"<tr>{cells}</tr>")
+            row_html = "".join(f"<td class='strong'>{esc(c.text)}</td>" if c.strong else f"<td>{esc(c.text)}</td>"
+                               for c in row)
+            parts.append(f"<tr class='sig'>{row_html}</tr>" if significant else f"<tr>{row_html}</tr>")
         parts.append("</table></div></details>" if paired else "</table></div>")
     parts.append("</body></html>\n")
     return "\n".join(parts)
@@ -375,9 +375,16 @@ def _verdict(test: PairedTest, direction: str, names: dict[str, str]) -> str:
     return f"{names[better]} {'differs from' if direction == 'none' else 'better than'} {names[worse]}"
 
 
-def _p(p: float, test: PairedTest, bound: bool = False) -> str:
+def _holm(test: PairedTest) -> float:
+    """A significant test's Holm-adjusted p-value (every significant test has one)."""
+    assert test.p_holm is not None, "a significant test is Holm-adjusted"
+    return test.p_holm
+
+
+def _p(p: float | None, test: PairedTest, bound: bool = False) -> str:
     """A p-value; a bootstrap's below 1e-16 shows only that bound (its normal tail is not
     meaningful that far out), McNemar's exact p-values are shown as they are."""
+    assert p is not None, "only a tested pair has p-values"
     if p < 1e-16 and test.test != "mcnemar":
         return "< 1e-16"
     return f"{'<= ' if bound else ''}{p:.2g}"

@@ -48,7 +48,7 @@ def _controls(score: dict[str, Any], calibration: Calibration | None) -> list[tu
     for name, entry in sorted(calibration.get(key, {}).items()):
         value, sign = entry.get("value"), entry.get("expected", "")
         if sign in CONTROL_COLOURS and _finite(value):
-            found.append((name, float(value), sign))
+            found.append((name, _finite(value)[0], sign))
     return found
 
 

@@ -131,8 +131,8 @@ def _merged_card(cards: list[dict[str, Any]], records: list[ScoreRecord], run_di
     for card in cards:
         outcomes.update(card.get("outcomes", {}))
         for name, value in card["provenance"].get("generation", {}).items():
-            if isinstance(value, (int, float)):
-                generation[name] += value
+            if isinstance(value, (int, float)):  # seconds are a float: typeshed's Counter allows only int
+                generation[name] += value  # type: ignore[assignment]
         costs.update(card.get("costs", {}))
         domains.update(card["profile"].get("domains", {}))
     merged["profile"]["domains"] = domains

@@ -13,6 +13,7 @@ whose oracle committee, attribute oracles and embedding network do not exist.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -59,13 +60,13 @@ class GlyphsDomain(BundledDomain):
     """
 
     name = "glyphs"
-    input_shape = IMAGE_SHAPE
+    input_shape: tuple[int, ...] = IMAGE_SHAPE
     image_shape = IMAGE_SHAPE
     num_classes = 2
-    class_names = ("even", "odd")
+    class_names: tuple[str, ...] = ("even", "odd")
     factor_names: tuple[str, ...] = ()
     categorical_factors: tuple[str, ...] = ()
-    split_roles = {"train": "train", "selection": "val", "scored": "test", "reference": "reference"}
+    split_roles: Mapping[str, str] = {"train": "train", "selection": "val", "scored": "test", "reference": "reference"}
     #: the latent kind's interface (``cfcheck.kinds.latent.spec``): latents, latent_classifier,
     #: latent_generator, latent_layout, causal_oracle, clip_latents, variants/variant
     capabilities: frozenset[str] = frozenset({"latent_space"})
@@ -82,7 +83,7 @@ class GlyphsDomain(BundledDomain):
     def __init__(self, scenario: str = DEFAULT_SCENARIO) -> None:
         self.scenario: Scenario = get_scenario(scenario)
         #: role -> bundled model names (``cfcheck.models.registry``, domain "glyphs")
-        self.model_roles: dict[str, tuple[str, ...]] = {
+        self.model_roles: Mapping[str, tuple[str, ...]] = {
             "latent_explained": (classifier_name(self.scenario.name),),
             "latent_generator": ("generator",),
             "latent_encoder": ("encoder",),

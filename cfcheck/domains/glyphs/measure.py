@@ -20,7 +20,7 @@ from .splits import split_factors
 
 def scenario_rows() -> list[dict[str, float | int | str]]:
     """One row of measurements per scenario (train split)."""
-    rows = []
+    rows: list[dict[str, float | int | str]] = []
     for name, scenario in SCENARIOS.items():
         factors = split_factors(name, "train")
         correlation, count = spurious_correlation(factors, scenario)

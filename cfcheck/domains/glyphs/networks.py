@@ -71,6 +71,9 @@ class GlyphGenerator(nn.Module):
         latent_mean, latent_std: the raw-latent affine applied to the embeddings first (11 values each).
     """
 
+    latent_mean: torch.Tensor  # a buffer (register_buffer)
+    latent_std: torch.Tensor  # a buffer (register_buffer)
+
     def __init__(self, width: int = 128, hidden: int = 256, block_channels: Sequence[int] = (32, 16, 8),
                  latent_mean: Sequence[float] | None = None, latent_std: Sequence[float] | None = None) -> None:
         super().__init__()
@@ -161,6 +164,9 @@ class GlyphEncoder(nn.Module):
         latent_mean, latent_std: the raw-latent affine the continuous head is trained in.
     """
 
+    latent_mean: torch.Tensor  # a buffer (register_buffer)
+    latent_std: torch.Tensor  # a buffer (register_buffer)
+
     def __init__(self, channels: Sequence[int] = (16, 32, 64, 96), hidden: int = 256,
                  latent_mean: Sequence[float] | None = None, latent_std: Sequence[float] | None = None) -> None:
         super().__init__()
@@ -191,6 +197,9 @@ class StandardisedGenerator(nn.Module):
     Differentiable in z (explainers take gradients through it); its parameters are the frozen
     generator's.
     """
+
+    mean: torch.Tensor  # a buffer (register_buffer)
+    std: torch.Tensor  # a buffer (register_buffer)
 
     def __init__(self, generator: nn.Module, standardiser: LatentStandardiser) -> None:
         super().__init__()

@@ -17,11 +17,15 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
 
 import torch
 
 from .latent import FONT_SLICE
 from .sampling import SCENARIOS
+
+if TYPE_CHECKING:
+    from .domain import GlyphsDomain
 
 POOLS = ("other_label_spurious", "own_label_spurious", "neutral")
 
@@ -81,7 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("| scenario | other label's spurious fonts | own label's | neutral fonts | other − neutral (± 1.96 s.e.) |")
     print("|---|---|---|---|---|")
     for name in SCENARIOS:
-        r = latent_font_swap_flip_rates(get_domain("glyphs").variant(name), args.n, args.seed)
+        domain = cast("GlyphsDomain", get_domain("glyphs"))  # the name registers GlyphsDomain
+        r = latent_font_swap_flip_rates(domain.variant(name), args.n, args.seed)
         other, neutral = r["other_label_spurious"], r["neutral"]
         se = math.sqrt((other * (1 - other) + neutral * (1 - neutral)) / args.n)
         print(f"| {name} | {other:.3f} | {r['own_label_spurious']:.3f} | {neutral:.3f} | "

@@ -20,6 +20,7 @@ Per image, in this order (Bex et al. §4.1, on Synbols):
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import cast
 
 import torch
 
@@ -64,7 +65,8 @@ class Scenario:
         if missing:
             raise RuntimeError(f"spurious font(s) {missing} are not among the usable fonts {FONTS}; the glyph "
                                "scenarios need matplotlib's bundled DejaVu, STIX and Computer Modern fonts")
-        return tuple(tuple(sorted(FONTS.index(name) for name in group[:per_label])) for group in SPURIOUS_FONT_ORDER)
+        fonts = tuple(tuple(sorted(FONTS.index(name) for name in group[:per_label])) for group in SPURIOUS_FONT_ORDER)
+        return cast(tuple[tuple[int, ...], tuple[int, ...]], fonts)  # SPURIOUS_FONT_ORDER holds two groups
 
     @property
     def neutral_fonts(self) -> tuple[int, ...]:

@@ -12,7 +12,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
@@ -30,7 +30,7 @@ from cfcheck.core.thresholds import bar_violations, parse_bars
 from . import networks  # noqa: F401  (registers the glyph architectures)
 from .latent import CONTINUOUS_SLICE, raw_latents
 from .fonts import NUM_CHARACTERS, NUM_FONTS
-from .networks import CANONICAL_FRACTION, ENCODER_HEADS, StandardisedGenerator
+from .networks import CANONICAL_FRACTION, ENCODER_HEADS, GlyphEncoder, GlyphGenerator, StandardisedGenerator
 from .recipes import GlyphRecipe, glyph_recipes
 from .rendering import render, render_coverage
 from .sampling import SCENARIOS, GlyphFactors
@@ -77,7 +77,7 @@ def canonical_renders() -> tuple[torch.Tensor, torch.Tensor]:
     return raw_latents(factors), render_coverage(factors)
 
 
-def _pretrain_canonical(model: nn.Module, recipe: GlyphRecipe) -> None:
+def _pretrain_canonical(model: GlyphGenerator, recipe: GlyphRecipe) -> None:
     """``recipe.canonical_steps`` AdamW steps (cosine) of L1 between the generator's canonical
     coverage and the canonical renders, batches drawn by seeded permutations."""
     latents, coverage = canonical_renders()
@@ -188,7 +188,7 @@ def _train_network(recipe: GlyphRecipe, folder: Path) -> tuple[nn.Module, dict[s
         std = standardiser(recipe.scenario).std[CONTINUOUS_SLICE]
 
         def loss(index: torch.Tensor) -> torch.Tensor:
-            heads = model.heads(data.images[index])
+            heads = cast(GlyphEncoder, model).heads(data.images[index])  # an encoder recipe builds a glyph_encoder
             return (F.cross_entropy(heads["character"], data.factors.character[index])
                     + F.cross_entropy(heads["font"], data.factors.font[index])
                     + ((heads["continuous"] - raw_continuous[index]).abs() / std).mean())
@@ -200,7 +200,7 @@ def _train_network(recipe: GlyphRecipe, folder: Path) -> tuple[nn.Module, dict[s
 
     started = time.perf_counter()
     if recipe.canonical_steps:
-        _pretrain_canonical(model, recipe)
+        _pretrain_canonical(cast(GlyphGenerator, model), recipe)  # only the generator recipe sets canonical_steps
     final_loss = _optimise(model, recipe, n, loss)
     seconds = time.perf_counter() - started
     if recipe.kind == "classifier":

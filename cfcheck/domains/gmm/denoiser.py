@@ -100,6 +100,8 @@ class MixtureDenoiser(torch.nn.Module):
 
     model_space_scale = 1.0
 
+    alphas_cumprod: torch.Tensor  # a buffer (register_buffer)
+
     def __init__(self, means: Tensor, variance: float, num_train_timesteps: int = 1000) -> None:
         super().__init__()
         from diffusers import DDPMScheduler
@@ -107,7 +109,8 @@ class MixtureDenoiser(torch.nn.Module):
         self.means, self.variance = means, float(variance)
         self.num_train_timesteps = num_train_timesteps
         schedule = DDPMScheduler(num_train_timesteps=num_train_timesteps, beta_schedule="linear")
-        self.register_buffer("alphas_cumprod", schedule.alphas_cumprod.clone().float(), persistent=False)
+        # diffusers sets alphas_cumprod in a config-registered __init__ its annotations do not show
+        self.register_buffer("alphas_cumprod", schedule.alphas_cumprod.clone().float(), persistent=False)  # type: ignore[attr-defined]
 
     @staticmethod
     def to_model_space(x: Tensor) -> Tensor:

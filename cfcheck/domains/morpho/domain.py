@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -44,7 +45,7 @@ class MorphoDomain(BundledDomain):
     categorical_factors = ("digit",)
     split_roles = {"train": "train", "selection": "val", "scored": "test", "reference": "reference",
                    "reference_extra": "reference_extra"}
-    model_roles = {
+    model_roles: Mapping[str, tuple[str, ...]] = {
         "explained": ("cnn", "robust_cnn", "mlp", "noise_cnn"),
         "random": ("random_net",),
         "randomisation_counterpart": ("cnn",),
@@ -165,7 +166,7 @@ class MorphoDomain(BundledDomain):
 
         return RECIPES
 
-    def attribute_mechanisms(self, models: object) -> object:
+    def attribute_mechanisms(self, models: Mapping[str, Any]) -> object:
         """The learned attribute mechanisms (thickness and intensity flows) of the bundled SCM
         generators, from ``models`` (name -> module, e.g. a method's ``cfcheck_models``)."""
         from .scm_mechanisms import MorphoAttributeMechanisms

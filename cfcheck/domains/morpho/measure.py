@@ -63,8 +63,7 @@ def _ring_calibration() -> tuple[np.ndarray, np.ndarray]:
     """
     widths = np.arange(0.5, 8.01, 0.25)
     radii = np.linspace(6.0, 11.0, 11)
-    raw = _area_over_perimeter(_rings(radii, widths)).view(len(widths), len(radii)).mean(1)
-    raw = raw.double().numpy()
+    raw = _area_over_perimeter(_rings(radii, widths)).view(len(widths), len(radii)).mean(1).double().numpy()
     if not np.all(np.diff(raw) > 0):
         raise RuntimeError("thickness calibration curve is not monotone")
     return raw, widths

@@ -71,13 +71,13 @@ def task_targets(task: str, data: Any) -> dict[str, torch.Tensor]:
 
 
 def _classifier_recipe(seed: int, **overrides: Any) -> TrainingRecipe:
-    base = dict(seed=seed, split="train", n=None, epochs=3, select_on="val_accuracy")
+    base: dict[str, Any] = dict(seed=seed, split="train", n=None, epochs=3, select_on="val_accuracy")
     base.update(overrides)
     return TrainingRecipe(**base)
 
 
 def _oracle_recipe(seed: int, **overrides: Any) -> TrainingRecipe:
-    base = dict(seed=seed, split="oracle", n=None, epochs=3, select_on="val_accuracy")
+    base: dict[str, Any] = dict(seed=seed, split="oracle", n=None, epochs=3, select_on="val_accuracy")
     base.update(overrides)
     return TrainingRecipe(**base)
 

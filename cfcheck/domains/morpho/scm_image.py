@@ -64,7 +64,8 @@ def cvae_quality(vae: Any, config: GenerativeTrainConfig, *, n: int | None = Non
     from cfcheck.domains import get_domain
     from cfcheck.models.zoo import ModelZoo
 
-    domain = get_domain("morpho")
+    # the morpho domain's own methods (parents, sample_intervention …), beyond the Domain protocol
+    domain: Any = get_domain("morpho")
     smoke = config.n is not None and config.n < 1000
     n = n or (32 if smoke else 1000)
     scored = domain.split_roles["scored"]

@@ -37,7 +37,7 @@ import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -362,7 +362,8 @@ def main(spec: str, profile: str, seeds: Sequence[int], strategies: Sequence[str
             raise ValueError(f"unknown removal strategies {bad}; expected some of "
                              f"{[f'{s}:{o}' for s, o in CALIBRATED]}")
     outcome = calibrate_attribution(spec, profile, seeds, lambda line: print(line, file=sys.stderr, flush=True),
-                                    pairs, controls, partial, merge, randomisation=partial is None or randomisation)
+                                    cast("list[tuple[str, str]] | None", pairs),  # pairs: checked in CALIBRATED
+                                    controls, partial, merge, randomisation=partial is None or randomisation)
     if "partial" in outcome:
         print(f"wrote {outcome['partial']} (merge it with --merge)", file=sys.stderr)
         return 0

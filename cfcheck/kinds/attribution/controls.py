@@ -4,9 +4,12 @@ independently of cfcheck's own baseline (negative). See :mod:`cfcheck.kinds.attr
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
+
+if TYPE_CHECKING:
+    from cfcheck.kinds.attribution.declaration import FeatureAttribution
 
 __all__ = ["NOISE_LADDER", "OTHER_RANDOM_SEEDS", "attribution_controls"]
 
@@ -32,13 +35,15 @@ def attribution_controls(domain: Any) -> dict[str, tuple[str, Any]]:
     from cfcheck.kinds.attribution.capabilities import ClassFeature
     from cfcheck.methods.attribution import saliency as A
 
+    signal: FeatureAttribution
+    reference: dict[str, FeatureAttribution]
     if isinstance(domain, ClassFeature):
         signal, reference = A.TrueFeature(domain), {"true feature": A.TrueFeature(domain)}
     else:
         signal = A.Gradient()
         reference = {"gradient": signal, "input×gradient": A.InputTimesGradient(), "smoothgrad": A.SmoothGrad(),
                      "integrated gradients": A.IntegratedGradients()}
-    controls = {name: ("+", method) for name, method in reference.items()}
+    controls: dict[str, tuple[str, Any]] = {name: ("+", method) for name, method in reference.items()}
     controls.update({f"{'true feature' if isinstance(domain, ClassFeature) else 'gradient'} + noise {r:g}":
                      (f"ladder:{r:g}", A.NoisyAttribution(signal, r)) for r in NOISE_LADDER})
     controls.update({f"random (seed {seed})": ("-", _OtherRandom(seed)) for seed in OTHER_RANDOM_SEEDS})

@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from cfcheck.core.costs import MethodClock
 from cfcheck.core.seeds import TASK_INPUTS, seeded
 from cfcheck.kinds.attribution.removal import RETRAINING, RemovalData
 from cfcheck.kinds.attribution.section import AttributionSection
@@ -27,6 +28,7 @@ class LocalRun(RunResources):
                  domains: Sequence[Any] = ()) -> None:
         self.device, self.seed = torch.device(device), seed
         self._section, self._memo, self._zoos = section, {}, {}
+        self.method_clock = MethodClock()  # a Run's (kinds.base.Run): seconds inside the method's calls
         self._domains = {domain.name: domain for domain in domains}  # others resolve by registered name
 
     @property

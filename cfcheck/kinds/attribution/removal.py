@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
@@ -35,8 +35,17 @@ from cfcheck.core.seeds import Stream, seeded
 from cfcheck.kinds.base import Run
 from cfcheck.metrics.key import MetricKey
 
+if TYPE_CHECKING:
+    from cfcheck.domains.base import Domain
+
 __all__ = ["RemovalCurve", "RemovalData", "STRATEGIES", "removal_curve", "removal_key", "removal_scale", "task_curves",
            "task_removal_data"]
+
+
+class _SessionRun(Run, Protocol):
+    """The session a suite scores with: a run that also gives the method's outputs for a task."""
+
+    def outputs(self, task: Any, method: Any) -> Any: ...
 
 #: strategy → the orders it is run in
 STRATEGIES = {"roar": ("morf", "lerf"), "road": ("morf", "lerf"), "goar": ("morf",)}
@@ -202,7 +211,7 @@ def _clean_model(run: Run, data: RemovalData) -> torch.nn.Module:
     return run.memo(key, lambda: _retrain(run, data.domain, data.x_train, data.y_train))
 
 
-def _denoiser(run: Run, domain: Any) -> Any:
+def _denoiser(run: Run, domain: Domain) -> Any:
     """The domain's exact denoiser if it has one, else its bundled diffusion model."""
     from cfcheck.kinds.attribution.capabilities import ExactDenoiser
 
@@ -245,7 +254,7 @@ def task_curves(run: Run, result: Any, train: Any, strategy: str, order: str) ->
     return method, baseline
 
 
-def missing_for(run: Run, domain: Any, strategy: str) -> str | None:
+def missing_for(run: Run | None, domain: Any, strategy: str) -> str | None:
     """Why ``domain`` (the object) cannot run ``strategy`` (None: it can): ROAR and GOAR retrain the
     domain's ``retrained`` model by its recipe; GOAR also projects with an exact denoiser or a diffusion model."""
     if strategy in ("roar", "goar") and not domain.model_roles.get("retrained"):
@@ -258,7 +267,7 @@ def missing_for(run: Run, domain: Any, strategy: str) -> str | None:
     return None
 
 
-def score_removal(run: Run, result: Any, method: Any, score: Any, strategy: str, order: str) -> None:
+def score_removal(run: _SessionRun, result: Any, method: Any, score: Any, strategy: str, order: str) -> None:
     """Records ``<strategy>_area:<order>`` and ``<strategy>_gap:<order>`` (GOAR: without the
     order) for one removal task, each curve's levels and mean heights in the record's extra."""
     __tracebackhide__ = True
@@ -323,7 +332,7 @@ def leakage(run: Run, data: RemovalData, strategy: str) -> torch.Tensor:
     return _correct(model, parts[1], data.y_test)
 
 
-def score_leakage(run: Run, result: Any, method: Any, score: Any, strategy: str) -> None:
+def score_leakage(run: _SessionRun, result: Any, method: Any, score: Any, strategy: str) -> None:
     """Records ``<strategy>_leakage`` for one removal task (see :func:`leakage`)."""
     __tracebackhide__ = True
     import pytest

@@ -24,12 +24,22 @@ Everything is deterministic (no sampling), so the method needs no generator.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any, ClassVar, Protocol
 
 import torch
 from torch import nn
 
 __all__ = ["AttributeMechanisms", "SCMVAE"]
+
+
+class ImageMechanism(Protocol):
+    """What SCMVAE calls on its image mechanism (a conditional VAE, HVAE or GAN)."""
+
+    def parameters(self) -> Iterator[nn.Parameter]: ...
+
+    def counterfactual(self, x: torch.Tensor, condition: torch.Tensor, counterfactual_condition: torch.Tensor, *,
+                       abduct_pixel_noise: bool = True) -> torch.Tensor: ...
 
 
 class AttributeMechanisms(Protocol):
@@ -61,7 +71,7 @@ class SCMVAE:
         batch_size: images per forward pass.
     """
 
-    vae: nn.Module
+    vae: ImageMechanism
     mechanisms: Any
     abduct_pixel_noise: bool = True
     batch_size: int = 256

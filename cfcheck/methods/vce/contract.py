@@ -10,6 +10,7 @@ what was expected and what was received, instead of deep inside a forward pass.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import ClassVar
 
 import torch
 from torch import nn
@@ -100,7 +101,7 @@ class VisualExplainer(ABC):
 
     #: whether :meth:`explain` returns ``(x_cf, valid)`` rather than ``x_cf`` (a class constant, or a
     #: property where an option decides)
-    returns_valid: bool = False
+    returns_valid: ClassVar[bool] = False
 
     def explain(
         self,

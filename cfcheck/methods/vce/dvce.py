@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -35,6 +35,9 @@ from torch import nn
 
 from cfcheck.methods.common import check_positive, predict_logits, seeded_chunks
 from cfcheck.methods.vce.contract import VisualExplainer, validate_target_range
+
+if TYPE_CHECKING:
+    from cfcheck.models.generative.diffusion.network import DenoisingUNet
 
 __all__ = ["DiffusionCounterfactual", "cone_projection", "target_log_prob_gradient", "unit_rms"]
 
@@ -119,7 +122,7 @@ class DiffusionCounterfactual(VisualExplainer):
 
     returns_valid: ClassVar[bool] = True
 
-    diffusion: nn.Module
+    diffusion: DenoisingUNet
     robust_classifier: nn.Module | None = None
     guidance_scale: float = 1.0
     start_fraction: float = 0.5
@@ -169,7 +172,7 @@ class DiffusionCounterfactual(VisualExplainer):
         valid = hits.all(1) if self.rejection else torch.ones(n, dtype=torch.bool, device=x.device)
         return (cfs[:, 0] if self.num_counterfactuals == 1 else cfs), valid
 
-    def _guide(self, network: nn.Module, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module):
+    def _guide(self, network: DenoisingUNet, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module):
         from cfcheck.models.generative.diffusion.sampling import predict_x0, predicted_noise
 
         x_diffusion = x * 2.0 - 1.0
@@ -187,6 +190,7 @@ class DiffusionCounterfactual(VisualExplainer):
                 view = (estimate + 1.0) / 2.0  # the classifiers' input, in image space
                 gradient = target_log_prob_gradient(classifier, view, target)
                 if self.cone_projection:
+                    assert self.robust_classifier is not None  # __post_init__ requires one
                     robust = target_log_prob_gradient(self.robust_classifier, view, target)
                     gradient = cone_projection(robust, gradient, self.cone_angle)
                 direction = unit_rms(gradient)

@@ -27,7 +27,7 @@ intermediate checkpoint of the DDPM).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -36,6 +36,9 @@ from torch import nn
 from cfcheck.methods.common import check_positive, predict_logits, seeded_chunks
 from cfcheck.methods.vce.contract import VisualExplainer
 from cfcheck.methods.vce.dvce import target_log_prob_gradient, unit_rms
+
+if TYPE_CHECKING:
+    from cfcheck.models.generative.diffusion.network import DenoisingUNet
 
 __all__ = ["FastDiME", "dilate"]
 
@@ -66,7 +69,7 @@ class FastDiME(VisualExplainer):
 
     returns_valid: ClassVar[bool] = True
 
-    diffusion: nn.Module
+    diffusion: DenoisingUNet
     guidance_scale: float = 2.0
     start_fraction: float = 0.5
     num_steps: int = 40
@@ -105,7 +108,7 @@ class FastDiME(VisualExplainer):
         valid = hits if self.rejection else torch.ones(n, dtype=torch.bool, device=x.device)
         return cfs.to(x.dtype), valid
 
-    def _counterfactual(self, network: nn.Module, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
+    def _counterfactual(self, network: DenoisingUNet, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
                         generator: torch.Generator) -> torch.Tensor:
         from cfcheck.models.generative.diffusion.sampling import (
             ddim_timesteps,

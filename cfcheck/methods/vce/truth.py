@@ -13,13 +13,16 @@ and pass the random-classifier suite too.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from torch import nn
 
 from cfcheck.methods.common import SplitLookup, image_key
 from cfcheck.methods.vce.contract import VisualExplainer, validate_explain_inputs
+
+if TYPE_CHECKING:
+    from cfcheck.domains.base import Domain
 
 
 class TrueCounterfactual(VisualExplainer):
@@ -38,7 +41,7 @@ class TrueCounterfactual(VisualExplainer):
         >>> x_cf, valid = truth.explain(x, target, classifier)                   # doctest: +SKIP
     """
 
-    def __init__(self, domain: Any, *, split: str | None = None, reject: bool = False) -> None:
+    def __init__(self, domain: Domain, *, split: str | None = None, reject: bool = False) -> None:
         from cfcheck.kinds.vce.capabilities import ClassCounterfactual
 
         if not isinstance(domain, ClassCounterfactual):
@@ -101,7 +104,7 @@ class TruthMixture(VisualExplainer):
     def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
                         generator: torch.Generator) -> torch.Tensor:
         """The truth where :func:`input_share` picks the input, else the input itself."""
-        x_cf = self._truth.counterfactuals(x, target, classifier, generator)
+        x_cf = cast(torch.Tensor, self._truth.counterfactuals(x, target, classifier, generator))  # reject=False: a tensor
         chosen = input_share(x, self.share).to(x.device)
         return torch.where(chosen[:, None, None, None], x_cf, x)
 

@@ -4,6 +4,7 @@ Hvilshøj et al. 2021 §3.1-3.2)."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from cfcheck.metrics.card import Bar, MetricCard
 from cfcheck.metrics.definitions._common import EXCLUDED, HVILSHOJ, IMAGES
@@ -14,7 +15,7 @@ _SEEDS = ("Placed on the 95% intervals of the controls over seeds 0, 1 and 2 (`c
 _SEEDS_SHORT = "the truth's highest upper end equals random_target's lowest lower end to two decimals"
 
 
-def _distance(key: str, name: str, formula: str, citation: str, **kwargs: object) -> MetricCard:
+def _distance(key: str, name: str, formula: str, citation: str, **kwargs: Any) -> MetricCard:
     return MetricCard(key, name, formula, "lower", (0.0, math.inf), _PIXELS, IMAGES, EXCLUDED, citation, True,
                       **kwargs)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from cfcheck.metrics.card import Bar, MetricCard
+from cfcheck.metrics.card import Bar, Direction, MetricCard
 
 _BEX = "Bex et al., Evaluating visual counterfactual explainers (Synbols), §3.4 and appendix A.3.2"
 _LATENTS = ("latents z (N×D) and K counterfactual latents z′ (N×K×D) in the domain's standardised coordinates; "
@@ -23,7 +23,7 @@ _NO_BAR = ("no bar: the latent kind's controls do not separate on it: the divers
 _PER_INPUT = "Per input: the share of its K counterfactuals; averaged over inputs, 95% percentile bootstrap CI."
 
 
-def _rate_card(key: str, name: str, formula: str, direction: str, notes: str) -> MetricCard:
+def _rate_card(key: str, name: str, formula: str, direction: Direction, notes: str) -> MetricCard:
     return MetricCard(key, name, formula, direction, (0.0, 1.0), "fraction of an input's K counterfactuals",
                       _LATENTS, _ABSTAIN, _BEX, True, notes=f"{notes} {_PER_INPUT}", rationale=_NO_BAR,
                       computed_by=("cfcheck.metrics.synbols.synbols_scores", "cfcheck.metrics.synbols.category_rates"))

@@ -3,7 +3,9 @@ independent oracles? (Väth et al. 2023 §3.1; Hvilshøj et al. 2021 §3)"""
 
 from __future__ import annotations
 
-from cfcheck.metrics.card import PROPORTION_UNITS, Bar, MetricCard
+from typing import Any
+
+from cfcheck.metrics.card import PROPORTION_UNITS, Bar, Direction, MetricCard
 from cfcheck.metrics.definitions._common import (
     EXPLAINED_ARCHITECTURES,
     F_PRED,
@@ -15,8 +17,8 @@ from cfcheck.metrics.definitions._common import (
 )
 
 
-def _proportion(key: str, name: str, formula: str, direction: str, *, abstentions: str = FAILURE0,
-                citation: str = VAETH_31, normalisation: str = F_PRED, **kwargs: object) -> MetricCard:
+def _proportion(key: str, name: str, formula: str, direction: Direction, *, abstentions: str = FAILURE0,
+                citation: str = VAETH_31, normalisation: str = F_PRED, **kwargs: Any) -> MetricCard:
     return MetricCard(key, name, formula, direction, (0.0, 1.0), PROPORTION_UNITS, normalisation,
                       abstentions, citation, True, **kwargs)
 

@@ -330,8 +330,9 @@ def build_model(architecture: str, **kwargs: object) -> nn.Module:
         raise ValueError(
             f"unknown architecture {architecture!r}; expected one of {sorted(ARCHITECTURES)}"
         ) from None
-    if isinstance(kwargs.get("channels"), list):
-        kwargs["channels"] = tuple(kwargs["channels"])  # JSON round-trip turns tuples to lists
+    channels = kwargs.get("channels")
+    if isinstance(channels, list):
+        kwargs["channels"] = tuple(channels)  # JSON round-trip turns tuples to lists
     return factory(**kwargs)
 
 

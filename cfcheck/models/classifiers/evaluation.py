@@ -7,7 +7,7 @@ which re-measure every shipped model against its ``quality_bar``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import torch
 from torch import nn
@@ -56,9 +56,14 @@ def main_head(heads: Iterable[str]) -> str:
     return "label" if "label" in heads else heads[0]
 
 
+@runtime_checkable
+class _Heads(Protocol):
+    def head_logits(self, x: torch.Tensor) -> dict[str, torch.Tensor]: ...
+
+
 def head_logits(model: nn.Module, x: torch.Tensor) -> dict[str, torch.Tensor]:
     """Logits per head: a classifier's output as ``"label"``, or the embedding's heads."""
-    if hasattr(model, "head_logits"):
+    if isinstance(model, _Heads):  # has a head_logits attribute
         return model.head_logits(x)
     return {"label": model(x)}
 
@@ -142,6 +147,7 @@ def measure_quality(model: nn.Module, spec: ModelSpec, test_data: Any) -> dict[s
             from .transfer import adversarial_transfer
 
             cfg = dict(spec.transfer_eval)
+            assert spec.domain is not None  # task_targets above raised otherwise
             rates = adversarial_transfer(
                 int(cfg["n"]), eps=float(cfg["eps"]), steps=int(cfg["steps"]),
                 seed=int(cfg["seed"]), source=str(cfg["source"]), evaluated=[spec.name],

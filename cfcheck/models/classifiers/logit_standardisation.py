@@ -25,6 +25,10 @@ class LogitStandardisation(nn.Module):
     used, so the affine carries no class information. Identity until calibrated.
     """
 
+    mean: torch.Tensor  # a buffer (register_buffer)
+    std: torch.Tensor  # a buffer (register_buffer)
+    bias: torch.Tensor  # a buffer (register_buffer)
+
     def __init__(self, num_classes: int) -> None:
         super().__init__()
         self.register_buffer("mean", torch.zeros(num_classes))

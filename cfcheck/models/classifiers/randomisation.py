@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import torch
 from torch import nn
@@ -30,6 +31,11 @@ from torch import nn
 from .architectures import StandardisedLogits, calibrate_logits
 
 __all__ = ["RandomisationStage", "cascading_randomisation", "parametrised_layers", "reinitialised"]
+
+@runtime_checkable
+class _Resettable(Protocol):
+    def reset_parameters(self) -> None: ...
+
 
 DEFAULT_LAYER_TYPES: tuple[type[nn.Module], ...] = (nn.Conv2d, nn.Linear)
 
@@ -69,8 +75,9 @@ def parametrised_layers(
     is run on a copy, so ``model`` is untouched.
     """
     probe = copy.deepcopy(model).eval()
+    types: tuple[type[nn.Module], ...] = tuple(layer_types)  # (mypy infers tuple() inside isinstance as empty)
     names = {module: name for name, module in probe.named_modules()
-             if isinstance(module, tuple(layer_types)) and any(True for _ in module.parameters())}
+             if isinstance(module, types) and any(True for _ in module.parameters())}
     order: list[str] = []
     handles = [module.register_forward_hook(
         lambda m, _i, _o: order.append(names[m]) if names[m] not in order else None)
@@ -86,7 +93,7 @@ def parametrised_layers(
 
 def _reinitialise(layer: nn.Module, seed: int) -> None:
     """PyTorch's default init of ``layer`` under ``seed``, drawn on the CPU, copied in place."""
-    if not hasattr(layer, "reset_parameters"):
+    if not isinstance(layer, _Resettable):
         raise TypeError(f"{type(layer).__name__} has no reset_parameters() to re-initialise")
     fresh = copy.deepcopy(layer).to("cpu")
     with torch.random.fork_rng(devices=[]):

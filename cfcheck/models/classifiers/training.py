@@ -19,7 +19,7 @@ import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -111,7 +111,8 @@ def _augment(
 
 def _loss(model: nn.Module, x: torch.Tensor, targets: dict[str, torch.Tensor]) -> torch.Tensor:
     logits = head_logits(model, x)
-    return sum(F.cross_entropy(logits[name], y) for name, y in targets.items())
+    # a tensor, not sum()'s start 0: a task has at least one head
+    return cast(torch.Tensor, sum(F.cross_entropy(logits[name], y) for name, y in targets.items()))
 
 
 def fit(

@@ -46,6 +46,8 @@ class DenoisingUNet(nn.Module):
         torch.Size([2, 1, 32, 32])
     """
 
+    alphas_cumprod: torch.Tensor  # a buffer (register_buffer)
+
     def __init__(
         self,
         sample_size: int = 32,
@@ -91,7 +93,8 @@ class DenoisingUNet(nn.Module):
         """The predicted noise ε̂(x_t, t) for a batch of noisy images in diffusion space."""
         if t.dim() == 0:
             t = t.expand(x_t.shape[0])
-        return self.unet(x_t, t).sample
+        # nn.Module.__call__ is there at run time; mypy, reading diffusers 0.42, finds UNet2DModel not callable
+        return self.unet(x_t, t).sample  # type: ignore[operator]
 
     def training_scheduler(self):
         """A fresh ``DDPMScheduler`` with this network's schedule (ε prediction)."""

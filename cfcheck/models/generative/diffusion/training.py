@@ -93,7 +93,8 @@ def train_denoiser(
     per_epoch = steps_per_epoch(n, batch_size)
     total = int(settings["steps"]) if settings["steps"] is not None else epochs * per_epoch
     torch.manual_seed(seed)
-    model = DenoisingUNet(**dict(arch_kwargs)).to(memory_format=torch.channels_last)  # ~10% faster on CPU
+    # ~10% faster on CPU; nn.Module.to takes memory_format, torch's stubs leave it out
+    model = DenoisingUNet(**dict(arch_kwargs)).to(memory_format=torch.channels_last)  # type: ignore[call-overload]
     ema = copy.deepcopy(model).requires_grad_(False)
     optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=settings["weight_decay"])
     generator = torch.Generator().manual_seed(seed + 1)

@@ -55,6 +55,11 @@ class ScalarSplineFlow(nn.Module):
         True
     """
 
+    value_loc: torch.Tensor  # a buffer (register_buffer)
+    value_scale: torch.Tensor  # a buffer (register_buffer)
+    context_loc: torch.Tensor  # a buffer (register_buffer)
+    context_scale: torch.Tensor  # a buffer (register_buffer)
+
     def __init__(self, context_features: int = 0, num_layers: int = 2, hidden: int = 32, num_blocks: int = 2,
                  num_bins: int = 8, tail_bound: float = 3.0) -> None:
         super().__init__()

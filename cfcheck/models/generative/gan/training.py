@@ -105,7 +105,9 @@ def train_cgan(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mappi
     opt_d, opt_g = torch.optim.Adam(critic, lr=lr, betas=betas), torch.optim.Adam(players, lr=lr, betas=betas)
     noise = torch.Generator().manual_seed(seed + 1)
     n, step, started = images.shape[0], 0, time.perf_counter()
-    d_hist, g_hist, c_hist = [], [], []
+    d_hist: list[float] = []
+    g_hist: list[float] = []
+    c_hist: list[float] = []
     model.train()
     for rows in epoch_batches(n, batch_size, seed, epochs):
         x, c = images[rows], condition[rows]

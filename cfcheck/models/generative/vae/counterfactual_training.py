@@ -147,7 +147,8 @@ def counterfactual_finetune(model: Any, images: torch.Tensor, condition: torch.T
     optimised = list(model.parameters()) if parameters is None else list(parameters)
     optimiser = torch.optim.AdamW(optimised, lr=lr, betas=(0.9, 0.9), weight_decay=0.01)
     generator, partners = torch.Generator().manual_seed(seed + 1), torch.Generator().manual_seed(seed + 2)
-    history, started, step = [], time.perf_counter(), 0
+    history: list[tuple[float, float]] = []
+    started, step = time.perf_counter(), 0
     model.train()
     for rows in epoch_batches(images.shape[0], batch_size, seed + 3, epochs):
         x, c = images[rows], condition[rows]

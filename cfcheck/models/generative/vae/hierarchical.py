@@ -23,6 +23,8 @@ x* = μ(z, pa*) + σ(z, pa*)·ε (or μ(z, pa*) alone), as the conditional VAE d
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -150,5 +152,6 @@ class ConditionalHVAE(GaussianImageMechanism):
         """Per-image negative ELBO, Gaussian reconstruction NLL and KL summed over the levels (nats)."""
         latents, posteriors, priors = self._inference(x, condition, generator, sample=True)
         nll = gaussian_nll(x, *self.decode(latents, condition))
-        kl = sum(gaussian_kl(*q, *p) for q, p in zip(posteriors, priors))
+        # a tensor, not sum()'s start 0: there is at least one level
+        kl = cast(torch.Tensor, sum(gaussian_kl(*q, *p) for q, p in zip(posteriors, priors)))
         return nll + beta * kl, nll, kl

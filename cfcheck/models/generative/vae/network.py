@@ -20,6 +20,8 @@ is abducted as ε = (x − μ(z, c)) / σ(z, c) and x* = μ(z, c*) + σ(z, c*)·
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -39,6 +41,9 @@ class ConditionedNetwork(nn.Module):
     from the training data by :meth:`set_standardisation`; the rest, e.g. a one-hot class, pass as they are)."""
 
     image_size = 32
+
+    condition_loc: torch.Tensor  # a buffer (register_buffer)
+    condition_scale: torch.Tensor  # a buffer (register_buffer)
 
     def __init__(self, condition_features: int, channels: int, standardised_columns: int, **sizes: int) -> None:
         super().__init__()
@@ -84,6 +89,10 @@ class GaussianImageMechanism(ConditionedNetwork):
     """A conditional VAE's counterfactual, whatever its latents: ``encode(x, c)[0]`` gives the posterior
     mean(s) and ``decode(z, c)`` the per-pixel Gaussian (μ, σ). The pixel noise ε = (x − μ(z, c)) / σ(z, c) is
     abducted and x* = μ(z, c*) + σ(z, c*)·ε, or μ(z, c*) alone; clamped to [0, 1]."""
+
+    # each subclass defines them: the posterior (mean(s), log-variance(s)) and the per-pixel Gaussian (μ, σ)
+    encode: Callable[[torch.Tensor, torch.Tensor], tuple[Any, Any]]
+    decode: Callable[[Any, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
 
     def reconstruct(self, x: torch.Tensor, condition: torch.Tensor) -> torch.Tensor:
         """μ(z, c) at the posterior mean z (no pixel noise)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import torch
 
@@ -18,6 +18,10 @@ from ..base import GenerativeTrainConfig, GenerativeTrainResult, RecipeFields
 from ..diffusion.recipe import training_checkpoint
 from .counterfactual_training import counterfactual_finetune
 from .training import train_cvae
+
+if TYPE_CHECKING:
+    from .hierarchical import ConditionalHVAE
+    from .network import ConditionalVAE
 
 __all__ = ["COUNTERFACTUAL_OPTIONS", "ConditionalVAERecipe"]
 
@@ -65,7 +69,9 @@ class ConditionalVAERecipe(RecipeFields):
         state, info = train_cvae(images, condition, self.arch_kwargs, seed=elbo.seed, epochs=elbo.epochs,
                                  batch_size=elbo.batch_size, lr=elbo.lr, options=elbo.options,
                                  checkpoint=training_checkpoint(self.name, self.arch_kwargs, elbo),
-                                 network=architecture(self.architecture).factory)
+                                 # a VAE recipe names a conditional VAE's architecture (the registry types it nn.Module)
+                                 network=cast("Callable[..., ConditionalVAE | ConditionalHVAE]",
+                                              architecture(self.architecture).factory))
         if not finetune.get("counterfactual_epochs"):
             return state, info
         settings = {**COUNTERFACTUAL_OPTIONS, **finetune}

@@ -19,16 +19,18 @@ import math
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
-from torch import nn
 
 from cfcheck.core.io import atomic_write_bytes
 from cfcheck.models.shuffling import epoch_order
 
 from ..base import steps_per_epoch
 from .network import ConditionalVAE
+
+if TYPE_CHECKING:
+    from .hierarchical import ConditionalHVAE
 
 __all__ = ["VAE_OPTIONS", "train_cvae"]
 
@@ -55,7 +57,7 @@ def _save(path: Path, state: dict[str, Any]) -> None:
 def train_cvae(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mapping[str, Any], *, seed: int,
                epochs: int, batch_size: int, lr: float, options: Mapping[str, Any] | None = None,
                checkpoint: str | Path | None = None, log: Callable[[str], None] = print,
-               network: Callable[..., nn.Module] = ConditionalVAE,
+               network: Callable[..., ConditionalVAE | ConditionalHVAE] = ConditionalVAE,
                ) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
     """Trains a :class:`ConditionalVAE` on ``images`` (N×C×32×32 in [0, 1]) given ``condition`` (N×k).
 
