@@ -205,7 +205,7 @@ def test_user_domain_attribution_uncalibrated_then_calibrated(larger_user_projec
     assert set(bars) == {"road_gap_morf"} and bars["road_gap_morf"]["kind"] == "min"
     assert "on domain 'bars'" in bars["road_gap_morf"]["rationale"]
     stored = json.loads((folder / "calibration-attribution-quick.json").read_text())
-    assert stored["seeds"] == [0, 1, 2] and "does not fall as the noise grows" in stored["without_bar"]["road_gap_lerf"]
+    assert stored["seeds"] == [0, 1, 2] and "the least noisy rung of the ladder" in stored["without_bar"]["road_gap_lerf"]
     gradient, random = _road_gap_verdicts(pytester, "attr_gradient"), _road_gap_verdicts(pytester, "attr_random")
     assert gradient == {"road_gap:morf": "pass", "road_gap:lerf": None}
     assert random["road_gap:morf"] in ("fail", "inconclusive") and random["road_gap:lerf"] is None
