@@ -15,7 +15,7 @@ import torch
 from cfcheck.domains import get_domain
 from cfcheck.models.registry import available_models
 from cfcheck.models.zoo import ModelZoo
-from reproductions.vce_ablation import NON_ROBUST, hypotheses_table
+from reproductions.vce_ablation import NON_ROBUST, ablation_inputs, hypotheses_table
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("diffusion-hypotheses")]
 
@@ -31,6 +31,15 @@ def table(request):
     domain = get_domain("morpho")
     zoo = ModelZoo(domain, torch.device("cpu"))
     return hypotheses_table(domain, zoo, N_PER_SOURCE, request.param)
+
+
+def test_each_seed_draws_its_own_inputs():
+    """The seeds are three samples, not one: each draws other scored inputs for both pair sets."""
+    domain = get_domain("morpho")
+    zoo = ModelZoo(domain, torch.device("cpu"))
+    for pair_set in ("ideal", "other"):
+        drawn = [frozenset(ablation_inputs(domain, zoo, pair_set, N_PER_SOURCE, seed=s).index.tolist()) for s in SEEDS]
+        assert len(set(drawn)) == len(SEEDS), pair_set
 
 
 def _mean(table, setting, field, classifiers=NON_ROBUST):
