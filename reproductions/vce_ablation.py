@@ -12,12 +12,14 @@ and reports, per explained classifier, what their hypotheses H1–H5 are stated 
 * ``kept``: the share of inputs the method did not abstain on (the rejection step's effect);
 * ``l1``: mean absolute pixel change.
 
-The benchmark ``benchmarks/bench_dvce.py`` prints the full-size table for README; the tests
-in ``tests/test_diffusion_hypotheses.py`` assert the hypotheses on a small one.
+The benchmark ``benchmarks/bench_dvce.py`` prints the full-size table for the findings; the tests
+in ``tests/test_diffusion_hypotheses.py`` assert the hypotheses on :func:`hypotheses_table`'s small
+one, per seed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -124,13 +126,12 @@ def hypotheses_table(
     ``base`` for the non-robust classifiers, ``robust_cnn`` and ``random_net``; ``no_cone`` for the
     non-robust ones and ``random_net`` (for ``robust_cnn`` the cone around its own gradient contains it,
     so ``no_cone`` equals ``base`` by construction); ``no_x0`` for ``cnn`` and ``noise_cnn`` (H4 contrasts
-    them); ``other``: ``base`` on other pairs for the non-robust ones. DVCE runs with its class defaults (guidance scale 1.0).
+    them); ``other``: ``base`` on other pairs for the non-robust ones. DVCE runs with its class
+    defaults (guidance scale 1.0).
 
     Returns:
         (setting, classifier) → :class:`AblationRow`.
     """
-    import dataclasses
-
     from cfcheck.methods.vce.dvce import DiffusionCounterfactual
 
     base = DiffusionCounterfactual(zoo[domain.model_roles["diffusion"][0]], zoo[domain.model_roles["robust"][0]])
