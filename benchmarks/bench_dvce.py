@@ -1,6 +1,6 @@
 """Väth et al.'s ablations of DVCE (and FastDiME, Wachter for reference) on morpho, full size.
 
-Run:  python benchmarks/bench_dvce.py [--n-per-source 12] [--steps 40] [--threads 1]
+Run:  python benchmarks/bench_dvce.py [--n-per-source 12] [--steps 40] [--threads 1] [--seed 0]
                                       [--classifiers cnn,mlp,noise_cnn,robust_cnn,random_net]
 
 Prints one line per (setting, classifier): target accuracy TA, committee OTA, the share of
@@ -34,6 +34,7 @@ def main() -> None:
     parser.add_argument("--n-per-source", type=int, default=12)
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0, help="draws the inputs and seeds every call's generator")
     parser.add_argument("--classifiers", default="cnn,mlp,noise_cnn,robust_cnn,random_net")
     parser.add_argument("--settings", default="base,no_cone,no_x0,no_rejection,other,fastdime,wachter")
     args = parser.parse_args()
@@ -53,12 +54,13 @@ def main() -> None:
     wanted = args.settings.split(",")
     classifiers = args.classifiers.split(",")
     rows = []
-    ideal = ablation_inputs(domain, zoo, "ideal", args.n_per_source)
+    ideal = ablation_inputs(domain, zoo, "ideal", args.n_per_source, seed=args.seed)
     rows += ablation_table({k: v for k, v in variants.items() if k in wanted}, classifiers, domain, zoo, ideal,
-                           log=print)
+                           seed=args.seed, log=print)
     if "other" in wanted:
-        other = ablation_inputs(domain, zoo, "other", args.n_per_source)
-        rows += ablation_table({"base_other": variants["base"]}, classifiers, domain, zoo, other, log=print)
+        other = ablation_inputs(domain, zoo, "other", args.n_per_source, seed=args.seed)
+        rows += ablation_table({"base_other": variants["base"]}, classifiers, domain, zoo, other,
+                               seed=args.seed, log=print)
     print("\n| setting | classifier | TA | OTA | oracle vote changed | kept | L1 | s/CF |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:

@@ -12,12 +12,14 @@ and reports, per explained classifier, what their hypotheses H1–H5 are stated 
 * ``kept``: the share of inputs the method did not abstain on (the rejection step's effect);
 * ``l1``: mean absolute pixel change.
 
-The benchmark ``benchmarks/bench_dvce.py`` prints the full-size table for README; the tests
-in ``tests/test_diffusion_hypotheses.py`` assert the hypotheses on a small one.
+The benchmark ``benchmarks/bench_dvce.py`` prints the full-size table for the findings; the tests
+in ``tests/test_diffusion_hypotheses.py`` assert the hypotheses on :func:`hypotheses_table`'s small
+one, per seed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,7 +30,9 @@ import torch
 from cfcheck.kinds.vce.spec import committee_ideal_targets
 from cfcheck.kinds.vce.tasks import TaskInputs, select_inputs
 
-__all__ = ["AblationRow", "ablation_inputs", "ablation_table"]
+__all__ = ["NON_ROBUST", "AblationRow", "ablation_inputs", "ablation_table", "hypotheses_table"]
+
+NON_ROBUST = ("cnn", "mlp", "noise_cnn")
 
 
 @dataclass(frozen=True)
@@ -111,3 +115,34 @@ def ablation_table(
                 log(f"{setting:>14} {name:>10}: TA {row.ta:.2f} OTA {row.ota:.2f} changed {row.oracle_changed:.2f} "
                     f"kept {row.kept:.2f} L1 {row.l1:.3f} ({row.seconds_per_input:.3f} s/input)")
     return rows
+
+
+def hypotheses_table(
+    domain: Any, zoo: Any, n_per_source: int, seed: int, *, log: Callable[[str], None] | None = None,
+) -> dict[tuple[str, str], AblationRow]:
+    """The cells Väth et al.'s hypotheses H1–H5 are asserted on, for one seed.
+
+    The inputs (both pair sets) and every call's generator follow ``seed``. Settings on ideal pairs:
+    ``base`` for the non-robust classifiers, ``robust_cnn`` and ``random_net``; ``no_cone`` for the
+    non-robust ones and ``random_net`` (for ``robust_cnn`` the cone around its own gradient contains it,
+    so ``no_cone`` equals ``base`` by construction); ``no_x0`` for ``cnn`` and ``noise_cnn`` (H4 contrasts
+    them); ``other``: ``base`` on other pairs for the non-robust ones. DVCE runs with its class
+    defaults (guidance scale 1.0).
+
+    Returns:
+        (setting, classifier) → :class:`AblationRow`.
+    """
+    from cfcheck.methods.vce.dvce import DiffusionCounterfactual
+
+    base = DiffusionCounterfactual(zoo[domain.model_roles["diffusion"][0]], zoo[domain.model_roles["robust"][0]])
+    ideal = ablation_inputs(domain, zoo, "ideal", n_per_source, seed=seed)
+    other = ablation_inputs(domain, zoo, "other", n_per_source, seed=seed)
+    with torch.random.fork_rng():
+        rows = ablation_table({"base": lambda: base}, (*NON_ROBUST, "robust_cnn", "random_net"), domain, zoo, ideal,
+                              seed=seed, log=log)
+        rows += ablation_table({"no_cone": lambda: dataclasses.replace(base, cone_projection=False)},
+                               (*NON_ROBUST, "random_net"), domain, zoo, ideal, seed=seed, log=log)
+        rows += ablation_table({"no_x0": lambda: dataclasses.replace(base, x0_prediction=False)},
+                               ("cnn", "noise_cnn"), domain, zoo, ideal, seed=seed, log=log)
+        rows += ablation_table({"other": lambda: base}, NON_ROBUST, domain, zoo, other, seed=seed, log=log)
+    return {(r.setting, r.classifier): r for r in rows}
