@@ -32,6 +32,10 @@ __all__ = ["KnnSets", "coverage", "density", "density_coverage", "knn_engine", "
 DEFAULT_K = 5
 #: :class:`KnnSets` keeps each real row's nearest 8k + 24 others for resampled radii.
 _SHORTLIST_PER_K = 8
+#: entries of one block of resamples × real rows × shortlist (resamples are ranked in blocks)
+_BLOCK_ENTRIES = 4_000_000
+#: a position marking a subset the shortlist cannot rank (below every level, so no pair is held)
+_UNRANKED = -2
 
 
 def _checked(real_features: object, fake_features: object, k: object) -> tuple[Tensor, Tensor, int]:
@@ -135,11 +139,12 @@ def coverage(real_features: ArrayLike, fake_features: ArrayLike, k: int = DEFAUL
 class KnnSets:
     """Density or coverage of one real set against fake sets and against resamples of both.
 
-    The real-vs-real distances are computed once; a resample only gathers and ranks them, so
-    scoring a counterfactual set, its real-vs-real floors and the CI's resamples against one
-    reference costs one distance matrix per set. Results equal :func:`density` /
-    :func:`coverage` on the gathered rows (a repeated real row is a neighbour at distance 0,
-    as in the gathered set).
+    The real-vs-real distances are computed once and reduced to what the scores read: every
+    row's radius and its nearest other rows (a shortlist). A resample ranks the shortlist
+    instead of the distances, and only the (real, fake) pairs a ball could ever hold are
+    compared, so scoring a counterfactual set, its real-vs-real floors and the CI's resamples
+    costs one distance matrix per set. Results equal :func:`density` / :func:`coverage` on the
+    gathered rows (a repeated real row is a neighbour at distance 0, as in the gathered set).
 
     Args:
         real_features: N×D real features (N > k).
@@ -153,18 +158,33 @@ class KnnSets:
         (0.25, [1.0])
     """
 
-    def __init__(self, real_features: ArrayLike, statistic: str, k: int = DEFAULT_K) -> None:
+    def __init__(self, real_features: ArrayLike, statistic: str, k: int = DEFAULT_K,
+                 state: dict[str, Tensor] | None = None) -> None:
         if statistic not in ("density", "coverage"):
             raise ValueError(f"`statistic` must be 'density' or 'coverage', got {statistic!r}")
         self.real, _, self.k = _checked(real_features, real_features, k)
         self.statistic = statistic
-        self._real_distances = torch.cdist(self.real, self.real)
-        self._cross: tuple[Tensor, Tensor] | None = None  # (fake set, its N×M distances), the last one used
-        # every row's nearest other rows, nearest first: a subset's k-th nearest member is almost
-        # always among them (half-samples keep each with probability ½), so radii need no full ranking
-        others = self._real_distances.clone().fill_diagonal_(torch.inf)
-        shortlist = min(others.shape[0] - 1, _SHORTLIST_PER_K * self.k + 24)
-        self._near_distances, self._near = others.topk(shortlist, dim=1, largest=False)
+        self._distances: Tensor | None = None  # N×N, only for resamples the shortlist cannot rank
+        self._pairs: tuple[object, Tensor, Tensor, Tensor, Tensor] | None = None  # the last fake set's pairs
+        if state is None:
+            state = self._reference_state()
+        self._radii, self._near_distances = state["radii"], state["near_distances"]
+        self._near = state["near"].long()
+
+    def _reference_state(self) -> dict[str, Tensor]:
+        """The reference's own terms: radii and, for every row, its nearest other rows, nearest
+        first (a subset's k-th nearest member is almost always among them: half-samples keep
+        each with probability ½, so radii of subsets need no full ranking)."""
+        distances = torch.cdist(self.real, self.real)
+        radii = distances.topk(self.k + 1, dim=1, largest=False).values[:, self.k]
+        shortlist = min(distances.shape[0] - 1, _SHORTLIST_PER_K * self.k + 24)
+        near_distances, near = distances.fill_diagonal_(torch.inf).topk(shortlist, dim=1, largest=False)
+        return {"radii": radii, "near_distances": near_distances, "near": near.int()}
+
+    def state(self) -> dict[str, Tensor]:
+        """The reference's own terms as tensors (:class:`KnnSets` (real, statistic, k, state=…)
+        rebuilds the same engine from them without computing the distances again)."""
+        return {"radii": self._radii, "near_distances": self._near_distances, "near": self._near.int()}
 
     def _score(self, inside: Tensor, fakes: int) -> float:
         if self.statistic == "density":
@@ -174,35 +194,82 @@ class KnnSets:
     def __call__(self, fake_features: ArrayLike) -> float:
         """The statistic of the whole real set against ``fake_features`` (M×D)."""
         _, fake, _ = _checked(self.real, fake_features, self.k)
-        radii = self._real_distances.topk(self.k + 1, dim=1, largest=False).values[:, self.k]
-        return self._score(torch.cdist(self.real, fake) <= radii[:, None], fake.shape[0])
+        return self._score(torch.cdist(self.real, fake) <= self._radii[:, None], fake.shape[0])
 
     def resampled(self, fake_features: ArrayLike, real_index: np.ndarray, fake_index: np.ndarray) -> np.ndarray:
         """The statistic of ``real[real_index[r]]`` vs ``fake[fake_index[r]]`` for every row r
         (R×m and R×n row indices; each row must keep more than k real rows)."""
         _, fake, _ = _checked(self.real, fake_features, self.k)
-        if self._cross is None or self._cross[0] is not fake_features:
-            self._cross = (fake_features, torch.cdist(self.real, fake))  # type: ignore[assignment]
-        cross = self._cross[1]  # type: ignore[index]
+        real_index, fake_index = np.asarray(real_index), np.asarray(fake_index)
+        if real_index.shape[1] <= self.k:
+            raise ValueError(f"a resample keeps {real_index.shape[1]} real rows; k = {self.k} needs more than k")
+        cross, pair_real, pair_fake, level = self._candidate_pairs(fake_features, fake)
         values = np.empty(len(real_index), dtype=np.float64)
-        for r, (rows, cols) in enumerate(zip(np.asarray(real_index), np.asarray(fake_index))):
-            if len(rows) <= self.k:
-                raise ValueError(f"a resample keeps {len(rows)} real rows; k = {self.k} needs more than k")
-            rows_t, cols_t = torch.from_numpy(rows), torch.from_numpy(cols)
-            values[r] = self._score(cross[rows_t][:, cols_t] <= self._subset_radii(rows_t)[:, None], len(cols))
+        block = max(1, _BLOCK_ENTRIES // self._near.numel())
+        for start in range(0, len(real_index), block):
+            rows = torch.from_numpy(real_index[start : start + block])
+            cols = torch.from_numpy(fake_index[start : start + block])
+            position = self._shortlist_positions(rows)
+            fake_counts = torch.zeros(len(cols), fake.shape[0], dtype=torch.long).scatter_add_(
+                1, cols, torch.ones_like(cols))
+            # a pair (i, j) is inside i's ball iff its level is at most i's radius position (−1: i not drawn)
+            held = (position[:, pair_real] >= level) & (fake_counts[:, pair_fake] > 0)
+            if self.statistic == "density":
+                counts = (held * fake_counts[:, pair_fake]).sum(1)
+                scores = counts.double() / (self.k * cols.shape[1])
+            else:
+                covered = torch.zeros(len(rows), self.real.shape[0], dtype=torch.long).index_add_(1, pair_real, held.long())
+                scores = ((covered > 0) & (position >= 0)).sum(1).double() / rows.shape[1]
+            values[start : start + len(rows)] = scores.numpy()
+            for r in torch.nonzero(position[:, 0] == _UNRANKED).flatten().tolist():
+                # repeated rows or a short shortlist: rank the subset's own distances
+                inside = cross[rows[r]][:, cols[r]] <= self._subset_radii(rows[r])[:, None]
+                values[start + r] = self._score(inside, cols.shape[1])
         return values
 
+    def _candidate_pairs(self, fake_features: object, fake: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """The N×M distances and (real i, fake j, level) of every pair some subset's ball could hold: level is the first
+        shortlist position p with ``near_distances[i, p] >= d(i, j)``, so fake j lies in i's ball of
+        radius ``near_distances[i, p]`` iff level <= p; pairs beyond the shortlist never do."""
+        if self._pairs is None or self._pairs[0] is not fake_features:
+            cross = torch.cdist(self.real, fake)
+            level = torch.searchsorted(self._near_distances, cross)
+            pair_real, pair_fake = torch.nonzero(level < self._near_distances.shape[1], as_tuple=True)
+            self._pairs = (fake_features, cross, pair_real, pair_fake, level[pair_real, pair_fake])
+        return self._pairs[1:]
+
+    def _shortlist_positions(self, rows: Tensor) -> Tensor:
+        """For a block of subsets (B×m row indices): per subset and real row (B×N), the shortlist
+        position of the row's radius within the subset, −1 for rows outside it, and a whole row
+        of :data:`_UNRANKED` where the shortlist cannot rank the subset (repeated rows, or a row
+        with fewer than k subset members in its shortlist)."""
+        count = torch.zeros(len(rows), self.real.shape[0], dtype=torch.long).scatter_add_(1, rows, torch.ones_like(rows))
+        member = count > 0
+        # the first 4k + 4 candidates rank nearly every row (a half-sample keeps each with probability ½);
+        # the few rows they do not are ranked over the whole shortlist
+        prefix = min(self._near.shape[1], 4 * self.k + 4)
+        position = _first_reaching(member[:, self._near[:, :prefix]], self.k)
+        block, row = torch.nonzero(member & (position == prefix), as_tuple=True)
+        if prefix < self._near.shape[1] and len(block):
+            position[block, row] = _first_reaching(member[block[:, None], self._near[row]], self.k)
+        unranked = (count > 1).any(1) | (member & (position == self._near.shape[1])).any(1)
+        position[~member] = -1
+        position[unranked] = _UNRANKED
+        return position
+
     def _subset_radii(self, rows: Tensor) -> Tensor:
-        """NND_k of every row of the subset ``rows`` among the subset's other rows."""
-        member = torch.zeros(self.real.shape[0], dtype=torch.bool)
-        member[rows] = True
-        if int(member.sum()) == len(rows):  # no repeated rows: walk each row's shortlist
-            found = member[self._near[rows]].cumsum(dim=1)
-            if bool((found[:, -1] >= self.k).all()):
-                position = (found >= self.k).int().argmax(dim=1, keepdim=True)
-                return self._near_distances[rows].gather(1, position).squeeze(1)
-        # repeated rows (a bootstrap: a copy is a neighbour at distance 0) or a short shortlist
-        return self._real_distances[rows][:, rows].topk(self.k + 1, dim=1, largest=False).values[:, self.k]
+        """NND_k of every row of the subset ``rows`` among the subset's other rows (repeats
+        included: a copy is a neighbour at distance 0)."""
+        if self._distances is None:
+            self._distances = torch.cdist(self.real, self.real)
+        return self._distances[rows][:, rows].topk(self.k + 1, dim=1, largest=False).values[:, self.k]
+
+
+def _first_reaching(hits: Tensor, k: int) -> Tensor:
+    """Per row of ``hits`` (boolean, last dimension of length S), the first position where the
+    running count of hits reaches k, or S where it never does."""
+    counter = torch.uint8 if hits.shape[-1] < 256 else torch.int32
+    return (hits.cumsum(dim=-1, dtype=counter) < k).sum(dim=-1, dtype=torch.long)  # the count never falls
 
 
 def knn_engine(statistic: object) -> partial[KnnSets] | None:

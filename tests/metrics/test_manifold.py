@@ -160,6 +160,29 @@ def test_the_engine_equals_the_statistic_on_gathered_rows(statistic):
         sets.resampled(fake, half[0][:, :5], half[1])
 
 
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n_real=st.integers(12, 120), keep=st.floats(0.1, 0.9),
+       repeats=st.booleans(), k=st.integers(1, 6))
+def test_the_engine_ranks_every_kind_of_subset_like_the_gathered_rows(seed, n_real, keep, repeats, k):
+    """Small subsets leave rows with fewer than k members among their first shortlist candidates
+    (ranked over the whole shortlist) or in the whole shortlist (ranked over the subset's own
+    distances), and repeated rows take the subset's distances too: every path must give the
+    statistic of the gathered rows."""
+    rng = np.random.default_rng(seed)
+    real = torch.from_numpy(rng.normal(size=(n_real, 3)))
+    fake = torch.from_numpy(rng.normal(size=(9, 3)) * 1.3)
+    size = max(k + 1, int(keep * n_real))
+    rows = (rng.integers(0, n_real, (6, size)) if repeats
+            else np.stack([rng.permutation(n_real)[:size] for _ in range(6)]))
+    cols = np.stack([rng.permutation(9)[:5] for _ in range(6)])
+    for statistic in (density, coverage):
+        engine = set_statistic_engine(statistic)(real, k=k)
+        got = engine.resampled(fake, rows, cols)
+        for r in range(6):
+            expected = brute_density_coverage(real[rows[r]].numpy(), fake[cols[r]].numpy(), k)
+            assert got[r] == pytest.approx(expected[statistic is coverage], abs=1e-12)
+
+
 @pytest.mark.parametrize("conditional", [True, False], ids=["target", "domain"])
 def test_score_realism_gives_the_same_numbers_through_the_engine(conditional):
     gen = torch.Generator().manual_seed(5)
