@@ -20,8 +20,9 @@ N is smaller.
 Realism needs a real pool of ≥ 7 images per counterfactual of each class in a task (a reference
 of ≥ 2 per counterfactual plus 5 floor sets). The pool is the domain's 20,000-image reference
 split, plus freshly rendered SCM samples where a task needs more (9 × the task size in all;
-digits are not exactly balanced). Rendering and embedding the pool is a once-per-session cost
-and is recorded apart (``setup_seconds``). The floor is the evaluation networks' forward passes
+digits are not exactly balanced; with ``--bench-n`` the pool is only that much of the split, at
+least 1,000 images). Rendering and embedding the pool is a once-per-session cost and is
+recorded apart (``setup_seconds``). The floor is the evaluation networks' forward passes
 on the same images (one warm-up round, then one timed); scoring is one round, whose stages'
 seconds are recorded, and its ratio to the floor.
 """
@@ -62,14 +63,14 @@ POOL_FACTOR = 9.0
 TASK_SIZE = 1000
 
 
-def build(n: int, pool_factor: float, task_size: int) -> dict[str, torch.Tensor]:
+def build(n: int, pool_factor: float, task_size: int, pool_size: int | None = None) -> dict[str, torch.Tensor]:
     domain = get_domain("morpho")
     data = domain.split(domain.split_roles["reference"], n=n)
     gen = torch.Generator().manual_seed(0)
     target = (data.labels + torch.randint(1, domain.num_classes, (n,), generator=gen)) % domain.num_classes
     x_cf = domain.class_counterfactual(data.factors, target)
     randomised_cf = (0.7 * x_cf + 0.3 * torch.rand(x_cf.shape, generator=gen)).clamp(0, 1)
-    pool = domain.split(domain.split_roles["reference"])
+    pool = domain.split(domain.split_roles["reference"], n=pool_size)
     extra = max(0, int(pool_factor * (task_size or n)) - len(pool))
     extra_factors = sample_factors(extra, seed=9_001)
     pool_images = torch.cat([pool.images, render(extra_factors)])
@@ -161,11 +162,14 @@ def forward_floor(zoo: ModelZoo, d: dict[str, torch.Tensor]) -> float:
 
 
 @pytest.fixture(scope="module")
-def scoring(size):
+def scoring(size, request):
     n = size(10_000)
     task_size = min(TASK_SIZE, n)
     start = time.perf_counter()
-    data = build(n, POOL_FACTOR, task_size)
+    # the whole reference split as the pool; with --bench-n, as much of it as a task needs (at
+    # least 1,000 images: a few counterfactuals can all target one class)
+    pool_size = None if request.config.getoption("--bench-n") is None else max(1000, int(POOL_FACTOR * task_size))
+    data = build(n, POOL_FACTOR, task_size, pool_size)
     zoo = ModelZoo(get_domain("morpho"), torch.device("cpu"))
     data["pool_features"] = zoo.embed(data["pool_images"])
     return zoo, data, task_size, time.perf_counter() - start
