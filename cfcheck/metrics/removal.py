@@ -176,12 +176,12 @@ def noisy_linear_imputation(
     or 14 (float64) for half the pixels removed at random, 29 / 37 for 90 %, 44 / 53 for a
     removed half image.
 
-    Speed (``benchmarks/bench_road.py``, 1,000 bundled 32×32 planes, half the pixels removed at
+    Speed (``benchmarks/test_road.py``, 1,000 bundled 32×32 planes, half the pixels removed at
     random, one thread on this project's shared 2-core machine): 0.07–0.14 s, 21–32 times the
     per-image loop that builds each sparse system and calls ``scipy.sparse.linalg.spsolve``
     (the README has the measured figures). One block-diagonal scipy.sparse system for the batch,
     assembled without a per-image loop and factorised once by SuperLU, is at best 2.1 times
-    that loop (``--superlu``: 1.7 s with the ``NATURAL`` column ordering, 2.4–3.5 s with
+    that loop (``--bench-superlu``: 1.7 s with the ``NATURAL`` column ordering, 2.4–3.5 s with
     COLAMD or MMD, against 3.5 s for the loop in the same run).
 
     Args:

@@ -56,7 +56,7 @@ class WachterCounterfactual(VisualExplainer):
             The default is of the order of a trained CNN's per-pixel CE gradient, so only
             the most salient pixels move at first (on a bundled domain's ``cnn``, the L1
             distance is about a third of PGD's at eps 0.1, all targets reached:
-            ``benchmarks/bench_methods.py``).
+            ``benchmarks/test_methods.py``).
         learning_rate: Adam step size in pixel units (roughly the largest change of a pixel
             per step).
         max_steps: optimisation budget; samples still short of the target by then keep

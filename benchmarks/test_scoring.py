@@ -1,36 +1,38 @@
-"""Seconds to score N counterfactuals with every VCE metric the suites compute, CIs included.
+"""Seconds to score N counterfactuals with every VCE metric the suites compute, CIs included,
+against the forward-pass floor of the evaluation networks, side by side.
 
-Run:  python benchmarks/bench_scoring.py [--n 10000] [--task-size 1000] [--threads 1 2] [--resamples 500]
+    OMP_NUM_THREADS=1 pytest benchmarks/test_scoring.py --benchmark-only [--bench-threads 2] [--bench-n 2000]
 
 Counterfactuals: the morpho SCM's true class counterfactuals of the first N reference-split
-images (another digit, same style). Scoring uses the functions the suites call, on the
-bundled reference models (``ModelZoo(get_domain("morpho"), cpu)``): validity proportions with Wilson
-intervals (TA, TCV, OA, OS and OTA per oracle, committee OTA), LVS, Minkowski / elastic-net /
-perceptual distances and unrelated-attribute LVS with bootstrap CIs (``summarize``), FID/KID
-target and domain with their real-vs-real floors and set CIs (``score_realism``), OTA gain and
-randomisation similarity. Per-sample CIs use ``--resamples`` (the quick profile's 500), set
-CIs min(200, that), as the suites do.
+images (another digit, same style; N = 10,000 by default, ``--bench-n``). Scoring uses the
+functions the suites call, on the bundled reference models (``ModelZoo(get_domain("morpho"), cpu)``):
+validity proportions with Wilson intervals (TA, TCV, OA, OS and OTA per oracle, committee OTA),
+LVS, Minkowski / elastic-net / perceptual distances and unrelated-attribute LVS with bootstrap
+CIs (``summarize``), FID/KID target and domain with their real-vs-real floors and set CIs
+(``score_realism``), OTA gain and randomisation similarity. Per-sample CIs use 500 resamples (the
+quick profile's), set CIs 200, as the suites do.
 
 The suites score each task on its own (a classifier × pair set × seed): every CI, and realism
-with its reference draw and floors, is per task. ``--task-size`` (default 1,000, the largest
-task of the full profile: 100 inputs per source class) splits the N counterfactuals into such
-tasks; ``--task-size 0`` scores all N as one set, which no profile does (realism is quadratic
-in the set size).
+with its reference draw and floors, is per task. The N counterfactuals are split into tasks of
+1,000 (the largest task of the full profile: 100 inputs per source class), or one task when
+N is smaller.
 
 Realism needs a real pool of ≥ 7 images per counterfactual of each class in a task (a reference
 of ≥ 2 per counterfactual plus 5 floor sets). The pool is the domain's 20,000-image reference
-split, plus freshly rendered SCM samples where a task needs more (``--pool-factor`` × the task
-size in all; digits are not exactly balanced, hence the default 9). Rendering and embedding the
-pool is a once-per-session cost and is reported apart. The floor is the evaluation networks'
-forward passes on the same images.
+split, plus freshly rendered SCM samples where a task needs more (9 × the task size in all;
+digits are not exactly balanced; with ``--bench-n`` the pool is only that much of the split, at
+least 1,000 images). Rendering and embedding the pool is a once-per-session cost and is
+recorded apart (``setup_seconds``). The floor is the evaluation networks' forward passes
+on the same images (one warm-up round, then one timed); scoring is one round, whose stages'
+seconds are recorded, and its ratio to the floor.
 """
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Callable
 
+import pytest
 import torch
 
 from cfcheck.domains import get_domain
@@ -56,16 +58,19 @@ from cfcheck.models.zoo import ModelZoo
 
 CLASSIFIER = "cnn"
 SET_RESAMPLES = 200  # suites/vce/test_realism.py
+RESAMPLES = 500  # per-sample CIs: the quick profile's
+POOL_FACTOR = 9.0
+TASK_SIZE = 1000
 
 
-def build(n: int, pool_factor: float, task_size: int) -> dict[str, torch.Tensor]:
+def build(n: int, pool_factor: float, task_size: int, pool_size: int | None = None) -> dict[str, torch.Tensor]:
     domain = get_domain("morpho")
     data = domain.split(domain.split_roles["reference"], n=n)
     gen = torch.Generator().manual_seed(0)
     target = (data.labels + torch.randint(1, domain.num_classes, (n,), generator=gen)) % domain.num_classes
     x_cf = domain.class_counterfactual(data.factors, target)
     randomised_cf = (0.7 * x_cf + 0.3 * torch.rand(x_cf.shape, generator=gen)).clamp(0, 1)
-    pool = domain.split(domain.split_roles["reference"])
+    pool = domain.split(domain.split_roles["reference"], n=pool_size)
     extra = max(0, int(pool_factor * (task_size or n)) - len(pool))
     extra_factors = sample_factors(extra, seed=9_001)
     pool_images = torch.cat([pool.images, render(extra_factors)])
@@ -156,35 +161,33 @@ def forward_floor(zoo: ModelZoo, d: dict[str, torch.Tensor]) -> float:
     return time.perf_counter() - start
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=10_000)
-    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--resamples", type=int, default=500)
-    parser.add_argument("--pool-factor", type=float, default=9.0)
-    parser.add_argument("--task-size", type=int, default=1000, help="counterfactuals per task (0: all in one)")
-    args = parser.parse_args()
+@pytest.fixture(scope="module")
+def scoring(size, request):
+    n = size(10_000)
+    task_size = min(TASK_SIZE, n)
     start = time.perf_counter()
-    data = build(args.n, args.pool_factor, args.task_size)
+    # the whole reference split as the pool; with --bench-n, as much of it as a task needs (at
+    # least 1,000 images: a few counterfactuals can all target one class)
+    pool_size = None if request.config.getoption("--bench-n") is None else max(1000, int(POOL_FACTOR * task_size))
+    data = build(n, POOL_FACTOR, task_size, pool_size)
     zoo = ModelZoo(get_domain("morpho"), torch.device("cpu"))
     data["pool_features"] = zoo.embed(data["pool_images"])
-    print(f"setup (render {args.n} counterfactuals and a {len(data['pool_images'])}-image real pool, embed the pool, "
-          f"load models): {time.perf_counter() - start:.1f} s, not counted")
-    for threads in args.threads:
-        torch.set_num_threads(threads)
-        forward_floor(zoo, data)  # warm-up
-        floor = forward_floor(zoo, data)
-        times = score_all(zoo, data, args.resamples, args.task_size)
-        total = sum(times.values())
-        tasks = f"tasks of {args.task_size}" if args.task_size else "one task"
-        print(f"\n{args.n} counterfactuals in {tasks}, torch threads = {threads}, {args.resamples} resamples")
-        print(f"{'stage':<50} {'seconds':>8}")
-        for name, seconds in times.items():
-            print(f"{name:<50} {seconds:8.2f}")
-        print(f"{'total':<50} {total:8.2f}")
-        print(f"{'forward-pass floor':<50} {floor:8.2f}")
-        print(f"{'total / floor':<50} {total / floor:8.1f}x")
+    return zoo, data, task_size, time.perf_counter() - start
 
 
-if __name__ == "__main__":
-    main()
+def test_forward_floor(benchmark, figures, scoring):
+    zoo, data, _, setup_seconds = scoring
+    benchmark.group = f"scoring {len(data['x'])} counterfactuals"
+    benchmark.pedantic(forward_floor, args=(zoo, data), rounds=1, iterations=1, warmup_rounds=1)
+    figures.keep("scoring:floor")
+    figures.record("setup_seconds", setup_seconds, "s (render, embed the real pool, load models; not counted)")
+
+
+def test_score_all(benchmark, figures, scoring):
+    zoo, data, task_size, _ = scoring
+    benchmark.group = f"scoring {len(data['x'])} counterfactuals"
+    times = benchmark.pedantic(score_all, args=(zoo, data, RESAMPLES, task_size), rounds=1, iterations=1)
+    for stage, seconds in times.items():
+        figures.record(stage, seconds, "s")
+    figures.keep("scoring:all")
+    figures.ratio("total_over_forward_floor", "scoring:all", "scoring:floor")
