@@ -18,6 +18,7 @@ import re
 import struct
 import sys
 import types
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,13 +29,17 @@ import torch
 import cfcheck
 from cfcheck.core.io import atomic_write_bytes
 
-__all__ = ["CacheStats", "GenerationCache", "default_cache_dir", "file_digest", "memoise_on_disk",
+__all__ = ["CacheStats", "DerivedDataWarning", "GenerationCache", "default_cache_dir", "file_digest", "memoise_on_disk",
            "method_fingerprint", "tensor_digest"]
 
 #: bumped whenever the entry layout or what the digest covers changes; part of every key
 CACHE_FORMAT = "1"
 _KEY_RE = re.compile(r"[0-9a-f]{64}")
 _META_KEY, _META_FORMAT, _META_DIGEST = "cfcheck.key", "cfcheck.format", "cfcheck.digest"
+
+
+class DerivedDataWarning(UserWarning):
+    """A derived-data entry on disk failed verification and was discarded (then recomputed)."""
 
 
 @dataclass
@@ -336,8 +341,8 @@ def memoise_on_disk(name: str, compute: Callable[[], dict[str, torch.Tensor]], *
 
     Entries live in ``<default_cache_dir()>/derived`` as verified :class:`GenerationCache`
     entries, keyed by ``name``, ``parts`` (put everything the data depends on there: a digest
-    of the code that computes it, of its input files) and cfcheck's version. A missing or
-    damaged entry is recomputed; a cache that cannot be written (read-only home) costs only
+    of the code that computes it, of its input files) and cfcheck's version. A missing entry is
+    computed; a damaged one is discarded with a :class:`DerivedDataWarning` and recomputed; a cache that cannot be written (read-only home) costs only
     the time. ``CFCHECK_NO_DERIVED_CACHE=1`` turns it off.
 
     Args:
@@ -358,6 +363,9 @@ def memoise_on_disk(name: str, compute: Callable[[], dict[str, torch.Tensor]], *
     found = cache.load(key)
     if found is not None:
         return found
+    if cache.stats.discarded:
+        warnings.warn(f"cfcheck's derived data {name!r} at {cache.path(key)} failed its integrity check and was "
+                      "discarded; it is computed again", DerivedDataWarning, stacklevel=2)
     tensors = compute()
     try:
         cache.store(key, tensors)

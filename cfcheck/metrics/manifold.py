@@ -18,6 +18,7 @@ feature sets; no resampling or seeding happens here.
 from __future__ import annotations
 
 from functools import partial
+from typing import cast
 
 import numpy as np
 import torch
@@ -158,18 +159,17 @@ class KnnSets:
         (0.25, [1.0])
     """
 
-    def __init__(self, real_features: ArrayLike, statistic: str, k: int = DEFAULT_K,
-                 state: dict[str, Tensor] | None = None) -> None:
+    def __init__(self, real_features: ArrayLike, statistic: str, k: int = DEFAULT_K) -> None:
         if statistic not in ("density", "coverage"):
             raise ValueError(f"`statistic` must be 'density' or 'coverage', got {statistic!r}")
         self.real, _, self.k = _checked(real_features, real_features, k)
         self.statistic = statistic
+        #: what the floors and values are keyed by, and what the reference's own terms are keyed by
+        #: (density and coverage share those terms)
+        self.name, self.reference_key = f"{statistic}(k={self.k})", f"knn(k={self.k})"
+        self._terms: dict[str, Tensor] | None = None  # radii, shortlist: computed on first use or loaded
         self._distances: Tensor | None = None  # N×N, only for resamples the shortlist cannot rank
         self._pairs: tuple[object, Tensor, Tensor, Tensor, Tensor] | None = None  # the last fake set's pairs
-        if state is None:
-            state = self._reference_state()
-        self._radii, self._near_distances = state["radii"], state["near_distances"]
-        self._near = state["near"].long()
 
     def _reference_state(self) -> dict[str, Tensor]:
         """The reference's own terms: radii and, for every row, its nearest other rows, nearest
@@ -182,9 +182,30 @@ class KnnSets:
         return {"radii": radii, "near_distances": near_distances, "near": near.int()}
 
     def state(self) -> dict[str, Tensor]:
-        """The reference's own terms as tensors (:class:`KnnSets` (real, statistic, k, state=…)
-        rebuilds the same engine from them without computing the distances again)."""
-        return {"radii": self._radii, "near_distances": self._near_distances, "near": self._near.int()}
+        """The reference's own terms as tensors, computed if they were not yet: what
+        :meth:`load_state` takes to skip computing the real-vs-real distances again."""
+        if self._terms is None:
+            self.load_state(self._reference_state())
+        terms = cast(dict[str, Tensor], self._terms)
+        return {**terms, "near": terms["near"].int()}
+
+    def load_state(self, state: dict[str, Tensor]) -> None:
+        """Use terms from :meth:`state` (of an engine over the same real rows and k)."""
+        self._terms = {"radii": state["radii"], "near_distances": state["near_distances"], "near": state["near"].long()}
+
+    @property
+    def _radii(self) -> Tensor:
+        return self.state()["radii"] if self._terms is None else self._terms["radii"]
+
+    @property
+    def _near_distances(self) -> Tensor:
+        return self.state()["near_distances"] if self._terms is None else self._terms["near_distances"]
+
+    @property
+    def _near(self) -> Tensor:
+        if self._terms is None:
+            self.state()
+        return cast(dict[str, Tensor], self._terms)["near"]
 
     def _score(self, inside: Tensor, fakes: int) -> float:
         if self.statistic == "density":

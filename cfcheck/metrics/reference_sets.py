@@ -24,7 +24,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from cfcheck.core.cache import tensor_digest
 from cfcheck.metrics.manifold import KnnSets
+from cfcheck.metrics.reference_store import stored_engine, stored_floors
 from cfcheck.metrics.set_statistics import FidSets, KidSets, set_statistic_engine
 from cfcheck.metrics.set_intervals import BatchedSetStatistic, bootstrap_set_ci, null_strata
 
@@ -183,7 +185,7 @@ def score_realism(
         value, floors, resampled = _with_engine(engine, reference, fakes, floor_sets, weights, conditional)
         if ci_method == "null_corrected_half_sampling":  # the null splits index the pooled strata on both sides
             both = cast(list[Tensor], list(null_strata(reference, fakes)))  # tensors in, tensors out
-            null_resampled = _with_engine(engine, both, both, [], weights, conditional)[2]
+            null_resampled = _with_engine(engine, both, both, [], weights, conditional, real_only=False)[2]
     ci = bootstrap_set_ci(tuple(reference), tuple(fakes), pooled, n_resamples=n_resamples, seed=seed, point=value,
                           method=ci_method, resampled=resampled, null_resampled=null_resampled)
     return RealismScore(value, ci, sum(kept.values()), floors, skipped)
@@ -196,13 +198,17 @@ def _with_engine(
     floor_sets: list[tuple[Tensor, ...]],
     weights: np.ndarray,
     conditional: bool,
+    real_only: bool = True,
 ) -> tuple[float, list[float], BatchedSetStatistic]:
     """The value, floors and batched resample statistic of :func:`score_realism` through a
     set engine: each reference's own terms are computed once for the value and every floor,
     and all resamples are evaluated together from index counts. Same numbers as calling the
-    statistic on each set (up to rounding)."""
+    statistic on each set (up to rounding). ``real_only``: ``reference`` holds real images
+    only, so its terms and the floors are method-independent and kept with the derived data
+    (:mod:`cfcheck.metrics.reference_store`); the null splits, which pool counterfactuals in, are not."""
+    keep = stored_engine if real_only else (lambda e: e)
     if conditional:
-        engines = [engine(r) for r in reference]
+        engines = [keep(engine(r)) for r in reference]
 
         def pooled(fake_parts: tuple[Tensor, ...]) -> float:
             return float(sum(w * e(f) for w, e, f in zip(weights, engines, fake_parts)))
@@ -212,7 +218,7 @@ def _with_engine(
             return sum(w * e.resampled(f, ir, i_f) for w, e, f, ir, i_f in parts)  # type: ignore[return-value]
 
     else:
-        whole = engine(torch.cat(reference))
+        whole = keep(engine(torch.cat(reference)))
         all_fakes = torch.cat(fakes)
         offsets_real = np.cumsum([0] + [len(r) for r in reference])
         offsets_fake = np.cumsum([0] + [len(f) for f in fakes])
@@ -225,4 +231,9 @@ def _with_engine(
             fake = np.hstack([i + o for i, o in zip(index_fake, offsets_fake)])
             return whole.resampled(all_fakes, real, fake)
 
-    return pooled(tuple(fakes)), [pooled(f) for f in floor_sets], resampled
+    if not real_only:
+        return pooled(tuple(fakes)), [pooled(f) for f in floor_sets], resampled
+    name = (engines[0] if conditional else whole).name
+    floors = stored_floors(name, conditional, tensor_digest(*reference), floor_sets,
+                           lambda: [pooled(f) for f in floor_sets])
+    return pooled(tuple(fakes)), floors, resampled

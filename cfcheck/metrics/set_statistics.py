@@ -69,7 +69,20 @@ class KidSets:
         self.degree = check_positive_int("degree", degree)
         self.gamma = 1.0 / self.real.shape[1] if gamma is None else check_real("gamma", gamma)
         self.coef = check_real("coef", coef)
+        #: what floors and values are keyed by; the reference's own term depends on the same options
+        self.name = self.reference_key = f"kid(degree={self.degree},gamma={self.gamma!r},coef={self.coef!r})"
         self._real_within: float | None = None
+
+    def state(self) -> dict[str, Tensor]:
+        """The reference's own term (its within-set kernel mean), computed if it was not yet."""
+        if self._real_within is None:
+            ones = torch.ones(1, self.real.shape[0], dtype=torch.float64)
+            self._real_within = float(self._within(self.real, ones)[0])
+        return {"within": torch.tensor([self._real_within], dtype=torch.float64)}
+
+    def load_state(self, state: dict[str, Tensor]) -> None:
+        """Use the term from :meth:`state` (of an engine over the same real rows and options)."""
+        self._real_within = float(state["within"][0])
 
     def _kernel(self, x: Tensor, y: Tensor) -> Tensor:
         # in place on the product: half the time of (x @ y.T * γ + coef) ** degree, its temporaries
@@ -104,11 +117,10 @@ class KidSets:
     def __call__(self, fake_features: ArrayLike) -> float:
         """:func:`kid_all_pairs` (real, fake) with this set's options."""
         real, fake = _check_feature_pair(self.real, fake_features)
-        if self._real_within is None:
-            self._real_within = float(self._within(real, torch.ones(1, real.shape[0], dtype=torch.float64))[0])
+        real_within = float(self.state()["within"][0])
         ones_f = torch.ones(1, fake.shape[0], dtype=torch.float64)
         cross = self._cross(real, fake, torch.ones(1, real.shape[0], dtype=torch.float64), ones_f)[0]
-        value = self._real_within + self._within(fake, ones_f)[0] - 2 * cross / (real.shape[0] * fake.shape[0])
+        value = real_within + self._within(fake, ones_f)[0] - 2 * cross / (real.shape[0] * fake.shape[0])
         return float(value)
 
     def resampled(self, fake_features: ArrayLike, real_index: np.ndarray, fake_index: np.ndarray) -> np.ndarray:
@@ -126,18 +138,28 @@ class FidSets:
 
     def __init__(self, real: Tensor) -> None:
         self.real = as_float64_matrix("real_features", real, min_rows=2)
+        self.name = self.reference_key = "fid"  # what floors, values and the reference's own terms are keyed by
         self._moments: tuple[Tensor, Tensor, Tensor] | None = None
+
+    def state(self) -> dict[str, Tensor]:
+        """The reference's mean, covariance and its square root, computed if they were not yet."""
+        if self._moments is None:
+            mu_r, sigma_r = _mean_and_covariance(self.real)
+            sigma_r = _symmetric(sigma_r)
+            self._moments = (mu_r, sigma_r, _sqrtm_psd(sigma_r))
+        return dict(zip(("mean", "covariance", "root"), self._moments))
+
+    def load_state(self, state: dict[str, Tensor]) -> None:
+        """Use the moments from :meth:`state` (of an engine over the same real rows)."""
+        self._moments = (state["mean"], state["covariance"], state["root"])
 
     def __call__(self, fake_features: ArrayLike) -> float:
         """:func:`fid` (real, fake), the reference's mean, covariance and square root computed
         once for every fake set (the same operations, so the same numbers)."""
-        real, fake = _check_feature_pair(self.real, fake_features)
-        if self._moments is None:
-            mu_r, sigma_r = _mean_and_covariance(real)
-            sigma_r = _symmetric(sigma_r)
-            self._moments = (mu_r, sigma_r, _sqrtm_psd(sigma_r))
+        _, fake = _check_feature_pair(self.real, fake_features)
+        moments = self.state()
         mu_f, sigma_f = _mean_and_covariance(fake)
-        return _frechet_checked(*self._moments, mu_f, _symmetric(sigma_f))
+        return _frechet_checked(moments["mean"], moments["covariance"], moments["root"], mu_f, _symmetric(sigma_f))
 
     def resampled(self, fake_features: ArrayLike, real_index: np.ndarray, fake_index: np.ndarray) -> np.ndarray:
         """FID of ``real[real_index[r]]`` vs ``fake[fake_index[r]]`` for every row r, from

@@ -1,0 +1,106 @@
+"""Realism's method-independent work, computed once per machine and kept with the derived data.
+
+A realism score compares a counterfactual set with a reference of real images and with several
+real-vs-real floor sets (:mod:`cfcheck.metrics.reference_sets`). Two parts of that depend only on
+the real images, never on the method:
+
+- the reference's own terms: FID's mean, covariance and its square root, KID's within-set kernel
+  mean, the k-NN balls' radii and each real row's nearest neighbours (:meth:`state` of the
+  engines in :mod:`cfcheck.metrics.set_statistics` and :mod:`cfcheck.metrics.manifold`);
+- the floors: the statistic of every floor set against the reference.
+
+Both are kept as verified derived-data entries (:func:`cfcheck.core.cache.memoise_on_disk`),
+keyed by a sha256 digest of the real features they are computed from (the reference split, the
+embedding network, the task's size and class mix and the draw's seed all reach the score only
+through those features), the statistic and its options, and :data:`REALISM_DERIVED_VERSION`.
+Every later run on the machine reads them, whatever the method, in any process (xdist workers,
+shards). A changed reference split or embedding changes the digest, so the terms are computed
+anew; a damaged entry is discarded with a warning and recomputed, never trusted. The loaded
+numbers are the stored float64 values, so scores are the same bit for bit either way.
+``CFCHECK_NO_DERIVED_CACHE=1`` turns the store off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol, TypeVar
+
+import torch
+from torch import Tensor
+
+from cfcheck.core.cache import memoise_on_disk, tensor_digest
+
+__all__ = ["REALISM_DERIVED_VERSION", "ReferenceEngine", "stored_engine", "stored_floors"]
+
+#: Bump when the reference terms or the floors would be computed differently: every stored entry
+#: of an older version is then ignored (and recomputed on first use).
+REALISM_DERIVED_VERSION = 1
+
+
+class ReferenceEngine(Protocol):
+    """A set statistic's engine over one real set (:class:`~cfcheck.metrics.set_statistics.FidSets`,
+    :class:`~cfcheck.metrics.set_statistics.KidSets`, :class:`~cfcheck.metrics.manifold.KnnSets`)."""
+
+    real: Tensor
+    name: str
+    reference_key: str
+
+    def state(self) -> dict[str, Tensor]: ...
+
+    def load_state(self, state: dict[str, Tensor]) -> None: ...
+
+    def __call__(self, fake_features: Tensor) -> float: ...
+
+
+EngineT = TypeVar("EngineT", bound=ReferenceEngine)
+
+
+def stored_engine(engine: EngineT, digest: str | None = None) -> EngineT:
+    """Give ``engine`` its reference's own terms from the derived data, computing and storing them
+    on a miss.
+
+    Args:
+        engine: a fresh engine over the reference's real features.
+        digest: :func:`~cfcheck.core.cache.tensor_digest` of ``engine.real`` if the caller has it.
+
+    Returns:
+        The same engine, its terms loaded (the stored values, bit for bit).
+
+    Example:
+        >>> from cfcheck.metrics.set_statistics import FidSets
+        >>> real = torch.randn(20, 3, dtype=torch.float64)
+        >>> stored_engine(FidSets(real))(real) == FidSets(real)(real)
+        True
+    """
+    state = memoise_on_disk("realism.reference_terms", engine.state, engine=engine.reference_key,
+                            reference=digest or tensor_digest(engine.real), version=REALISM_DERIVED_VERSION)
+    engine.load_state(state)
+    return engine
+
+
+def stored_floors(statistic: str, conditional: bool, reference: str,
+                  floor_sets: Sequence[Sequence[Tensor]], compute: Callable[[], list[float]]) -> list[float]:
+    """The real-vs-real floors of one realism score, from the derived data or ``compute()``.
+
+    Args:
+        statistic: the engine's ``name`` (the statistic and its options).
+        conditional: whether the score is class-conditional (pooled over classes).
+        reference: a digest of the reference's real features (every part, in order).
+        floor_sets: each floor set's real features, one part per class (in the reference's order).
+        compute: computes the floors (one float per floor set) on a miss.
+
+    Returns:
+        One floor per floor set.
+
+    Example:
+        >>> parts = [torch.ones(2, 1, dtype=torch.float64)]
+        >>> stored_floors("doc", False, tensor_digest(*parts), [parts], lambda: [0.5])
+        [0.5]
+    """
+    floors = [part for floor in floor_sets for part in floor]
+    key = {"statistic": statistic, "conditional": int(conditional), "version": REALISM_DERIVED_VERSION,
+           "reference": reference, "floors": tensor_digest(*floors) if floors else "none",
+           "parts": ",".join(str(len(floor)) for floor in floor_sets)}
+    found = memoise_on_disk("realism.floors", lambda: {"floors": torch.tensor(compute(), dtype=torch.float64)},
+                            **key)
+    return [float(value) for value in found["floors"]]

@@ -1,0 +1,139 @@
+"""Realism's method-independent work kept with the derived data (cfcheck.metrics.reference_store):
+reused whatever the method and in another process, recomputed when the real features or the
+version change, a damaged entry discarded with a warning, and the same numbers bit for bit."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import cfcheck.metrics.reference_store as reference_store
+from cfcheck.core.cache import DerivedDataWarning
+from cfcheck.metrics.manifold import KnnSets, coverage, density
+from cfcheck.metrics.realism import fid
+from cfcheck.metrics.reference_sets import score_realism
+from cfcheck.metrics.set_statistics import FidSets, KidSets, kid_all_pairs
+
+STATISTICS = {"fid": (fid, "bootstrap"), "kid": (kid_all_pairs, "half_sampling"),
+              "density": (density, "centred_half_sampling"), "coverage": (coverage, "centred_half_sampling")}
+COMPUTED = (FidSets, KidSets, KnnSets)
+
+
+def _pool(seed: int = 5) -> tuple[torch.Tensor, torch.Tensor]:
+    gen = torch.Generator().manual_seed(seed)
+    labels = torch.arange(3).repeat_interleave(90)
+    return torch.randn(len(labels), 4, generator=gen, dtype=torch.float64) + labels[:, None], labels
+
+
+def _fakes(shift: float) -> tuple[torch.Tensor, torch.Tensor]:
+    classes = torch.tensor([0] * 8 + [1] * 5 + [2] * 7)
+    gen = torch.Generator().manual_seed(11)
+    return torch.randn(len(classes), 4, generator=gen, dtype=torch.float64) + classes[:, None] + shift, classes
+
+
+def _score(name: str, pool, fakes, conditional: bool = True):
+    statistic, ci_method = STATISTICS[name]
+    return score_realism(statistic, *pool, *fakes, conditional=conditional, generator=torch.Generator().manual_seed(3),
+                         n_resamples=20, seed=1, ci_method=ci_method)
+
+
+@pytest.fixture
+def own_derived_data(tmp_path, monkeypatch):
+    """An empty derived-data folder for this test, the store turned on."""
+    monkeypatch.setenv("CFCHECK_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("CFCHECK_NO_DERIVED_CACHE", raising=False)
+    return tmp_path / "derived"
+
+
+def _terms_missing(engine: object) -> bool:
+    """Whether ``engine`` has yet to compute its reference's own terms."""
+    held = {FidSets: "_moments", KidSets: "_real_within", KnnSets: "_terms"}[type(engine)]
+    return getattr(engine, held) is None
+
+
+@pytest.fixture
+def computations(monkeypatch):
+    """Counts the reference terms each engine computes (a load from the store computes none)."""
+    counts = {engine.__name__: 0 for engine in COMPUTED}
+    for engine in COMPUTED:
+        def counted(self, _original=engine.state):
+            counts[type(self).__name__] += _terms_missing(self)
+            return _original(self)
+
+        monkeypatch.setattr(engine, "state", counted)
+    return counts
+
+
+@pytest.mark.parametrize("conditional", [True, False], ids=["target", "domain"])
+def test_a_second_method_reads_the_reference_terms_and_floors_and_gets_the_numbers_computed_afresh(
+        own_derived_data, computations, monkeypatch, conditional):
+    pool = _pool()
+    first = {name: _score(name, pool, _fakes(0.2), conditional) for name in STATISTICS}
+    assert all(computations.values()), computations
+    stored = sorted(own_derived_data.rglob("*.safetensors"))
+    computations.update(dict.fromkeys(computations, 0))
+    second = {name: _score(name, pool, _fakes(0.7), conditional) for name in STATISTICS}  # another method
+    assert computations == dict.fromkeys(computations, 0)  # nothing about the reference computed again
+    assert sorted(own_derived_data.rglob("*.safetensors")) == stored  # and nothing new stored
+    for name in STATISTICS:
+        assert second[name].floors == first[name].floors
+        assert second[name].value != first[name].value
+    monkeypatch.setenv("CFCHECK_NO_DERIVED_CACHE", "1")  # the same scores computed without the store
+    for name in STATISTICS:
+        afresh = _score(name, pool, _fakes(0.7), conditional)
+        assert (afresh.value, afresh.ci, afresh.floors) == (second[name].value, second[name].ci, second[name].floors)
+
+
+def test_new_real_features_or_a_new_version_are_computed_again(own_derived_data, computations, monkeypatch):
+    _score("density", _pool(), _fakes(0.2))
+    assert computations["KnnSets"] == 3  # one reference per class
+    _score("density", _pool(seed=6), _fakes(0.2))  # another reference split: other features
+    assert computations["KnnSets"] == 6
+    monkeypatch.setattr(reference_store, "REALISM_DERIVED_VERSION", reference_store.REALISM_DERIVED_VERSION + 1)
+    _score("density", _pool(), _fakes(0.2))
+    assert computations["KnnSets"] == 9
+    _score("coverage", _pool(), _fakes(0.2))  # coverage shares density's reference terms
+    assert computations["KnnSets"] == 9
+
+
+def test_a_damaged_entry_is_discarded_with_a_warning_and_never_trusted(own_derived_data, computations):
+    pool = _pool()
+    expected = _score("fid", pool, _fakes(0.2))
+    for entry in own_derived_data.rglob("*.safetensors"):  # same size, other bytes: only the digest tells
+        data = bytearray(entry.read_bytes())
+        data[-8:] = bytes(8)
+        entry.write_bytes(bytes(data))
+    with pytest.warns(DerivedDataWarning, match="realism.*failed its integrity check"):
+        again = _score("fid", pool, _fakes(0.2))
+    assert computations["FidSets"] == 6 and (again.value, again.ci, again.floors) == (
+        expected.value, expected.ci, expected.floors)
+
+
+def test_another_process_reads_what_the_first_stored(own_derived_data, tmp_path):
+    """Like two xdist workers or two shards on one machine: the second process computes nothing."""
+    script = f"""
+import json, sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from test_reference_store import KnnSets, _pool, _fakes, _score
+calls = []
+original = KnnSets._reference_state
+KnnSets._reference_state = lambda self: calls.append(1) or original(self)
+score = _score("density", _pool(), _fakes(float(sys.argv[1])), conditional=False)
+print(json.dumps({{"floors": score.floors, "value": score.value, "reference_terms_computed": len(calls)}}))
+"""
+    runs = [json.loads(subprocess.run([sys.executable, "-c", script, shift], capture_output=True, text=True,
+                                      check=True, env={**_environ(), "CFCHECK_CACHE_DIR": str(tmp_path)}).stdout)
+            for shift in ("0.2", "3.0")]
+    assert [run["reference_terms_computed"] for run in runs] == [1, 0]
+    assert runs[0]["floors"] == runs[1]["floors"] and runs[0]["value"] != runs[1]["value"]
+
+
+def _environ() -> dict[str, str]:
+    import os
+
+    return {key: value for key, value in os.environ.items() if key != "CFCHECK_NO_DERIVED_CACHE"}
