@@ -299,8 +299,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if workeroutput is not None:  # an xdist worker: hand the records to the controller
         workeroutput["cfcheck_records"] = cf_session.serialize_records()
         workeroutput["cfcheck_costs"] = cf_session.costs.serialize()
-        workeroutput["cfcheck_device"] = json.dumps({session.config.workerinput["workerid"]:
-                                                     describe_device(cf_session.device)})
+        worker = getattr(session.config, "workerinput", {}).get("workerid", "worker")
+        workeroutput["cfcheck_device"] = json.dumps({worker: describe_device(cf_session.device)})
         workeroutput["cfcheck_generation"] = json.dumps(
             {k: v for k, v in cf_session.generation_summary().items() if k != "cache"}
         )
