@@ -99,3 +99,16 @@ def test_attributions(toys):
     found = {name: draws_without_device(lambda g, m=m: m.attribute(x, model, target, generator=g))
              for name, m in methods.items()}
     assert found == {name: [] for name in methods}
+
+
+def test_scm_resampling_control():
+    from cfcheck.domains import get_domain
+    from cfcheck.methods.scm.controls import SCMResample
+
+    method = SCMResample(get_domain("morpho"))
+    parents = {"thickness": torch.tensor([2.0, 3.0]), "intensity": torch.tensor([150.0, 200.0]),
+               "digit": torch.tensor([1, 7])}
+    x = torch.zeros(2, 1, 32, 32)
+    found = draws_without_device(
+        lambda g: method.counterfactual(x, parents, {"thickness": torch.tensor([2.5, 2.5])}, generator=g))
+    assert found == []
