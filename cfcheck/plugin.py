@@ -37,6 +37,7 @@ from cfcheck.kinds.contract import CONTRACT_FIXTURE, parametrize_contract
 from cfcheck.kinds.protocols import MethodKind
 from cfcheck.kinds.registry import kind_fixtures, kind_markers, task_sets
 from cfcheck.profiles import read_user_settings, resolve_profile
+from cfcheck.core.devices import describe_device, pin_worker_device
 from cfcheck.core.threads import share_cpu_between_xdist_workers
 
 if TYPE_CHECKING:  # the session loads only when a method is under test
@@ -121,7 +122,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[session_key] = cf_session = CfcheckSession(
         method=method,
         profile=profile,
-        device=resolve_device(config.getoption("cfcheck_device")),
+        device=pin_worker_device(resolve_device(config.getoption("cfcheck_device"))),  # a GPU per xdist worker
         seed=config.getoption("cfcheck_seed"),
         report_dir=report_dir if report_dir.is_absolute() else config.invocation_params.dir / report_dir,
         baseline=baseline,
@@ -298,6 +299,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if workeroutput is not None:  # an xdist worker: hand the records to the controller
         workeroutput["cfcheck_records"] = cf_session.serialize_records()
         workeroutput["cfcheck_costs"] = cf_session.costs.serialize()
+        worker = getattr(session.config, "workerinput", {}).get("workerid", "worker")
+        workeroutput["cfcheck_device"] = json.dumps({worker: describe_device(cf_session.device)})
         workeroutput["cfcheck_generation"] = json.dumps(
             {k: v for k, v in cf_session.generation_summary().items() if k != "cache"}
         )
@@ -315,6 +318,8 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
         node.config.stash[session_key].costs.merge(output["cfcheck_costs"])
     if output.get("cfcheck_generation"):
         node.config.stash[session_key].merge_generation(output["cfcheck_generation"])
+    if output.get("cfcheck_device"):
+        node.config.stash[session_key].devices.update(json.loads(output["cfcheck_device"]))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

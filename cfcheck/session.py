@@ -23,6 +23,7 @@ from cfcheck.adapter import MethodSpec
 from cfcheck.baseline import Baseline
 from cfcheck.core.cache import GenerationCache, method_fingerprint, tensor_digest
 from cfcheck.core.costs import Costs
+from cfcheck.core.devices import describe_device
 from cfcheck.domains.base import Domain
 from cfcheck.core.io import atomic_write_text
 from cfcheck.kinds import VIEWS, MethodKind, kind_spec, view_source
@@ -72,6 +73,8 @@ class CfcheckSession(RunResources):
         self.views = views
         self.profile = profile
         self.device = device
+        #: the device each pytest-xdist worker ran on (worker id -> description), sent by the workers
+        self.devices: dict[str, str] = {}
         self.seed = seed
         self.report_dir = report_dir
         self.baseline = baseline
@@ -362,6 +365,7 @@ class CfcheckSession(RunResources):
             status="complete" if complete else "incomplete",
             seeds=self.seeds,
             device=str(self.device),
+            devices=self.devices or {"main": describe_device(self.device)},
             models=models,
             outcomes=dict(self.outcomes),
             started=self.started,

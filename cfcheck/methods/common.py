@@ -51,7 +51,8 @@ def seeded_chunks(generator: torch.Generator, n: int, batch_size: int, device: t
     One seed is drawn from ``generator``; chunk ``start`` gets ``seed + start``, so a method's
     noise depends on the caller's seed and the chunking, never on the global RNG.
     """
-    seed = int(torch.randint(0, 2**62, (1,), generator=generator))
+    # drawn on the generator's own device: a CUDA generator cannot draw a CPU tensor
+    seed = int(torch.randint(0, 2**62, (1,), generator=generator, device=generator.device))
     return [(slice(start, start + batch_size), torch.Generator(device=device).manual_seed(seed + start))
             for start in range(0, n, batch_size)]
 

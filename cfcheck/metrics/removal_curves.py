@@ -151,14 +151,15 @@ def manifold_projection(
     sigma = strength * float(denoiser.model_space_scale) / math.sqrt(num_values)
     extra = math.sqrt(max(ratio_w**2 - sigma**2, 0.0))
     alpha_w = float(denoiser.alphas_cumprod[t_w])
+    device = denoiser.alphas_cumprod.device  # a bundled diffusion model sits on the run's device
     outputs = []
     for chunk in x_removed.split(batch_size):
-        z = denoiser.to_model_space(chunk)
+        z = denoiser.to_model_space(chunk.to(device))
         noise = torch.randn(z.shape, generator=generator, device=generator.device).to(z)
         x_t = math.sqrt(alpha_w) * (z + extra * noise)
         with torch.no_grad():
             outputs.append(denoiser.to_data_space(denoise(denoiser, x_t, timesteps, num_steps=num_steps)))
-    return torch.cat(outputs)
+    return torch.cat(outputs).to(x_removed.device)
 
 
 def cumulative_errors(correct: Tensor) -> Tensor:

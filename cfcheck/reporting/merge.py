@@ -143,6 +143,9 @@ def _merged_card(cards: list[dict[str, Any]], records: list[ScoreRecord], run_di
     provenance["started"] = min(c["provenance"]["started"] for c in cards)
     provenance["finished"] = max(c["provenance"]["finished"] for c in cards)
     provenance["merged_from"] = [str(Path(d)) for d in run_dirs]
+    # each shard's devices (one node per shard: where each part ran)
+    provenance["devices"] = {f"shard {card['profile'].get('shard')} {worker}": device for card in cards
+                             for worker, device in card["provenance"].get("devices", {}).items()}
     merged["provenance"] = provenance
     merged["scores"] = [r.to_dict(with_samples=False) for r in sorted(records, key=lambda r: (r.kind, r.domain, r.suite, r.task, r.metric))]
     return merged

@@ -36,6 +36,7 @@ def build_scorecard(
     seeds: Sequence[int],
     device: str,
     models: dict[str, str],
+    devices: dict[str, str] | None = None,
     outcomes: dict[str, int],
     started: datetime,
     generation: dict[str, Any] | None = None,
@@ -57,6 +58,8 @@ def build_scorecard(
             "python_version": platform.python_version(),
             "platform": platform.platform(),
             "device": device,
+            # where the tests ran: each xdist worker's device (its own GPU under worker pinning)
+            "devices": devices or {},
             "seeds": list(seeds),
             "reference_models": models,
             "generation": generation or {},

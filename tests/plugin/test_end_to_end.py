@@ -147,6 +147,8 @@ def test_xdist_workers_merge_into_one_scorecard(tiny, scorecard_of):
     key = lambda s: (s["metric"], s["task"])  # noqa: E731
     assert sorted(map(key, serial["scores"])) == sorted(map(key, parallel["scores"]))
     assert {key(s): s["value"] for s in serial["scores"]} == {key(s): s["value"] for s in parallel["scores"]}
+    assert serial["provenance"]["devices"] == {"main": "cpu"}
+    assert parallel["provenance"]["devices"] == {"gw0": "cpu", "gw1": "cpu"}  # each worker's own device
 
 
 def test_suites_collected_without_method_are_skipped(pytester):

@@ -67,6 +67,7 @@ def test_two_shards_merge_into_the_unsharded_scorecard(tiny, tiny_settings):
     assert _rows(reports / "merged") == _rows(reports / "blend-standard")
     merged = json.loads((reports / "merged" / "scorecard.json").read_text())
     assert merged["status"] == "complete" and merged["profile"]["merged_shards"] == 2
+    assert merged["provenance"]["devices"] == {"shard 1/2 main": "cpu", "shard 2/2 main": "cpu"}
     generation = merged["provenance"]["generation"]
     assert generation["tasks_generated"] + generation["tasks_from_cache"] == 2  # each task in one shard only
     assert len(list((reports / "merged" / "examples").glob("*.json"))) == 2

@@ -185,13 +185,14 @@ class MorphoAttributeMechanisms:
             intervention: some of those names with N new values.
 
         Returns:
-            Every parent after the intervention (CPU tensors).
+            Every parent after the intervention (CPU tensors; the flows run on their own device).
         """
         unknown = sorted(set(intervention) - {"thickness", "intensity", "digit"})
         if unknown:
             raise ValueError(f"unknown intervened parent(s) {unknown}; expected thickness, intensity or digit")
-        observed = {name: parents[name].detach().cpu() for name in ("thickness", "intensity", "digit")}
-        action = {name: value.detach().cpu() for name, value in intervention.items()}
+        device = self.thickness_flow.value_loc.device
+        observed = {name: parents[name].detach().to(device) for name in ("thickness", "intensity", "digit")}
+        action = {name: value.detach().to(device) for name, value in intervention.items()}
         t_obs = observed["thickness"].float()
         u_t = self.thickness_flow.abduct(t_obs)
         u_i = self.intensity_flow.abduct(observed["intensity"].float(), t_obs[:, None])
@@ -199,4 +200,4 @@ class MorphoAttributeMechanisms:
         i_new = (action["intensity"].float() if "intensity" in action
                  else self.intensity_flow.predict(u_i, t_new[:, None]).clamp(0.0, 255.0))
         digit = action["digit"].long() if "digit" in action else observed["digit"].clone()
-        return {"thickness": t_new, "intensity": i_new, "digit": digit}
+        return {"thickness": t_new.cpu(), "intensity": i_new.cpu(), "digit": digit.cpu()}

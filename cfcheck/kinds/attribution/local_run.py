@@ -57,12 +57,15 @@ def attribute_batched(method: Any, x: torch.Tensor, model: torch.nn.Module, targ
     ``generator`` gets one seeded ``seed`` + the batch's first index."""
     import inspect
 
+    from cfcheck.models.inference import model_device
+
     takes_generator = "generator" in inspect.signature(method.attribute).parameters
+    device = model_device(model, x.device)  # the inputs go where the model is; attributions come back
     parts = []
     for start in range(0, len(x), 250):
         part = slice(start, start + 250)
         kwargs = {"generator": torch.Generator().manual_seed(seed + start)} if takes_generator else {}
-        parts.append(method.attribute(x[part], model, target[part], **kwargs).detach())
+        parts.append(method.attribute(x[part].to(device), model, target[part].to(device), **kwargs).detach().to(x.device))
     return torch.cat(parts)
 
 

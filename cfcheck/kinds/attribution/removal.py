@@ -123,7 +123,7 @@ def _retrain(run: Run, domain: Any, images: torch.Tensor, labels: torch.Tensor) 
     recipe = dataclasses.replace(spec.recipe, seed=seeded(run.seed, RETRAINING), epochs=epochs, batch_size=RETRAIN_BATCH,
                                  select_on="last", n=None)
     spec = dataclasses.replace(spec, recipe=recipe, logit_calibration=None)
-    return fit(spec, _TrainingSet(images, labels), None, log=lambda _: None)
+    return fit(spec, _TrainingSet(images, labels), None, device=run.device, log=lambda _: None)
 
 
 @dataclass(frozen=True)

@@ -35,9 +35,10 @@ def sample_spherical_layer(center: torch.Tensor, low: float, high: float, n: int
     """``n`` points uniform in {x : low < ‖x − center‖₂ ≤ high} (``low`` 0: the ball): a Gaussian
     direction and a radius whose d-th power is uniform between low^d and high^d."""
     d = center.numel()
-    direction = torch.randn((n, d), generator=generator, dtype=torch.float64)
+    # drawn on the generator's device, then moved to the centre's
+    direction = torch.randn((n, d), generator=generator, device=generator.device, dtype=torch.float64).to(center.device)
     direction = direction / direction.norm(dim=1, keepdim=True).clamp_min(1e-12)
-    u = torch.rand((n, 1), generator=generator, dtype=torch.float64)
+    u = torch.rand((n, 1), generator=generator, device=generator.device, dtype=torch.float64).to(center.device)
     radius = (u * (high**d - low**d) + low**d) ** (1.0 / d)
     return (center.double()[None] + radius * direction).to(center.dtype)
 

@@ -46,7 +46,7 @@ def _spurious_candidates(z: torch.Tensor, source: torch.Tensor, oracle_domain: A
         for name, per_label in spurious.items():
             group = groups[name]
             start, stop = group.columns
-            current = int((group.embedding - z[n, start:stop]).norm(dim=1).argmin())
+            current = int((group.embedding.to(z) - z[n, start:stop]).norm(dim=1).argmin())
             ordered = [c for label, cats in enumerate(per_label) if label != own_label for c in cats]
             ordered += list(per_label[own_label]) if own_label < len(per_label) else []
             for category in ordered:

@@ -77,5 +77,6 @@ class SCMResample:
         observed = {name: value.detach().cpu() for name, value in parents.items()}
         action = {name: value.detach().cpu() for name, value in intervention.items()}
         new_parents = self._domain.propagate_parents(observed, action)
-        seed = int(torch.randint(0, 2**31 - 1, (1,), generator=resolve_generator(generator)))
+        rng = resolve_generator(generator)  # on the run's device: the draw is made there
+        seed = int(torch.randint(0, 2**31 - 1, (1,), generator=rng, device=rng.device))
         return self._domain.resample_with_parents(new_parents, seed).to(device=x.device, dtype=x.dtype)

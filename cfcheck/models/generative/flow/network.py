@@ -145,7 +145,9 @@ class ScalarSplineFlow(nn.Module):
         """n values (N,) drawn from p(v | c): u ~ N(0, 1) from ``generator``, then predicted."""
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
             raise ValueError(f"n must be a non-negative int, got {n!r}")
-        return self.predict(torch.randn(n, generator=generator), context)
+        device = generator.device if generator is not None else torch.device("cpu")
+        noise = torch.randn(n, generator=generator, device=device).to(self.value_loc.device)
+        return self.predict(noise, None if context is None else context.to(self.value_loc.device))
 
     def forward(self, values: torch.Tensor, context: torch.Tensor | None = None) -> torch.Tensor:
         """log p(v | c) (what a registry-built module's call returns)."""

@@ -114,7 +114,7 @@ class ConditionalHVAE(GaussianImageMechanism):
         e8 = self.enc8(x)
         e4 = self.enc4(e8)
         e1 = self.enc1(e4)
-        draw = (lambda m, lv: m + (0.5 * lv).exp() * torch.randn(m.shape, generator=generator, device=m.device)) \
+        draw = (lambda m, lv: m + (0.5 * lv).exp() * torch.randn(m.shape, generator=generator, device=generator.device if generator is not None else m.device).to(m)) \
             if sample else (lambda m, lv: m)
         q1 = self._split(self.q1(torch.cat([e1, c], 1)))
         z1 = draw(*q1)

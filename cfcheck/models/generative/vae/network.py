@@ -169,7 +169,8 @@ class ConditionalVAE(GaussianImageMechanism):
                       generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Per-image negative ELBO, Gaussian reconstruction NLL and KL (nats), one z sample each."""
         mean, log_var = self.encode(x, condition)
-        noise = torch.randn(mean.shape, generator=generator, device=mean.device)
+        # drawn on the generator's device (a CPU generator can drive a model on a GPU)
+        noise = torch.randn(mean.shape, generator=generator, device=generator.device if generator is not None else mean.device).to(mean)
         z = mean + (0.5 * log_var).exp() * noise
         nll = gaussian_nll(x, *self.decode(z, condition))
         kl = 0.5 * (mean ** 2 + log_var.exp() - 1.0 - log_var).sum(1)

@@ -71,7 +71,9 @@ class UnconditionalVAE(nn.Module):
                       ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Per-image negative ELBO, reconstruction term (binary cross-entropy) and KL, in nats."""
         mean, log_var = self.encode(x)
-        z = mean + (0.5 * log_var).exp() * torch.randn(mean.shape, generator=generator)
+        # drawn on the generator's device (a CPU generator can drive a model on a GPU)
+        noise = torch.randn(mean.shape, generator=generator, device=generator.device if generator is not None else mean.device)
+        z = mean + (0.5 * log_var).exp() * noise.to(mean)
         reconstruction = F.binary_cross_entropy_with_logits(self.decode_logits(z), x, reduction="none").flatten(1).sum(1)
         kl = 0.5 * (mean ** 2 + log_var.exp() - 1.0 - log_var).sum(1)
         return reconstruction + kl, reconstruction, kl
