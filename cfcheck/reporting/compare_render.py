@@ -117,7 +117,8 @@ LEADERBOARD_NOTE = (
     "differ at all, Nemenyi's test which pairs differ; a leader is marked only where Friedman's test rejects and "
     "Nemenyi's test separates it from the runner-up at the level shown (with two methods: a sign test over the "
     "blocks). A suite ranks what its metrics reward: closeness rewards changing nothing, so a do-nothing control "
-    "can lead it. Set-level scores (FID, KID) enter as blocks; they have no per-input values and no paired test.")
+    "can lead it. Set-level scores (FID, KID, density, coverage) enter as blocks; their paired test, a permutation "
+    "test over the shared inputs, needs the runs' kept per-input features.")
 
 #: the comparison page's own rules, after the scorecard's
 _COMPARE_CSS = ("div.board{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}"
@@ -173,7 +174,9 @@ def _header_lines(comparison: Comparison) -> list[str]:
              f"profile {card.get('profile', {}).get('name')}, seeds {card.get('provenance', {}).get('seeds')}, "
              f"{len(comparison.keys)} scores present in at least two runs",
              "paired tests on the shared inputs of every pair of methods: McNemar's exact test for 0/1 values, "
-             f"otherwise a paired bootstrap of the mean difference ({comparison.resamples} resamples); "
+             f"otherwise a paired bootstrap of the mean difference ({comparison.resamples} resamples); set-level "
+             "scores: a permutation test swapping each shared input's two counterfactuals (where both runs kept "
+             "their features); "
              f"p-values Holm-corrected over each pair's tests, significant when p(Holm) < {comparison.alpha:g}"]
     return lines
 

@@ -232,10 +232,13 @@ def _p(p: float | None, test: PairedTest, bound: bool = False) -> str:
 
 
 def paired_test_name(test: PairedTest) -> str:
-    return {"mcnemar": "McNemar", "bootstrap": "bootstrap"}.get(test.test or "", str(test.test))
+    return {"mcnemar": "McNemar", "bootstrap": "bootstrap", "permutation": "set permutation"}.get(
+        test.test or "", str(test.test))
 
 
 def _diff(test: PairedTest) -> str:
+    if test.ci_low is None or test.ci_high is None:  # a set-level permutation test: no interval
+        return f"{test.difference:+.4g}"
     return f"{test.difference:+.4g} [{test.ci_low:+.4g}, {test.ci_high:+.4g}]"
 
 
