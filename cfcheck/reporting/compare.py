@@ -57,7 +57,7 @@ __all__ = [
 #: scorecard formats this module reads; runs of different formats are never compared
 SUPPORTED_FORMATS = (2, 3)
 #: permutations per set-level test (each recomputes the set statistic; their spread sets the p-value)
-SET_RESAMPLES = 500
+SET_RESAMPLES = 200
 Key = tuple[str, str, str, str, str]  # kind, domain, suite, metric, task
 
 
@@ -238,7 +238,7 @@ def compare_runs(runs: list[Run], *, resamples: int = 2000, seed: int = 0, alpha
     Args:
         runs: runs from :func:`load_run`, in display order.
         resamples: bootstrap resamples per paired test.
-        set_resamples: permutations per set-level test.
+        set_resamples: permutations per set-level test (0: no set-level tests).
         seed: base seed of the bootstraps (each key draws from a stream derived from it and the
             key, so results do not depend on the order of the runs).
         alpha: significance level applied to the Holm-adjusted p-values.
@@ -302,6 +302,8 @@ def _paired_test(key: Key, a: Run, b: Run, resamples: int, seed: int, set_resamp
 
 def _set_test(base: PairedTest, a: Run, b: Run, resamples: int, stream: list[int]) -> PairedTest:
     task = (base.key[0], base.key[1], base.key[4])
+    if resamples <= 0:
+        return replace(base, note="no paired test (set-level metric; set tests turned off; ranked as a block)")
     missing = [run.label for run in (a, b) if task not in run.set_features]
     if missing:
         return replace(base, note=f"no paired test (set-level metric; {' and '.join(missing)} kept no per-input "
