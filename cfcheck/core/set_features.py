@@ -129,7 +129,7 @@ def write_set_features(path: Path, by_task: dict[tuple[str, str, str], SetFeatur
         index.append([*key, name, references[digest]])
     arrays["index"] = np.array(index, dtype=str).reshape(len(index), 5)
     buffer = io.BytesIO()
-    np.savez_compressed(buffer, **arrays)
+    np.savez_compressed(buffer, **arrays)  # type: ignore[arg-type]  # numpy stubs read the keywords as allow_pickle
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_bytes(buffer.getvalue())
     tmp.replace(path)
