@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["REFERENCE_PER_CLASS", "SET_FEATURES_FILE", "SetFeatures", "read_set_features", "write_set_features"]
+__all__ = ["REFERENCE_PER_CLASS", "SET_FEATURES_FILE", "SetFeatures", "join_set_features", "read_set_features",
+           "write_set_features"]
 
 #: real reference rows kept per target class (fewer when the pool holds fewer)
 REFERENCE_PER_CLASS = 100
@@ -153,6 +154,17 @@ def read_set_features(path: Path) -> dict[tuple[str, str, str], SetFeatures]:
             return out
     except (KeyError, ValueError, OSError, zipfile.BadZipFile) as error:
         raise ValueError(f"{path} is not a cfcheck set-features file ({error})") from None
+
+
+def join_set_features(run_dirs: list[Path], output: Path) -> int:
+    """Join the ``set_features.npz`` of several run folders (the shards of one run) into ``output``'s;
+    returns how many tasks it holds (0: none of the folders kept features, nothing written)."""
+    joined: dict[tuple[str, str, str], SetFeatures] = {}
+    for run_dir in run_dirs:
+        joined.update(read_set_features(Path(run_dir) / SET_FEATURES_FILE))
+    if joined:
+        write_set_features(Path(output) / SET_FEATURES_FILE, joined)
+    return len(joined)
 
 
 def _array(value: Any, dtype: type) -> np.ndarray:

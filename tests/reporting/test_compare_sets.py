@@ -10,7 +10,9 @@ import pytest
 import torch
 
 from cfcheck.core.records import ScoreRecord
-from cfcheck.core.set_features import SET_FEATURES_FILE, SetFeatures, read_set_features, write_set_features
+from cfcheck.core.set_features import (
+    SET_FEATURES_FILE, SetFeatures, join_set_features, read_set_features, write_set_features,
+)
 from cfcheck.metrics.manifold import density
 from cfcheck.metrics.realism import fid
 from cfcheck.metrics.set_statistics import kid_all_pairs
@@ -114,6 +116,20 @@ def test_kept_features_round_trip_and_share_their_reference(tmp_path):
     (tmp_path / "bad.npz").write_bytes(b"not a zip")
     with pytest.raises(ValueError, match="not a cfcheck set-features file"):
         read_set_features(tmp_path / "bad.npz")
+
+
+def test_shards_kept_features_are_joined(tmp_path):
+    first, second = sets(np.random.default_rng(9), 6, 2, 0.0)
+    shards = [tmp_path / "s1", tmp_path / "s2", tmp_path / "s3"]
+    for shard in shards:
+        shard.mkdir()
+    write_set_features(shards[0] / SET_FEATURES_FILE, {("vce", "morpho", "a"): first})
+    write_set_features(shards[1] / SET_FEATURES_FILE, {("vce", "morpho", "b"): second})
+    (tmp_path / "out").mkdir()
+    assert join_set_features(shards, tmp_path / "out") == 2  # the third shard kept none
+    assert sorted(read_set_features(tmp_path / "out" / SET_FEATURES_FILE)) == [("vce", "morpho", "a"),
+                                                                               ("vce", "morpho", "b")]
+    assert join_set_features(shards[2:], tmp_path / "empty") == 0 and not (tmp_path / "empty").exists()
 
 
 def test_a_drawn_reference_depends_on_the_seed_and_class_only():
