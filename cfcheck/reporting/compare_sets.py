@@ -9,8 +9,9 @@ method. When both runs kept their counterfactuals' embedding features
   position, never on the row), with their target classes, which must agree;
 * **statistic**: ``T = S(R, A) − S(R, B)``, the score ``S`` of method A's set minus that of method B's,
   both against the same real reference ``R`` (the first run's kept reference), class-conditionally
-  for ``*_target`` (per target class with at least two shared inputs, weighted by its share of
-  them) and against a class-matched reference otherwise, exactly as the suites score a set;
+  for ``*_target``, ``scm_fid`` and ``scm_kid`` (per kept class with at least two shared inputs,
+  weighted by its share of them) and against a class-matched reference for ``*_domain``, as the
+  suites score a set;
 * **null**: each input's two counterfactuals are exchangeable between the methods. Under it,
   swapping A's and B's counterfactual of any input leaves the distribution of ``T`` unchanged, so
   :func:`scipy.stats.permutation_test` with ``permutation_type="samples"`` (a random swap per
@@ -55,15 +56,19 @@ class SetTest:
 def set_statistic_of(metric: str) -> tuple[str, bool] | None:
     """``(statistic name, class-conditional)`` of a set-level metric key, None for any other.
 
+    ``*_target`` is scored per target class, ``*_domain`` against the whole class-matched set;
+    ``scm_fid`` and ``scm_kid`` per value of the domain's categorical parent (the kept classes; a
+    domain without one keeps a single class, where both ways agree).
+
     Example:
-        >>> set_statistic_of("fid_target"), set_statistic_of("scm_kid"), set_statistic_of("d1")
-        (('fid', True), ('kid', False), None)
+        >>> set_statistic_of("fid_target"), set_statistic_of("kid_domain"), set_statistic_of("scm_kid")
+        (('fid', True), ('kid', False), ('kid', True))
     """
-    name = metric.split(":", 1)[0].removeprefix("scm_")
-    base, _, scope = name.partition("_")
-    if base not in _NAMES or scope not in ("", "target", "domain"):
+    key = metric.split(":", 1)[0]
+    base, _, scope = key.removeprefix("scm_").partition("_")
+    if base not in _NAMES or scope not in (("",) if key.startswith("scm_") else ("target", "domain")):
         return None
-    return base, scope == "target"
+    return base, scope != "domain"
 
 
 def is_set_level(metric: str) -> bool:

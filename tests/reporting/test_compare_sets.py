@@ -46,8 +46,9 @@ def sets(rng: np.random.Generator, n: int, dim: int, shift: float, *, classes: i
 def test_metric_keys_name_their_statistic():
     assert set_statistic_of("fid_target") == ("fid", True)
     assert set_statistic_of("coverage_domain") == ("coverage", False)
-    assert set_statistic_of("scm_fid") == ("fid", False)
+    assert set_statistic_of("scm_fid") == ("fid", True)
     assert set_statistic_of("d1") is None and set_statistic_of("fidelity") is None
+    assert set_statistic_of("fid") is None and set_statistic_of("scm_fid_target") is None
     with pytest.raises(ValueError, match="not a set-level score"):
         paired_set_test("d1", *sets(np.random.default_rng(0), 8, 2, 0.0))
 
