@@ -7,8 +7,10 @@ counterfactual's features with its input's position in the task (the ``input`` l
 ``samples.csv``) and its target class, and a real reference set to score them against.
 
 The reference is drawn by :meth:`SetFeatures.draw` from the real pool the score used, per class,
-with a generator seeded by the task's seed and the class only: two runs of the same task keep the
-same reference rows for every class they share, whatever their abstentions.
+with a generator seeded by the task's seed and the class only: two runs of the same task that
+score against the same pool keep the same reference rows for every class they share, whatever
+their abstentions. (The paired test scores both runs against the first run's reference, so it
+stays valid where the pools differ.)
 
 In a run folder the features of every (kind, domain, task) lie in ``set_features.npz``
 (:func:`write_set_features`, :func:`read_set_features`), float32, a reference that several tasks
