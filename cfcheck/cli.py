@@ -65,6 +65,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                          help="write comparison.md and comparison.html here (default: print the Markdown)")
     compare.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples per paired test")
     compare.add_argument("--seed", type=int, default=0, help="seed of the paired bootstraps")
+    compare.add_argument("--set-permutations", type=int, default=200, metavar="N",
+                         help="swaps per permutation test of a set-level score (FID, KID, density, coverage) "
+                              "where both runs kept per-input features; 0 skips those tests")
 
     merge = command("merge", help="join the run folders of a sharded run (--cfcheck-shard) into one scorecard")
     merge.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="the run folder of every shard")
@@ -200,7 +203,8 @@ def _compare(args: argparse.Namespace) -> int:
     from cfcheck.reporting.compare import compare_runs, load_run
     from cfcheck.reporting.compare_render import render_html, render_markdown
 
-    comparison = compare_runs([load_run(path) for path in args.runs], resamples=args.resamples, seed=args.seed)
+    comparison = compare_runs([load_run(path) for path in args.runs], resamples=args.resamples, seed=args.seed,
+                              set_resamples=args.set_permutations)
     if args.output is None:
         print(render_markdown(comparison), end="")
         return 0

@@ -21,6 +21,7 @@ from cfcheck.metrics.cards import CARDS, PROPORTION_UNITS, Bar, MetricCard, card
 from cfcheck.metrics.key import MetricKey
 from cfcheck.metrics.stats import summarize, verdict
 from cfcheck.core.records import ScoreRecord
+from cfcheck.core.set_features import SetFeatures
 
 if TYPE_CHECKING:
     from cfcheck.session import CfcheckSession
@@ -74,6 +75,7 @@ class ScoreRecorder:
         floor: float | None = None,
         labels: dict[str, list[Any]] | None = None,
         extra: dict[str, Any] | None = None,
+        set_features: SetFeatures | None = None,
     ) -> ScoreRecord:
         """Record ``metric`` from per-sample ``samples`` (or a set-level ``value`` with its ``ci``
         and ``n``), then end the test by its verdict and the baseline comparison.
@@ -83,6 +85,8 @@ class ScoreRecorder:
         over random draws too); the value stays the samples' mean. ``floor`` is the real-vs-real
         floor a floor-relative bar is measured against. A key without a card is refused before anything
         is recorded (:func:`cfcheck.metrics.cards.card_of` names the closest cards).
+        ``set_features`` keeps a set-level score's per-input features and real reference with the
+        run (``set_features.npz``), so ``cfcheck compare`` can test two runs' sets against each other.
         """
         __tracebackhide__ = True
         key = MetricKey.parse(metric)
@@ -114,7 +118,7 @@ class ScoreRecorder:
         record = self._record(
             card, metric, value=float(value), n=int(n), ci=(float(ci_low), float(ci_high)),
             threshold=bar.describe(floor) if bar else None, verdict=outcome, samples=sample_list,
-            labels=labels, extra=extra,
+            labels=labels, extra=extra, set_features=set_features,
         )
         regression = None
         if self.session.baseline is not None:
@@ -168,7 +172,7 @@ class ScoreRecorder:
     def _record(self, card: MetricCard | None, metric: str, *, value: float, n: int, ci: tuple[float, float],
                 threshold: str | None, verdict: str | None, reason: str | None = None,
                 samples: list[float] | None = None, labels: dict[str, list[Any]] | None = None,
-                extra: dict[str, Any] | None = None) -> ScoreRecord:
+                extra: dict[str, Any] | None = None, set_features: SetFeatures | None = None) -> ScoreRecord:
         return ScoreRecord(
             nodeid=self.node.nodeid,
             suite=self.suite,
@@ -185,6 +189,7 @@ class ScoreRecorder:
             samples=samples or [],
             sample_labels=labels or {},
             extra=extra or {},
+            set_features=set_features.encode() if set_features is not None else {},
             kind=self.kind,
             domain=self.domain,
         )

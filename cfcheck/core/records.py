@@ -32,6 +32,9 @@ class ScoreRecord:
     samples: list[float] = field(default_factory=list)
     sample_labels: dict[str, list[Any]] = field(default_factory=dict)  # e.g. source, target
     extra: dict[str, Any] = field(default_factory=dict)
+    #: a set-level score's per-input features and real reference (:meth:`cfcheck.core.set_features.SetFeatures.encode`),
+    #: written to the run's ``set_features.npz``, never to the scorecard JSON
+    set_features: dict[str, Any] = field(default_factory=dict)
     kind: str = "-"  # the method kind whose suite measured it ("vce", "scm", ...)
     domain: str = "-"  # the domain its task was drawn from
 
@@ -56,6 +59,7 @@ class ScoreRecord:
         if not with_samples:
             data.pop("samples")
             data.pop("sample_labels")
+            data.pop("set_features")
         return {k: _json_safe(v) for k, v in data.items()}
 
     @classmethod

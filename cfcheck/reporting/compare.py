@@ -21,10 +21,13 @@ made under the same conditions (profile, seeds, reference models, scorecard form
   are **Holm-corrected** together; a comparison is "significantly different" when its adjusted
   p-value is below ``alpha`` (0.05).
 
-Set-level metrics (``fid_*``, ``kid_*``) have one value per run and no per-input values: they enter
-the leaderboard's ranks as blocks like the others, but get no paired test of their own. Format-2
-runs have no ``input`` column: they can be listed against each other, but pairing is refused with
-a note.
+Set-level realism scores (``fid_*``, ``kid_*``, ``density_*``, ``coverage_*``, ``scm_fid``,
+``scm_kid``) have one value per run and no per-input values: they enter the leaderboard's ranks as
+blocks like the others. Their paired test is a **permutation test** over the shared inputs
+(:mod:`.compare_sets`): it needs the counterfactuals' embedding features, which a run keeps in
+``set_features.npz`` when its suite records them; without them the score is listed with a note
+and no test. Format-2 runs have no ``input`` column: they can be listed against each other, but
+pairing is refused with a note.
 """
 
 from __future__ import annotations
@@ -39,7 +42,9 @@ from typing import Any
 
 import numpy as np
 
+from cfcheck.core.set_features import SET_FEATURES_FILE, SetFeatures, read_set_features
 from cfcheck.reporting.compare_paired import holm, mcnemar_exact, paired_bootstrap
+from cfcheck.reporting.compare_sets import is_set_level, paired_set_test
 from cfcheck.reporting.compare_ranks import Board, leaderboards
 from cfcheck.reporting.scorecard import load_scorecard
 from cfcheck.results import metric_direction, scores_frame
@@ -51,8 +56,8 @@ __all__ = [
 
 #: scorecard formats this module reads; runs of different formats are never compared
 SUPPORTED_FORMATS = (2, 3)
-#: metrics computed on the whole set of outputs (no per-sample values)
-SET_LEVEL_PREFIXES = ("fid_", "kid_")
+#: permutations per set-level test (each recomputes the set statistic; their spread sets the p-value)
+SET_RESAMPLES = 200
 Key = tuple[str, str, str, str, str]  # kind, domain, suite, metric, task
 
 
@@ -70,6 +75,8 @@ class Run:
         scorecard: the parsed ``scorecard.json``.
         samples: per score key, ``input -> value`` (mean of the rows when an input repeats).
         has_input: whether ``samples.csv`` has an ``input`` column (format 3).
+        set_features: per (kind, domain, task), the kept features of its set-level scores
+            (``set_features.npz``; empty when the run kept none).
     """
 
     path: Path
@@ -77,6 +84,7 @@ class Run:
     scorecard: dict[str, Any]
     samples: dict[Key, dict[str, float]]
     has_input: bool
+    set_features: dict[tuple[str, str, str], SetFeatures] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -93,8 +101,8 @@ class Entry:
 class PairedTest:
     """The paired comparison of two methods on one score key.
 
-    ``difference`` is ``first - second``; ``test`` is ``"mcnemar"``, ``"bootstrap"`` or ``None``
-    (then ``note`` says why no test was made).
+    ``difference`` is ``first - second``; ``test`` is ``"mcnemar"``, ``"bootstrap"``,
+    ``"permutation"`` (a set-level score; no CI) or ``None`` (then ``note`` says why no test was made).
     """
 
     key: Key
@@ -155,7 +163,8 @@ def load_run(path: str | Path) -> Run:
 
     Raises:
         FileNotFoundError: if the folder, ``scorecard.json`` or ``samples.csv`` is missing.
-        ValueError: if the scorecard is not valid cfcheck scorecard JSON.
+        ValueError: if the scorecard is not valid cfcheck scorecard JSON, or its
+            ``set_features.npz`` is not a set-features file.
     """
     folder = Path(path)
     if folder.name == "scorecard.json" and folder.is_file():
@@ -178,7 +187,8 @@ def load_run(path: str | Path) -> Run:
             key = _key(row)
             rows.setdefault(key, {}).setdefault(row["input"], []).append(value)
     samples = {key: {i: float(np.mean(v)) for i, v in by_input.items()} for key, by_input in rows.items()}
-    return Run(folder, str(card.get("method", folder.name)), card, samples, has_input)
+    return Run(folder, str(card.get("method", folder.name)), card, samples, has_input,
+               read_set_features(folder / SET_FEATURES_FILE))
 
 
 def check_comparable(runs: list[Run]) -> None:
@@ -221,12 +231,14 @@ def check_comparable(runs: list[Run]) -> None:
             raise CompareError(f"{pair}: different reference-model hashes: {shown}")
 
 
-def compare_runs(runs: list[Run], *, resamples: int = 2000, seed: int = 0, alpha: float = 0.05) -> Comparison:
+def compare_runs(runs: list[Run], *, resamples: int = 2000, seed: int = 0, alpha: float = 0.05,
+                 set_resamples: int = SET_RESAMPLES) -> Comparison:
     """Leaderboard and paired tests of runs made under the same conditions.
 
     Args:
         runs: runs from :func:`load_run`, in display order.
         resamples: bootstrap resamples per paired test.
+        set_resamples: permutations per set-level test (0: no set-level tests).
         seed: base seed of the bootstraps (each key draws from a stream derived from it and the
             key, so results do not depend on the order of the runs).
         alpha: significance level applied to the Holm-adjusted p-values.
@@ -262,16 +274,17 @@ def compare_runs(runs: list[Run], *, resamples: int = 2000, seed: int = 0, alpha
     boards = leaderboards(scores, alpha=alpha, methods=methods)
     comparison = Comparison(methods, runs, keys, entries, directions, best, boards, alpha=alpha, resamples=resamples)
     for a, b in itertools.combinations(runs, 2):
-        tests = [_paired_test(key, a, b, resamples, seed) for key in keys
+        tests = [_paired_test(key, a, b, resamples, seed, set_resamples) for key in keys
                  if key in entries and a.label in entries[key] and b.label in entries[key]]
         comparison.tests += _apply_holm(tests, alpha)
     return comparison
 
 
-def _paired_test(key: Key, a: Run, b: Run, resamples: int, seed: int) -> PairedTest:
+def _paired_test(key: Key, a: Run, b: Run, resamples: int, seed: int, set_resamples: int) -> PairedTest:
     base = PairedTest(key, a.label, b.label, 0)
-    if key[3].startswith(SET_LEVEL_PREFIXES):
-        return replace(base, note="no paired test (set-level metric: one value per run; ranked as a block)")
+    stream = [seed, zlib.crc32("\x1f".join(key).encode())]
+    if is_set_level(key[3]):
+        return _set_test(base, a, b, set_resamples, stream)
     if not (a.has_input and b.has_input):
         return replace(base, note="no paired test (samples.csv has no 'input' column: format-2 run)")
     first, second = a.samples.get(key, {}), b.samples.get(key, {})
@@ -280,12 +293,28 @@ def _paired_test(key: Key, a: Run, b: Run, resamples: int, seed: int) -> PairedT
         return replace(base, note="no paired test (no shared inputs)")
     x = np.array([first[i] for i in shared])
     y = np.array([second[i] for i in shared])
-    stream = [seed, zlib.crc32("\x1f".join(key).encode())]
     diff, low, high, p_boot = paired_bootstrap(x - y, resamples=resamples, seed=stream)
     binary = bool(np.all(np.isin(x, (0.0, 1.0))) and np.all(np.isin(y, (0.0, 1.0))))
     p_value = mcnemar_exact(x, y) if binary else p_boot
     return replace(base, n_shared=len(shared), test="mcnemar" if binary else "bootstrap",
                     difference=diff, ci_low=low, ci_high=high, p_value=p_value)
+
+
+def _set_test(base: PairedTest, a: Run, b: Run, resamples: int, stream: list[int]) -> PairedTest:
+    task = (base.key[0], base.key[1], base.key[4])
+    if resamples <= 0:
+        return replace(base, note="no paired test (set-level metric; set tests turned off; ranked as a block)")
+    missing = [run.label for run in (a, b) if task not in run.set_features]
+    if missing:
+        return replace(base, note=f"no paired test (set-level metric; {' and '.join(missing)} kept no per-input "
+                                  f"features ({SET_FEATURES_FILE}); ranked as a block)")
+    try:
+        result = paired_set_test(base.key[3], a.set_features[task], b.set_features[task], resamples=resamples,
+                                 seed=stream)
+    except ValueError as error:
+        return replace(base, note=f"no paired test (set-level metric: {error})")
+    return replace(base, n_shared=result.n_shared, test="permutation", difference=result.difference,
+                   p_value=result.p_value)
 
 
 def _apply_holm(tests: list[PairedTest], alpha: float) -> list[PairedTest]:
@@ -311,7 +340,7 @@ def _unique_labels(runs: list[Run]) -> list[Run]:
     named = [f"{run.label} [{run.path.name}]" if labels.count(run.label) > 1 else run.label for run in runs]
     if len(set(named)) != len(named):
         named = [f"{label} #{i + 1}" for i, label in enumerate(named)]
-    return [Run(run.path, label, run.scorecard, run.samples, run.has_input) for run, label in zip(runs, named)]
+    return [replace(run, label=label) for run, label in zip(runs, named)]
 
 
 def _key(record: dict[str, Any]) -> Key:

@@ -4,7 +4,7 @@ Each shard (``--cfcheck-shard I/N``) writes ``<method>-<profile>-shardIofN/`` wi
 scorecard, samples and example grids. Merging checks that the folders are the N shards of one
 run (same method, profile, seeds, reference models and cfcheck version; every shard exactly
 once) and writes the scorecard an unsharded run would have written: the same scores, outcomes
-and generation counts summed, costs and example grids joined.
+and generation counts summed, costs, example grids and kept set features joined.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cfcheck.core.records import ScoreRecord, identity_key
+from cfcheck.core.set_features import join_set_features
 from cfcheck.reporting.examples import EXAMPLES_DIR
 from cfcheck.reporting.scorecard import load_scorecard, write_scorecard
 
@@ -56,7 +57,9 @@ def merge_runs(run_dirs: list[Path], output: Path) -> Path:
         examples = Path(run_dir) / EXAMPLES_DIR
         if examples.is_dir():
             shutil.copytree(examples, output / EXAMPLES_DIR, dirs_exist_ok=True)
-    return write_scorecard(output, _merged_card(cards, records, run_dirs), records)
+    path = write_scorecard(output, _merged_card(cards, records, run_dirs), records)
+    join_set_features(list(run_dirs), output)  # records read back from JSON carry no features
+    return path
 
 
 def _check_same_run(run_dirs: list[Path], cards: list[dict[str, Any]]) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 from cfcheck import __version__
 from cfcheck.core.io import atomic_write_text as atomic_write
 from cfcheck.core.records import ScoreRecord
+from cfcheck.core.set_features import SET_FEATURES_FILE, SetFeatures, write_set_features
 
 #: 2: records carry a three-valued verdict and a reason; 3: records carry their kind and domain
 SCORECARD_FORMAT = 3
@@ -72,11 +73,15 @@ def build_scorecard(
 
 
 def write_scorecard(directory: Path, scorecard: dict[str, Any], records: Sequence[ScoreRecord]) -> Path:
-    """Write scorecard.{json,md,html}, badge.svg and samples.csv into ``directory``; returns the
+    """Write scorecard.{json,md,html}, badge.svg, samples.csv and (where set-level scores kept
+    per-input features) set_features.npz into ``directory``; returns the
     JSON path. The views (:mod:`cfcheck.reporting.views`) read the example grids already in ``directory``."""
     directory.mkdir(parents=True, exist_ok=True)
     ordered = sorted(records, key=_order)
     atomic_write(directory / "samples.csv", _samples_csv(ordered))
+    kept = {(r.kind, r.domain, r.task): SetFeatures.decode(r.set_features) for r in ordered if r.set_features}
+    if kept:
+        write_set_features(directory / SET_FEATURES_FILE, kept)
     from cfcheck.reporting.views import write_views
 
     write_views(directory, scorecard)
