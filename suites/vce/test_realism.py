@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from cfcheck.core.set_features import SetFeatures
 from cfcheck.kinds.base import labels_where
 from cfcheck.metrics.interpretability import im1, im2
 from cfcheck.core.seeds import REALISM_DRAWS, seeded
@@ -52,12 +53,13 @@ def test_realism(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_evaluat
         cfcheck_score.unavailable(metric, f"{int(keep.sum())} counterfactuals produced; realism needs a set of ≥ 2")
     pool_features, pool_labels = cfcheck_evaluation_models.realism_pool_for(cfcheck_result.target[keep])
     seed = cfcheck_result.task.seed
+    fake_features = cfcheck_result.evaluated("embedding", lambda: cfcheck_evaluation_models.embed(cfcheck_result.x_cf))[keep]
     try:
         score = score_realism(
             STATISTICS[metric.split("_")[0]],
             pool_features,
             pool_labels,
-            cfcheck_result.evaluated("embedding", lambda: cfcheck_evaluation_models.embed(cfcheck_result.x_cf))[keep],
+            fake_features,
             cfcheck_result.target[keep],
             conditional=metric.endswith("_target"),
             generator=torch.Generator().manual_seed(seeded(seed, REALISM_DRAWS, 1)),
@@ -74,6 +76,9 @@ def test_realism(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_evaluat
         n=score.n,
         floor=min(score.floors) if metric.startswith(HIGHER_IS_BETTER) else score.floor_max,
         extra={"real_floor": score.floors, "classes_skipped": score.classes_skipped},
+        set_features=SetFeatures.draw(fake_features, cfcheck_result.target[keep],
+                                      labels_where(cfcheck_result.sample_labels, keep)["input"], pool_features,
+                                      pool_labels, seed=seed),
     )
 
 
