@@ -8,7 +8,7 @@ images (another digit, same style; N = 10,000 by default, ``--bench-n``). Scorin
 functions the suites call, on the bundled reference models (``ModelZoo(get_domain("morpho"), cpu)``):
 validity proportions with Wilson intervals (TA, TCV, OA, OS and OTA per oracle, committee OTA),
 LVS, Minkowski / elastic-net / perceptual distances and unrelated-attribute LVS with bootstrap
-CIs (``summarize``), FID/KID target and domain with their real-vs-real floors and set CIs
+CIs (``summarize``), FID, KID, density and coverage, target and domain, with their real-vs-real floors and set CIs
 (``score_realism``), OTA gain and randomisation similarity. Per-sample CIs use 500 resamples (the
 quick profile's), set CIs 200, as the suites do.
 
@@ -39,8 +39,6 @@ from cfcheck.domains import get_domain
 from cfcheck.domains.morpho.rendering import render
 from cfcheck.domains.morpho.scm import sample_factors
 from cfcheck.metrics.closeness import elastic_net_distance, minkowski_distance, perceptual_distance
-from cfcheck.metrics.realism import fid
-from cfcheck.metrics.set_statistics import kid_all_pairs
 from cfcheck.metrics.sanity import ota_gain, randomisation_similarity
 from cfcheck.core.seeds import REALISM_DRAWS, seeded
 from cfcheck.metrics.stats import summarize
@@ -53,7 +51,7 @@ from cfcheck.metrics.validity import (
     original_hits,
     target_hits,
 )
-from cfcheck.metrics.reference_sets import score_realism
+from cfcheck.metrics.reference_sets import REALISM_STATISTICS, score_realism
 from cfcheck.models.zoo import ModelZoo
 
 CLASSIFIER = "cnn"
@@ -131,12 +129,13 @@ def score_all(zoo: ModelZoo, d: dict[str, torch.Tensor], resamples: int, task_si
 
         stage("validity (Wilson)", validity)
         stage("closeness: distances, LVS (bootstrap)", closeness)
-        for metric in ("fid_target", "fid_domain", "kid_target", "kid_domain"):
-            stage(f"realism: {metric} (+5 floors, set CI)", lambda metric=metric: score_realism(
-                kid_all_pairs if metric.startswith("kid") else fid, pool_features, pool_labels, features, target,
-                conditional=metric.endswith("_target"), generator=torch.Generator().manual_seed(seeded(seed, REALISM_DRAWS, 1)),
-                n_resamples=min(SET_RESAMPLES, resamples), seed=seed,
-                ci_method="half_sampling" if metric.startswith("kid") else "bootstrap"))
+        for statistic, (function, ci_method) in REALISM_STATISTICS.items():
+            for metric in (f"{statistic}_target", f"{statistic}_domain"):
+                stage(f"realism: {metric} (+5 floors, set CI)", lambda function=function, metric=metric, ci_method=ci_method:
+                      score_realism(function, pool_features, pool_labels, features, target,
+                                    conditional=metric.endswith("_target"),
+                                    generator=torch.Generator().manual_seed(seeded(seed, REALISM_DRAWS, 1)),
+                                    n_resamples=min(SET_RESAMPLES, resamples), seed=seed, ci_method=ci_method))
 
         def sanity() -> None:
             hits_cf = committee_target_hits([pred[o, "cf"] for o in zoo.oracles], target)

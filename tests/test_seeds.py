@@ -12,6 +12,7 @@ from cfcheck.core.seeds import (
     EPOCH_ORDER,
     FLOW_EPOCH_ORDER,
     RANDOM_DRAWS,
+    PAIRED_REFERENCE,
     REALISM_DRAWS,
     SMALL_NET_EPOCH_ORDER,
     TASK_INPUTS,
@@ -56,6 +57,7 @@ def test_random_draws_removal_and_realism_match_their_formulas(base):
     assert seeded(base, RETRAINING) == REMOVAL_SEED + base == 20_231 + base
     assert seeded(base, REALISM_DRAWS, 1) == 7919 * base + 1  # the VCE realism suite
     assert seeded(base, REALISM_DRAWS, 2) == 7919 * base + 2  # the SCM realism generator
+    assert seeded(base, PAIRED_REFERENCE, 7) == 10_007 * base + 7  # class 7's reference rows for paired tests
     assert seeded(base, REALISM_DRAWS, scm_realism._REFERENCE_SEED_OFFSET) == 1_000_003 + 7919 * base
 
 

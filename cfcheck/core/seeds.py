@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["EPOCH_ORDER", "FLOW_EPOCH_ORDER", "RANDOM_DRAWS", "REALISM_DRAWS", "SMALL_NET_EPOCH_ORDER", "TASK_INPUTS",
+__all__ = ["EPOCH_ORDER", "FLOW_EPOCH_ORDER", "PAIRED_REFERENCE", "RANDOM_DRAWS", "REALISM_DRAWS", "SMALL_NET_EPOCH_ORDER", "TASK_INPUTS",
            "TASK_STRIDE", "Stream", "seeded"]
 
 #: the stride of a task seed's streams: a task's streams with offsets below it are disjoint from
@@ -64,3 +64,5 @@ SMALL_NET_EPOCH_ORDER = Stream("epoch order (autoencoders, predictors)", stride=
 FLOW_EPOCH_ORDER = Stream("epoch order (flows)", stride=7919)
 #: a realism score's random draws from a task seed (part: which draw)
 REALISM_DRAWS = Stream("realism draws", stride=7919)
+#: the real reference rows kept beside a set-level score for paired comparisons (part: the class)
+PAIRED_REFERENCE = Stream("paired-test reference rows", stride=TASK_STRIDE)

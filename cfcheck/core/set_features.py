@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from cfcheck.core.seeds import PAIRED_REFERENCE, seeded
+
 __all__ = ["REFERENCE_PER_CLASS", "SET_FEATURES_FILE", "SetFeatures", "join_set_features", "read_set_features",
            "write_set_features"]
 
@@ -36,8 +38,6 @@ __all__ = ["REFERENCE_PER_CLASS", "SET_FEATURES_FILE", "SetFeatures", "join_set_
 REFERENCE_PER_CLASS = 100
 #: the file a run folder keeps them in
 SET_FEATURES_FILE = "set_features.npz"
-#: seeds the reference draw together with the task seed and the class
-_REFERENCE_STREAM = 0x5E7F
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class SetFeatures:
         rows, kept = [], []
         for label in np.unique(labels):
             candidates = np.flatnonzero(pool_classes == label)
-            order = np.random.default_rng([int(seed), _REFERENCE_STREAM, int(label)]).permutation(candidates)
+            order = np.random.default_rng(seeded(int(seed), PAIRED_REFERENCE, int(label))).permutation(candidates)
             rows.append(pool[order[:per_class]])
             kept.append(np.full(min(per_class, len(order)), label, dtype=np.int64))
         reference = np.concatenate(rows) if rows else np.zeros((0, feats.shape[1]), np.float32)

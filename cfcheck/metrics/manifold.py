@@ -17,6 +17,8 @@ feature sets; no resampling or seeding happens here.
 
 from __future__ import annotations
 
+import hashlib
+import weakref
 from functools import partial
 from typing import cast
 
@@ -37,6 +39,18 @@ _SHORTLIST_PER_K = 8
 _BLOCK_ENTRIES = 4_000_000
 #: a position marking a subset the shortlist cannot rank (below every level, so no pair is held)
 _UNRANKED = -2
+#: ranked resamples of the engines sharing one set of reference terms, by the id of its radii
+#: tensor (with a weak reference to it: an entry goes when the terms do)
+_RANKED: dict[int, tuple[weakref.ref[Tensor], dict[bytes, Tensor]]] = {}
+
+
+def _shared_memo(anchor: Tensor) -> dict[bytes, Tensor]:
+    """The memo of the engines whose reference terms include ``anchor``."""
+    entry = _RANKED.get(id(anchor))
+    if entry is None or entry[0]() is not anchor:
+        entry = (weakref.ref(anchor, lambda _, key=id(anchor): _RANKED.pop(key, None)), {})
+        _RANKED[id(anchor)] = entry
+    return entry[1]
 
 
 def _checked(real_features: object, fake_features: object, k: object) -> tuple[Tensor, Tensor, int]:
@@ -168,6 +182,7 @@ class KnnSets:
         #: (density and coverage share those terms)
         self.name, self.reference_key = f"{statistic}(k={self.k})", f"knn(k={self.k})"
         self._terms: dict[str, Tensor] | None = None  # radii, shortlist: computed on first use or loaded
+        self._ranked: dict[bytes, Tensor] = {}  # ranked resamples by their rows' digest
         self._distances: Tensor | None = None  # N×N, only for resamples the shortlist cannot rank
         self._pairs: tuple[object, Tensor, Tensor, Tensor, Tensor] | None = None  # the last fake set's pairs
 
@@ -190,8 +205,10 @@ class KnnSets:
         return {**terms, "near": terms["near"].int()}
 
     def load_state(self, state: dict[str, Tensor]) -> None:
-        """Use terms from :meth:`state` (of an engine over the same real rows and k)."""
+        """Use terms from :meth:`state` (of an engine over the same real rows and k). Engines given
+        the same tensors share their ranked resamples (density's and coverage's are the same)."""
         self._terms = {"radii": state["radii"], "near_distances": state["near_distances"], "near": state["near"].long()}
+        self._ranked = _shared_memo(state["radii"])
 
     @property
     def _radii(self) -> Tensor:
@@ -230,7 +247,7 @@ class KnnSets:
         for start in range(0, len(real_index), block):
             rows = torch.from_numpy(real_index[start : start + block])
             cols = torch.from_numpy(fake_index[start : start + block])
-            position = self._shortlist_positions(rows)
+            position = self._ranked_positions(rows)
             fake_counts = torch.zeros(len(cols), fake.shape[0], dtype=torch.long).scatter_add_(
                 1, cols, torch.ones_like(cols))
             # a pair (i, j) is inside i's ball iff its level is at most i's radius position (−1: i not drawn)
@@ -258,6 +275,15 @@ class KnnSets:
             pair_real, pair_fake = torch.nonzero(level < self._near_distances.shape[1], as_tuple=True)
             self._pairs = (fake_features, cross, pair_real, pair_fake, level[pair_real, pair_fake])
         return self._pairs[1:]
+
+    def _ranked_positions(self, rows: Tensor) -> Tensor:
+        """:meth:`_shortlist_positions`, kept for the engines that share these reference terms
+        (they depend on the reference and the resampled rows only)."""
+        key = hashlib.sha1(rows.numpy().tobytes() + str(tuple(rows.shape)).encode()).digest()
+        if key not in self._ranked:
+            narrow = torch.int16 if self._near.shape[1] < 2**15 else torch.int32  # positions ≤ S; −1, −2 as they are
+            self._ranked[key] = self._shortlist_positions(rows).to(narrow)
+        return self._ranked[key].long()
 
     def _shortlist_positions(self, rows: Tensor) -> Tensor:
         """For a block of subsets (B×m row indices): per subset and real row (B×N), the shortlist

@@ -25,12 +25,22 @@ import torch
 from torch import Tensor
 
 from cfcheck.core.cache import tensor_digest
-from cfcheck.metrics.manifold import KnnSets
+from cfcheck.metrics.manifold import KnnSets, coverage, density
+from cfcheck.metrics.realism import fid
 from cfcheck.metrics.reference_store import stored_engine, stored_floors
-from cfcheck.metrics.set_statistics import FidSets, KidSets, set_statistic_engine
+from cfcheck.metrics.set_statistics import FidSets, KidSets, kid_all_pairs, set_statistic_engine
 from cfcheck.metrics.set_intervals import BatchedSetStatistic, bootstrap_set_ci, null_strata
 
 SetStatistic = Callable[[Tensor, Tensor], float]
+
+#: The realism statistics the suites score, each with how its set-level CI resamples
+#: (:func:`~cfcheck.metrics.set_intervals.bootstrap_set_ci`): KID's unbiased estimator reads a
+#: duplicated row as a perfect match, and a duplicated real image is a neighbour at distance 0 that
+#: shrinks the k-NN balls, so those are half-sampled; half-sets move the k-NN statistics'
+#: expectation, so theirs are centred on the half-samples' median.
+REALISM_STATISTICS: dict[str, tuple[SetStatistic, str]] = {
+    "fid": (fid, "bootstrap"), "kid": (kid_all_pairs, "half_sampling"),
+    "density": (density, "centred_half_sampling"), "coverage": (coverage, "centred_half_sampling")}
 
 #: Real reference images per counterfactual (per class), before the pool's cap.
 REFERENCE_PER_SAMPLE = 8

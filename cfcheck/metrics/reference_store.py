@@ -22,6 +22,8 @@ numbers are the stored float64 values, so scores are the same bit for bit either
 
 from __future__ import annotations
 
+import json
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
@@ -30,7 +32,7 @@ from torch import Tensor
 
 from cfcheck.core.cache import memoise_on_disk, tensor_digest
 
-__all__ = ["REALISM_DERIVED_VERSION", "ReferenceEngine", "stored_engine", "stored_floors"]
+__all__ = ["RECENT_STATES", "REALISM_DERIVED_VERSION", "ReferenceEngine", "forget_recent", "stored_engine", "stored_floors"]
 
 #: Bump when the reference terms or the floors would be computed differently: every stored entry
 #: of an older version is then ignored (and recomputed on first use).
@@ -54,6 +56,12 @@ class ReferenceEngine(Protocol):
 
 EngineT = TypeVar("EngineT", bound=ReferenceEngine)
 
+#: Reference terms of the most recent references stay in memory, so the scores of one task that
+#: share a reference (density and coverage: the same k-NN terms) share the tensors too, and the
+#: engines' per-reference memos (:class:`~cfcheck.metrics.manifold.KnnSets`' ranked resamples).
+RECENT_STATES = 8
+_RECENT: OrderedDict[str, dict[str, Tensor]] = OrderedDict()
+
 
 def stored_engine(engine: EngineT, digest: str | None = None) -> EngineT:
     """Give ``engine`` its reference's own terms from the derived data, computing and storing them
@@ -72,10 +80,23 @@ def stored_engine(engine: EngineT, digest: str | None = None) -> EngineT:
         >>> stored_engine(FidSets(real))(real) == FidSets(real)(real)
         True
     """
-    state = memoise_on_disk("realism.reference_terms", engine.state, engine=engine.reference_key,
-                            reference=digest or tensor_digest(engine.real), version=REALISM_DERIVED_VERSION)
+    parts = {"engine": engine.reference_key, "reference": digest or tensor_digest(engine.real),
+             "version": REALISM_DERIVED_VERSION}
+    key = json.dumps(parts, sort_keys=True)
+    state = _RECENT.pop(key, None)
+    if state is None:
+        state = memoise_on_disk("realism.reference_terms", engine.state, **parts)
+    _RECENT[key] = state  # the most recent last
+    while len(_RECENT) > RECENT_STATES:
+        _RECENT.popitem(last=False)
     engine.load_state(state)
     return engine
+
+
+def forget_recent() -> None:
+    """Drop the reference terms held in this process (the next engine reads them from disk, as
+    another process would)."""
+    _RECENT.clear()
 
 
 def stored_floors(statistic: str, conditional: bool, reference: str,

@@ -8,14 +8,13 @@ from __future__ import annotations
 import pytest
 
 from cfcheck.kinds.scm.realism import scm_realism
-from cfcheck.metrics.realism import fid
-from cfcheck.metrics.set_statistics import kid_all_pairs
+from cfcheck.metrics.reference_sets import REALISM_STATISTICS
 
 pytestmark = pytest.mark.cfcheck_kind("scm")
 
 #: FID/KID are recomputed per resample.
 SET_BOOTSTRAP_RESAMPLES = 200
-STATISTICS = {"scm_fid": (fid, "bootstrap"), "scm_kid": (kid_all_pairs, "half_sampling")}
+STATISTICS = {"scm_fid": REALISM_STATISTICS["fid"], "scm_kid": REALISM_STATISTICS["kid"]}
 
 
 @pytest.mark.parametrize("metric", sorted(STATISTICS))

@@ -20,25 +20,14 @@ from cfcheck.core.set_features import SetFeatures
 from cfcheck.kinds.base import labels_where
 from cfcheck.metrics.interpretability import im1, im2
 from cfcheck.core.seeds import REALISM_DRAWS, seeded
-from cfcheck.metrics.manifold import coverage, density
-from cfcheck.metrics.realism import fid
-from cfcheck.metrics.set_statistics import kid_all_pairs
-from cfcheck.metrics.reference_sets import score_realism
+from cfcheck.metrics.reference_sets import REALISM_STATISTICS, score_realism
 
 pytestmark = pytest.mark.cfcheck_kind("vce")
 
 #: FID/KID are recomputed per resample (per class for the class-conditional scores).
 SET_BOOTSTRAP_RESAMPLES = 200
-STATISTICS = {"fid": fid, "kid": kid_all_pairs, "density": density, "coverage": coverage}
 #: Higher is better for these: their floor is the lowest real-vs-real draw, not the highest.
 HIGHER_IS_BETTER = ("density", "coverage")
-#: How each statistic's set-level CI resamples (cfcheck.metrics.set_intervals.bootstrap_set_ci): KID's
-#: unbiased estimator reads a duplicated row as a perfect match, and a duplicated real image is a
-#: neighbour at distance 0 that shrinks the k-NN balls, so those are half-sampled; half-sets move
-#: the k-NN statistics' expectation, so theirs are centred on the half-samples' median.
-CI_METHODS = {"fid": "bootstrap", "kid": "half_sampling", "density": "centred_half_sampling",
-              "coverage": "centred_half_sampling"}
-
 
 @pytest.mark.parametrize(
     "metric",
@@ -56,7 +45,7 @@ def test_realism(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_evaluat
     fake_features = cfcheck_result.evaluated("embedding", lambda: cfcheck_evaluation_models.embed(cfcheck_result.x_cf))[keep]
     try:
         score = score_realism(
-            STATISTICS[metric.split("_")[0]],
+            REALISM_STATISTICS[metric.split("_")[0]][0],
             pool_features,
             pool_labels,
             fake_features,
@@ -65,7 +54,7 @@ def test_realism(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_evaluat
             generator=torch.Generator().manual_seed(seeded(seed, REALISM_DRAWS, 1)),
             n_resamples=min(SET_BOOTSTRAP_RESAMPLES, cfcheck_session.profile.bootstrap_resamples),
             seed=seed,
-            ci_method=CI_METHODS[metric.split("_")[0]],
+            ci_method=REALISM_STATISTICS[metric.split("_")[0]][1],
         )
     except ValueError as error:
         cfcheck_score.unavailable(metric, str(error))

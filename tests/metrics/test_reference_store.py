@@ -44,10 +44,12 @@ def _score(name: str, pool, fakes, conditional: bool = True):
 
 @pytest.fixture
 def own_derived_data(tmp_path, monkeypatch):
-    """An empty derived-data folder for this test, the store turned on."""
+    """An empty derived-data folder for this test, the store turned on, nothing held in memory."""
     monkeypatch.setenv("CFCHECK_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("CFCHECK_NO_DERIVED_CACHE", raising=False)
-    return tmp_path / "derived"
+    reference_store.forget_recent()
+    yield tmp_path / "derived"
+    reference_store.forget_recent()
 
 
 def _terms_missing(engine: object) -> bool:
@@ -84,6 +86,7 @@ def test_a_second_method_reads_the_reference_terms_and_floors_and_gets_the_numbe
         assert second[name].floors == first[name].floors
         assert second[name].value != first[name].value
     monkeypatch.setenv("CFCHECK_NO_DERIVED_CACHE", "1")  # the same scores computed without the store
+    reference_store.forget_recent()
     for name in STATISTICS:
         afresh = _score(name, pool, _fakes(0.7), conditional)
         assert (afresh.value, afresh.ci, afresh.floors) == (second[name].value, second[name].ci, second[name].floors)
@@ -101,9 +104,29 @@ def test_new_real_features_or_a_new_version_are_computed_again(own_derived_data,
     assert computations["KnnSets"] == 9
 
 
+def test_density_and_coverage_of_a_task_share_the_ranked_resamples(own_derived_data, monkeypatch):
+    ranked = []
+    original = KnnSets._shortlist_positions
+    monkeypatch.setattr(KnnSets, "_shortlist_positions", lambda self, rows: ranked.append(1) or original(self, rows))
+    pool, fakes = _pool(), _fakes(0.2)
+    for conditional in (True, False):
+        density_score = _score("density", pool, fakes, conditional)
+        first = len(ranked)
+        coverage_score = _score("coverage", pool, fakes, conditional)
+        assert first > 0 and len(ranked) == first  # coverage ranked nothing again
+        ranked.clear()
+        reference_store.forget_recent()
+        monkeypatch.setenv("CFCHECK_NO_DERIVED_CACHE", "1")  # computed on its own: the same numbers
+        assert _score("coverage", pool, fakes, conditional).ci == coverage_score.ci
+        assert _score("density", pool, fakes, conditional).ci == density_score.ci
+        monkeypatch.delenv("CFCHECK_NO_DERIVED_CACHE")
+        ranked.clear()
+
+
 def test_a_damaged_entry_is_discarded_with_a_warning_and_never_trusted(own_derived_data, computations):
     pool = _pool()
     expected = _score("fid", pool, _fakes(0.2))
+    reference_store.forget_recent()  # read from disk, as another process would
     for entry in own_derived_data.rglob("*.safetensors"):  # same size, other bytes: only the digest tells
         data = bytearray(entry.read_bytes())
         data[-8:] = bytes(8)
