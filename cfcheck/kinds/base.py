@@ -12,7 +12,7 @@ import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 import torch
 
@@ -331,6 +331,19 @@ def watched_tensors(batch: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         elif isinstance(value, Mapping):
             found.update({f"{name}[{k!r}]": v for k, v in value.items() if isinstance(v, torch.Tensor)})
     return found
+
+
+class EvaluatedOnce:
+    """A result's memo of what the evaluation computes on it once and several tests read (the
+    counterfactuals' embedding, the realism reference rendered for them, ...)."""
+
+    def evaluated(self, name: str, compute: Callable[[], T]) -> T:
+        """``compute()`` on the first call with ``name``, the same object after; ``name`` must say
+        what ``compute`` computes."""
+        memo: dict[str, Any] = self.__dict__.setdefault("_evaluations", {})
+        if name not in memo:
+            memo[name] = compute()
+        return cast(T, memo[name])
 
 
 def labels_where(labels: Mapping[str, Sequence[Any]], mask: torch.Tensor) -> dict[str, list[Any]]:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from cfcheck.kinds.scm.realism import scm_realism
+from cfcheck.core.set_features import SetFeatures
+from cfcheck.kinds.base import labels_where
+from cfcheck.kinds.scm.realism import scm_realism, scm_realism_sets
 from cfcheck.metrics.reference_sets import REALISM_STATISTICS
 
 pytestmark = pytest.mark.cfcheck_kind("scm")
@@ -25,5 +27,9 @@ def test_realism(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_evaluat
                             n_resamples=min(SET_BOOTSTRAP_RESAMPLES, cfcheck_session.profile.bootstrap_resamples))
     except ValueError as error:
         cfcheck_score.unavailable(metric, str(error))
+    sets = scm_realism_sets(cfcheck_result, cfcheck_evaluation_models)
+    inputs = labels_where(cfcheck_result.sample_labels, cfcheck_result.valid)["input"]
     cfcheck_score(metric, value=score.value, ci=score.ci, n=score.n, floor=score.floor_max,
-                  extra={"real_floor": score.floors, "classes_skipped": score.classes_skipped})
+                  extra={"real_floor": score.floors, "classes_skipped": score.classes_skipped},
+                  set_features=SetFeatures.draw(sets.fake_features, sets.fake_classes, inputs, sets.real_features,
+                                                sets.real_classes, seed=cfcheck_result.task.seed))

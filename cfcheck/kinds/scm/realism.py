@@ -18,7 +18,8 @@ engine as VCE realism (:func:`cfcheck.metrics.reference_sets.score_realism`).
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
 import torch
 
@@ -26,7 +27,7 @@ from cfcheck.core.seeds import REALISM_DRAWS, seeded
 from cfcheck.domains.base import PARENT_RESAMPLING, require
 from cfcheck.metrics.reference_sets import FLOOR_DRAWS, REFERENCE_PER_SAMPLE, RealismScore, score_realism
 
-__all__ = ["scm_realism"]
+__all__ = ["RealismSets", "scm_realism", "scm_realism_sets"]
 
 #: Added to the task seed for the reference renders, far from the seeds methods draw from.
 _REFERENCE_SEED_OFFSET = 1_000_003
@@ -45,9 +46,21 @@ def reference_renders(domain: Any, parents: dict[str, torch.Tensor], copies: int
     return domain.resample_with_parents(repeated, seed)
 
 
-def scm_realism(result: Any, zoo: Any, statistic: Any, *, n_resamples: int, ci_method: str) -> RealismScore:
-    """FID or KID (``statistic``) of the non-abstained counterfactuals of ``result`` against real
-    images with their counterfactual parents, with real-vs-real floors at the same n.
+@dataclass(frozen=True)
+class RealismSets:
+    """What an SCM realism score compares: the counterfactuals' embedding features and classes
+    (the matched categorical parent, or 0), and the real images rendered with their parents."""
+
+    fake_features: torch.Tensor
+    fake_classes: torch.Tensor
+    real_features: torch.Tensor
+    real_classes: torch.Tensor
+    conditional: bool
+
+
+def scm_realism_sets(result: Any, zoo: Any) -> RealismSets:
+    """The sets :func:`scm_realism` scores for ``result``, rendered and embedded once per task
+    (the FID and KID tests of a task share them).
 
     Raises:
         ValueError: with fewer than two counterfactuals (nothing to compare as a set).
@@ -57,20 +70,38 @@ def scm_realism(result: Any, zoo: Any, statistic: Any, *, n_resamples: int, ci_m
     n = int(keep.sum())
     if n < 2:
         raise ValueError(f"{n} counterfactuals produced; realism needs a set of ≥ 2")
-    domain = result.domain
+
+    def build() -> RealismSets:
+        domain = result.domain
+        parents = {name: value[keep] for name, value in result.target_parents.items()}
+        copies = REFERENCE_PER_SAMPLE + FLOOR_DRAWS
+        real = reference_renders(domain, parents, copies,
+                                 seeded(result.task.seed, REALISM_DRAWS, _REFERENCE_SEED_OFFSET))
+        match = _matching_parent(domain)
+        classes = parents[match].long() if match is not None else torch.zeros(n, dtype=torch.long)
+        return RealismSets(zoo.embed(result.x_cf[keep]), classes, zoo.embed(real), classes.repeat(copies),
+                           match is not None)
+
+    return cast(RealismSets, result.evaluated("realism sets (embedded counterfactuals, rendered reference)", build))
+
+
+def scm_realism(result: Any, zoo: Any, statistic: Any, *, n_resamples: int, ci_method: str) -> RealismScore:
+    """FID or KID (``statistic``) of the non-abstained counterfactuals of ``result`` against real
+    images with their counterfactual parents, with real-vs-real floors at the same n.
+
+    Raises:
+        ValueError: with fewer than two counterfactuals (nothing to compare as a set).
+        MissingCapability: for a domain that cannot render images from given parents.
+    """
+    sets = scm_realism_sets(result, zoo)
     seed = result.task.seed
-    parents = {name: value[keep] for name, value in result.target_parents.items()}
-    copies = REFERENCE_PER_SAMPLE + FLOOR_DRAWS
-    real = reference_renders(domain, parents, copies, seeded(seed, REALISM_DRAWS, _REFERENCE_SEED_OFFSET))
-    match = _matching_parent(domain)
-    classes = parents[match].long() if match is not None else torch.zeros(n, dtype=torch.long)
     return score_realism(
         statistic,
-        zoo.embed(real),
-        classes.repeat(copies),
-        zoo.embed(result.x_cf[keep]),
-        classes,
-        conditional=match is not None,
+        sets.real_features,
+        sets.real_classes,
+        sets.fake_features,
+        sets.fake_classes,
+        conditional=sets.conditional,
         generator=torch.Generator().manual_seed(seeded(seed, REALISM_DRAWS, 2)),
         n_resamples=n_resamples,
         seed=seed,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 import torch
 
 from cfcheck.domains.base import INTERVENTION_COUNTERFACTUAL, Domain, require
-from cfcheck.kinds.base import Inputs, KindSpec, Run, Task
+from cfcheck.kinds.base import EvaluatedOnce, Inputs, KindSpec, Run, Task
 from cfcheck.core.seeds import TASK_INPUTS, seeded
 from cfcheck.kinds.calling import MethodOutput, OutputSpec
 from cfcheck.kinds.scm.declaration import DECLARATION
@@ -52,7 +52,7 @@ class SCMTask(Task):
 
 
 @dataclass
-class SCMResult:
+class SCMResult(EvaluatedOnce):
     """The counterfactuals of one SCM task, and the true counterfactuals of its inputs."""
 
     task: SCMTask

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import torch
 
+from cfcheck.kinds.base import EvaluatedOnce
 from cfcheck.kinds.calling import MethodOutput
 from cfcheck.kinds.vce.tasks import TaskInputs, VCETask
 
@@ -17,8 +17,9 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class VCEResult:
-    """Counterfactuals of one task plus lazily computed, memoised model outputs on them."""
+class VCEResult(EvaluatedOnce):
+    """Counterfactuals of one task plus lazily computed, memoised model outputs on them (the
+    realism scores read one embedding of the counterfactuals: :meth:`evaluated`)."""
 
     task: VCETask
     inputs: TaskInputs
@@ -26,7 +27,6 @@ class VCEResult:
     zoo: ModelZoo
     seconds: float
     _logits: dict[tuple[str, str], torch.Tensor] = field(default_factory=dict, repr=False)
-    _outputs: dict[str, torch.Tensor] = field(default_factory=dict, repr=False)
 
     @property
     def x(self) -> torch.Tensor:
@@ -68,14 +68,6 @@ class VCEResult:
             self._logits[key] = (self.zoo.logits(model, self.x_cf) if on == "cf"
                                  else self.zoo.stored_logits(model, self.x))
         return self._logits[key]
-
-    def evaluated(self, name: str, compute: Callable[[], torch.Tensor]) -> torch.Tensor:
-        """An evaluation model's output on this task (e.g. the embedding of every counterfactual),
-        computed by ``compute`` once and shared by the tests that need it: four realism scores
-        read one embedding. ``name`` must say what ``compute`` computes."""
-        if name not in self._outputs:
-            self._outputs[name] = compute()
-        return self._outputs[name]
 
     def predictions(self, model: str, on: str = "cf") -> torch.Tensor:
         return self.logits(model, on).argmax(dim=1)
