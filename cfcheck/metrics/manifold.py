@@ -46,10 +46,15 @@ _RANKED: dict[int, tuple[weakref.ref[Tensor], dict[bytes, Tensor]]] = {}
 
 def _shared_memo(anchor: Tensor) -> dict[bytes, Tensor]:
     """The memo of the engines whose reference terms include ``anchor``."""
-    entry = _RANKED.get(id(anchor))
+    key = id(anchor)
+    entry = _RANKED.get(key)
     if entry is None or entry[0]() is not anchor:
-        entry = (weakref.ref(anchor, lambda _, key=id(anchor): _RANKED.pop(key, None)), {})
-        _RANKED[id(anchor)] = entry
+
+        def forget(_: object) -> None:
+            _RANKED.pop(key, None)
+
+        entry = (weakref.ref(anchor, forget), {})
+        _RANKED[key] = entry
     return entry[1]
 
 

@@ -80,7 +80,7 @@ def stored_engine(engine: EngineT, digest: str | None = None) -> EngineT:
         >>> stored_engine(FidSets(real))(real) == FidSets(real)(real)
         True
     """
-    parts = {"engine": engine.reference_key, "reference": digest or tensor_digest(engine.real),
+    parts: dict[str, str | int] = {"engine": engine.reference_key, "reference": digest or tensor_digest(engine.real),
              "version": REALISM_DERIVED_VERSION}
     key = json.dumps(parts, sort_keys=True)
     state = _RECENT.pop(key, None)
@@ -119,7 +119,7 @@ def stored_floors(statistic: str, conditional: bool, reference: str,
         [0.5]
     """
     floors = [part for floor in floor_sets for part in floor]
-    key = {"statistic": statistic, "conditional": int(conditional), "version": REALISM_DERIVED_VERSION,
+    key: dict[str, str | int] = {"statistic": statistic, "conditional": int(conditional), "version": REALISM_DERIVED_VERSION,
            "reference": reference, "floors": tensor_digest(*floors) if floors else "none",
            "parts": ",".join(str(len(floor)) for floor in floor_sets)}
     found = memoise_on_disk("realism.floors", lambda: {"floors": torch.tensor(compute(), dtype=torch.float64)},
