@@ -33,6 +33,15 @@ WAYS = ["build + spsolve loop", "spsolve loop only", "batched float32", "batched
         *(f"block-diagonal SuperLU {ordering}" for ordering in ORDERINGS)]
 
 
+def _with_diagonal(entries_i: list[np.ndarray], entries_j: list[np.ndarray], entries_v: list[np.ndarray],
+                   diagonal: np.ndarray) -> sp.csc_matrix:
+    """The sparse system of the off-diagonal entries gathered per neighbour offset, plus the diagonal."""
+    size = len(diagonal)
+    rows = np.concatenate([*entries_i, np.arange(size)])
+    cols = np.concatenate([*entries_j, np.arange(size)])
+    return sp.csc_matrix((np.concatenate([*entries_v, diagonal]), (rows, cols)), shape=(size, size))
+
+
 def assemble(removed: np.ndarray, values: np.ndarray, coords: tuple) -> tuple[sp.csc_matrix, np.ndarray]:
     """:func:`image_system` for a batch: the block-diagonal system over the removed pixels at
     ``coords`` (``np.nonzero`` of N×H×W masks), numbered in that order; b is U×C from
@@ -57,13 +66,7 @@ def assemble(removed: np.ndarray, values: np.ndarray, coords: tuple) -> tuple[sp
         entries_v.append(np.full(int(unknown.sum()), -weight))
         # a pixel has one neighbour per offset, so `who` has no repeats and += needs no np.add.at
         rhs[who[~unknown]] += weight * values[tuple(axis[~unknown] for axis in neighbour)]
-    entries_i.append(np.arange(len(rows)))
-    entries_j.append(np.arange(len(rows)))
-    entries_v.append(diagonal)
-    matrix = sp.csc_matrix(
-        (np.concatenate(entries_v), (np.concatenate(entries_i), np.concatenate(entries_j))),
-        shape=(len(rows), len(rows)),
-    )
+    matrix = _with_diagonal(entries_i, entries_j, entries_v, diagonal)
     return matrix, rhs
 
 
@@ -86,13 +89,7 @@ def image_system(removed: np.ndarray, image: np.ndarray) -> tuple[sp.csc_matrix,
         entries_j.append(index[r[unknown], c[unknown]])
         entries_v.append(np.full(int(unknown.sum()), -weight))
         np.add.at(rhs, who[~unknown], weight * image[:, r[~unknown], c[~unknown]].T)
-    entries_i.append(np.arange(len(rows)))
-    entries_j.append(np.arange(len(rows)))
-    entries_v.append(diagonal)
-    matrix = sp.csc_matrix(
-        (np.concatenate(entries_v), (np.concatenate(entries_i), np.concatenate(entries_j))),
-        shape=(len(rows), len(rows)),
-    )
+    matrix = _with_diagonal(entries_i, entries_j, entries_v, diagonal)
     return matrix, rhs, (rows, cols)
 
 
