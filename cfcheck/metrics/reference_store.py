@@ -12,7 +12,10 @@ the real images, never on the method:
 Both are kept as verified derived-data entries (:func:`cfcheck.core.cache.memoise_on_disk`),
 keyed by a sha256 digest of the real features they are computed from (the reference split, the
 embedding network, the task's size and class mix and the draw's seed all reach the score only
-through those features), the statistic and its options, and :data:`REALISM_DERIVED_VERSION`.
+through those features), the statistic and its options, :data:`REALISM_DERIVED_VERSION` and the
+number of torch threads (a covariance or a matrix square root summed over two threads can differ
+from one thread's in the last bits, so a process reads only terms computed as it would compute
+them).
 Every later run on the machine reads them, whatever the method, in any process (xdist workers,
 shards). A changed reference split or embedding changes the digest, so the terms are computed
 anew; a damaged entry is discarded with a warning and recomputed, never trusted. The loaded
@@ -81,7 +84,7 @@ def stored_engine(engine: EngineT, digest: str | None = None) -> EngineT:
         True
     """
     parts: dict[str, str | int] = {"engine": engine.reference_key, "reference": digest or tensor_digest(engine.real),
-             "version": REALISM_DERIVED_VERSION}
+                                   "version": REALISM_DERIVED_VERSION, "threads": torch.get_num_threads()}
     key = json.dumps(parts, sort_keys=True)
     state = _RECENT.pop(key, None)
     if state is None:
@@ -119,9 +122,10 @@ def stored_floors(statistic: str, conditional: bool, reference: str,
         [0.5]
     """
     floors = [part for floor in floor_sets for part in floor]
-    key: dict[str, str | int] = {"statistic": statistic, "conditional": int(conditional), "version": REALISM_DERIVED_VERSION,
-           "reference": reference, "floors": tensor_digest(*floors) if floors else "none",
-           "parts": ",".join(str(len(floor)) for floor in floor_sets)}
+    key: dict[str, str | int] = {
+        "statistic": statistic, "conditional": int(conditional), "version": REALISM_DERIVED_VERSION,
+        "threads": torch.get_num_threads(), "reference": reference,
+        "floors": tensor_digest(*floors) if floors else "none", "parts": ",".join(str(len(f)) for f in floor_sets)}
     found = memoise_on_disk("realism.floors", lambda: {"floors": torch.tensor(compute(), dtype=torch.float64)},
                             **key)
     return [float(value) for value in found["floors"]]

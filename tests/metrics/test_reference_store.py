@@ -102,6 +102,14 @@ def test_new_real_features_or_a_new_version_are_computed_again(own_derived_data,
     assert computations["KnnSets"] == 9
     _score("coverage", _pool(), _fakes(0.2))  # coverage shares density's reference terms
     assert computations["KnnSets"] == 9
+    threads = torch.get_num_threads()
+    reference_store.forget_recent()
+    try:  # sums over another number of threads may differ in the last bits: not read across
+        torch.set_num_threads(threads + 1)
+        _score("density", _pool(), _fakes(0.2))
+    finally:
+        torch.set_num_threads(threads)
+    assert computations["KnnSets"] == 12
 
 
 def test_density_and_coverage_of_a_task_share_the_ranked_resamples(own_derived_data, monkeypatch):
