@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from cfcheck.domains import get_domain
+from cfcheck.kinds.base import EvaluatedOnce
 from cfcheck.kinds.scm.realism import reference_renders, scm_realism
 from cfcheck.metrics.realism import fid
 from cfcheck.models.zoo import ModelZoo
@@ -23,9 +24,13 @@ def morpho():
     return domain, parents, ModelZoo(get_domain("morpho"), torch.device("cpu"))
 
 
+class _Result(SimpleNamespace, EvaluatedOnce):
+    """What scm_realism reads of an SCM task's result (its evaluations memoised as a result's are)."""
+
+
 def _result(domain, parents, x_cf, valid=None):
-    return SimpleNamespace(domain=domain, task=SimpleNamespace(seed=0), target_parents=parents, x_cf=x_cf,
-                           valid=torch.ones(len(x_cf), dtype=torch.bool) if valid is None else valid)
+    return _Result(domain=domain, task=SimpleNamespace(seed=0), target_parents=parents, x_cf=x_cf,
+                   valid=torch.ones(len(x_cf), dtype=torch.bool) if valid is None else valid)
 
 
 def test_reference_renders_show_the_parents_in_every_copy(morpho):
