@@ -216,9 +216,11 @@ def _with_engine(
     statistic on each set (up to rounding). ``real_only``: ``reference`` holds real images
     only, so its terms and the floors are method-independent and kept with the derived data
     (:mod:`cfcheck.metrics.reference_store`); the null splits, which pool counterfactuals in, are not."""
-    keep = stored_engine if real_only else (lambda e: e)
+    # the real features' digests key the stored terms and floors: each computed once
+    digests = [tensor_digest(r) for r in reference] if real_only and conditional else []
     if conditional:
-        engines = [keep(engine(r)) for r in reference]
+        engines = [stored_engine(engine(r), d) for r, d in zip(reference, digests)] if real_only else [
+            engine(r) for r in reference]
 
         def pooled(fake_parts: tuple[Tensor, ...]) -> float:
             return float(sum(w * e(f) for w, e, f in zip(weights, engines, fake_parts)))
@@ -228,7 +230,10 @@ def _with_engine(
             return sum(w * e.resampled(f, ir, i_f) for w, e, f, ir, i_f in parts)  # type: ignore[return-value]
 
     else:
-        whole = keep(engine(torch.cat(reference)))
+        whole = engine(torch.cat(reference))
+        if real_only:
+            digests = [tensor_digest(whole.real)]
+            stored_engine(whole, digests[0])
         all_fakes = torch.cat(fakes)
         offsets_real = np.cumsum([0] + [len(r) for r in reference])
         offsets_fake = np.cumsum([0] + [len(f) for f in fakes])
@@ -244,6 +249,5 @@ def _with_engine(
     if not real_only:
         return pooled(tuple(fakes)), [pooled(f) for f in floor_sets], resampled
     name = (engines[0] if conditional else whole).name
-    floors = stored_floors(name, conditional, tensor_digest(*reference), floor_sets,
-                           lambda: [pooled(f) for f in floor_sets])
+    floors = stored_floors(name, conditional, ",".join(digests), floor_sets, lambda: [pooled(f) for f in floor_sets])
     return pooled(tuple(fakes)), floors, resampled

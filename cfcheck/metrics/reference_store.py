@@ -109,7 +109,7 @@ def stored_floors(statistic: str, conditional: bool, reference: str,
     Args:
         statistic: the engine's ``name`` (the statistic and its options).
         conditional: whether the score is class-conditional (pooled over classes).
-        reference: a digest of the reference's real features (every part, in order).
+        reference: digests of the reference's real features (its parts', in order, or the whole's).
         floor_sets: each floor set's real features, one part per class (in the reference's order).
         compute: computes the floors (one float per floor set) on a miss.
 

@@ -31,5 +31,6 @@ def test_realism(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_evaluat
     inputs = labels_where(cfcheck_result.sample_labels, cfcheck_result.valid)["input"]
     cfcheck_score(metric, value=score.value, ci=score.ci, n=score.n, floor=score.floor_max,
                   extra={"real_floor": score.floors, "classes_skipped": score.classes_skipped},
-                  set_features=SetFeatures.draw(sets.fake_features, sets.fake_classes, inputs, sets.real_features,
-                                                sets.real_classes, seed=cfcheck_result.task.seed))
+                  set_features=cfcheck_result.evaluated("kept features for paired tests", lambda: SetFeatures.draw(
+                      sets.fake_features, sets.fake_classes, inputs, sets.real_features, sets.real_classes,
+                      seed=cfcheck_result.task.seed)))

@@ -65,9 +65,9 @@ def test_realism(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_evaluat
         n=score.n,
         floor=min(score.floors) if metric.startswith(HIGHER_IS_BETTER) else score.floor_max,
         extra={"real_floor": score.floors, "classes_skipped": score.classes_skipped},
-        set_features=SetFeatures.draw(fake_features, cfcheck_result.target[keep],
-                                      labels_where(cfcheck_result.sample_labels, keep)["input"], pool_features,
-                                      pool_labels, seed=seed),
+        set_features=cfcheck_result.evaluated("kept features for paired tests", lambda: SetFeatures.draw(
+            fake_features, cfcheck_result.target[keep], labels_where(cfcheck_result.sample_labels, keep)["input"],
+            pool_features, pool_labels, seed=seed)),
     )
 
 
