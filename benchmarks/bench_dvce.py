@@ -55,17 +55,21 @@ def main() -> None:
     classifiers = args.classifiers.split(",")
     rows = []
     ideal = ablation_inputs(domain, zoo, "ideal", args.n_per_source, seed=args.seed)
-    rows += ablation_table({k: v for k, v in variants.items() if k in wanted}, classifiers, domain, zoo, ideal,
-                           seed=args.seed, log=print)
+    rows += ablation_table(
+        {k: v for k, v in variants.items() if k in wanted}, classifiers, domain, zoo, ideal, seed=args.seed, log=print
+    )
     if "other" in wanted:
         other = ablation_inputs(domain, zoo, "other", args.n_per_source, seed=args.seed)
-        rows += ablation_table({"base_other": variants["base"]}, classifiers, domain, zoo, other,
-                               seed=args.seed, log=print)
+        rows += ablation_table(
+            {"base_other": variants["base"]}, classifiers, domain, zoo, other, seed=args.seed, log=print
+        )
     print("\n| setting | classifier | TA | OTA | oracle vote changed | kept | L1 | s/CF |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r.setting} | {r.classifier} | {r.ta:.2f} | {r.ota:.2f} | {r.oracle_changed:.2f} | {r.kept:.2f} "
-              f"| {r.l1:.3f} | {r.seconds_per_input:.3f} |")
+        print(
+            f"| {r.setting} | {r.classifier} | {r.ta:.2f} | {r.ota:.2f} | {r.oracle_changed:.2f} | {r.kept:.2f} "
+            f"| {r.l1:.3f} | {r.seconds_per_input:.3f} |"
+        )
 
 
 if __name__ == "__main__":

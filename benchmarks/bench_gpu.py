@@ -42,11 +42,28 @@ def conformance_run(method: str, profile: str, device: str) -> dict[str, float]:
     """One run of the VCE suites in a fresh process: counterfactuals, seconds and peak memory."""
     with tempfile.TemporaryDirectory() as scratch:
         reports, peak = Path(scratch) / "reports", Path(scratch) / "peak"
-        env = {**os.environ, _PEAK_FILE: str(peak),
-               "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")]))}
-        command = [sys.executable, "-m", "pytest", f"--method=cfcheck.fixtures.vce.{method}",
-                   f"--cfcheck-profile={profile}", f"--cfcheck-device={device}", "--cfcheck-no-cache",
-                   f"--cfcheck-report-dir={reports}", "-p", "bench_gpu", "-p", "no:randomly", "-q", "-k", "vce"]
+        env = {
+            **os.environ,
+            _PEAK_FILE: str(peak),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")])),
+        }
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            f"--method=cfcheck.fixtures.vce.{method}",
+            f"--cfcheck-profile={profile}",
+            f"--cfcheck-device={device}",
+            "--cfcheck-no-cache",
+            f"--cfcheck-report-dir={reports}",
+            "-p",
+            "bench_gpu",
+            "-p",
+            "no:randomly",
+            "-q",
+            "-k",
+            "vce",
+        ]
         started = time.perf_counter()
         done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
         wall = time.perf_counter() - started
@@ -69,9 +86,11 @@ def main() -> None:
     import torch
 
     if not torch.cuda.is_available():
-        sys.exit("bench_gpu.py measures the GPU path, and CUDA is not available on this machine "
-                 f"(torch {torch.__version__}, built for CUDA {torch.version.cuda or 'no CUDA'}): run it where "
-                 "torch.cuda.is_available() is True. Nothing was measured.")
+        sys.exit(
+            "bench_gpu.py measures the GPU path, and CUDA is not available on this machine "
+            f"(torch {torch.__version__}, built for CUDA {torch.version.cuda or 'no CUDA'}): run it where "
+            "torch.cuda.is_available() is True. Nothing was measured."
+        )
     print(f"GPU: {torch.cuda.get_device_name(0)} ({torch.cuda.device_count()} seen), torch {torch.__version__}")
     devices = ["cuda", "cpu"] if args.cpu else ["cuda"]
     rows = []
@@ -83,9 +102,13 @@ def main() -> None:
                 share = (run["wall"] - run["method"]) / run["wall"]
                 peak = f"{run['peak_mib']:.0f} MiB" if device == "cuda" else "—"
                 rows.append((method, profile, device, run["outputs"], per_output, run["wall"], share, peak))
-                print(f"{method} {profile} on {device}: {run['outputs']} counterfactuals, {per_output:.3f} s each "
-                      f"in the method, wall {run['wall']:.1f} s, cfcheck's share {share:.1%}, peak GPU memory {peak}")
-    print("\n| method | profile | device | counterfactuals | s per counterfactual | wall s | cfcheck's share | peak GPU memory |")
+                print(
+                    f"{method} {profile} on {device}: {run['outputs']} counterfactuals, {per_output:.3f} s each "
+                    f"in the method, wall {run['wall']:.1f} s, cfcheck's share {share:.1%}, peak GPU memory {peak}"
+                )
+    print(
+        "\n| method | profile | device | counterfactuals | s per counterfactual | wall s | cfcheck's share | peak GPU memory |"
+    )
     print("|---|---|---|---:|---:|---:|---:|---:|")
     for method, profile, device, outputs, per_output, wall, share, peak in rows:
         print(f"| {method} | {profile} | {device} | {outputs} | {per_output:.3f} | {wall:.1f} | {share:.1%} | {peak} |")

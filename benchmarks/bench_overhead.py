@@ -37,9 +37,20 @@ def conformance_run(method: str, profile: str, threads: str) -> dict[str, float]
     if threads != "default":
         env["OMP_NUM_THREADS"] = threads
     with tempfile.TemporaryDirectory() as reports:
-        command = [sys.executable, "-m", "pytest", f"--method={method}", f"--cfcheck-profile={profile}",
-                   "-o", "testpaths=suites", "--cfcheck-no-cache", "-q", "-p", "no:randomly",
-                   f"--cfcheck-report-dir={reports}"]
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            f"--method={method}",
+            f"--cfcheck-profile={profile}",
+            "-o",
+            "testpaths=suites",
+            "--cfcheck-no-cache",
+            "-q",
+            "-p",
+            "no:randomly",
+            f"--cfcheck-report-dir={reports}",
+        ]
         started = time.perf_counter()
         subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         wall = time.perf_counter() - started
@@ -57,8 +68,10 @@ def import_seconds(method: str, threads: str) -> float:
     env = dict(os.environ)
     if threads != "default":
         env["OMP_NUM_THREADS"] = threads
-    code = ("import importlib, time; t = time.perf_counter(); importlib.import_module(%r); "
-            "print(time.perf_counter() - t)" % method.split(":")[0])
+    code = (
+        "import importlib, time; t = time.perf_counter(); importlib.import_module(%r); "
+        "print(time.perf_counter() - t)" % method.split(":")[0]
+    )
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     return float(result.stdout.strip().splitlines()[-1])
 
@@ -68,8 +81,11 @@ def main() -> None:
     parser.add_argument("--method", default="cfcheck.fixtures.wachter")
     parser.add_argument("--profile", default="quick")
     parser.add_argument("--threads", nargs="+", default=["1", "default"])
-    parser.add_argument("--no-warm-up", action="store_true",
-                        help="skip the untimed first run that fills the derived data (reference terms, floors)")
+    parser.add_argument(
+        "--no-warm-up",
+        action="store_true",
+        help="skip the untimed first run that fills the derived data (reference terms, floors)",
+    )
     args = parser.parse_args()
     print(f"{args.method}, profile {args.profile}, generation cache off; load average {os.getloadavg()[0]:.2f}")
     if not args.no_warm_up:  # the target is stated for a machine whose derived data is warm
@@ -78,18 +94,24 @@ def main() -> None:
         run = conformance_run(args.method, args.profile, threads)
         imported = import_seconds(args.method, threads)
         own = run["wall"] - run["method"]
-        print(f"\nthreads {threads}: wall {run['wall']:.1f} s, the method's calls {run['method']:.1f} s, "
-              f"cfcheck {own:.1f} s = {own / run['wall']:.1%} (scoring {run['scoring']:.1f} s = "
-              f"{run['scoring'] / run['wall']:.1%})")
+        print(
+            f"\nthreads {threads}: wall {run['wall']:.1f} s, the method's calls {run['method']:.1f} s, "
+            f"cfcheck {own:.1f} s = {own / run['wall']:.1%} (scoring {run['scoring']:.1f} s = "
+            f"{run['scoring'] / run['wall']:.1%})"
+        )
         charged = own - imported
-        print(f"  importing the method's module (torch included) {imported:.2f} s; charged to the method, "
-              f"cfcheck's share is {charged / run['wall']:.1%}")
+        print(
+            f"  importing the method's module (torch included) {imported:.2f} s; charged to the method, "
+            f"cfcheck's share is {charged / run['wall']:.1%}"
+        )
         # cfcheck's share c / (c + m) <= 10% means c <= m / 9, with the import on the method's side
         budget = (run["method"] + imported) / 9
         verdict = "met" if charged <= budget else f"missed by {charged - budget:.1f} s"
-        print(f"  the <= 10% target allows cfcheck {budget:.1f} s: {verdict} (scoring {run['scoring']:.1f} s, "
-              f"the rest {charged - run['scoring']:.1f} s: start-up, collection, output checks, example grids, "
-              "the scorecard)")
+        print(
+            f"  the <= 10% target allows cfcheck {budget:.1f} s: {verdict} (scoring {run['scoring']:.1f} s, "
+            f"the rest {charged - run['scoring']:.1f} s: start-up, collection, output checks, example grids, "
+            "the scorecard)"
+        )
 
 
 if __name__ == "__main__":

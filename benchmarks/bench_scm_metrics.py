@@ -30,9 +30,23 @@ REPO = Path(__file__).resolve().parents[1]
 def run_suites(method: str, profile: str, workdir: Path, cache: Path, report: Path) -> float:
     """One run of the SCM suites; returns its wall seconds."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    command = [sys.executable, "-m", "pytest", str(REPO / "suites" / "scm"), f"--method={method}",
-               f"--cfcheck-profile={profile}", f"--cfcheck-cache-dir={cache}", f"--junitxml={report}", "-q",
-               "-p", "no:cacheprovider", "-p", "no:xdist", "-o", "addopts="]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(REPO / "suites" / "scm"),
+        f"--method={method}",
+        f"--cfcheck-profile={profile}",
+        f"--cfcheck-cache-dir={cache}",
+        f"--junitxml={report}",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:xdist",
+        "-o",
+        "addopts=",
+    ]
     start = time.perf_counter()
     subprocess.run(command, cwd=workdir, env=env, check=False, capture_output=True, text=True)
     if not report.is_file():
@@ -46,8 +60,11 @@ def metric_costs(report: Path) -> dict[str, tuple[int, int, float]]:
     for case in ElementTree.parse(report).iter("testcase"):
         properties = {p.get("name", ""): p.get("value", "") for p in case.iter("property")}
         # a score's properties are cfcheck.<metric>.<field>; <metric> may hold a ":" but no "."
-        metrics = {name[len("cfcheck."):-len(".kind")] for name in properties
-                   if name.startswith("cfcheck.") and name.endswith(".kind")}
+        metrics = {
+            name[len("cfcheck.") : -len(".kind")]
+            for name in properties
+            if name.startswith("cfcheck.") and name.endswith(".kind")
+        }
         for metric in metrics:
             n = properties.get(f"cfcheck.{metric}.n", "")
             entry = costs[metric]
@@ -68,8 +85,10 @@ def main() -> None:
         cold = run_suites(method, args.profile, work, work / "cache", work / "cold.xml")
         warm = run_suites(method, args.profile, work, work / "cache", work / "warm.xml")
         costs = metric_costs(work / "warm.xml")
-    print(f"{method}, {args.profile} profile, one thread: first run {cold:.1f} s (calls the method), "
-          f"second {warm:.1f} s (every output from the generation cache: start-up and scoring)")
+    print(
+        f"{method}, {args.profile} profile, one thread: first run {cold:.1f} s (calls the method), "
+        f"second {warm:.1f} s (every output from the generation cache: start-up and scoring)"
+    )
     print(f"{'metric':<40} {'scores':>6} {'inputs':>7} {'seconds':>8} {'ms/input':>9}")
     for metric, (scores, inputs, seconds) in sorted(costs.items(), key=lambda item: -item[1][2]):
         per_input = f"{1000 * seconds / inputs:9.2f}" if inputs else f"{'-':>9}"

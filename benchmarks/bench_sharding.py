@@ -31,7 +31,9 @@ def run(command: list[str], env_threads: int | None = None) -> float:
     completed = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     elapsed = time.monotonic() - started
     if completed.returncode not in (0, 1):  # 1: some bars missed, the verdict; anything else is an error
-        sys.exit(f"{' '.join(command)} exited {completed.returncode}:\n{completed.stdout[-3000:]}{completed.stderr[-3000:]}")
+        sys.exit(
+            f"{' '.join(command)} exited {completed.returncode}:\n{completed.stdout[-3000:]}{completed.stderr[-3000:]}"
+        )
     return elapsed
 
 
@@ -67,20 +69,34 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("/tmp/cfcheck-sharding"))
     args = parser.parse_args()
     name = args.method.rsplit(".", 1)[-1]
-    base = [sys.executable, "-m", "pytest", f"--method={args.method}", f"--cfcheck-profile={args.profile}", "-q",
-            "--cfcheck-no-cache", "-p", "no:cacheprovider", "-o", "testpaths=suites"]
+    base = [
+        sys.executable,
+        "-m",
+        "pytest",
+        f"--method={args.method}",
+        f"--cfcheck-profile={args.profile}",
+        "-q",
+        "--cfcheck-no-cache",
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "testpaths=suites",
+    ]
     folders = {variant: args.out / variant for variant in ("single", "xdist", "shards", "merged")}
     times = {
         "one process (2 torch threads)": run([*base, "-p", "no:xdist", f"--cfcheck-report-dir={folders['single']}"]),
-        "-n 2 --dist loadgroup": run([*base, "-n", "2", "--dist", "loadgroup",
-                                      f"--cfcheck-report-dir={folders['xdist']}"], env_threads=1),
+        "-n 2 --dist loadgroup": run(
+            [*base, "-n", "2", "--dist", "loadgroup", f"--cfcheck-report-dir={folders['xdist']}"], env_threads=1
+        ),
     }
     for shard in (1, 2):
-        times[f"shard {shard}/2"] = run([*base, "-p", "no:xdist", f"--cfcheck-shard={shard}/2",
-                                         f"--cfcheck-report-dir={folders['shards']}"])
+        times[f"shard {shard}/2"] = run(
+            [*base, "-p", "no:xdist", f"--cfcheck-shard={shard}/2", f"--cfcheck-report-dir={folders['shards']}"]
+        )
     shard_dirs = sorted((folders["shards"]).glob(f"{name}-{args.profile}-shard*of2"))
-    times["cfcheck merge"] = run([sys.executable, "-m", "cfcheck.cli", "merge", *map(str, shard_dirs),
-                                  "--output", str(folders["merged"])])
+    times["cfcheck merge"] = run(
+        [sys.executable, "-m", "cfcheck.cli", "merge", *map(str, shard_dirs), "--output", str(folders["merged"])]
+    )
     print(f"{args.method}, {args.profile} profile, --cfcheck-no-cache\n")
     print("| run | wall time |\n|---|---|")
     for label, seconds in times.items():

@@ -58,9 +58,22 @@ def main() -> None:
     torch.nn.Module.__call__ = timed_call  # type: ignore[method-assign]
     by_test = TestCallSeconds(forward)
     with tempfile.TemporaryDirectory() as reports:
-        code = pytest.main([f"--method={args.method}", f"--cfcheck-profile={args.profile}", "-o", "testpaths=suites",
-                            "-q", "-p", "no:randomly", "--no-header", "-o", "console_output_style=classic",
-                            f"--cfcheck-report-dir={reports}"], plugins=[by_test])
+        code = pytest.main(
+            [
+                f"--method={args.method}",
+                f"--cfcheck-profile={args.profile}",
+                "-o",
+                "testpaths=suites",
+                "-q",
+                "-p",
+                "no:randomly",
+                "--no-header",
+                "-o",
+                "console_output_style=classic",
+                f"--cfcheck-report-dir={reports}",
+            ],
+            plugins=[by_test],
+        )
         wall = time.perf_counter() - start
         scorecards = list(Path(reports).glob("*/scorecard.json"))
         if len(scorecards) != 1:
@@ -76,20 +89,26 @@ def main() -> None:
     print(f"tasks: {len(full)} fully scored ({scored} counterfactuals), {len(costs) - len(full)} randomisation stages")
     print(f"scoring seconds (tests' call time less the method's): {scoring:.1f}  (randomisation stages {stages:.1f})")
     print(f"evaluation networks' forward passes in the run: {forward['seconds']:.1f} s")
-    print(f"per 10,000 fully scored counterfactuals: scoring {scoring / scored * 1e4:.1f} s, "
-          f"forward-pass floor {forward['seconds'] / scored * 1e4:.1f} s, ratio {scoring / forward['seconds']:.2f}x")
+    print(
+        f"per 10,000 fully scored counterfactuals: scoring {scoring / scored * 1e4:.1f} s, "
+        f"forward-pass floor {forward['seconds'] / scored * 1e4:.1f} s, ratio {scoring / forward['seconds']:.2f}x"
+    )
     print(f"whole run {wall:.1f} s")
     total = sum(by_test.seconds.values())
     floor = sum(by_test.forward.values())
-    print(f"\nwhere the scoring is above its floor, per suite test function (call time, the method's seconds "
-          f"included; {total:.1f} s in all, {floor:.1f} s of it the evaluation networks' forward passes):")
+    print(
+        f"\nwhere the scoring is above its floor, per suite test function (call time, the method's seconds "
+        f"included; {total:.1f} s in all, {floor:.1f} s of it the evaluation networks' forward passes):"
+    )
     print("  call time   share   forward passes   above the floor   test")
     for name, seconds in sorted(by_test.seconds.items(), key=lambda item: -item[1])[:14]:
         passes = by_test.forward.get(name, 0.0)
         print(f"  {seconds:7.1f} s  {seconds / total:6.1%}  {passes:11.1f} s  {seconds - passes:13.1f} s   {name}")
     budget = 1.3 * forward["seconds"]
-    print(f"the 1.3x target allows {budget:.1f} s of scoring; the run took {scoring:.1f} s "
-          f"({'met' if scoring <= budget else f'{scoring - budget:.1f} s over'})")
+    print(
+        f"the 1.3x target allows {budget:.1f} s of scoring; the run took {scoring:.1f} s "
+        f"({'met' if scoring <= budget else f'{scoring - budget:.1f} s over'})"
+    )
 
 
 class TestCallSeconds:

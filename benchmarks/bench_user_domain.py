@@ -65,8 +65,13 @@ def write_npy(path: Path, count: int, shape: tuple[int, ...], classes: int, chun
     rng = np.random.default_rng(seed)
     with open(path, "wb") as handle:
         np.lib.format.write_array_header_1_0(
-            handle, {"descr": np.lib.format.dtype_to_descr(np.dtype(np.uint8)), "fortran_order": False,
-                     "shape": (count, *shape)})
+            handle,
+            {
+                "descr": np.lib.format.dtype_to_descr(np.dtype(np.uint8)),
+                "fortran_order": False,
+                "shape": (count, *shape),
+            },
+        )
         for start in range(0, count, chunk):
             handle.write(rng.integers(0, 256, (min(chunk, count - start), *shape), dtype=np.uint8).tobytes())
     np.save(path.with_name(f"{path.stem}.labels.npy"), rng.integers(0, classes, count, dtype=np.int64))
@@ -83,11 +88,19 @@ def small_source(count: int, shape: tuple[int, ...], classes: int, seed: int, na
 def make_domain(reference_path: Path, args: argparse.Namespace, shape: tuple[int, ...], root: Path, store):
     from cfcheck.domains.data import ArraySource, ImageDomain
 
-    sources = {role: small_source(args.small, shape, args.classes, seed, role)
-               for seed, role in enumerate(("train", "selection", "scored"), start=1)}
+    sources = {
+        role: small_source(args.small, shape, args.classes, seed, role)
+        for seed, role in enumerate(("train", "selection", "scored"), start=1)
+    }
     sources["reference"] = ArraySource.from_file(reference_path)
-    return ImageDomain("bench_user_domain", sources, root=root, model_roles={"embedding": ("embedding",)},
-                       class_names=[str(c) for c in range(args.classes)], model_store=store)
+    return ImageDomain(
+        "bench_user_domain",
+        sources,
+        root=root,
+        model_roles={"embedding": ("embedding",)},
+        class_names=[str(c) for c in range(args.classes)],
+        model_store=store,
+    )
 
 
 class MemorySampler:
@@ -174,8 +187,11 @@ def main() -> None:
         from cfcheck.models.store import ModuleStore
         from cfcheck.models.zoo import ModelZoo
 
-        print(f"reference split: {args.images} uint8 images of {shape}; small roles: {args.small} images each; "
-              f"torch threads: {torch.get_num_threads()}", flush=True)
+        print(
+            f"reference split: {args.images} uint8 images of {shape}; small roles: {args.small} images each; "
+            f"torch threads: {torch.get_num_threads()}",
+            flush=True,
+        )
         reference_path = folder / "reference.npy"
         started = time.perf_counter()
         write_npy(reference_path, args.images, shape, args.classes, args.chunk, seed=0)
@@ -195,8 +211,9 @@ def main() -> None:
         # (a) the whole reference split's embedding features, as cfcheck computes them
         report("maxrss_before_reference_features", maxrss_mib(), "MiB")
         zoo = ModelZoo(domain, "cpu")
-        features = measure("reference_features", lambda: zoo.split_logits(zoo.embedding_name,
-                                                                           domain.split_roles["reference"]))
+        features = measure(
+            "reference_features", lambda: zoo.split_logits(zoo.embedding_name, domain.split_roles["reference"])
+        )
         assert features.shape == (args.images, 32), features.shape
 
         # (b) the same split materialised as float32

@@ -44,20 +44,48 @@ EXPLAINERS = {  # fixture -> the paper's name
 SCENARIOS = ("fonts6-corr50", "fonts6-corr95", "fonts10-corr50", "fonts10-corr95")
 #: Bex et al. 2022, Table 2 (S#, trivial %) and Table 4 (EF %, SCE %), in SCENARIOS order
 PAPER = {
-    "IS (oracle)": {"s_sharp": (2.40, 2.67, 2.80, 3.63), "trivial": (0, 0, 0, 0),
-                    "ef": (40.55, 76.97, 35.33, 71.19), "sce": (67.5, 62.25, 54.50, 51.25)},
-    "DiCE": {"s_sharp": (1.18, 1.17, 1.13, 1.19), "trivial": (9.37, 6.78, 8.62, 6.70),
-             "ef": (32.90, 31.96, 31.77, 33.25), "sce": (55.42, 56.67, 45.00, 39.17)},
-    "DiVE": {"s_sharp": (1.02, 1.00, 1.00, 1.04), "trivial": (2.51, 1.68, 2.28, 1.44),
-             "ef": (25.02, 36.58, 22.39, 31.8), "sce": (67.5, 60.83, 60.00, 54.58)},
-    "GS": {"s_sharp": (1.01, 1.01, 1.01, 1.00), "trivial": (4.49, 2.34, 4.91, 1.95),
-           "ef": (36.14, 34.94, 37.38, 36.38), "sce": (31.67, 31.67, 44.58, 40.42)},
-    "StylEx": {"s_sharp": (1.04, 1.17, 1.15, 1.12), "trivial": (2.41, 1.58, 3.37, 1.62),
-               "ef": (23.66, 24.84, 24.20, 23.04), "sce": (23.07, 25.80, 23.65, 23.77)},
-    "Latent-CF": {"s_sharp": (0.82, 0.93, 0.81, 0.81), "trivial": (0, 0, 0, 0),
-                  "ef": (20.98, 24.18, 22.00, 23.33), "sce": (20.96, 24.18, 21.98, 23.24)},
-    "xGEM": {"s_sharp": (1.18, 1.15, 1.15, 1.16), "trivial": (12.46, 6.45, 10.17, 6.38),
-             "ef": (70.61, 75.98, 66.45, 74.95), "sce": (76.67, 78.33, 61.67, 62.92)},
+    "IS (oracle)": {
+        "s_sharp": (2.40, 2.67, 2.80, 3.63),
+        "trivial": (0, 0, 0, 0),
+        "ef": (40.55, 76.97, 35.33, 71.19),
+        "sce": (67.5, 62.25, 54.50, 51.25),
+    },
+    "DiCE": {
+        "s_sharp": (1.18, 1.17, 1.13, 1.19),
+        "trivial": (9.37, 6.78, 8.62, 6.70),
+        "ef": (32.90, 31.96, 31.77, 33.25),
+        "sce": (55.42, 56.67, 45.00, 39.17),
+    },
+    "DiVE": {
+        "s_sharp": (1.02, 1.00, 1.00, 1.04),
+        "trivial": (2.51, 1.68, 2.28, 1.44),
+        "ef": (25.02, 36.58, 22.39, 31.8),
+        "sce": (67.5, 60.83, 60.00, 54.58),
+    },
+    "GS": {
+        "s_sharp": (1.01, 1.01, 1.01, 1.00),
+        "trivial": (4.49, 2.34, 4.91, 1.95),
+        "ef": (36.14, 34.94, 37.38, 36.38),
+        "sce": (31.67, 31.67, 44.58, 40.42),
+    },
+    "StylEx": {
+        "s_sharp": (1.04, 1.17, 1.15, 1.12),
+        "trivial": (2.41, 1.58, 3.37, 1.62),
+        "ef": (23.66, 24.84, 24.20, 23.04),
+        "sce": (23.07, 25.80, 23.65, 23.77),
+    },
+    "Latent-CF": {
+        "s_sharp": (0.82, 0.93, 0.81, 0.81),
+        "trivial": (0, 0, 0, 0),
+        "ef": (20.98, 24.18, 22.00, 23.33),
+        "sce": (20.96, 24.18, 21.98, 23.24),
+    },
+    "xGEM": {
+        "s_sharp": (1.18, 1.15, 1.15, 1.16),
+        "trivial": (12.46, 6.45, 10.17, 6.38),
+        "ef": (70.61, 75.98, 66.45, 74.95),
+        "sce": (76.67, 78.33, 61.67, 62.92),
+    },
 }
 #: the latent kind's controls and whether each is expected to pass (+) or fail (-) the S# bar: the
 #: informed-search oracle finds several non-redundant explanations per input; identity finds none,
@@ -65,8 +93,12 @@ PAPER = {
 LATENT_CONTROLS = {"informed_search": "+", "latent_identity": "-", "latent_noise": "-", "latent_repeater": "-"}
 CALIBRATED_METRICS = ("synbols_s_sharp",)
 CALIBRATE_COMMAND = "python benchmarks/bex_table.py --calibrate"
-METRICS = {"ef": "synbols_ef_rate", "sce": "synbols_sce_rate", "trivial": "synbols_trivial_rate",
-           "s_sharp": "synbols_s_sharp"}
+METRICS = {
+    "ef": "synbols_ef_rate",
+    "sce": "synbols_sce_rate",
+    "trivial": "synbols_trivial_rate",
+    "s_sharp": "synbols_s_sharp",
+}
 
 
 def run_explainer(fixture: str, profile: str, out: Path, rerun: bool, seed: int = 0) -> tuple[Path, float | None]:
@@ -79,10 +111,20 @@ def run_explainer(fixture: str, profile: str, out: Path, rerun: bool, seed: int 
     if scorecard.exists() and not rerun:
         return scorecard, None
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    command = [sys.executable, "-m", "pytest", "suites/latent", f"--method=fixtures/{fixture}.py",
-               f"--cfcheck-profile={profile}", f"--cfcheck-seed={seed}", f"--cfcheck-report-dir={report}",
-               "--cfcheck-no-cache", "-q",
-               "-p", "no:randomly"]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "suites/latent",
+        f"--method=fixtures/{fixture}.py",
+        f"--cfcheck-profile={profile}",
+        f"--cfcheck-seed={seed}",
+        f"--cfcheck-report-dir={report}",
+        "--cfcheck-no-cache",
+        "-q",
+        "-p",
+        "no:randomly",
+    ]
     start = time.perf_counter()
     finished = subprocess.run(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL)
     if finished.returncode not in (0, 1):  # 1: some verdict failed, which is a result, not an error
@@ -109,7 +151,7 @@ def scenario_means(scorecard: Path) -> dict[str, dict[str, float]]:
 
 
 def latent_expected(control: str, suite: str, metric: str) -> str:
-    """"+" / "-" where ``control`` is expected to pass / fail ``metric``'s bar, "" otherwise.
+    """ "+" / "-" where ``control`` is expected to pass / fail ``metric``'s bar, "" otherwise.
 
     Args:
         control: a fixture of :data:`LATENT_CONTROLS`.
@@ -125,8 +167,9 @@ def latent_expected(control: str, suite: str, metric: str) -> str:
     return LATENT_CONTROLS[control] if metric in CALIBRATED_METRICS else ""
 
 
-def write_latent_calibration(scorecards: dict[str, Path] | list[dict[str, Path]], profile: str,
-                             seeds: tuple[int, ...] = (0,)) -> list[Path]:
+def write_latent_calibration(
+    scorecards: dict[str, Path] | list[dict[str, Path]], profile: str, seeds: tuple[int, ...] = (0,)
+) -> list[Path]:
     """Write the latent controls' values from their scorecards into the domain's calibration file.
 
     Args:
@@ -147,17 +190,26 @@ def write_latent_calibration(scorecards: dict[str, Path] | list[dict[str, Path]]
         if missing:
             raise ValueError(f"--calibrate needs every latent control's run; missing {', '.join(missing)}")
         results.append({name: json.loads(run[name].read_text()) for name in LATENT_CONTROLS})
-    return write_calibration_values(results, profile, kinds=("latent",), expected=latent_expected,
-                                    command=f"{CALIBRATE_COMMAND} --seeds {' '.join(map(str, seeds))}")
+    return write_calibration_values(
+        results,
+        profile,
+        kinds=("latent",),
+        expected=latent_expected,
+        command=f"{CALIBRATE_COMMAND} --seeds {' '.join(map(str, seeds))}",
+    )
 
 
 def markdown(results: dict[str, dict[str, dict[str, float]]]) -> str:
-    lines = ["| explainer | scenario | EF % (paper) | SCE % (paper) | trivial % (paper) | S# (paper) | S# verdict |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| explainer | scenario | EF % (paper) | SCE % (paper) | trivial % (paper) | S# (paper) | S# verdict |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name, per_scenario in results.items():
         for i, scenario in enumerate(SCENARIOS):
             ours, paper = per_scenario[scenario], PAPER.get(name)
-            cells = [f"{100 * ours[m]:.1f}" + (f" ({paper[m][i]:g})" if paper else "") for m in ("ef", "sce", "trivial")]
+            cells = [
+                f"{100 * ours[m]:.1f}" + (f" ({paper[m][i]:g})" if paper else "") for m in ("ef", "sce", "trivial")
+            ]
             s_sharp = f"{ours['s_sharp']:.2f}" + (f" ({paper['s_sharp'][i]:.2f})" if paper else "")
             lines.append(f"| {name} | {scenario} | " + " | ".join(cells) + f" | {s_sharp} | {ours['verdict']} |")
     return "\n".join(lines)
@@ -169,12 +221,19 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "reports" / "bex")
     parser.add_argument("--rerun", action="store_true", help="run every explainer even where a scorecard exists")
     parser.add_argument("--only", nargs="*", choices=sorted(EXPLAINERS), help="a subset of the explainers")
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0],
-                        help="run each explainer at these --cfcheck-seed values (a table per seed; "
-                             "--calibrate keeps every seed's values)")
-    parser.add_argument("--calibrate", action="store_true",
-                        help=f"write the controls' values ({', '.join(LATENT_CONTROLS)}) into the domain's "
-                             "calibration file")
+    parser.add_argument(
+        "--seeds",
+        nargs="+",
+        type=int,
+        default=[0],
+        help="run each explainer at these --cfcheck-seed values (a table per seed; "
+        "--calibrate keeps every seed's values)",
+    )
+    parser.add_argument(
+        "--calibrate",
+        action="store_true",
+        help=f"write the controls' values ({', '.join(LATENT_CONTROLS)}) into the domain's calibration file",
+    )
     args = parser.parse_args()
     per_seed = []
     for seed in args.seeds:

@@ -28,14 +28,25 @@ _FIGURES: list[tuple[str, str, float, str]] = []
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("cfcheck benchmarks")
-    group.addoption("--bench-threads", type=int, default=int(os.environ.get("CFCHECK_BENCH_THREADS", "1")),
-                    help="torch threads for the benchmarks (default 1, or CFCHECK_BENCH_THREADS)")
+    group.addoption(
+        "--bench-threads",
+        type=int,
+        default=int(os.environ.get("CFCHECK_BENCH_THREADS", "1")),
+        help="torch threads for the benchmarks (default 1, or CFCHECK_BENCH_THREADS)",
+    )
     bench_n = os.environ.get("CFCHECK_BENCH_N")
-    group.addoption("--bench-n", type=int, default=int(bench_n) if bench_n else None,
-                    help="use N images / inputs / counterfactuals instead of each benchmark's default size "
-                         "(or CFCHECK_BENCH_N); small N only checks that the benchmarks run")
-    group.addoption("--bench-superlu", action="store_true",
-                    help="ROAD: also time one block-diagonal SuperLU solve of the batch per column ordering")
+    group.addoption(
+        "--bench-n",
+        type=int,
+        default=int(bench_n) if bench_n else None,
+        help="use N images / inputs / counterfactuals instead of each benchmark's default size "
+        "(or CFCHECK_BENCH_N); small N only checks that the benchmarks run",
+    )
+    group.addoption(
+        "--bench-superlu",
+        action="store_true",
+        help="ROAD: also time one block-diagonal SuperLU solve of the batch per column ordering",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -45,9 +56,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    return (f"cfcheck benchmarks: torch {torch.__version__}, {torch.get_num_threads()} thread(s), "
-            f"sizes {'default' if config.getoption('--bench-n') is None else config.getoption('--bench-n')}, "
-            f"load average {', '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    return (
+        f"cfcheck benchmarks: torch {torch.__version__}, {torch.get_num_threads()} thread(s), "
+        f"sizes {'default' if config.getoption('--bench-n') is None else config.getoption('--bench-n')}, "
+        f"load average {', '.join(f'{v:.2f}' for v in os.getloadavg())}"
+    )
 
 
 @pytest.fixture(scope="session")

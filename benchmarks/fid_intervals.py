@@ -25,9 +25,9 @@ import torch
 from cfcheck.core.seeds import Stream, seeded
 from cfcheck.domains import get_domain
 from cfcheck.metrics.realism import fid
+from cfcheck.metrics.reference_sets import _with_engine, draw_reference, score_realism
 from cfcheck.metrics.set_intervals import SET_CI_METHODS
 from cfcheck.metrics.set_statistics import FidSets, KidSets, kid_all_pairs
-from cfcheck.metrics.reference_sets import _with_engine, draw_reference, score_realism
 from cfcheck.models.zoo import ModelZoo
 
 PER_CLASS = 12
@@ -35,8 +35,16 @@ RESAMPLES = 200
 STATISTICS = {"fid": (fid, FidSets), "kid": (kid_all_pairs, KidSets)}
 TRIED = ("fakes_only_bootstrap", "two_size")
 #: (conditional, mean shift, covariance factor): the test's settings and a narrower covariance
-SETTINGS = [(True, 0.0, 1.0), (False, 0.0, 1.0), (False, 1.5, 1.0), (False, 0.0, 1.3), (True, 0.0, 1.3),
-            (True, 1.5, 1.0), (False, 0.0, 0.77), (True, 0.0, 0.77)]
+SETTINGS = [
+    (True, 0.0, 1.0),
+    (False, 0.0, 1.0),
+    (False, 1.5, 1.0),
+    (False, 0.0, 1.3),
+    (True, 0.0, 1.3),
+    (True, 1.5, 1.0),
+    (False, 0.0, 0.77),
+    (True, 0.0, 0.77),
+]
 
 #: the draws of the simulated fakes from a repetition's seed
 FAKES = Stream("simulated fakes", start=100_000)
@@ -55,9 +63,18 @@ def _fakes(halves, seed, shift, factor):
 def _score(halves, statistic, seed, conditional, shift, factor, resamples=1, method="bootstrap"):
     fakes, classes = _fakes(halves, seed, shift, factor)
     (reference, reference_labels), _ = halves
-    return score_realism(statistic, reference, reference_labels, fakes, classes, conditional=conditional,
-                         generator=torch.Generator().manual_seed(seed), n_resamples=resamples, seed=seed,
-                         ci_method=method)
+    return score_realism(
+        statistic,
+        reference,
+        reference_labels,
+        fakes,
+        classes,
+        conditional=conditional,
+        generator=torch.Generator().manual_seed(seed),
+        n_resamples=resamples,
+        seed=seed,
+        ci_method=method,
+    )
 
 
 def _rows(parts, fraction, rng):
@@ -91,8 +108,11 @@ def _tried(halves, engine, seed, conditional, shift, factor):
         fractions.append(sum(i.shape[1] for i in index) / sum(sizes))
     # Var(T_f | sample) = a (1/f − 1) + b (1/f² − 1); Var(T_1) = a + b
     a, b = np.linalg.solve([[1 / f - 1, 1 / f**2 - 1] for f in fractions], variances)
-    a, b = (variances[0] / (1 / fractions[0] - 1), 0.0) if b < 0 else ((0.0, variances[0] / (1 / fractions[0] ** 2 - 1))
-                                                                      if a < 0 else (a, b))
+    a, b = (
+        (variances[0] / (1 / fractions[0] - 1), 0.0)
+        if b < 0
+        else ((0.0, variances[0] / (1 / fractions[0] ** 2 - 1)) if a < 0 else (a, b))
+    )
     scale = np.sqrt((a + b) / variances[0] * fractions[0] / (1 - fractions[0]))
     low, high = np.percentile(half, [2.5, 97.5])
     middle = np.median(half)
@@ -106,8 +126,12 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=200)
     parser.add_argument("--metric", choices=sorted(STATISTICS), default="fid")
     parser.add_argument("--settings", type=int, nargs="*", help="indices into SETTINGS (default: all)")
-    parser.add_argument("--intervals", nargs="*", default=[*SET_CI_METHODS, *TRIED],
-                        help=f"which intervals (default: all): {', '.join([*SET_CI_METHODS, *TRIED])}")
+    parser.add_argument(
+        "--intervals",
+        nargs="*",
+        default=[*SET_CI_METHODS, *TRIED],
+        help=f"which intervals (default: all): {', '.join([*SET_CI_METHODS, *TRIED])}",
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     features, labels = ModelZoo(get_domain("morpho"), torch.device("cpu")).realism_pool
@@ -115,14 +139,17 @@ def main() -> None:
     direction = torch.from_numpy(np.random.default_rng(0).normal(size=features.shape[1])).float()
     statistic, engine = STATISTICS[args.metric]
     print(f"{args.trials} trials, {args.draws} fresh draws, {RESAMPLES} resamples, {PER_CLASS} per class")
-    print("| setting | interval | covered | mean width / draws' spread | inside the bootstrap's | low end below, "
-          "high end above the bootstrap's |\n|---|---|---|---|---|---|")
+    print(
+        "| setting | interval | covered | mean width / draws' spread | inside the bootstrap's | low end below, "
+        "high end above the bootstrap's |\n|---|---|---|---|---|---|"
+    )
     for index in args.settings if args.settings is not None else range(len(SETTINGS)):
         conditional, shift_size, factor = SETTINGS[index]
         started = time.time()
         shift = shift_size * direction / direction.norm()
-        draws = np.array([_score(halves, statistic, s, conditional, shift, factor).value
-                          for s in range(10_000, 10_000 + args.draws)])
+        draws = np.array(
+            [_score(halves, statistic, s, conditional, shift, factor).value for s in range(10_000, 10_000 + args.draws)]
+        )
         expected, spread = draws.mean(), np.subtract(*np.percentile(draws, [97.5, 2.5]))
         intervals: dict[str, list[tuple[float, float]]] = {}
         for t in range(args.trials):
@@ -145,8 +172,9 @@ def main() -> None:
                 nested = f" | {int(((cis[:, 0] >= old[:, 0]) & (cis[:, 1] <= old[:, 1])).sum())}/{len(cis)}"
                 nested += f" | {int((cis[:, 0] < old[:, 0]).sum())}, {int((cis[:, 1] > old[:, 1]).sum())}"
             print(f"| {name} | {method} | {covered}/{len(cis)} | {width:.2f}{nested} |", flush=True)
-        print(f"<!-- {name}: expected {expected:.4g}, spread {spread:.4g}, {time.time() - started:.0f} s -->",
-              flush=True)
+        print(
+            f"<!-- {name}: expected {expected:.4g}, spread {spread:.4g}, {time.time() - started:.0f} s -->", flush=True
+        )
 
 
 if __name__ == "__main__":

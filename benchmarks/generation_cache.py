@@ -43,9 +43,25 @@ def run_once(folder: Path, profile: str, selection: str, cache: Path) -> tuple[f
     env = {**os.environ, "CFCHECK_CACHE_DIR": str(cache), "OMP_NUM_THREADS": "1"}
     started = time.monotonic()
     subprocess.run(
-        [sys.executable, "-m", "pytest", "--method=sleepy", f"--cfcheck-profile={profile}", "-k", selection,
-         "-q", "-p", "no:cacheprovider", "-p", "no:randomly"],
-        cwd=folder, env=env, check=False, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--method=sleepy",
+            f"--cfcheck-profile={profile}",
+            "-k",
+            selection,
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+        ],
+        cwd=folder,
+        env=env,
+        check=False,
+        capture_output=True,
+        text=True,
     )
     wall = time.monotonic() - started
     scorecard = json.loads((folder / "reports" / f"sleepy-{profile}" / "scorecard.json").read_text())
@@ -75,9 +91,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"stand-in method: sleeps {args.sleep:g} s per call; profile {args.profile}; -k {args.selection!r}")
         print("| run | wall (s) | generation (s) | method calls | tasks generated | tasks from cache |")
         print("|---|---|---|---|---|---|")
-        print(f"| first | {first_wall:.1f} | {g1['seconds']:.2f} | {calls_first} | {g1['tasks_generated']} | {g1['tasks_from_cache']} |")
-        print(f"| second | {second_wall:.1f} | {g2['seconds']:.2f} | {calls_second} | {g2['tasks_generated']} | {g2['tasks_from_cache']} |")
-        print(f"second run's generation phase: {100 * g2['seconds'] / max(g1['seconds'], 1e-9):.2f}% of the first's (target <= 5%)")
+        print(
+            f"| first | {first_wall:.1f} | {g1['seconds']:.2f} | {calls_first} | {g1['tasks_generated']} | {g1['tasks_from_cache']} |"
+        )
+        print(
+            f"| second | {second_wall:.1f} | {g2['seconds']:.2f} | {calls_second} | {g2['tasks_generated']} | {g2['tasks_from_cache']} |"
+        )
+        print(
+            f"second run's generation phase: {100 * g2['seconds'] / max(g1['seconds'], 1e-9):.2f}% of the first's (target <= 5%)"
+        )
         print(f"whole second run: {first_wall / second_wall:.1f}x faster (target >= 10x)")
         print(f"scores identical: {scores(first) == scores(second)} ({len(first['scores'])} scores)")
     return 0

@@ -40,10 +40,19 @@ def stand_in_cnn(seed: int = 0) -> nn.Module:
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         model = nn.Sequential(
-            nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(64, 64, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(2),
-            nn.Flatten(), nn.Linear(256, 64), nn.ReLU(), nn.Linear(64, 10),
+            nn.Conv2d(1, 32, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(32, 64, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(64, 64, 3, padding=1),
+            nn.ReLU(),
+            nn.AdaptiveAvgPool2d(2),
+            nn.Flatten(),
+            nn.Linear(256, 64),
+            nn.ReLU(),
+            nn.Linear(64, 10),
         )
     model.eval()
     for parameter in model.parameters():
@@ -76,8 +85,9 @@ def run_method(method, x, target, classifier):
     generator = torch.Generator().manual_seed(SEED)
     outputs, masks = [], []
     for start in range(0, len(x), BATCH_SIZE):
-        out = method.explain(x[start : start + BATCH_SIZE], target[start : start + BATCH_SIZE], classifier,
-                             generator=generator)
+        out = method.explain(
+            x[start : start + BATCH_SIZE], target[start : start + BATCH_SIZE], classifier, generator=generator
+        )
         x_cf, valid = out if isinstance(out, tuple) else (out, torch.ones(len(out), dtype=torch.bool))
         outputs.append(x_cf)
         masks.append(valid)

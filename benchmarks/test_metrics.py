@@ -113,8 +113,9 @@ def test_metric(benchmark, figures, data, name):
 def test_fid_bootstrap_ci(benchmark, figures, data):
     *_, feats_x, feats_c = data
     benchmark.group = "metrics"
-    low, high = benchmark.pedantic(lambda: bootstrap_set_ci(feats_x, feats_c, fid, n_resamples=RESAMPLES),
-                                   rounds=3, iterations=1)
+    low, high = benchmark.pedantic(
+        lambda: bootstrap_set_ci(feats_x, feats_c, fid, n_resamples=RESAMPLES), rounds=3, iterations=1
+    )
     assert low <= high
     seconds = figures.seconds("median")
     if seconds is not None:

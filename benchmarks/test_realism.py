@@ -37,13 +37,29 @@ def task(size):
     return features, target, *zoo.realism_pool_for(target)
 
 
-def score_all(features: torch.Tensor, target: torch.Tensor, pool: torch.Tensor, labels: torch.Tensor,
-              ) -> dict[str, RealismScore]:
+def score_all(
+    features: torch.Tensor,
+    target: torch.Tensor,
+    pool: torch.Tensor,
+    labels: torch.Tensor,
+) -> dict[str, RealismScore]:
     reference_store.forget_recent()  # every round reads what it does not compute from disk
-    return {f"{name}_{part}": score_realism(
-        statistic, pool, labels, features, target, conditional=part == "target",
-        generator=torch.Generator().manual_seed(seeded(0, REALISM_DRAWS, 1)), n_resamples=SET_RESAMPLES, seed=0,
-        ci_method=ci_method) for name, (statistic, ci_method) in REALISM_STATISTICS.items() for part in ("target", "domain")}
+    return {
+        f"{name}_{part}": score_realism(
+            statistic,
+            pool,
+            labels,
+            features,
+            target,
+            conditional=part == "target",
+            generator=torch.Generator().manual_seed(seeded(0, REALISM_DRAWS, 1)),
+            n_resamples=SET_RESAMPLES,
+            seed=0,
+            ci_method=ci_method,
+        )
+        for name, (statistic, ci_method) in REALISM_STATISTICS.items()
+        for part in ("target", "domain")
+    }
 
 
 _SCORES: dict[str, dict[str, RealismScore]] = {}
@@ -54,11 +70,13 @@ def test_realism_scores(benchmark, figures, task, store, tmp_path, monkeypatch):
     benchmark.group = f"realism: eight scores on a task of {len(task[0])}"
     monkeypatch.setenv("CFCHECK_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("CFCHECK_NO_DERIVED_CACHE", "1" if store == "cold" else "0")
-    _SCORES[store] = benchmark.pedantic(score_all, args=task, rounds=3, iterations=1,
-                                        warmup_rounds=1 if store == "warm" else 0)
+    _SCORES[store] = benchmark.pedantic(
+        score_all, args=task, rounds=3, iterations=1, warmup_rounds=1 if store == "warm" else 0
+    )
     figures.keep(f"realism:{store}")
     figures.ratio("cold_over_warm", "realism:cold", "realism:warm")
     if len(_SCORES) == 2:  # the same numbers either way
         cold, warm = _SCORES["cold"], _SCORES["warm"]
-        assert all((cold[k].value, cold[k].ci, cold[k].floors) == (warm[k].value, warm[k].ci, warm[k].floors)
-                   for k in cold)
+        assert all(
+            (cold[k].value, cold[k].ci, cold[k].floors) == (warm[k].value, warm[k].ci, warm[k].floors) for k in cold
+        )

@@ -29,12 +29,18 @@ from cfcheck.metrics.removal import NEIGHBOUR_WEIGHTS, noisy_linear_imputation, 
 
 FRACTION = 0.5
 ORDERINGS = ("NATURAL", "COLAMD", "MMD_AT_PLUS_A", "MMD_ATA")
-WAYS = ["build + spsolve loop", "spsolve loop only", "batched float32", "batched float64",
-        *(f"block-diagonal SuperLU {ordering}" for ordering in ORDERINGS)]
+WAYS = [
+    "build + spsolve loop",
+    "spsolve loop only",
+    "batched float32",
+    "batched float64",
+    *(f"block-diagonal SuperLU {ordering}" for ordering in ORDERINGS),
+]
 
 
-def _with_diagonal(entries_i: list[np.ndarray], entries_j: list[np.ndarray], entries_v: list[np.ndarray],
-                   diagonal: np.ndarray) -> sp.csc_matrix:
+def _with_diagonal(
+    entries_i: list[np.ndarray], entries_j: list[np.ndarray], entries_v: list[np.ndarray], diagonal: np.ndarray
+) -> sp.csc_matrix:
     """The sparse system of the off-diagonal entries gathered per neighbour offset, plus the diagonal."""
     size = len(diagonal)
     rows = np.concatenate([*entries_i, np.arange(size)])

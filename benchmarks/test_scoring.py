@@ -35,12 +35,13 @@ from collections.abc import Callable
 import pytest
 import torch
 
+from cfcheck.core.seeds import REALISM_DRAWS, seeded
 from cfcheck.domains import get_domain
 from cfcheck.domains.morpho.rendering import render
 from cfcheck.domains.morpho.scm import sample_factors
 from cfcheck.metrics.closeness import elastic_net_distance, minkowski_distance, perceptual_distance
+from cfcheck.metrics.reference_sets import REALISM_STATISTICS, score_realism
 from cfcheck.metrics.sanity import ota_gain, randomisation_similarity
-from cfcheck.core.seeds import REALISM_DRAWS, seeded
 from cfcheck.metrics.stats import summarize
 from cfcheck.metrics.validity import (
     class_changes,
@@ -51,7 +52,6 @@ from cfcheck.metrics.validity import (
     original_hits,
     target_hits,
 )
-from cfcheck.metrics.reference_sets import REALISM_STATISTICS, score_realism
 from cfcheck.models.zoo import ModelZoo
 
 CLASSIFIER = "cnn"
@@ -73,12 +73,23 @@ def build(n: int, pool_factor: float, task_size: int, pool_size: int | None = No
     extra_factors = sample_factors(extra, seed=9_001)
     pool_images = torch.cat([pool.images, render(extra_factors)])
     pool_labels = torch.cat([pool.labels, extra_factors.digit.long()])
-    return {"x": data.images, "x_cf": x_cf, "target": target, "randomised_cf": randomised_cf,
-            "pool_images": pool_images, "pool_labels": pool_labels}
+    return {
+        "x": data.images,
+        "x_cf": x_cf,
+        "target": target,
+        "randomised_cf": randomised_cf,
+        "pool_images": pool_images,
+        "pool_labels": pool_labels,
+    }
 
 
-def score_all(zoo: ModelZoo, d: dict[str, torch.Tensor], resamples: int, task_size: int, seed: int = 0,
-              ) -> dict[str, float]:
+def score_all(
+    zoo: ModelZoo,
+    d: dict[str, torch.Tensor],
+    resamples: int,
+    task_size: int,
+    seed: int = 0,
+) -> dict[str, float]:
     """Every VCE score with its CI, per task of ``task_size`` counterfactuals (0: one task);
     returns seconds per stage (the forward passes included)."""
     times: dict[str, float] = {}
@@ -94,8 +105,10 @@ def score_all(zoo: ModelZoo, d: dict[str, torch.Tensor], resamples: int, task_si
 
     x_all, cf_all, target_all = d["x"], d["x_cf"], d["target"]
     names = [CLASSIFIER, *zoo.oracles, *zoo.attribute_oracles.values()]
-    logits = stage("forward: classifier + oracles", lambda: {
-        (m, on): zoo.logits(m, x_all if on == "x" else cf_all) for m in names for on in ("x", "cf")})
+    logits = stage(
+        "forward: classifier + oracles",
+        lambda: {(m, on): zoo.logits(m, x_all if on == "x" else cf_all) for m in names for on in ("x", "cf")},
+    )
     features_all = stage("forward: embedding (realism)", lambda: zoo.embed(cf_all))
     distances_all = stage("forward: perceptual distance", lambda: perceptual_distance(x_all, cf_all, zoo.feature_maps))
     pool_features, pool_labels = d["pool_features"], d["pool_labels"]
@@ -131,11 +144,21 @@ def score_all(zoo: ModelZoo, d: dict[str, torch.Tensor], resamples: int, task_si
         stage("closeness: distances, LVS (bootstrap)", closeness)
         for statistic, (function, ci_method) in REALISM_STATISTICS.items():
             for metric in (f"{statistic}_target", f"{statistic}_domain"):
-                stage(f"realism: {metric} (+5 floors, set CI)", lambda function=function, metric=metric, ci_method=ci_method:
-                      score_realism(function, pool_features, pool_labels, features, target,
-                                    conditional=metric.endswith("_target"),
-                                    generator=torch.Generator().manual_seed(seeded(seed, REALISM_DRAWS, 1)),
-                                    n_resamples=min(SET_RESAMPLES, resamples), seed=seed, ci_method=ci_method))
+                stage(
+                    f"realism: {metric} (+5 floors, set CI)",
+                    lambda function=function, metric=metric, ci_method=ci_method: score_realism(
+                        function,
+                        pool_features,
+                        pool_labels,
+                        features,
+                        target,
+                        conditional=metric.endswith("_target"),
+                        generator=torch.Generator().manual_seed(seeded(seed, REALISM_DRAWS, 1)),
+                        n_resamples=min(SET_RESAMPLES, resamples),
+                        seed=seed,
+                        ci_method=ci_method,
+                    ),
+                )
 
         def sanity() -> None:
             hits_cf = committee_target_hits([pred[o, "cf"] for o in zoo.oracles], target)

@@ -1,6 +1,6 @@
 """Kept for old links: the verdict matrix is ``cfcheck calibrate`` (cfcheck/calibration.py).
 
-    python benchmarks/verdict_matrix.py [--profile quick] [--out reports/published]
+python benchmarks/verdict_matrix.py [--profile quick] [--out reports/published]
 """
 
 from cfcheck.calibration.run import main

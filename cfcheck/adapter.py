@@ -94,8 +94,9 @@ def _report_name(module: ModuleType, default: str, spec: str) -> str:
     if declared is None:
         return default
     if not isinstance(declared, str) or not declared.strip():
-        raise pytest.UsageError(f"--method={spec}: {module.__name__}.cfcheck_name must be a non-empty str, "
-                                f"got {declared!r}")
+        raise pytest.UsageError(
+            f"--method={spec}: {module.__name__}.cfcheck_name must be a non-empty str, got {declared!r}"
+        )
     return declared
 
 

@@ -43,8 +43,11 @@ class Baseline:
         data = load_scorecard(path)
         legacy = int(data.get("format", 1)) < 3
         scores = {
-            (f"{s['metric']}[{s['task']}]" if legacy
-             else identity_key(s["kind"], s["domain"], s["suite"], s["metric"], s["task"])): float(s["value"])
+            (
+                f"{s['metric']}[{s['task']}]"
+                if legacy
+                else identity_key(s["kind"], s["domain"], s["suite"], s["metric"], s["task"])
+            ): float(s["value"])
             for s in data["scores"]
             if s.get("value") is not None
         }

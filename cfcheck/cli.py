@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-
 #: an example per subcommand, shown at the end of its --help (and all of them under cfcheck --help)
 EXAMPLES = {
     "new-adapter": "cfcheck new-adapter vce my_method.py && pytest --method=my_method.py --cfcheck-profile quick",
@@ -34,18 +33,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     from cfcheck.core.retrain import add_retrain_arguments
     from cfcheck.kinds.protocols import MethodKind  # torch-free
 
-    parser = argparse.ArgumentParser(prog="cfcheck", description=__doc__, epilog=_epilog(*EXAMPLES),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="cfcheck",
+        description=__doc__,
+        epilog=_epilog(*EXAMPLES),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     def command(name: str, **kwargs: Any) -> argparse.ArgumentParser:
-        return commands.add_parser(name, epilog=_epilog(name), formatter_class=argparse.RawDescriptionHelpFormatter,
-                                   **kwargs)
+        return commands.add_parser(
+            name, epilog=_epilog(name), formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs
+        )
 
     new_adapter = command("new-adapter", help="write a ten-line adapter for a method kind into a file of yours")
     new_adapter.add_argument("kind", choices=[kind.value for kind in MethodKind], help="the method kind")
-    new_adapter.add_argument("path", type=Path, nargs="?", default=None,
-                             help="the file to write (default: my_<kind>.py here); never overwritten")
+    new_adapter.add_argument(
+        "path",
+        type=Path,
+        nargs="?",
+        default=None,
+        help="the file to write (default: my_<kind>.py here); never overwritten",
+    )
 
     add_retrain_arguments(command("retrain", help="retrain the bundled reference models deterministically"))
 
@@ -59,22 +68,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary.add_argument("path", type=Path)
     summary.add_argument("--failures", action="store_true", help="only scores that failed or regressed")
 
-    compare = command("compare", help="compare runs of different methods: rank-based leaderboard per suite and paired tests")
+    compare = command(
+        "compare", help="compare runs of different methods: rank-based leaderboard per suite and paired tests"
+    )
     compare.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="run folders (at least two)")
-    compare.add_argument("--output", type=Path, default=None, metavar="DIR",
-                         help="write comparison.md and comparison.html here (default: print the Markdown)")
+    compare.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="write comparison.md and comparison.html here (default: print the Markdown)",
+    )
     compare.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples per paired test")
     compare.add_argument("--seed", type=int, default=0, help="seed of the paired bootstraps")
-    compare.add_argument("--set-permutations", type=int, default=200, metavar="N",
-                         help="swaps per permutation test of a set-level score (FID, KID, density, coverage) "
-                              "where both runs kept per-input features; 0 skips those tests")
+    compare.add_argument(
+        "--set-permutations",
+        type=int,
+        default=200,
+        metavar="N",
+        help="swaps per permutation test of a set-level score (FID, KID, density, coverage) "
+        "where both runs kept per-input features; 0 skips those tests",
+    )
 
     merge = command("merge", help="join the run folders of a sharded run (--cfcheck-shard) into one scorecard")
     merge.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="the run folder of every shard")
     merge.add_argument("--output", type=Path, required=True, metavar="DIR", help="where the merged scorecard goes")
 
     commands.add_parser(
-        "calibrate", add_help=False,
+        "calibrate",
+        add_help=False,
         help="run every bundled control through the suites; print the verdict matrix and calibration table",
     )
     if argv is None:
@@ -105,7 +127,9 @@ def _new_adapter(args: argparse.Namespace) -> int:
         raise ValueError(f"{path} exists; cfcheck new-adapter never overwrites a file (choose another path)")
     template = importlib.import_module(f"cfcheck.kinds.{args.kind}.template").ADAPTER
     path.write_text(template.format(name=path.stem), encoding="utf-8")
-    print(f"wrote {path}: replace the placeholder with your method, then run\n  pytest --method={path} --cfcheck-profile quick")
+    print(
+        f"wrote {path}: replace the placeholder with your method, then run\n  pytest --method={path} --cfcheck-profile quick"
+    )
     return 0
 
 
@@ -115,8 +139,9 @@ def _retrain(args: argparse.Namespace) -> int:
     from cfcheck.domains import available_domains, get_domain
     from cfcheck.domains.base import BundledDomain
 
-    request = retrain_request(args, args.domain if args.domain is not None
-                              else _domain_holding(args.only or [], available_domains()))
+    request = retrain_request(
+        args, args.domain if args.domain is not None else _domain_holding(args.only or [], available_domains())
+    )
     domain = get_domain(request.domain)
     if not isinstance(domain, BundledDomain):
         raise ValueError(f"domain {request.domain!r} has no bundled models: cfcheck retrains the models it ships")
@@ -136,12 +161,16 @@ def _domain_holding(names: list[str], domains: Sequence[str]) -> str:
 
 
 def _cards(args: argparse.Namespace) -> int:
-    from cfcheck.reporting.card_evidence import bundled_evidence
     from cfcheck.metrics.cards import CARDS, card_of, format_card
+    from cfcheck.reporting.card_evidence import bundled_evidence
 
     cards = [card_of(key) for key in args.keys] if args.keys else list(CARDS.values())  # `key:variant` reads its card
-    print("\n\n".join(format_card(card, bundled_evidence(card.key), function_sources(card.computed_by) if args.keys else None)
-                       for card in cards))
+    print(
+        "\n\n".join(
+            format_card(card, bundled_evidence(card.key), function_sources(card.computed_by) if args.keys else None)
+            for card in cards
+        )
+    )
     return 0
 
 
@@ -158,7 +187,9 @@ def function_sources(names: Sequence[str]) -> dict[str, str]:
         try:
             function = inspect.unwrap(getattr(importlib.import_module(module_name), attribute))
             path = Path(inspect.getsourcefile(function) or "?").resolve()
-            found[name] = f"{path.relative_to(root) if path.is_relative_to(root) else path}:{inspect.getsourcelines(function)[1]}"
+            found[name] = (
+                f"{path.relative_to(root) if path.is_relative_to(root) else path}:{inspect.getsourcelines(function)[1]}"
+            )
         except (ImportError, AttributeError, TypeError, OSError) as error:
             found[name] = f"not found: {error}"
     return found
@@ -190,11 +221,15 @@ def _summary(args: argparse.Namespace) -> int:
     print(f"{scorecard['method']} — {scorecard['status']}, profile {scorecard['profile']['name']}")
     for row in [HEADER, *rows]:
         print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
-    verdicts = {v: sum(1 for s in scorecard["scores"] if s.get("verdict") == v) for v in ("fail", "error", "inconclusive")}
+    verdicts = {
+        v: sum(1 for s in scorecard["scores"] if s.get("verdict") == v) for v in ("fail", "error", "inconclusive")
+    }
     regressed = sum(1 for s in scorecard["scores"] if s.get("regressed"))
     failed = verdicts["fail"] + verdicts["error"] + regressed
-    print(f"{len(scorecard['scores'])} scores: {verdicts['fail']} failed, {verdicts['error']} could not be computed, "
-          f"{verdicts['inconclusive']} inconclusive, {regressed} regressed")
+    print(
+        f"{len(scorecard['scores'])} scores: {verdicts['fail']} failed, {verdicts['error']} could not be computed, "
+        f"{verdicts['inconclusive']} inconclusive, {regressed} regressed"
+    )
     return 1 if failed else 0
 
 
@@ -203,8 +238,12 @@ def _compare(args: argparse.Namespace) -> int:
     from cfcheck.reporting.compare import compare_runs, load_run
     from cfcheck.reporting.compare_render import render_html, render_markdown
 
-    comparison = compare_runs([load_run(path) for path in args.runs], resamples=args.resamples, seed=args.seed,
-                              set_resamples=args.set_permutations)
+    comparison = compare_runs(
+        [load_run(path) for path in args.runs],
+        resamples=args.resamples,
+        seed=args.seed,
+        set_resamples=args.set_permutations,
+    )
     if args.output is None:
         print(render_markdown(comparison), end="")
         return 0
@@ -222,7 +261,13 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 _COMMANDS = {
-    "new-adapter": _new_adapter, "retrain": _retrain, "cards": _cards, "models": _models, "summary": _summary, "compare": _compare, "merge": _merge,
+    "new-adapter": _new_adapter,
+    "retrain": _retrain,
+    "cards": _cards,
+    "models": _models,
+    "summary": _summary,
+    "compare": _compare,
+    "merge": _merge,
 }
 
 if __name__ == "__main__":  # pragma: no cover

@@ -119,7 +119,9 @@ def parse_views(names: list[str]) -> frozenset[MethodKind]:
     if unknown:
         raise pytest.UsageError(
             f"--cfcheck-view: no view as {', '.join(map(repr, unknown))}; available: "
-            + "; ".join(f"{target.value} (for {source.value} methods: {what})" for (source, target), (_, what) in VIEWS.items())
+            + "; ".join(
+                f"{target.value} (for {source.value} methods: {what})" for (source, target), (_, what) in VIEWS.items()
+            )
         )
     return frozenset(targets[name] for name in names)
 
@@ -141,8 +143,11 @@ def resolve_domains(config: pytest.Config, settings: dict[str, Any]) -> tuple[di
 
     # each resolved once, so known by name from now on, whether or not the run selects it (a factory a
     # hook returns is called once: a second call would make a second object under the same name)
-    hooked = [(spec if isinstance(spec, str) else repr(spec), resolved(spec))
-              for found in config.hook.pytest_cfcheck_domains(config=config) or [] for spec in found or []]
+    hooked = [
+        (spec if isinstance(spec, str) else repr(spec), resolved(spec))
+        for found in config.hook.pytest_cfcheck_domains(config=config) or []
+        for spec in found or []
+    ]
     specs: list[str] = split_list(config.getoption("cfcheck_domain"))
     configured = settings.get("domains", [])
     if isinstance(configured, str) or not all(isinstance(s, str) for s in configured):
@@ -157,8 +162,9 @@ def resolve_domains(config: pytest.Config, settings: dict[str, Any]) -> tuple[di
             broken[label] = domain
             continue
         if domain.name in chosen and chosen[domain.name] is not domain:
-            broken[label] = (f"two domains are named {domain.name!r} in this run; domain names identify scores "
-                             "and must be unique")
+            broken[label] = (
+                f"two domains are named {domain.name!r} in this run; domain names identify scores and must be unique"
+            )
             continue
         chosen[domain.name] = domain
     return chosen, broken

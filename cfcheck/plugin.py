@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from cfcheck import faults
+from cfcheck.adapter import PLUGIN_NAME, load_method
 from cfcheck.core import xdist_groups
+from cfcheck.core.devices import describe_device, pin_worker_device
+from cfcheck.core.threads import share_cpu_between_xdist_workers
+from cfcheck.kinds.contract import CONTRACT_FIXTURE, parametrize_contract
+from cfcheck.kinds.protocols import MethodKind
+from cfcheck.kinds.registry import kind_fixtures, kind_markers, task_sets
 from cfcheck.options import add_options, parse_views, resolve_device, resolve_domains, split_list
 from cfcheck.plugin_fixtures import (  # noqa: F401 - fixtures, registered with the plugin
     DOMAIN_FIXTURE,
@@ -32,13 +38,7 @@ from cfcheck.plugin_fixtures import (  # noqa: F401 - fixtures, registered with 
     cfcheck_session,
     session_key,
 )
-from cfcheck.adapter import PLUGIN_NAME, load_method
-from cfcheck.kinds.contract import CONTRACT_FIXTURE, parametrize_contract
-from cfcheck.kinds.protocols import MethodKind
-from cfcheck.kinds.registry import kind_fixtures, kind_markers, task_sets
 from cfcheck.profiles import read_user_settings, resolve_profile
-from cfcheck.core.devices import describe_device, pin_worker_device
-from cfcheck.core.threads import share_cpu_between_xdist_workers
 
 if TYPE_CHECKING:  # the session loads only when a method is under test
     from cfcheck.session import CfcheckSession
@@ -61,8 +61,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{KIND_MARKER}(kind): the method kind a cfcheck suite applies to")
     for signature, text in kind_markers().items():  # each kind's own markers, declared in its folder
         config.addinivalue_line("markers", f"{signature}: {text}")
-    config.addinivalue_line("markers", f"{TASKS_MARKER}(which): the tasks a suite runs on, one of "
-                            f"{', '.join(map(repr, task_sets()))} (the kinds' task sets)")
+    config.addinivalue_line(
+        "markers",
+        f"{TASKS_MARKER}(which): the tasks a suite runs on, one of "
+        f"{', '.join(map(repr, task_sets()))} (the kinds' task sets)",
+    )
     if not config.pluginmanager.hasplugin("xdist"):  # the task marker must not warn without xdist
         config.addinivalue_line("markers", "xdist_group(name): run together under --dist loadgroup")
     try:
@@ -98,9 +101,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.args[:] = [str(Path(cfcheck.suites.__file__).parent)]
     from cfcheck.baseline import Baseline
     from cfcheck.core.cache import GenerationCache, default_cache_dir
-    from cfcheck.session import CfcheckSession
-
     from cfcheck.core.sharding import Shard
+    from cfcheck.session import CfcheckSession
 
     try:
         shard = Shard.parse(config.getoption("cfcheck_shard")) if config.getoption("cfcheck_shard") else None
@@ -118,7 +120,9 @@ def pytest_configure(config: pytest.Config) -> None:
     share_cpu_between_xdist_workers(config)
     xdist_groups.install(config)
     report_dir = config.getoption("cfcheck_report_dir")
-    cache_dir = None if config.getoption("cfcheck_no_cache") else (config.getoption("cfcheck_cache_dir") or default_cache_dir())
+    cache_dir = (
+        None if config.getoption("cfcheck_no_cache") else (config.getoption("cfcheck_cache_dir") or default_cache_dir())
+    )
     config.stash[session_key] = cf_session = CfcheckSession(
         method=method,
         profile=profile,
@@ -199,7 +203,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
     domains, reason = session.domains_for(marker.args[0])
     if not domains:
-        metafunc.parametrize("cfcheck_task", [pytest.param(None, id="no-domain", marks=pytest.mark.skip(reason=reason or "no domain is selected"))])
+        metafunc.parametrize(
+            "cfcheck_task",
+            [pytest.param(None, id="no-domain", marks=pytest.mark.skip(reason=reason or "no domain is selected"))],
+        )
         return
     kind_spec(marker.args[0]).parametrize(metafunc, session, domains)
     _parametrize_method_domain(metafunc, session, domains)
@@ -339,9 +346,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         f"{len(session.records) - sum(counts.values())} without a bar; {regressed} regressed"
     )
     generated = session.generation_summary()
-    extra = (f"the suites' further calls (composition cycles): {int(generated.get('extra_calls_generated', 0))} "
-             f"made, {int(generated.get('extra_calls_from_cache', 0))} read from the cache; "
-             if generated.get("extra_calls_generated") or generated.get("extra_calls_from_cache") else "")
+    extra = (
+        f"the suites' further calls (composition cycles): {int(generated.get('extra_calls_generated', 0))} "
+        f"made, {int(generated.get('extra_calls_from_cache', 0))} read from the cache; "
+        if generated.get("extra_calls_generated") or generated.get("extra_calls_from_cache")
+        else ""
+    )
     terminalreporter.write_line(
         f"generation: {int(generated.get('tasks_generated', 0))} tasks generated by the method, "
         f"{int(generated.get('tasks_from_cache', 0))} read from the cache ({generated.get('seconds', 0.0):.1f} s); "

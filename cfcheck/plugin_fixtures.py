@@ -111,7 +111,8 @@ def cfcheck_method(request: pytest.FixtureRequest, cfcheck_session: CfcheckSessi
     found, ignored = kind_detection(method)
     if cfcheck_session.kind_reasons is None:
         cfcheck_session.kind_reasons = [f"{kind.value}: {why}" for kind, why in found] + [
-            f"not taken: {why}" for why in ignored]
+            f"not taken: {why}" for why in ignored
+        ]
     marker = request.node.get_closest_marker(KIND_MARKER)
     if marker is not None:
         required = MethodKind(marker.args[0])
@@ -119,13 +120,19 @@ def cfcheck_method(request: pytest.FixtureRequest, cfcheck_session: CfcheckSessi
         if required not in kinds:
             if required in cfcheck_session.views and view_source(kinds, required) is not None:
                 domain = _test_domain(request, cfcheck_session).name
-                return cfcheck_session.memo(("view", required, domain), lambda: _view(method, required, cfcheck_session))
+                return cfcheck_session.memo(
+                    ("view", required, domain), lambda: _view(method, required, cfcheck_session)
+                )
             implemented = ", ".join(sorted(k.value for k in kinds))
-            hint = (f" (--cfcheck-view {required.value} scores it through its view as one)"
-                    if view_source(kinds, required) is not None else "")
+            hint = (
+                f" (--cfcheck-view {required.value} scores it through its view as one)"
+                if view_source(kinds, required) is not None
+                else ""
+            )
             unmatched = "".join(f"; {why}" for why in ignored if f"not the {required.value} call" in why)
-            pytest.skip(f"suite for {required.value} methods; {type(method).__name__} implements {implemented}"
-                        f"{hint}{unmatched}")
+            pytest.skip(
+                f"suite for {required.value} methods; {type(method).__name__} implements {implemented}{hint}{unmatched}"
+            )
     return method
 
 
@@ -135,8 +142,10 @@ def _view(method: Any, kind: MethodKind, session: CfcheckSession) -> Any:
     from cfcheck.kinds import view_as
 
     view: Any = view_as(method, kind)  # any object: the view's class is the kind's
-    view.cfcheck_version = (f"view {type(view).__name__} {method_fingerprint(view, None)} of "
-                            f"{method_fingerprint(method, session.method.module)}")
+    view.cfcheck_version = (
+        f"view {type(view).__name__} {method_fingerprint(view, None)} of "
+        f"{method_fingerprint(method, session.method.module)}"
+    )
     return view
 
 

@@ -25,6 +25,8 @@ else:  # pragma: no cover - exercised only on Python 3.10
     import tomli as tomllib
 
 PROFILE_NAMES = ("quick", "standard", "full")
+
+
 def _kinds() -> tuple[str, ...]:
     from cfcheck.kinds.protocols import MethodKind  # torch-free
 
@@ -245,7 +247,7 @@ def _coerce(key: str, value: Any) -> Any:
 def _parse_threshold(metric: str, bound: Any, default: Threshold | None) -> Threshold:
     """Accept ``metric = 0.9`` (keeping the default direction) or ``{min = 0.9}``/``{max = 2}``."""
     if isinstance(bound, Mapping) and len(bound) == 1:
-        (kind, value), = bound.items()
+        ((kind, value),) = bound.items()
         if isinstance(value, (int, float)):
             return Threshold(float(value), str(kind))
     if isinstance(bound, (int, float)) and not isinstance(bound, bool):

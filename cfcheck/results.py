@@ -25,11 +25,35 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SCORE_COLUMNS", "SAMPLE_COLUMNS", "ResultsError", "load_scores", "load_samples", "scorecard_path",
-           "scores_frame", "metric_direction"]
+__all__ = [
+    "SCORE_COLUMNS",
+    "SAMPLE_COLUMNS",
+    "ResultsError",
+    "load_scores",
+    "load_samples",
+    "scorecard_path",
+    "scores_frame",
+    "metric_direction",
+]
 
-SCORE_COLUMNS = ["method", "run", "profile", "kind", "domain", "suite", "metric", "task", "seed", "value", "ci_low",
-                 "ci_high", "n", "verdict", "threshold", "direction"]
+SCORE_COLUMNS = [
+    "method",
+    "run",
+    "profile",
+    "kind",
+    "domain",
+    "suite",
+    "metric",
+    "task",
+    "seed",
+    "value",
+    "ci_low",
+    "ci_high",
+    "n",
+    "verdict",
+    "threshold",
+    "direction",
+]
 SAMPLE_COLUMNS = ["method", "run", "kind", "domain", "suite", "metric", "task", "seed", "sample", "input", "value"]
 _SEED = re.compile(r"(?:^|/)seed(\d+)(?:/|$)")
 
@@ -102,15 +126,26 @@ def scores_frame(cards: Iterable[tuple[str, str, dict[str, Any]]]):
         profile = card.get("profile", {}).get("name")
         for record in card["scores"]:
             metric, task = str(record.get("metric")), str(record.get("task"))
-            rows.append({
-                "method": method, "run": run, "profile": profile,
-                "kind": record.get("kind") or "-", "domain": record.get("domain") or "-",
-                "suite": str(record.get("suite")), "metric": metric, "task": task, "seed": _seed(task, seeds),
-                "value": _float(record.get("value")), "ci_low": _float(record.get("ci_low")),
-                "ci_high": _float(record.get("ci_high")), "n": _float(record.get("n")),
-                "verdict": record.get("verdict"), "threshold": record.get("threshold"),
-                "direction": metric_direction(metric, record.get("direction")),
-            })
+            rows.append(
+                {
+                    "method": method,
+                    "run": run,
+                    "profile": profile,
+                    "kind": record.get("kind") or "-",
+                    "domain": record.get("domain") or "-",
+                    "suite": str(record.get("suite")),
+                    "metric": metric,
+                    "task": task,
+                    "seed": _seed(task, seeds),
+                    "value": _float(record.get("value")),
+                    "ci_low": _float(record.get("ci_low")),
+                    "ci_high": _float(record.get("ci_high")),
+                    "n": _float(record.get("n")),
+                    "verdict": record.get("verdict"),
+                    "threshold": record.get("threshold"),
+                    "direction": metric_direction(metric, record.get("direction")),
+                }
+            )
     frame = pd.DataFrame(rows, columns=SCORE_COLUMNS)
     frame["n"] = frame["n"].astype("Int64")
     frame["seed"] = frame["seed"].astype("Int64")

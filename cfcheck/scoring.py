@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import torch
 
+from cfcheck.core.records import ScoreRecord
+from cfcheck.core.set_features import SetFeatures
 from cfcheck.metrics.cards import CARDS, PROPORTION_UNITS, Bar, MetricCard, card_of
 from cfcheck.metrics.key import MetricKey
 from cfcheck.metrics.stats import summarize, verdict
-from cfcheck.core.records import ScoreRecord
-from cfcheck.core.set_features import SetFeatures
 
 if TYPE_CHECKING:
     from cfcheck.session import CfcheckSession
@@ -102,8 +102,12 @@ class ScoreRecorder:
             if ci is not None:
                 value, (ci_low, ci_high), n = float(values.mean()), (float(ci[0]), float(ci[1])), values.numel()
             else:
-                summary = summarize(values, n_resamples=profile.bootstrap_resamples, seed=self.session.seed,
-                                    indicators=None if card.units == PROPORTION_UNITS else False)
+                summary = summarize(
+                    values,
+                    n_resamples=profile.bootstrap_resamples,
+                    seed=self.session.seed,
+                    indicators=None if card.units == PROPORTION_UNITS else False,
+                )
                 value, (ci_low, ci_high), n = summary.value, (summary.ci_low, summary.ci_high), summary.n
             sample_list = values.tolist()
         elif value is not None and n is not None:
@@ -116,9 +120,17 @@ class ScoreRecorder:
         if bar is not None:
             outcome = verdict(float(value), float(ci_low), float(ci_high), bar.resolve(floor), bar.kind)
         record = self._record(
-            card, metric, value=float(value), n=int(n), ci=(float(ci_low), float(ci_high)),
-            threshold=bar.describe(floor) if bar else None, verdict=outcome, samples=sample_list,
-            labels=labels, extra=extra, set_features=set_features,
+            card,
+            metric,
+            value=float(value),
+            n=int(n),
+            ci=(float(ci_low), float(ci_high)),
+            threshold=bar.describe(floor) if bar else None,
+            verdict=outcome,
+            samples=sample_list,
+            labels=labels,
+            extra=extra,
+            set_features=set_features,
         )
         regression = None
         if self.session.baseline is not None:
@@ -162,17 +174,35 @@ class ScoreRecorder:
         card = CARDS.get(key.card)
         bar = self.bar(key)[1] if card is not None else None
         record = self._record(
-            card, str(key), value=math.nan, n=0, ci=(math.nan, math.nan),
-            threshold=bar.describe() if bar else None, verdict="error", reason=reason,
+            card,
+            str(key),
+            value=math.nan,
+            n=0,
+            ci=(math.nan, math.nan),
+            threshold=bar.describe() if bar else None,
+            verdict="error",
+            reason=reason,
         )
         self._publish(record)
         return record
 
     # -- helpers ------------------------------------------------------------------------------
-    def _record(self, card: MetricCard | None, metric: str, *, value: float, n: int, ci: tuple[float, float],
-                threshold: str | None, verdict: str | None, reason: str | None = None,
-                samples: list[float] | None = None, labels: dict[str, list[Any]] | None = None,
-                extra: dict[str, Any] | None = None, set_features: SetFeatures | None = None) -> ScoreRecord:
+    def _record(
+        self,
+        card: MetricCard | None,
+        metric: str,
+        *,
+        value: float,
+        n: int,
+        ci: tuple[float, float],
+        threshold: str | None,
+        verdict: str | None,
+        reason: str | None = None,
+        samples: list[float] | None = None,
+        labels: dict[str, list[Any]] | None = None,
+        extra: dict[str, Any] | None = None,
+        set_features: SetFeatures | None = None,
+    ) -> ScoreRecord:
         return ScoreRecord(
             nodeid=self.node.nodeid,
             suite=self.suite,
@@ -199,9 +229,16 @@ class ScoreRecorder:
         # one property per field: `--junitxml` reports (and CI dashboards) show the numbers
         prefix = f"cfcheck.{record.metric}"
         for name, value in (
-            ("kind", record.kind), ("domain", record.domain), ("task", record.task), ("value", record.value),
-            ("ci_low", record.ci_low), ("ci_high", record.ci_high), ("n", record.n), ("bar", record.threshold),
-            ("verdict", record.verdict), ("reason", record.reason),
+            ("kind", record.kind),
+            ("domain", record.domain),
+            ("task", record.task),
+            ("value", record.value),
+            ("ci_low", record.ci_low),
+            ("ci_high", record.ci_high),
+            ("n", record.n),
+            ("bar", record.threshold),
+            ("verdict", record.verdict),
+            ("reason", record.reason),
         ):
             if value is not None:
                 self.node.user_properties.append((f"{prefix}.{name}", value))

@@ -24,17 +24,17 @@ from cfcheck.baseline import Baseline
 from cfcheck.core.cache import GenerationCache, method_fingerprint, tensor_digest
 from cfcheck.core.costs import Costs
 from cfcheck.core.devices import describe_device
-from cfcheck.domains.base import Domain
 from cfcheck.core.io import atomic_write_text
+from cfcheck.core.records import ScoreRecord
+from cfcheck.core.sharding import Shard
+from cfcheck.domains.base import Domain
 from cfcheck.kinds import VIEWS, MethodKind, kind_spec, view_source
 from cfcheck.kinds.base import RunResources, Task
 from cfcheck.kinds.calling import MethodOutput, MethodOutputError
+from cfcheck.models.zoo import ModelZoo
 from cfcheck.profiles import Profile
-from cfcheck.core.records import ScoreRecord
 from cfcheck.reporting.examples import write_example_grid
 from cfcheck.reporting.scorecard import build_scorecard, write_scorecard
-from cfcheck.core.sharding import Shard
-from cfcheck.models.zoo import ModelZoo
 
 
 def task_key(task: Task) -> str:
@@ -212,7 +212,9 @@ class CfcheckSession(RunResources):
             finally:
                 # Counter holds any number; typeshed's Counter allows only int values
                 self.generation["seconds"] += time.monotonic() - started  # type: ignore[assignment]
-                self.costs.charge_generation(task_key(task), clock, inputs=len(inputs), from_cache=self._last_from_cache)
+                self.costs.charge_generation(
+                    task_key(task), clock, inputs=len(inputs), from_cache=self._last_from_cache
+                )
             if not isinstance(self._results[task], MethodOutputError):
                 self._write_examples(spec, task, self._results[task])
         result = self._results[task]
@@ -231,8 +233,9 @@ class CfcheckSession(RunResources):
         __tracebackhide__ = True
         return self._cached_generation(kind_spec(task.kind), task, method, inputs, None, counter="extra_calls")
 
-    def _cached_generation(self, spec: Any, task: Task, method: Any, inputs: Any, write: Any,
-                           counter: str = "tasks") -> MethodOutput:
+    def _cached_generation(
+        self, spec: Any, task: Task, method: Any, inputs: Any, write: Any, counter: str = "tasks"
+    ) -> MethodOutput:
         __tracebackhide__ = True
         key = self.cache.key(
             method=self.method.spec,
@@ -240,8 +243,7 @@ class CfcheckSession(RunResources):
             domain=task.domain_name,
             # the bundled models a method may load (its classifier, a diffusion model, a generator):
             # retrained weights change the manifest's sha256 entries, so they miss the cache
-            reference_models=self.memo(("manifest_digest", task.domain_name),
-                                       lambda: _manifest_digest(task.domain)),
+            reference_models=self.memo(("manifest_digest", task.domain_name), lambda: _manifest_digest(task.domain)),
             task=json.dumps(task.identity(), sort_keys=True),
             inputs=tensor_digest(*inputs.tensors()),
             profile_batch=self.profile.batch_size,
@@ -290,8 +292,14 @@ class CfcheckSession(RunResources):
 
     def _write_grid(self, task: Task) -> None:
         try:
-            write_example_grid(self.run_dir, task.kind, task.domain_name, task.id, self._example_columns[task],
-                               shows=kind_spec(task.kind).output_noun)
+            write_example_grid(
+                self.run_dir,
+                task.kind,
+                task.domain_name,
+                task.id,
+                self._example_columns[task],
+                shows=kind_spec(task.kind).output_noun,
+            )
         except Exception:  # noqa: BLE001 - a picture must not fail a score
             self.generation["example_grids_failed"] += 1
 
@@ -329,8 +337,11 @@ class CfcheckSession(RunResources):
             "timeout": self.profile.timeout,
             "shard": self.shard.label if self.shard is not None else None,
             # suites that scored the method through a view as another kind (--cfcheck-view)
-            "views": {kind.value: VIEWS[source, kind][1] for kind in sorted(self.views)
-                      if (source := self._view_source(kind)) is not None},
+            "views": {
+                kind.value: VIEWS[source, kind][1]
+                for kind in sorted(self.views)
+                if (source := self._view_source(kind)) is not None
+            },
             "sections": self.profile.describe_sections(),
             "thresholds": {k: t.describe() for k, t in sorted(self.profile.thresholds.items())},
             "domains": {name: self._domain_facts(name) for name in sorted({r.domain for r in self.records} - {"-"})},

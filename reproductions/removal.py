@@ -25,9 +25,14 @@ from cfcheck.kinds.attribution.section import SECTION_DEFAULTS
 __all__ = ["default_methods", "removal_table"]
 
 
-def removal_table(run: LocalRun, domain: Any, model_name: str, methods: Mapping[str, Any],
-                  strategies: Sequence[tuple[str, str]] | None = None, log: Callable[[str], None] = print,
-                  ) -> dict[str, dict[str, float]]:
+def removal_table(
+    run: LocalRun,
+    domain: Any,
+    model_name: str,
+    methods: Mapping[str, Any],
+    strategies: Sequence[tuple[str, str]] | None = None,
+    log: Callable[[str], None] = print,
+) -> dict[str, dict[str, float]]:
     """Mean area of every (strategy, order) curve for every method: method → "roar:morf" → area."""
     from cfcheck.metrics.removal_curves import curve_area
 
@@ -52,10 +57,17 @@ def default_methods(domain: Any) -> dict[str, Any]:
 
     if isinstance(domain, ClassFeature):
         truth = A.TrueFeature(domain)
-        return {**{f"true feature + noise {r:g}": A.NoisyAttribution(truth, r) for r in (0.0, 0.5, 1.0, 2.0, 4.0)},
-                "random": A.RandomAttribution()}
-    return {"gradient": A.Gradient(), "input×gradient": A.InputTimesGradient(), "smoothgrad": A.SmoothGrad(),
-            "integrated gradients": A.IntegratedGradients(), "random": A.RandomAttribution()}
+        return {
+            **{f"true feature + noise {r:g}": A.NoisyAttribution(truth, r) for r in (0.0, 0.5, 1.0, 2.0, 4.0)},
+            "random": A.RandomAttribution(),
+        }
+    return {
+        "gradient": A.Gradient(),
+        "input×gradient": A.InputTimesGradient(),
+        "smoothgrad": A.SmoothGrad(),
+        "integrated gradients": A.IntegratedGradients(),
+        "random": A.RandomAttribution(),
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -65,13 +77,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--profile", default="quick", choices=sorted(SECTION_DEFAULTS))
     parser.add_argument("--removal-train", type=int, default=None)
     parser.add_argument("--removal-test", type=int, default=None)
-    parser.add_argument("--goar-levels", type=int, default=None, metavar="K",
-                        help="K evenly spaced GOAR levels 1/K .. 1 (default: the domain's own, e.g. 10 for Fig. 3's sweep)")
+    parser.add_argument(
+        "--goar-levels",
+        type=int,
+        default=None,
+        metavar="K",
+        help="K evenly spaced GOAR levels 1/K .. 1 (default: the domain's own, e.g. 10 for Fig. 3's sweep)",
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     section = SECTION_DEFAULTS[args.profile]
-    changes = {key: value for key, value in (("removal_train", args.removal_train),
-                                             ("removal_test", args.removal_test)) if value is not None}
+    changes = {
+        key: value
+        for key, value in (("removal_train", args.removal_train), ("removal_test", args.removal_test))
+        if value is not None
+    }
     if args.goar_levels:
         changes["goar_levels"] = tuple(round((i + 1) / args.goar_levels, 6) for i in range(args.goar_levels))
     section = dataclasses.replace(section, **changes)

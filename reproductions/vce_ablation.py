@@ -60,8 +60,15 @@ def _committee_votes(zoo: Any, images: torch.Tensor) -> torch.Tensor:
 def ablation_inputs(domain: Any, zoo: Any, pair_set: str, n_per_source: int, seed: int = 0) -> TaskInputs:
     """The scored inputs of ``pair_set`` as a VCE task of that size and seed would draw them."""
     scored = domain.split(domain.split_roles["scored"])
-    return select_inputs(scored.images, scored.labels, pair_set=pair_set, seed=seed, n_per_source=n_per_source,
-                         ideal=committee_ideal_targets(zoo, domain), num_classes=domain.num_classes)
+    return select_inputs(
+        scored.images,
+        scored.labels,
+        pair_set=pair_set,
+        seed=seed,
+        n_per_source=n_per_source,
+        ideal=committee_ideal_targets(zoo, domain),
+        num_classes=domain.num_classes,
+    )
 
 
 def ablation_table(
@@ -97,12 +104,14 @@ def ablation_table(
             started = time.perf_counter()
             out = method.explain(inputs.x, inputs.target, zoo[name], generator=torch.Generator().manual_seed(seed))
             seconds = time.perf_counter() - started
-            cfs, valid = (out if isinstance(out, tuple) else (out, torch.ones(len(inputs), dtype=torch.bool)))
+            cfs, valid = out if isinstance(out, tuple) else (out, torch.ones(len(inputs), dtype=torch.bool))
             if cfs.dim() == inputs.x.dim() + 1:
                 cfs = cfs[:, 0]
             votes = _committee_votes(zoo, cfs)
             row = AblationRow(
-                setting=setting, classifier=name, n=len(inputs),
+                setting=setting,
+                classifier=name,
+                n=len(inputs),
                 ta=float((zoo.logits(name, cfs).argmax(1) == inputs.target).float().mean()),
                 ota=float((votes == inputs.target).float().mean()),
                 oracle_changed=float((votes != before).float().mean()),
@@ -112,13 +121,20 @@ def ablation_table(
             )
             rows.append(row)
             if log is not None:
-                log(f"{setting:>14} {name:>10}: TA {row.ta:.2f} OTA {row.ota:.2f} changed {row.oracle_changed:.2f} "
-                    f"kept {row.kept:.2f} L1 {row.l1:.3f} ({row.seconds_per_input:.3f} s/input)")
+                log(
+                    f"{setting:>14} {name:>10}: TA {row.ta:.2f} OTA {row.ota:.2f} changed {row.oracle_changed:.2f} "
+                    f"kept {row.kept:.2f} L1 {row.l1:.3f} ({row.seconds_per_input:.3f} s/input)"
+                )
     return rows
 
 
 def hypotheses_table(
-    domain: Any, zoo: Any, n_per_source: int, seed: int, *, log: Callable[[str], None] | None = None,
+    domain: Any,
+    zoo: Any,
+    n_per_source: int,
+    seed: int,
+    *,
+    log: Callable[[str], None] | None = None,
 ) -> dict[tuple[str, str], AblationRow]:
     """The cells Väth et al.'s hypotheses H1–H5 are asserted on, for one seed.
 
@@ -138,11 +154,26 @@ def hypotheses_table(
     ideal = ablation_inputs(domain, zoo, "ideal", n_per_source, seed=seed)
     other = ablation_inputs(domain, zoo, "other", n_per_source, seed=seed)
     with torch.random.fork_rng():
-        rows = ablation_table({"base": lambda: base}, (*NON_ROBUST, "robust_cnn", "random_net"), domain, zoo, ideal,
-                              seed=seed, log=log)
-        rows += ablation_table({"no_cone": lambda: dataclasses.replace(base, cone_projection=False)},
-                               (*NON_ROBUST, "random_net"), domain, zoo, ideal, seed=seed, log=log)
-        rows += ablation_table({"no_x0": lambda: dataclasses.replace(base, x0_prediction=False)},
-                               ("cnn", "noise_cnn"), domain, zoo, ideal, seed=seed, log=log)
+        rows = ablation_table(
+            {"base": lambda: base}, (*NON_ROBUST, "robust_cnn", "random_net"), domain, zoo, ideal, seed=seed, log=log
+        )
+        rows += ablation_table(
+            {"no_cone": lambda: dataclasses.replace(base, cone_projection=False)},
+            (*NON_ROBUST, "random_net"),
+            domain,
+            zoo,
+            ideal,
+            seed=seed,
+            log=log,
+        )
+        rows += ablation_table(
+            {"no_x0": lambda: dataclasses.replace(base, x0_prediction=False)},
+            ("cnn", "noise_cnn"),
+            domain,
+            zoo,
+            ideal,
+            seed=seed,
+            log=log,
+        )
         rows += ablation_table({"other": lambda: base}, NON_ROBUST, domain, zoo, other, seed=seed, log=log)
     return {(r.setting, r.classifier): r for r in rows}

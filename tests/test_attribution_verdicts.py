@@ -18,12 +18,16 @@ from pathlib import Path
 import pytest
 
 from cfcheck.calibration.bars import DomainBars, read_bars_file
+from cfcheck.core.thresholds import Bar
 from cfcheck.domains import get_domain
 from cfcheck.kinds.attribution.calibration import (
-    CALIBRATED, OTHER_RANDOM_SEEDS, attribution_controls, derive_gap_bars, gap_key,
+    CALIBRATED,
+    OTHER_RANDOM_SEEDS,
+    attribution_controls,
+    derive_gap_bars,
+    gap_key,
 )
 from cfcheck.kinds.attribution.removal import STRATEGIES
-from cfcheck.core.thresholds import Bar
 
 #: domain → the removal gaps that gate there (every other calibrated gap is reported without a verdict)
 GATED = {
@@ -46,8 +50,11 @@ def _calibration(domain: str) -> tuple[dict, dict[str, Bar]]:
 
 def _gaps(values: dict) -> dict[str, dict[str, dict[int, float]]]:
     keys = {gap_key(strategy, order) for strategy, order in CALIBRATED}
-    return {key: {control: {int(seed): v for seed, v in per_seed.items()} for control, per_seed in by.items()}
-            for key, by in values["values"].items() if key in keys}
+    return {
+        key: {control: {int(seed): v for seed, v in per_seed.items()} for control, per_seed in by.items()}
+        for key, by in values["values"].items()
+        if key in keys
+    }
 
 
 def test_each_bar_key_is_the_name_of_the_score_it_judges():
@@ -88,16 +95,27 @@ def test_the_negative_controls_are_several_independent_random_attributions():
     assert len(negatives) == len(OTHER_RANDOM_SEEDS) >= 2
     x = torch.zeros(4, 64)
     maps = [controls[name][1].attribute(x, None, torch.zeros(4, dtype=torch.int64)) for name in negatives]
-    assert all(not torch.equal(a, b) for i, a in enumerate(maps) for b in maps[i + 1:])
+    assert all(not torch.equal(a, b) for i, a in enumerate(maps) for b in maps[i + 1 :])
 
 
 def test_a_bar_clears_every_negative_of_every_seed_and_quotes_their_spread():
     roles = {"signal": "+", "noisy 1": "ladder:1", "noisy 4": "ladder:4", "random a": "-", "random b": "-"}
-    values = {"goar_gap": {"signal": {0: 0.4, 1: 0.38}, "noisy 1": {0: 0.3, 1: 0.31}, "noisy 4": {0: 0.05, 1: 0.06},
-                           "random a": {0: -0.01, 1: 0.004}, "random b": {0: 0.02, 1: -0.003}},
-              "roar_gap_morf": {"signal": {0: 0.12, 1: 0.09}, "noisy 1": {0: 0.08, 1: 0.07},
-                                "noisy 4": {0: 0.03, 1: 0.02}, "random a": {0: 0.046, 1: 0.0},
-                                "random b": {0: 0.0, 1: -0.01}}}
+    values = {
+        "goar_gap": {
+            "signal": {0: 0.4, 1: 0.38},
+            "noisy 1": {0: 0.3, 1: 0.31},
+            "noisy 4": {0: 0.05, 1: 0.06},
+            "random a": {0: -0.01, 1: 0.004},
+            "random b": {0: 0.02, 1: -0.003},
+        },
+        "roar_gap_morf": {
+            "signal": {0: 0.12, 1: 0.09},
+            "noisy 1": {0: 0.08, 1: 0.07},
+            "noisy 4": {0: 0.03, 1: 0.02},
+            "random a": {0: 0.046, 1: 0.0},
+            "random b": {0: 0.0, 1: -0.01},
+        },
+    }
     derived = derive_gap_bars(values, roles, "d", "quick")
     bar, why = derived["goar_gap"]
     assert bar == Bar((0.05 + 0.02) / 2, "min")  # random b's seed-0 draw is the best negative
@@ -164,17 +182,41 @@ def test_the_verdict_matrix(domain):
 def _run_suite(tmp_path: Path, suite: str, fixture: str, domain: str) -> dict:
     root = Path(__file__).resolve().parents[1]
     # the quick profile attributes morpho's "cnn"; a gmm-only run names the toy's model
-    (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\n[tool.cfcheck.attribution]\nmodels = ["mlp"]\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\n[tool.cfcheck.attribution]\nmodels = ["mlp"]\n'
+    )
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     env.pop("PYTEST_XDIST_WORKER", None)
     env.pop("PYTEST_XDIST_WORKER_COUNT", None)
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", str(root / "suites" / "attribution" / suite),
-         f"--method={root / 'fixtures' / fixture}.py", f"--cfcheck-domain={domain}", "--cfcheck-profile=quick",
-         f"--cfcheck-report-dir={tmp_path / 'reports'}", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-         "-o", "addopts=", "-c", str(tmp_path / "pyproject.toml"), f"--rootdir={tmp_path}",
-         "--cfcheck-no-cache", "-k", "not leakage"],
-        cwd=tmp_path, capture_output=True, text=True, env=env, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(root / "suites" / "attribution" / suite),
+            f"--method={root / 'fixtures' / fixture}.py",
+            f"--cfcheck-domain={domain}",
+            "--cfcheck-profile=quick",
+            f"--cfcheck-report-dir={tmp_path / 'reports'}",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "-o",
+            "addopts=",
+            "-c",
+            str(tmp_path / "pyproject.toml"),
+            f"--rootdir={tmp_path}",
+            "--cfcheck-no-cache",
+            "-k",
+            "not leakage",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
     )
     path = tmp_path / "reports" / f"{fixture}-quick" / "scorecard.json"
     assert path.is_file(), done.stdout[-3000:] + done.stderr[-3000:]
@@ -182,7 +224,9 @@ def _run_suite(tmp_path: Path, suite: str, fixture: str, domain: str) -> dict:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("fixture", "expected"), [("attr_gradient", {"pass"}), ("attr_random", {"fail", "inconclusive"})])
+@pytest.mark.parametrize(
+    ("fixture", "expected"), [("attr_gradient", {"pass"}), ("attr_random", {"fail", "inconclusive"})]
+)
 def test_goar_gates_on_gmm_as_a_user_runs_it(tmp_path, fixture, expected):
     """The gmm GOAR bar reaches the suite's ``goar_gap``: the gradient passes; the random attribution
     does not (measured at seed 0: its interval 0.0003–0.0118 straddles the bar 0.0091, so it is
@@ -217,9 +261,14 @@ def test_the_retraining_seed_follows_the_run_seed_and_seed_0_keeps_the_old_one()
         return torch.cat([p.detach().flatten() for p in model.parameters()])
 
     spec = model_specs(gmm)[gmm.model_roles["retrained"][0]]
-    recipe = dataclasses.replace(spec.recipe, seed=removal.REMOVAL_SEED, epochs=1, batch_size=removal.RETRAIN_BATCH,
-                                 select_on="last", n=None)
-    fixed = fit(dataclasses.replace(spec, recipe=recipe, logit_calibration=None), removal._TrainingSet(x, y), None,
-                log=lambda _: None)
+    recipe = dataclasses.replace(
+        spec.recipe, seed=removal.REMOVAL_SEED, epochs=1, batch_size=removal.RETRAIN_BATCH, select_on="last", n=None
+    )
+    fixed = fit(
+        dataclasses.replace(spec, recipe=recipe, logit_calibration=None),
+        removal._TrainingSet(x, y),
+        None,
+        log=lambda _: None,
+    )
     assert torch.equal(weights(0), torch.cat([p.detach().flatten() for p in fixed.parameters()]))
     assert torch.equal(weights(1), weights(1)) and not torch.equal(weights(0), weights(1))

@@ -20,9 +20,13 @@ from cfcheck.metrics.key import MetricKey
 SEEDS = {0, 1, 2}
 
 _NEAREST = "the L2-nearest real image is closer than the truth in pixels"
-_IDENTITY_REAL = "the unchanged input is a real image, so domain-wide realism passes it; the target-class scores fail it"
-_IDENTITY_KEEPS = ("identity keeps every parent: it fails only on a parent the causal graph moves and passes on those "
-                   "the intervention leaves alone; effectiveness fails it")
+_IDENTITY_REAL = (
+    "the unchanged input is a real image, so domain-wide realism passes it; the target-class scores fail it"
+)
+_IDENTITY_KEEPS = (
+    "identity keeps every parent: it fails only on a parent the causal graph moves and passes on those "
+    "the intervention leaves alone; effectiveness fails it"
+)
 _SCM_IDENTITY_REAL = "the unchanged input is a real image of its own parents; effectiveness fails it"
 
 #: (card, control) → why the control goes against its suite's expectation on that card (on some seed)
@@ -43,13 +47,18 @@ EXCEPTIONS = {
     ("preservation_predictor_error", "scm_identity"): _IDENTITY_KEEPS,
     ("preservation_accuracy", "scm_identity"): "the digit descends from no intervened parent: keeping it is right",
     ("preservation_predictor_accuracy", "scm_identity"): "the digit descends from no intervened parent: keeping it "
-                                                         "is right",
+    "is right",
     ("scm_fid", "scm_identity"): _SCM_IDENTITY_REAL,
     ("scm_kid", "scm_identity"): _SCM_IDENTITY_REAL,
 }
 #: how each card's rationale names the control of an exception
-_CONTROL_WORDS = {"pgd": "PGD", "nearest": "nearest", "identity": "dentity", "scm_identity": "identity",
-                  "class_mean": "class_mean"}
+_CONTROL_WORDS = {
+    "pgd": "PGD",
+    "nearest": "nearest",
+    "identity": "dentity",
+    "scm_identity": "identity",
+    "class_mean": "class_mean",
+}
 
 
 def _values():
@@ -86,14 +95,16 @@ def test_every_bar_lets_its_controls_show_what_they_exist_to_show_on_every_seed(
             bar = card.bar_for("quick") if card is not None else None
             assert bar is not None and str(entry["threshold"]).startswith(bar.describe()), (
                 f"{path}: {identity} {control} was judged against {entry['threshold']!r}, the card's bar is "
-                f"{bar.describe() if bar else None!r}: recalibrate (`cfcheck calibrate --seeds 0 1 2`)")
+                f"{bar.describe() if bar else None!r}: recalibrate (`cfcheck calibrate --seeds 0 1 2`)"
+            )
             judged += 1
             sign, verdict = entry["expected"], entry["verdict"]
             if (sign == "+" and verdict != "pass") or (sign == "-" and verdict == "pass"):
                 against.setdefault((card.key, control), set()).add(_seed(identity))
     assert judged > 1000, f"{path} holds {judged} verdicts"
-    assert set(against) == set(EXCEPTIONS), {key: sorted(seeds) for key, seeds in against.items()
-                                             if key not in EXCEPTIONS}  # a stale exception fails too
+    assert set(against) == set(EXCEPTIONS), {
+        key: sorted(seeds) for key, seeds in against.items() if key not in EXCEPTIONS
+    }  # a stale exception fails too
     for (key, control), _ in EXCEPTIONS.items():
         rationale = CARDS[key].rationale or ""
         assert _CONTROL_WORDS[control] in rationale and "pass" in rationale, (key, control, rationale)

@@ -15,9 +15,27 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_benchmark_suites_run_at_tiny_sizes():
     env = {**os.environ, "OMP_NUM_THREADS": "1", "CFCHECK_BENCH_THREADS": "1"}
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "benchmarks", "--benchmark-disable", "--bench-n", "20", "--bench-superlu",
-         "-p", "no:cacheprovider", "-p", "no:xdist", "-q", "-rfEs"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "benchmarks",
+            "--benchmark-disable",
+            "--bench-n",
+            "20",
+            "--bench-superlu",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "-q",
+            "-rfEs",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     output = run.stdout + run.stderr
     assert run.returncode == 0, output[-6000:]

@@ -18,15 +18,16 @@ import cfcheck.core.io
 from cfcheck.core import cache as cache_module
 from cfcheck.core.cache import CacheStats, GenerationCache, default_cache_dir, method_fingerprint, tensor_digest
 
-PARTS = {"method": "pkg.mod:Method", "code": "version:1", "task": "morpho/thickness",
-         "inputs": "ab" * 32, "seed": 0}
+PARTS = {"method": "pkg.mod:Method", "code": "version:1", "task": "morpho/thickness", "inputs": "ab" * 32, "seed": 0}
 
 
 def _outputs() -> dict[str, torch.Tensor]:
     generator = torch.Generator().manual_seed(0)
-    return {"counterfactuals": torch.rand(4, 1, 8, 8, generator=generator),
-            "labels": torch.arange(4, dtype=torch.int64),
-            "valid": torch.tensor([True, False, True, True])}
+    return {
+        "counterfactuals": torch.rand(4, 1, 8, 8, generator=generator),
+        "labels": torch.arange(4, dtype=torch.int64),
+        "valid": torch.tensor([True, False, True, True]),
+    }
 
 
 def _stored(tmp_path: Path) -> tuple[GenerationCache, str, Path]:
@@ -48,6 +49,7 @@ def _leftovers(directory: Path) -> list[Path]:
 
 
 # --- round trip -----------------------------------------------------------------------------
+
 
 def test_round_trip_and_layout(tmp_path):
     cache, key, path = _stored(tmp_path)
@@ -105,6 +107,7 @@ def test_missing_entry_is_a_miss(tmp_path):
 
 # --- keys -----------------------------------------------------------------------------------
 
+
 def test_key_is_stable_and_order_independent():
     cache = GenerationCache(None)
     key = cache.key(**PARTS)
@@ -140,6 +143,7 @@ def test_key_rejects_bad_parts():
 
 # --- bad entries are discarded, never trusted -----------------------------------------------
 
+
 def _corrupt_and_check(cache: GenerationCache, key: str, path: Path) -> None:
     assert cache.load(key) is None
     assert not path.exists()
@@ -171,8 +175,7 @@ def test_flipped_byte_in_tensor_data(tmp_path, from_end):
     _corrupt_and_check(cache, key, path)
 
 
-@pytest.mark.parametrize(
-    "content", [b"", b"not a safetensors file", b"\xff" * 64, b"\x08" + b"\0" * 7 + b"{}garbage"])
+@pytest.mark.parametrize("content", [b"", b"not a safetensors file", b"\xff" * 64, b"\x08" + b"\0" * 7 + b"{}garbage"])
 def test_not_safetensors(tmp_path, content):
     cache, key, path = _stored(tmp_path)
     path.write_bytes(content)
@@ -195,6 +198,7 @@ def test_entry_with_a_valid_digest_but_other_format(tmp_path, monkeypatch):
 
 
 # --- atomic writes --------------------------------------------------------------------------
+
 
 def test_uses_the_shared_atomic_write():
     assert cache_module.atomic_write_bytes is cfcheck.core.io.atomic_write_bytes
@@ -267,13 +271,14 @@ def test_clear(tmp_path):
 
 
 def test_describe():
-    assert CacheStats(hits=12, discarded=1).describe() == (
-        "cache: 12 hits, 0 misses, 1 discarded entry, 0 stored")
+    assert CacheStats(hits=12, discarded=1).describe() == ("cache: 12 hits, 0 misses, 1 discarded entry, 0 stored")
     assert CacheStats(hits=1, misses=1, discarded=2, stored=1).describe() == (
-        "cache: 1 hit, 1 miss, 2 discarded entries, 1 stored")
+        "cache: 1 hit, 1 miss, 2 discarded entries, 1 stored"
+    )
 
 
 # --- default directory ----------------------------------------------------------------------
+
 
 def test_default_cache_dir(monkeypatch, tmp_path):
     monkeypatch.setenv("CFCHECK_CACHE_DIR", str(tmp_path / "explicit"))
@@ -287,6 +292,7 @@ def test_default_cache_dir(monkeypatch, tmp_path):
 
 
 # --- fingerprints and digests ---------------------------------------------------------------
+
 
 def _import_file(path: Path, name: str):
     spec = importlib.util.spec_from_file_location(name, path)

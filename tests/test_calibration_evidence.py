@@ -23,10 +23,10 @@ from cfcheck.calibration.evidence import (
 )
 from cfcheck.domains import get_domain
 from cfcheck.metrics.cards import CARDS
-from cfcheck.metrics.key import MetricKey
 from cfcheck.metrics.definitions.scm import SCM_CARDS
 from cfcheck.metrics.definitions.scm_models import SCM_MODEL_CARDS
 from cfcheck.metrics.definitions.scm_realism import SCM_REALISM_CARDS
+from cfcheck.metrics.key import MetricKey
 
 
 def _entry(value, expected):
@@ -35,10 +35,26 @@ def _entry(value, expected):
 
 #: oracle_score over two variants and two tasks; other keys that share a prefix or a suite must be ignored
 VALUES = {
-    "vce/toy/validity/oracle_score:o_a[cnn/a]": {"truth": _entry(0.9, "+"), "noise": _entry(0.1, "-"), "pgd": _entry(0.5, "")},
-    "vce/toy/validity/oracle_score:o_b[cnn/a]": {"truth": _entry(1.0, "+"), "noise": _entry(0.3, "-"), "pgd": _entry(0.2, "")},
-    "vce/toy/validity/oracle_score:o_a[mlp/b]": {"truth": _entry(0.95, "+"), "noise": _entry(0.0, "-"), "pgd": _entry(0.7, "")},
-    "vce/toy/validity/oracle_score:o_b[mlp/b]": {"truth": _entry(0.92, "+"), "noise": _entry(0.2, "-"), "pgd": _entry(0.4, "")},
+    "vce/toy/validity/oracle_score:o_a[cnn/a]": {
+        "truth": _entry(0.9, "+"),
+        "noise": _entry(0.1, "-"),
+        "pgd": _entry(0.5, ""),
+    },
+    "vce/toy/validity/oracle_score:o_b[cnn/a]": {
+        "truth": _entry(1.0, "+"),
+        "noise": _entry(0.3, "-"),
+        "pgd": _entry(0.2, ""),
+    },
+    "vce/toy/validity/oracle_score:o_a[mlp/b]": {
+        "truth": _entry(0.95, "+"),
+        "noise": _entry(0.0, "-"),
+        "pgd": _entry(0.7, ""),
+    },
+    "vce/toy/validity/oracle_score:o_b[mlp/b]": {
+        "truth": _entry(0.92, "+"),
+        "noise": _entry(0.2, "-"),
+        "pgd": _entry(0.4, ""),
+    },
     "vce/toy/validity/oracle_score_extra[cnn/a]": {"truth": _entry(-5.0, "+")},
     "vce/toy/validity/tcv[cnn/a]": {"truth": _entry(7.0, "+"), "identity": _entry(0.0, "-")},
 }
@@ -60,13 +76,18 @@ def _brute_force(values, card_key):
 def test_the_summary_pools_variants_and_matches_the_known_answer():
     evidence = summarise_evidence(VALUES, "oracle_score")
     # known by construction: truth 0.9–1, noise 0–0.3, pgd 0.2–0.7, 4 scores each (2 tasks × 2 variants)
-    assert evidence.ranges == (ControlRange("truth", "+", 0.9, 1.0, 4), ControlRange("noise", "-", 0.0, 0.3, 4),
-                               ControlRange("pgd", "", 0.2, 0.7, 4))
+    assert evidence.ranges == (
+        ControlRange("truth", "+", 0.9, 1.0, 4),
+        ControlRange("noise", "-", 0.0, 0.3, 4),
+        ControlRange("pgd", "", 0.2, 0.7, 4),
+    )
     assert (evidence.suites, evidence.variants, evidence.task_count) == (("validity",), ("o_a", "o_b"), 2)
     brute = _brute_force(VALUES, "oracle_score")
     assert {(r.control, r.expected): (r.low, r.high, r.count) for r in evidence.ranges} == brute
-    assert summarise_evidence(VALUES, "tcv").ranges == (ControlRange("truth", "+", 7.0, 7.0, 1),
-                                                        ControlRange("identity", "-", 0.0, 0.0, 1))
+    assert summarise_evidence(VALUES, "tcv").ranges == (
+        ControlRange("truth", "+", 7.0, 7.0, 1),
+        ControlRange("identity", "-", 0.0, 0.0, 1),
+    )
 
 
 def test_an_absent_key_gives_none_and_bad_arguments_are_refused():
@@ -82,32 +103,57 @@ def test_an_absent_key_gives_none_and_bad_arguments_are_refused():
 
 def test_the_sentence_groups_by_expected_sign():
     text = render_evidence(summarise_evidence(VALUES, "oracle_score"), profile="quick", domain="toy")
-    assert text == ("on toy, quick profile (`cfcheck calibrate`, 4 scores per control: 2 tasks, variants o_a, o_b "
-                    "pooled): expected to pass validity — truth 0.9–1; expected to fail validity — noise 0–0.3; "
-                    "no expectation — pgd 0.2–0.7")
-    shared = CardEvidence("kid", ("realism",), (), 3, (
-        ControlRange("truth", "+", -0.0321, 0.13, 3), ControlRange("truth_rejecting", "+", -0.0321, 0.13, 3),
-        ControlRange("noise", "-", 19.44, 19.44, 2)))
+    assert text == (
+        "on toy, quick profile (`cfcheck calibrate`, 4 scores per control: 2 tasks, variants o_a, o_b "
+        "pooled): expected to pass validity — truth 0.9–1; expected to fail validity — noise 0–0.3; "
+        "no expectation — pgd 0.2–0.7"
+    )
+    shared = CardEvidence(
+        "kid",
+        ("realism",),
+        (),
+        3,
+        (
+            ControlRange("truth", "+", -0.0321, 0.13, 3),
+            ControlRange("truth_rejecting", "+", -0.0321, 0.13, 3),
+            ControlRange("noise", "-", 19.44, 19.44, 2),
+        ),
+    )
     assert render_evidence(shared, profile="quick") == (
         "quick profile (`cfcheck calibrate`, task scores per control in brackets): expected to pass realism — "
-        "truth, truth_rejecting −0.0321 to 0.13 (3); expected to fail realism — noise 19.4 (2)")
+        "truth, truth_rejecting −0.0321 to 0.13 (3); expected to fail realism — noise 19.4 (2)"
+    )
     with pytest.raises(ValueError, match="profile"):
         render_evidence(shared, profile="")
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.dictionaries(
-    st.tuples(st.sampled_from(["d1", "d1_5", "oracle_score:o_a", "oracle_score:o_b"]), st.sampled_from(["t0", "t1", "t2"])),
-    st.dictionaries(st.sampled_from(["truth", "noise", "pgd", "mine"]),
-                    st.tuples(st.floats(-1e6, 1e6), st.sampled_from(["+", "-", ""])), min_size=1),
-    max_size=12))
+@given(
+    st.dictionaries(
+        st.tuples(
+            st.sampled_from(["d1", "d1_5", "oracle_score:o_a", "oracle_score:o_b"]), st.sampled_from(["t0", "t1", "t2"])
+        ),
+        st.dictionaries(
+            st.sampled_from(["truth", "noise", "pgd", "mine"]),
+            st.tuples(st.floats(-1e6, 1e6), st.sampled_from(["+", "-", ""])),
+            min_size=1,
+        ),
+        max_size=12,
+    )
+)
 def test_every_value_lies_in_its_reported_range_and_the_counts_add_up(scores):
-    values = {f"vce/toy/closeness/{metric}[{task}]": {c: _entry(v, s) for c, (v, s) in controls.items()}
-              for (metric, task), controls in scores.items()}
+    values = {
+        f"vce/toy/closeness/{metric}[{task}]": {c: _entry(v, s) for c, (v, s) in controls.items()}
+        for (metric, task), controls in scores.items()
+    }
     for card_key in ("d1", "oracle_score"):
         evidence = summarise_evidence(values, card_key)
-        entries = [(control, entry) for key, controls in values.items() if re.search(rf"/{card_key}[:\[]", key)
-                   for control, entry in controls.items()]
+        entries = [
+            (control, entry)
+            for key, controls in values.items()
+            if re.search(rf"/{card_key}[:\[]", key)
+            for control, entry in controls.items()
+        ]
         if not entries:
             assert evidence is None
             continue
@@ -155,32 +201,50 @@ MORPHO_EXCEPTIONS = {
     ("perceptual_distance", "nearest"): "the domain network sees the nearest real image as close as the truth",
     ("ota_gain", "identity"): "identity changes no input, so gains nothing; randomisation_similarity fails it",
     ("im1", "class_mean"): "a class's mean image is what its autoencoder reconstructs best: just under the bar on "
-                           "the ideal pairs, inconclusive with its interval",
+    "the ideal pairs, inconclusive with its interval",
 }
-_IDENTITY_KEEPS = ("identity keeps every parent: it fails only on a parent the causal graph moves and passes on "
-                   "those the intervention leaves alone; effectiveness fails it")
+_IDENTITY_KEEPS = (
+    "identity keeps every parent: it fails only on a parent the causal graph moves and passes on "
+    "those the intervention leaves alone; effectiveness fails it"
+)
 #: the same for the SCM controls (`cfcheck calibrate --methods scm_truth scm_identity scm_resample scm_noise`)
 SCM_MORPHO_EXCEPTIONS = {
     ("preservation_error", "scm_identity"): _IDENTITY_KEEPS,
     ("preservation_predictor_error", "scm_identity"): _IDENTITY_KEEPS,
     ("preservation_accuracy", "scm_identity"): "the digit descends from no intervened parent: keeping it is right",
     ("preservation_predictor_accuracy", "scm_identity"): "the digit descends from no intervened parent: keeping it "
-                                                         "is right",
+    "is right",
 }
-_CONTROL_WORDS = {"pgd": "PGD", "noise": "noise", "nearest": "nearest", "identity": "Identity", "class_mean": "class_mean",
-                  "scm_identity": "scm_identity"}
+_CONTROL_WORDS = {
+    "pgd": "PGD",
+    "noise": "noise",
+    "nearest": "nearest",
+    "identity": "Identity",
+    "class_mean": "class_mean",
+    "scm_identity": "scm_identity",
+}
 #: every SCM card with an absolute bar: the SCM controls' values must cover each of them
-_SCM_ABSOLUTE = {card.key for card in (*SCM_CARDS, *SCM_MODEL_CARDS, *SCM_REALISM_CARDS)
-                 if card.bar_for("quick") is not None and card.bar_for("quick").relative == "absolute"}
+_SCM_ABSOLUTE = {
+    card.key
+    for card in (*SCM_CARDS, *SCM_MODEL_CARDS, *SCM_REALISM_CARDS)
+    if card.bar_for("quick") is not None and card.bar_for("quick").relative == "absolute"
+}
 
 
-@pytest.mark.parametrize(("kind", "exceptions", "must_check"), [
-    ("vce", MORPHO_EXCEPTIONS,
-     {"target_accuracy", "committee_oracle_target_accuracy", "lvs_target", "d1", "mnac", "im1", "ota_gain"}),
-    ("scm", SCM_MORPHO_EXCEPTIONS, _SCM_ABSOLUTE),
-])
-def test_every_absolute_bar_separates_the_controls_on_morpho_but_for_the_listed_exceptions(kind, exceptions,
-                                                                                         must_check):
+@pytest.mark.parametrize(
+    ("kind", "exceptions", "must_check"),
+    [
+        (
+            "vce",
+            MORPHO_EXCEPTIONS,
+            {"target_accuracy", "committee_oracle_target_accuracy", "lvs_target", "d1", "mnac", "im1", "ota_gain"},
+        ),
+        ("scm", SCM_MORPHO_EXCEPTIONS, _SCM_ABSOLUTE),
+    ],
+)
+def test_every_absolute_bar_separates_the_controls_on_morpho_but_for_the_listed_exceptions(
+    kind, exceptions, must_check
+):
     """Every control expected to pass a card's suite passes its absolute bar on every task score of
     morpho's calibration file, and every control expected to fail it fails the bar, but for the
     listed exceptions, whose reason the card's rationale states. A floor-relative bar is skipped:
@@ -219,7 +283,8 @@ def test_the_scm_controls_are_kept_with_their_expectations_and_cover_each_interv
         assert set(controls) == set(SCM_CONTROLS), key
         suite = key.split("/")[2]
         assert {name: entry["expected"] for name, entry in controls.items()} == {
-            name: expected_sign(name, suite) for name in SCM_CONTROLS}, key
+            name: expected_sign(name, suite) for name in SCM_CONTROLS
+        }, key
 
 
 #: an attribution calibration file: two variants of one card as `card_variant` (the gap bars' keys), a
@@ -227,12 +292,17 @@ def test_the_scm_controls_are_kept_with_their_expectations_and_cover_each_interv
 SEEDS = {
     "roles": {"signal": "+", "signal + noise 1": "ladder:1", "signal + noise 0.5": "ladder:0.5", "random": "-"},
     "values": {
-        "gap_morf": {"random": {"0": 0.01, "1": -0.02, "2": 0.0}, "signal": {"0": 0.5, "1": 0.4, "2": 0.45},
-                     "signal + noise 1": {"0": 0.2, "1": 0.3, "2": 0.25}, "signal + noise 0.5": {"0": 0.35}},
+        "gap_morf": {
+            "random": {"0": 0.01, "1": -0.02, "2": 0.0},
+            "signal": {"0": 0.5, "1": 0.4, "2": 0.45},
+            "signal + noise 1": {"0": 0.2, "1": 0.3, "2": 0.25},
+            "signal + noise 0.5": {"0": 0.35},
+        },
         "gap_lerf": {"signal": {"0": 0.1}, "random": {"0": 0.3}, "mine": {"0": 7.0}},
         "similarity": {"signal": {"0": 0.2, "1": 0.1}},
         "similarity_support": {"signal": {"0": 0.9}},
-        "cascade:conv1": {"signal": {"0": 0.8}}, "cascade:fc": {"signal": {"0": 0.6}},
+        "cascade:conv1": {"signal": {"0": 0.8}},
+        "cascade:fc": {"signal": {"0": 0.6}},
     },
     "without_bar": {"gap_lerf": "the ladder rises"},
 }
@@ -245,8 +315,11 @@ def test_the_seed_reader_spans_each_control_over_its_seeds_per_variant_grouped_b
     lerf, morf = summarise_seed_evidence(SEEDS, "gap", _KNOWN)
     # known by construction: per variant, min and max over the seeds; positive, then the ladder by ratio, then negative
     assert morf.variants == ("morf",) and morf.ranges == (
-        ControlRange("signal", "+", 0.4, 0.5, 3), ControlRange("signal + noise 0.5", "ladder:0.5", 0.35, 0.35, 1),
-        ControlRange("signal + noise 1", "ladder:1", 0.2, 0.3, 3), ControlRange("random", "-", -0.02, 0.01, 3))
+        ControlRange("signal", "+", 0.4, 0.5, 3),
+        ControlRange("signal + noise 0.5", "ladder:0.5", 0.35, 0.35, 1),
+        ControlRange("signal + noise 1", "ladder:1", 0.2, 0.3, 3),
+        ControlRange("random", "-", -0.02, 0.01, 3),
+    )
     assert (morf.without_bar, lerf.without_bar) == ("", "the ladder rises")
     assert [r.control for r in lerf.ranges] == ["signal", "random", "mine"]  # a control without a role: no expectation
     (similarity,) = summarise_seed_evidence(SEEDS, "similarity", _KNOWN)
@@ -272,15 +345,23 @@ def test_the_seed_sentence_names_the_roles_the_command_and_the_reason_for_no_bar
     assert render_evidence(morf, profile="quick", domain="toy") == (
         "on toy, quick profile (`cfcheck calibrate --kind attribution`, seeds per control in brackets, variant "
         "morf): positive — signal: 0.4–0.5 (3); the noise ladder (the signal plus noise of that many times its "
-        "norm) — signal + noise 0.5: 0.35 (1), signal + noise 1: 0.2–0.3 (3); negative — random: −0.02 to 0.01 (3)")
+        "norm) — signal + noise 0.5: 0.35 (1), signal + noise 1: 0.2–0.3 (3); negative — random: −0.02 to 0.01 (3)"
+    )
     assert render_evidence(lerf, profile="quick").endswith("; no bar: the ladder rises")
 
 
 def test_the_attribution_file_is_read_beside_the_scores_file(tmp_path):
     domain = SimpleNamespace(name="toy", calibration_dir=tmp_path)
-    (tmp_path / "calibration-attribution-quick.json").write_text(json.dumps({
-        "profile": "quick", "roles": SEEDS["roles"], "without_bar": {"road_gap_lerf": "the ladder rises"},
-        "values": {"road_gap_morf": SEEDS["values"]["gap_morf"], "road_gap:lerf": SEEDS["values"]["gap_lerf"]}}))
+    (tmp_path / "calibration-attribution-quick.json").write_text(
+        json.dumps(
+            {
+                "profile": "quick",
+                "roles": SEEDS["roles"],
+                "without_bar": {"road_gap_lerf": "the ladder rises"},
+                "values": {"road_gap_morf": SEEDS["values"]["gap_morf"], "road_gap:lerf": SEEDS["values"]["gap_lerf"]},
+            }
+        )
+    )
     lerf, morf = measured_evidence(domain, "road_gap")
     assert lerf.startswith("on toy, quick profile (`cfcheck calibrate --kind attribution`, ")
     assert "variant lerf" in lerf and lerf.endswith("no bar: the ladder rises") and "variant morf" in morf
@@ -305,21 +386,29 @@ def test_the_s_sharp_bar_separates_the_latent_controls_on_every_task_score_of_gl
     """The S# bar lets the informed-search oracle pass and fails identity, noise and the repeater on
     every task score the latent calibration wrote, on seeds 0, 1 and 2; the flip rates carry no expectation."""
     path = get_domain("glyphs").calibration_dir / "calibration-quick.json"
-    values = {key: controls for key, controls in json.loads(path.read_text())["values"].items()
-              if key.startswith("latent/")}
+    values = {
+        key: controls for key, controls in json.loads(path.read_text())["values"].items() if key.startswith("latent/")
+    }
     bar = CARDS["synbols_s_sharp"].bar_for("quick")
     s_sharp = {key: controls for key, controls in values.items() if _card_key(key) == "synbols_s_sharp"}
     # one task score per scenario and seed: `bex_table.py --calibrate --seeds 0 1 2`
     assert {key.split("[", 1)[1].rstrip("]") for key in s_sharp} == {
-        f"{scenario}/seed{seed}" for scenario in ("fonts6-corr50", "fonts6-corr95", "fonts10-corr50", "fonts10-corr95")
-        for seed in (0, 1, 2)}, sorted(s_sharp)
+        f"{scenario}/seed{seed}"
+        for scenario in ("fonts6-corr50", "fonts6-corr95", "fonts10-corr50", "fonts10-corr95")
+        for seed in (0, 1, 2)
+    }, sorted(s_sharp)
     for key, controls in s_sharp.items():
         assert {name: entry["expected"] for name, entry in controls.items()} == {
-            "informed_search": "+", "latent_identity": "-", "latent_noise": "-", "latent_repeater": "-"}, key
+            "informed_search": "+",
+            "latent_identity": "-",
+            "latent_noise": "-",
+            "latent_repeater": "-",
+        }, key
         for name, entry in controls.items():
             assert bar.passes(entry["value"]) == (entry["expected"] == "+"), (key, name, entry)
-    assert all(entry["expected"] == "" for key, controls in values.items() if key not in s_sharp
-               for entry in controls.values())
+    assert all(
+        entry["expected"] == "" for key, controls in values.items() if key not in s_sharp for entry in controls.values()
+    )
     (sentence,) = measured_evidence(get_domain("glyphs"), "synbols_s_sharp")
     assert "`python benchmarks/bex_table.py --calibrate --seeds 0 1 2`" in sentence
 
@@ -333,6 +422,7 @@ def test_the_attribution_evidence_shows_where_the_scores_evidence_does(capsys):
     assert len(sentences) == 4
     assert main(["cards", "road_gap"]) == 0
     assert [line for line in capsys.readouterr().out.splitlines() if line.startswith("  measured:")] == [
-        f"  measured:      {s}" for s in sentences]
+        f"  measured:      {s}" for s in sentences
+    ]
     rows = scorecard_evidence({"profile": {"name": "quick", "domains": {"morpho": {}, "gmm": {}}}}, "road_gap")
     assert rows == [(f"measured on {s.split(',', 1)[0][3:]}", s.split(", ", 1)[1]) for s in sentences]

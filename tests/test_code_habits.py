@@ -24,10 +24,24 @@ def test_ruff_passes_with_the_projects_settings():
     command = _ruff()
     if command is None:
         pytest.skip("ruff is not installed (pip install 'cfcheck[dev]')")
-    folders = [name for name in ("cfcheck", "suites", "fixtures", "tests", "benchmarks", "examples", "reproductions")
-               if (ROOT / name).is_dir()]
+    folders = [
+        name
+        for name in ("cfcheck", "suites", "fixtures", "tests", "benchmarks", "examples", "reproductions")
+        if (ROOT / name).is_dir()
+    ]
     finished = subprocess.run([*command, "check", *folders], cwd=ROOT, capture_output=True, text=True, check=False)
     assert finished.returncode == 0, finished.stdout + finished.stderr
+
+
+def test_code_is_formatted_by_ruff():
+    """`ruff format` (pyproject.toml's settings) leaves every Python file of the project unchanged."""
+    command = _ruff()
+    if command is None:
+        pytest.skip("ruff is not installed (pip install 'cfcheck[dev]')")
+    finished = subprocess.run(
+        [*command, "format", "--check", "."], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert finished.returncode == 0, "run `ruff format .`:\n" + finished.stdout + finished.stderr
 
 
 def test_the_package_ships_its_annotations():
@@ -55,8 +69,12 @@ def strict_modules(pyproject: str) -> list[str]:
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
     overrides = tomllib.loads(pyproject)["tool"]["mypy"]["overrides"]
-    return [module for entry in overrides if entry.get("disallow_untyped_defs")
-            for module in ([entry["module"]] if isinstance(entry["module"], str) else entry["module"])]
+    return [
+        module
+        for entry in overrides
+        if entry.get("disallow_untyped_defs")
+        for module in ([entry["module"]] if isinstance(entry["module"], str) else entry["module"])
+    ]
 
 
 def module_files(root: Path, patterns: list[str]) -> list[str]:
@@ -89,5 +107,8 @@ def test_the_strict_modules_are_found_from_the_patterns(tmp_path):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("")
     assert module_files(tmp_path, ["pkg.core.*", "pkg.kinds.*.spec", "pkg.top"]) == [
-        "pkg/core/a.py", "pkg/core/deep/b.py", "pkg/kinds/x/spec.py", "pkg/top.py"]
-
+        "pkg/core/a.py",
+        "pkg/core/deep/b.py",
+        "pkg/kinds/x/spec.py",
+        "pkg/top.py",
+    ]

@@ -17,13 +17,16 @@ def test_each_worker_gets_the_gpu_of_its_index_modulo_the_count(count, expected)
     assert [worker_device(CUDA, f"gw{n}", count) for n in range(8)] == [torch.device("cuda", i) for i in expected]
 
 
-@pytest.mark.parametrize(("device", "worker", "count"), [
-    (torch.device("cpu"), "gw3", 4),  # the CPU: threads are shared instead (cfcheck.core.threads)
-    (torch.device("cuda", 2), "gw0", 4),  # a GPU the user named
-    (CUDA, None, 4),  # a single process
-    (CUDA, "main", 4),  # not an xdist worker name
-    (CUDA, "gw1", 0),  # no GPU seen
-])
+@pytest.mark.parametrize(
+    ("device", "worker", "count"),
+    [
+        (torch.device("cpu"), "gw3", 4),  # the CPU: threads are shared instead (cfcheck.core.threads)
+        (torch.device("cuda", 2), "gw0", 4),  # a GPU the user named
+        (CUDA, None, 4),  # a single process
+        (CUDA, "main", 4),  # not an xdist worker name
+        (CUDA, "gw1", 0),  # no GPU seen
+    ],
+)
 def test_everything_else_is_left_as_asked(device, worker, count):
     assert worker_device(device, worker, count) == device
 
@@ -56,10 +59,13 @@ def test_a_cpu_run_under_xdist_stays_on_the_cpu(four_gpus, monkeypatch):
 def test_the_plugin_pins_the_worker_it_runs_in(pytester, four_gpus, monkeypatch):
     """Through the plugin: a run as xdist worker gw5 with --cfcheck-device cuda reports cuda:1."""
     monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw5")
-    pytester.makepyfile(blend="import pytest\n\n@pytest.fixture\ndef cf_method():\n    return None\n",
-                        test_nothing="def test_nothing():\n    pass\n")
+    pytester.makepyfile(
+        blend="import pytest\n\n@pytest.fixture\ndef cf_method():\n    return None\n",
+        test_nothing="def test_nothing():\n    pass\n",
+    )
     pytester.syspathinsert()
-    result = pytester.runpytest_inprocess("--method=blend", "--cfcheck-device=cuda", "--collect-only",
-                                          "-p", "no:randomly", "test_nothing.py")
+    result = pytester.runpytest_inprocess(
+        "--method=blend", "--cfcheck-device=cuda", "--collect-only", "-p", "no:randomly", "test_nothing.py"
+    )
     assert "device cuda:1," in result.stdout.str(), result.stdout.str()
     assert four_gpus == [torch.device("cuda", 1)]

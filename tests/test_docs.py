@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def hook():
-    spec = importlib.util.spec_from_file_location("cfcheck_docs_reference_hook", ROOT / "docs" / "hooks" / "reference.py")
+    spec = importlib.util.spec_from_file_location(
+        "cfcheck_docs_reference_hook", ROOT / "docs" / "hooks" / "reference.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

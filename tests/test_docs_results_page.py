@@ -42,7 +42,7 @@ def write_outputs() -> None:
     text = PAGE.read_text()
     pieces, last = [], 0
     for match, printed in run_page(text):
-        pieces.append(text[last:match.start()])
+        pieces.append(text[last : match.start()])
         pieces.append(f"```python\n{match.group('code')}```\n")
         if printed:
             pieces.append(f"\n```text\n{printed}```\n")
@@ -57,14 +57,18 @@ def test_page_has_code_that_loads_scorecards():
     assert any("load_scores(" in code for code in blocks) and any("load_samples(" in code for code in blocks)
 
 
-@pytest.mark.skipif(not (ROOT / "reports/published/dvce-quick/scorecard.json").is_file(),
-                    reason="needs the published runs in reports/published")
+@pytest.mark.skipif(
+    not (ROOT / "reports/published/dvce-quick/scorecard.json").is_file(),
+    reason="needs the published runs in reports/published",
+)
 def test_every_block_runs_and_prints_what_the_page_shows():
     for number, (match, printed) in enumerate(run_page(PAGE.read_text()), start=1):
         shown = match.group("out") or ""
-        assert printed == shown, (f"docs/results.md block {number} prints something else than the page shows; "
-                                  f"regenerate with `python tests/test_docs_results_page.py --write`.\n"
-                                  f"printed:\n{printed}\nshown:\n{shown}")
+        assert printed == shown, (
+            f"docs/results.md block {number} prints something else than the page shows; "
+            f"regenerate with `python tests/test_docs_results_page.py --write`.\n"
+            f"printed:\n{printed}\nshown:\n{shown}"
+        )
 
 
 if __name__ == "__main__":

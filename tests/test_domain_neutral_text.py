@@ -15,8 +15,9 @@ ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = ("morpho", "gmm", "glyphs")
 #: the bundled domains' names, their factors and scenario names: words no generic text needs
 #: ("intensity" after "pixel" is the generic word, not the factor)
-WORDS = re.compile(r"(?<![A-Za-z])(morpho|gmm|glyphs|thickness|(?<!pixel )intensity|fonts\d+-corr\d+)(?![A-Za-z])",
-                   re.IGNORECASE)
+WORDS = re.compile(
+    r"(?<![A-Za-z])(morpho|gmm|glyphs|thickness|(?<!pixel )intensity|fonts\d+-corr\d+)(?![A-Za-z])", re.IGNORECASE
+)
 #: (path, word) → why naming it there is right
 ALLOWED = {
     ("cfcheck/domains/registry.py", "morpho"): "the registry documents how the bundled domains are registered by name",
@@ -45,18 +46,25 @@ def neutral_text_hits(root: Path) -> list[tuple[str, int, str, str]]:
     for top in ("cfcheck", "suites"):
         for path in sorted((root / top).rglob("*.py")):
             relative = path.relative_to(root)
-            if relative.parts[:2] == ("cfcheck", "domains") and len(relative.parts) > 3 and relative.parts[2] in BUNDLED:
+            if (
+                relative.parts[:2] == ("cfcheck", "domains")
+                and len(relative.parts) > 3
+                and relative.parts[2] in BUNDLED
+            ):
                 continue
             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-                hits += [(relative.as_posix(), number, match.group(1).lower(), line.strip())
-                         for match in WORDS.finditer(line)]
+                hits += [
+                    (relative.as_posix(), number, match.group(1).lower(), line.strip())
+                    for match in WORDS.finditer(line)
+                ]
     return hits
 
 
 def test_no_module_outside_a_bundled_domain_names_it_or_its_factors():
     hits = neutral_text_hits(ROOT)
-    unexpected = [f"{path}:{number}: {word!r} in {line}" for path, number, word, line in hits
-                  if (path, word) not in ALLOWED]
+    unexpected = [
+        f"{path}:{number}: {word!r} in {line}" for path, number, word, line in hits if (path, word) not in ALLOWED
+    ]
     assert not unexpected, "name no bundled domain or factor outside its folder:\n" + "\n".join(unexpected)
     stale = set(ALLOWED) - {(path, word) for path, _, word, _ in hits}
     assert not stale, f"allowed hits that no longer occur: {sorted(stale)}"
@@ -69,7 +77,10 @@ def test_the_scan_finds_a_planted_name(tmp_path):
     (tmp_path / "cfcheck" / "card.py").write_text('NOTE = "pixel intensity"\nEXAMPLE = "(Morpho: N×1×32×32)"\n')
     (tmp_path / "suites" / "test_x.py").write_text('"""do(thickness) on fonts6-corr95, do_intensity"""\n')
     assert [(path, number, word) for path, number, word, _ in neutral_text_hits(tmp_path)] == [
-        ("cfcheck/card.py", 2, "morpho"), ("suites/test_x.py", 1, "thickness"),
-        ("suites/test_x.py", 1, "fonts6-corr95"), ("suites/test_x.py", 1, "intensity")]
+        ("cfcheck/card.py", 2, "morpho"),
+        ("suites/test_x.py", 1, "thickness"),
+        ("suites/test_x.py", 1, "fonts6-corr95"),
+        ("suites/test_x.py", 1, "intensity"),
+    ]
     with pytest.raises(ValueError, match="root"):
         neutral_text_hits(tmp_path / "absent")

@@ -51,8 +51,9 @@ def test_this_run_names_the_group_on_an_xdist_worker(request):
 def test_a_grouped_module_fixture_is_set_up_once_with_the_repair(pytester):
     """Without ``--method``: with the repair installed as tests/conftest.py installs it, a grouped
     module's fixture is set up on one worker (without it, xdist 3.8 on pytest 9.2 sets it up on both)."""
-    pytester.makeconftest("from cfcheck.core import xdist_groups\n\n"
-                          "def pytest_configure(config):\n    xdist_groups.install(config)\n")
+    pytester.makeconftest(
+        "from cfcheck.core import xdist_groups\n\ndef pytest_configure(config):\n    xdist_groups.install(config)\n"
+    )
     pytester.makepyfile(test_grouped=GROUPED, test_other=UNGROUPED)
     result = pytester.runpytest_subprocess("-n", "2", "--dist", "loadgroup", "-p", "no:cacheprovider")
     assert result.parseoutcomes().get("passed") == 36, result.stdout.str()[-2000:]

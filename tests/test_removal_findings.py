@@ -63,8 +63,14 @@ def test_on_morpho_the_random_attribution_is_worst_under_goar_and_road():
     from cfcheck.methods.attribution.saliency import Gradient, RandomAttribution
 
     run = LocalRun(MORPHO_CI)
-    table = removal_table(run, run.domain("morpho"), "cnn", {"gradient": Gradient(), "random": RandomAttribution()},
-                          strategies=[("goar", "morf"), ("road", "morf")], log=lambda _: None)
+    table = removal_table(
+        run,
+        run.domain("morpho"),
+        "cnn",
+        {"gradient": Gradient(), "random": RandomAttribution()},
+        strategies=[("goar", "morf"), ("road", "morf")],
+        log=lambda _: None,
+    )
     # quick profile (600/300, docs/findings/removal.md): GOAR 0.504 vs 0.296, ROAD MoRF accuracy 0.390 vs 0.943
     assert table["gradient"]["goar:morf"] > table["random"]["goar:morf"] + 0.1, table
     assert table["gradient"]["road:morf"] < table["random"]["road:morf"] - 0.3, table

@@ -25,8 +25,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("scm-findings")]
 
 N = 60
 #: generator -> (its image mechanism: a model of morpho's role scm_image_mechanisms, abduct the pixel noise)
-GENERATORS = {"vae": ("cvae", True), "hvae": ("chvae", True), "gan": ("cgan", False),
-              "vae_mean": ("cvae", False), "hvae_mean": ("chvae", False)}
+GENERATORS = {
+    "vae": ("cvae", True),
+    "hvae": ("chvae", True),
+    "gan": ("cgan", False),
+    "vae_mean": ("cvae", False),
+    "hvae_mean": ("chvae", False),
+}
 
 
 #: seeds: seed s scores test images s·N … (s + 1)·N − 1 under interventions drawn from seed s
@@ -78,8 +83,9 @@ def measure(seed: int) -> dict[str, dict]:
             effectiveness = {}
             for do, intervention in interventions.items():
                 x_cf = method.counterfactual(x, parents, intervention)
-                result = SimpleNamespace(domain=domain, valid=torch.ones(N, dtype=torch.bool),
-                                         target_parents=targets[do], x_cf=x_cf)
+                result = SimpleNamespace(
+                    domain=domain, valid=torch.ones(N, dtype=torch.bool), target_parents=targets[do], x_cf=x_cf
+                )
                 for parent in domain.factor_names:
                     kind, values = predictor_agreement(result, zoo, parent)
                     effectiveness[(parent, do)] = (kind, float(values.double().mean()))
@@ -109,8 +115,9 @@ def test_composition_hvae_best_gan_worst(by_seed, cycles):
             assert measured[name]["composition"][cycles] < 1e-3, (seed, name, measured[name]["composition"])
         assert _mean_decoders_by_composition(measured, cycles)[0] == "vae_mean", (seed, measured)
     expected = {0: "gan", 1: "gan", 2: "gan"} if cycles == 1 else {0: "gan", 1: "hvae_mean", 2: "hvae_mean"}
-    assert worst == expected, {seed: {n: m[n]["composition"] for n in ("vae_mean", "hvae_mean", "gan")}
-                               for seed, m in by_seed.items()}
+    assert worst == expected, {
+        seed: {n: m[n]["composition"] for n in ("vae_mean", "hvae_mean", "gan")} for seed, m in by_seed.items()
+    }
 
 
 def _scenario_outcomes(measured: dict) -> dict[tuple[str, str], tuple[str, str, dict[str, float]]]:
@@ -126,14 +133,20 @@ def _scenario_outcomes(measured: dict) -> dict[tuple[str, str], tuple[str, str, 
 
 def _hvae_wins(outcomes: dict) -> set[tuple[str, str]]:
     """Scenarios the HVAE wins outright (a tie with the VAE is no win)."""
-    return {scenario for scenario, (best, _, values) in outcomes.items()
-            if best == "hvae" and values["hvae"] != values["vae"]}
+    return {
+        scenario
+        for scenario, (best, _, values) in outcomes.items()
+        if best == "hvae" and values["hvae"] != values["vae"]
+    }
 
 
 def _gan_last(outcomes: dict) -> set[tuple[str, str]]:
     """Scenarios the GAN alone is last in."""
-    return {scenario for scenario, (_, worst, values) in outcomes.items()
-            if worst == "gan" and list(values.values()).count(values["gan"]) == 1}
+    return {
+        scenario
+        for scenario, (_, worst, values) in outcomes.items()
+        if worst == "gan" and list(values.values()).count(values["gan"]) == 1
+    }
 
 
 def test_hvae_most_effective_in_the_majority_of_scenarios(by_seed):
@@ -167,11 +180,20 @@ def test_do_thickness_keeps_the_intensity_error_low(by_seed):
     lowest = {}
     for seed, measured in by_seed.items():
         for name in ("vae", "hvae", "gan"):
-            errors = {do: measured[name]["effectiveness"][("intensity", do)][1]
-                      for do in ("thickness", "intensity", "digit")}
+            errors = {
+                do: measured[name]["effectiveness"][("intensity", do)][1] for do in ("thickness", "intensity", "digit")
+            }
             lowest[seed, name] = sorted(errors, key=errors.get)[0]
             if name == "gan":
                 assert sorted(errors, key=errors.get) == ["digit", "thickness", "intensity"], (seed, errors)
-    assert lowest == {(0, "vae"): "thickness", (1, "vae"): "thickness", (2, "vae"): "thickness",
-                      (0, "hvae"): "thickness", (1, "hvae"): "intensity", (2, "hvae"): "intensity",
-                      (0, "gan"): "digit", (1, "gan"): "digit", (2, "gan"): "digit"}, lowest
+    assert lowest == {
+        (0, "vae"): "thickness",
+        (1, "vae"): "thickness",
+        (2, "vae"): "thickness",
+        (0, "hvae"): "thickness",
+        (1, "hvae"): "intensity",
+        (2, "hvae"): "intensity",
+        (0, "gan"): "digit",
+        (1, "gan"): "digit",
+        (2, "gan"): "digit",
+    }, lowest

@@ -26,8 +26,13 @@ class _Session:
 
 
 def _recorder() -> tuple[ScoreRecorder, _Session]:
-    node = SimpleNamespace(nodeid="suite::test", module=None, path=Path("test_randomisation.py"), user_properties=[],
-                           get_closest_marker=lambda name: None)
+    node = SimpleNamespace(
+        nodeid="suite::test",
+        module=None,
+        path=Path("test_randomisation.py"),
+        user_properties=[],
+        get_closest_marker=lambda name: None,
+    )
     session = _Session()
     return ScoreRecorder(session, node), session
 
@@ -35,12 +40,16 @@ def _recorder() -> tuple[ScoreRecorder, _Session]:
 def test_a_given_interval_replaces_the_input_bootstrap_and_keeps_the_samples():
     recorder, session = _recorder()
     samples = torch.tensor([0.1, 0.3, 0.2, 0.6])
-    record = recorder("attribution_randomisation_similarity", samples, ci=(0.05, 0.7), extra={"draws": {"means": [0.3]}})
+    record = recorder(
+        "attribution_randomisation_similarity", samples, ci=(0.05, 0.7), extra={"draws": {"means": [0.3]}}
+    )
     assert (record.value, record.ci_low, record.ci_high, record.n) == (pytest.approx(0.3), 0.05, 0.7, 4)
     assert record.samples == pytest.approx(samples.tolist()) and record.extra == {"draws": {"means": [0.3]}}
     plain = recorder("attribution_randomisation_similarity", samples)  # without: the input bootstrap
     expected = summarize(samples.double(), n_resamples=200, seed=3, indicators=False)
-    assert (plain.value, plain.ci_low, plain.ci_high) == pytest.approx((expected.value, expected.ci_low, expected.ci_high))
+    assert (plain.value, plain.ci_low, plain.ci_high) == pytest.approx(
+        (expected.value, expected.ci_low, expected.ci_high)
+    )
     assert session.records == [record, plain]
 
 

@@ -11,8 +11,8 @@ import pytest
 from cfcheck.core.seeds import (
     EPOCH_ORDER,
     FLOW_EPOCH_ORDER,
-    RANDOM_DRAWS,
     PAIRED_REFERENCE,
+    RANDOM_DRAWS,
     REALISM_DRAWS,
     SMALL_NET_EPOCH_ORDER,
     TASK_INPUTS,

@@ -21,11 +21,11 @@ from cfcheck.core.costs import MethodClock
 from cfcheck.domains import get_domain
 from cfcheck.kinds.latent.section import LatentSection
 from cfcheck.kinds.latent.spec import SPEC
+from cfcheck.methods.latent.controls import LatentIdentity, LatentNoise, LatentRepeater
+from cfcheck.methods.latent.gradient_explainers import XGEM, DiCE, DiVE
 from cfcheck.methods.latent.growing_spheres import GrowingSpheres
 from cfcheck.methods.latent.informed_search import InformedSearch
 from cfcheck.methods.latent.latent_cf import LatentCF
-from cfcheck.methods.latent.controls import LatentIdentity, LatentNoise, LatentRepeater
-from cfcheck.methods.latent.gradient_explainers import XGEM, DiCE, DiVE
 from cfcheck.methods.latent.stylex_attfind import StylExAttFind
 from cfcheck.metrics.cards import get_card
 from cfcheck.metrics.stats import summarize, verdict
@@ -33,8 +33,15 @@ from cfcheck.metrics.stats import summarize, verdict
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("synbols-findings")]
 
 N_INPUTS = 32  # the quick profile's
-EXPLAINERS = {"IS": InformedSearch, "DiCE": DiCE, "DiVE": DiVE, "GS": GrowingSpheres, "StylEx": StylExAttFind,
-              "Latent-CF": LatentCF, "xGEM": XGEM}
+EXPLAINERS = {
+    "IS": InformedSearch,
+    "DiCE": DiCE,
+    "DiVE": DiVE,
+    "GS": GrowingSpheres,
+    "StylEx": StylExAttFind,
+    "Latent-CF": LatentCF,
+    "xGEM": XGEM,
+}
 CONTROLS = {"identity": LatentIdentity, "noise": LatentNoise, "repeater": LatentRepeater}
 GRADIENT_BASED = ("DiCE", "DiVE", "Latent-CF", "xGEM")
 
@@ -74,9 +81,11 @@ def table(single_torch_thread) -> dict[str, dict[str, dict[str, float]]]:
             bar = get_card("synbols_s_sharp").bar
             summary = summarize(scores.s_sharp.double(), n_resamples=500, seed=0, indicators=False)  # quick profile
             measured.setdefault(name, {})[task.variant] = {
-                "s_sharp": summary.value, "trivial": float(scores.rates["trivial"].mean()),
+                "s_sharp": summary.value,
+                "trivial": float(scores.rates["trivial"].mean()),
                 "ef": float(scores.rates["ef"].mean()),
-                "verdict": verdict(summary.value, summary.ci_low, summary.ci_high, bar.bound, bar.kind)}
+                "verdict": verdict(summary.value, summary.ci_low, summary.ci_high, bar.bound, bar.kind),
+            }
     return measured
 
 
@@ -128,6 +137,7 @@ def test_only_the_oracle_gains_much_from_a_stronger_correlation(table):
     spurious fonts at 0.95 and not at 0.5. With 10 fonts its gain is more than twice any other
     explainer's (the next, StylEx, gains 0.62). With 6 fonts it does not stand out: StylEx gains
     about as much (0.34 against the oracle's 0.31), asserted as measured."""
+
     def gain(name, fonts):
         values = _s_sharp(table, name)
         return values[f"fonts{fonts}-corr95"] - values[f"fonts{fonts}-corr50"]

@@ -23,12 +23,15 @@ def test_manifest_dicts_parse_into_bars_and_back():
     assert parse_bars({"acc": {"min": 0.97}}) == {"acc": Bars((Bar(0.97, "min"),))}
 
 
-@pytest.mark.parametrize(("bounds", "match"), [
-    ({}, "'min' and/or 'max'"),
-    ({"minimum": 1}, "only 'min' and 'max'"),
-    ({"min": "0.9"}, "must be a number"),
-    ({"max": True}, "must be a number"),
-])
+@pytest.mark.parametrize(
+    ("bounds", "match"),
+    [
+        ({}, "'min' and/or 'max'"),
+        ({"minimum": 1}, "only 'min' and 'max'"),
+        ({"min": "0.9"}, "must be a number"),
+        ({"max": True}, "must be a number"),
+    ],
+)
 def test_malformed_bars_are_rejected(bounds, match):
     with pytest.raises(ValueError, match=match):
         Bars.from_dict(bounds)

@@ -34,9 +34,26 @@ def run_control(directory: Path, control: str, *args: str, pyproject: str = "") 
     env.pop("PYTEST_XDIST_WORKER", None)
     env.pop("PYTEST_XDIST_WORKER_COUNT", None)
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest", f"--method=cfcheck.fixtures.{control}", f"--cfcheck-profile={profile}",
-         "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-o", "addopts=", *args],
-        cwd=directory, capture_output=True, text=True, env=env, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            f"--method=cfcheck.fixtures.{control}",
+            f"--cfcheck-profile={profile}",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "-o",
+            "addopts=",
+            *args,
+        ],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
     )
     path = directory / "reports" / f"{control}-{profile}" / "scorecard.json"
     assert path.is_file(), completed.stdout[-3000:] + completed.stderr[-3000:]
@@ -57,8 +74,11 @@ def verdicts(scorecard: dict, metric: str, *, tasks: str = "") -> dict[str, str]
 
 
 def suite_verdicts(scorecard: dict, suite: str) -> dict[str, str]:
-    found = {f"{s['metric']}@{s['task']}": s["verdict"] for s in scorecard["scores"]
-             if s["suite"] == suite and s["verdict"] is not None}
+    found = {
+        f"{s['metric']}@{s['task']}": s["verdict"]
+        for s in scorecard["scores"]
+        if s["suite"] == suite and s["verdict"] is not None
+    }
     assert found, f"no {suite} verdicts recorded"
     return found
 
@@ -152,7 +172,11 @@ def test_wachter_is_oracle_valid_only_on_the_robust_classifier(tmp_path, seed):
     """Väth et al. H1: gradient counterfactuals flip every classifier, but only a robust
     classifier's gradients change what independent oracles see (three seeds)."""
     scorecard = run_control(
-        tmp_path, "wachter", f"--cfcheck-seed={seed}", "-k", "committee_oracle_target_accuracy",
+        tmp_path,
+        "wachter",
+        f"--cfcheck-seed={seed}",
+        "-k",
+        "committee_oracle_target_accuracy",
         pyproject='[tool.cfcheck]\nclassifiers = ["cnn", "robust_cnn"]\n',
     )
     committee = {s["task"]: s for s in scorecard["scores"] if s["metric"] == "committee_oracle_target_accuracy"}
@@ -168,8 +192,13 @@ def test_wachter_is_oracle_valid_only_on_the_robust_classifier(tmp_path, seed):
 
 
 #: the gated scores that judge whether counterfactuals are right: a share of right ones must order them
-SHARE_SCORES = {"target_accuracy": "higher", "committee_oracle_target_accuracy": "higher", "lvs_target": "higher",
-                "ground_truth_relative_error": "lower", "fid_target": "lower"}
+SHARE_SCORES = {
+    "target_accuracy": "higher",
+    "committee_oracle_target_accuracy": "higher",
+    "lvs_target": "higher",
+    "ground_truth_relative_error": "lower",
+    "fid_target": "lower",
+}
 
 
 def test_the_bars_require_80_percent_right_counterfactuals(tmp_path):
@@ -178,8 +207,9 @@ def test_the_bars_require_80_percent_right_counterfactuals(tmp_path):
     passes none of them, the 95 % one passes every validity and ground-truth bar."""
     found = {}
     for share in (50, 80, 95):
-        scorecard = run_control(tmp_path / str(share), f"truth_mixture_{share}", "-k",
-                                "validity or fid_target or ground_truth_relative")
+        scorecard = run_control(
+            tmp_path / str(share), f"truth_mixture_{share}", "-k", "validity or fid_target or ground_truth_relative"
+        )
         found[share] = {(MetricKey.parse(s["metric"]).card, s["task"]): s for s in scorecard["scores"]}
     for (metric, task), low in found[50].items():
         if metric not in SHARE_SCORES:
@@ -194,7 +224,9 @@ def test_the_bars_require_80_percent_right_counterfactuals(tmp_path):
 
 
 def test_truth_passes_at_the_standard_profile(tmp_path):
-    scorecard = run_control(tmp_path, "truth", "--cfcheck-profile=standard", "-k", "vce and (validity or closeness or realism)")
+    scorecard = run_control(
+        tmp_path, "truth", "--cfcheck-profile=standard", "-k", "vce and (validity or closeness or realism)"
+    )
     for suite in ("validity", "closeness", "realism"):
         found = suite_verdicts(scorecard, suite)
         assert passes(found), {k: v for k, v in found.items() if v != "pass"}
@@ -234,12 +266,15 @@ def test_scm_controls_get_the_verdicts_they_exist_for(tmp_path):
     assert none_pass(suite_verdicts(found["scm_identity"], "effectiveness"))
     assert verdicts(found["scm_identity"], "scm_fid", tasks="do_digit") == {"scm_fid@do_digit/seed0": "fail"}
     assert verdicts(found["scm_identity"], "preservation_error:intensity", tasks="do_thickness") == {
-        "preservation_error:intensity@do_thickness/seed0": "fail"}
+        "preservation_error:intensity@do_thickness/seed0": "fail"
+    }
     for suite in SCM_SUITES:
         assert none_pass(suite_verdicts(found["scm_noise"], suite))
     # the resampler is no counterfactual of its input: farther from the truth than identity
-    error = {c: {s["task"]: s["value"] for s in found[c]["scores"] if s["metric"] == "ground_truth_error"}
-             for c in ("scm_resample", "scm_identity", "scm_truth")}
+    error = {
+        c: {s["task"]: s["value"] for s in found[c]["scores"] if s["metric"] == "ground_truth_error"}
+        for c in ("scm_resample", "scm_identity", "scm_truth")
+    }
     assert all(error["scm_truth"][t] == 0 for t in error["scm_truth"])
     assert all(error["scm_resample"][t] > error["scm_identity"][t] for t in error["scm_identity"])
     # CLD has no bar (truth and identity are not separated) but orders the changes: an unchanged image
@@ -259,18 +294,25 @@ def test_scm_reference_generators_get_the_verdicts_readme_reports(tmp_path):
     do(intensity) pass it; the GAN as below."""
     vae = run_control(tmp_path / "scm_vae", "scm_vae")
     for suite in ("composition", "causal_graph"):
-        assert passes(suite_verdicts(vae, suite)), (suite, {k: v for k, v in suite_verdicts(vae, suite).items()
-                                                             if v != "pass"})
+        assert passes(suite_verdicts(vae, suite)), (
+            suite,
+            {k: v for k, v in suite_verdicts(vae, suite).items() if v != "pass"},
+        )
     assert {k: v for k, v in suite_verdicts(vae, "realism").items() if v != "pass"} == {
-        "scm_kid@do_digit/seed0": "inconclusive"}
+        "scm_kid@do_digit/seed0": "inconclusive"
+    }
     assert {k for k, v in suite_verdicts(vae, "effectiveness").items() if v != "pass"} == {
-        "effectiveness_error:thickness@do_thickness/seed0"}
+        "effectiveness_error:thickness@do_thickness/seed0"
+    }
     hvae = run_control(tmp_path / "scm_hvae", "scm_hvae")
     assert passes(suite_verdicts(hvae, "composition"))
     for suite in ("effectiveness", "causal_graph"):
         assert "fail" not in suite_verdicts(hvae, suite).values(), (suite, suite_verdicts(hvae, suite))
-    assert verdicts(hvae, "scm_fid") == {"scm_fid@do_digit/seed0": "fail", "scm_fid@do_intensity/seed0": "pass",
-                                         "scm_fid@do_thickness/seed0": "pass"}
+    assert verdicts(hvae, "scm_fid") == {
+        "scm_fid@do_digit/seed0": "fail",
+        "scm_fid@do_intensity/seed0": "pass",
+        "scm_fid@do_thickness/seed0": "pass",
+    }
     # the GAN (no pixel noise to abduct: composing costs its reconstruction error) composes once
     # within the pixel and perceptual bars, drifts past every bar over 10 cycles; it never fails
     # effectiveness or the causal graph; its do(digit) images fail FID (45.3 against 25.1; KID
@@ -278,7 +320,8 @@ def test_scm_reference_generators_get_the_verdicts_readme_reports(tmp_path):
     gan = run_control(tmp_path / "scm_gan", "scm_gan")
     composition = suite_verdicts(gan, "composition")
     assert {k for k, v in composition.items() if v == "pass"} == {
-        f"composition_{d}:m1@do_{p}/seed0" for d in ("l1", "perceptual") for p in ("digit", "intensity", "thickness")}
+        f"composition_{d}:m1@do_{p}/seed0" for d in ("l1", "perceptual") for p in ("digit", "intensity", "thickness")
+    }
     assert set(composition.values()) == {"pass", "fail"}
     for suite in ("effectiveness", "causal_graph"):
         assert "fail" not in suite_verdicts(gan, suite).values(), (suite, suite_verdicts(gan, suite))

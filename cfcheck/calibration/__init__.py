@@ -19,5 +19,13 @@ from cfcheck.calibration.run import (
     suite_summary,
 )
 
-__all__ = ["CONTROLS", "KIND_CONTROLS", "REFERENCE_METHODS", "SCM_CONTROLS", "calibrated_kinds", "main",
-           "seed_folder", "suite_summary"]
+__all__ = [
+    "CONTROLS",
+    "KIND_CONTROLS",
+    "REFERENCE_METHODS",
+    "SCM_CONTROLS",
+    "calibrated_kinds",
+    "main",
+    "seed_folder",
+    "suite_summary",
+]

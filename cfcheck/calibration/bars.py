@@ -59,9 +59,11 @@ class DomainBars:
         rationale that quotes its controls' values on that domain."""
         facts: dict[str, Any] = {"bars": self.source, "bars_file": self.path, "bar_count": len(self.bars)}
         if self.source != "cards" or self.rationales:  # a bundled domain's own bars are listed too
-            facts["domain_bars"] = {key: {"bar": bar.describe(), "rationale": self.rationales.get(key, "")}
-                                    for key, bar in sorted(self.bars.items())
-                                    if self.source != "cards" or key in self.rationales}
+            facts["domain_bars"] = {
+                key: {"bar": bar.describe(), "rationale": self.rationales.get(key, "")}
+                for key, bar in sorted(self.bars.items())
+                if self.source != "cards" or key in self.rationales
+            }
         return facts
 
 
@@ -97,15 +99,23 @@ def domain_bars(domain: Any, profile: Any, explicit: Mapping[str, Bar]) -> Domai
     if domain.card_calibrated:
         cards = dict(profile.thresholds)
         added = {key: bar for key, bar in own.items() if key not in cards}
-        return DomainBars({**added, **cards}, "cards", str(path) if added else None,
-                          {key: rationales[key] for key in added})
+        return DomainBars(
+            {**added, **cards}, "cards", str(path) if added else None, {key: rationales[key] for key in added}
+        )
     if own:
         return DomainBars({**own, **explicit}, "calibrated", str(path), rationales)
     return DomainBars(dict(explicit), "uncalibrated", str(path) if path else None)
 
 
-def write_domain_bars(path: Path, bars: Mapping[str, tuple[Bar, str]], *, domain: str, profile: str,
-                      controls: Mapping[str, str], method_kind: str = "vce") -> Path:
+def write_domain_bars(
+    path: Path,
+    bars: Mapping[str, tuple[Bar, str]],
+    *,
+    domain: str,
+    profile: str,
+    controls: Mapping[str, str],
+    method_kind: str = "vce",
+) -> Path:
     """Write ``method_kind``'s bars (metric → (bar, rationale)) into a bars file atomically, keeping
     the other kinds' entries of an existing file (an entry without ``method_kind`` is "vce");
     returns its path."""
@@ -119,12 +129,32 @@ def write_domain_bars(path: Path, bars: Mapping[str, tuple[Bar, str]], *, domain
         old = json.loads(path.read_text(encoding="utf-8"))
         kept = {k: v for k, v in old["bars"].items() if v.get("method_kind", "vce") != method_kind}
         recorded_controls = {k: v for k, v in (old.get("controls") or {}).items() if isinstance(v, dict)}
-    entries = {metric: {"kind": bar.kind, "bound": bar.bound, "relative": bar.relative, "rationale": why,
-                        "method_kind": method_kind}
-               for metric, (bar, why) in sorted(bars.items()) if math.isfinite(bar.bound)}
+    entries = {
+        metric: {
+            "kind": bar.kind,
+            "bound": bar.bound,
+            "relative": bar.relative,
+            "rationale": why,
+            "method_kind": method_kind,
+        }
+        for metric, (bar, why) in sorted(bars.items())
+        if math.isfinite(bar.bound)
+    }
     recorded_controls[method_kind] = dict(controls)
-    text = json.dumps({"format": BARS_FORMAT, "domain": domain, "profile": profile, "controls": recorded_controls,
-                       "bars": {**kept, **entries}}, indent=1, sort_keys=True) + "\n"
+    text = (
+        json.dumps(
+            {
+                "format": BARS_FORMAT,
+                "domain": domain,
+                "profile": profile,
+                "controls": recorded_controls,
+                "bars": {**kept, **entries},
+            },
+            indent=1,
+            sort_keys=True,
+        )
+        + "\n"
+    )
     atomic_write_text(path, text)
     return Path(path)
 

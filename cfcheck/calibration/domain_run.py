@@ -51,7 +51,12 @@ EXPECTED: dict[str, list[tuple[str, str]]] = {
     "truth": [("validity", "+"), ("closeness", "+"), ("realism", "+"), ("ground_truth_relative_error", "+")],
     "random_target": [("validity", "+"), ("closeness", "-"), ("realism", "+"), ("ground_truth_relative_error", "-")],
     "nearest": [("validity", "+"), ("closeness", "-"), ("realism", "+"), ("ground_truth_relative_error", "-")],
-    "identity": [("validity", "-"), ("closeness", "+"), *((m, "-") for m in TARGET_REALISM), ("ground_truth_relative_error", "-")],
+    "identity": [
+        ("validity", "-"),
+        ("closeness", "+"),
+        *((m, "-") for m in TARGET_REALISM),
+        ("ground_truth_relative_error", "-"),
+    ],
     "noise": [("validity", "-"), ("closeness", "-"), ("realism", "-"), ("ground_truth_relative_error", "-")],
     "pgd": [(m, "-") for m in ORACLE_VALIDITY],
 }
@@ -59,7 +64,7 @@ CONTROL_ORDER = ("truth", "random_target", "nearest", "identity", "noise", "pgd"
 
 
 def expected_sign(control: str, suite: str, metric: str) -> str:
-    """"+", "-" or "" for ``control`` on a score of ``suite`` named ``metric`` (``key`` or ``key:variant``)."""
+    """ "+", "-" or "" for ``control`` on a score of ``suite`` named ``metric`` (``key`` or ``key:variant``)."""
     rules = dict(EXPECTED.get(control, []))
     return rules.get(MetricKey.parse(metric).card, rules.get(suite, ""))
 
@@ -81,8 +86,9 @@ def comparable_value(score: dict[str, Any], card: Any, profile: str, field: str 
     return value, "absolute"
 
 
-def derive_bars(results: Mapping[str, dict[str, Any]] | Sequence[Mapping[str, dict[str, Any]]], profile: str,
-                domain: str) -> dict[str, tuple[Bar | None, str]]:
+def derive_bars(
+    results: Mapping[str, dict[str, Any]] | Sequence[Mapping[str, dict[str, Any]]], profile: str, domain: str
+) -> dict[str, tuple[Bar | None, str]]:
     """Bar key (``key`` or ``key_variant``) → (bar or None, rationale) from control scorecards:
     control → scorecard, or a sequence of such, one per seed (every task score of every seed counts)."""
     from cfcheck.metrics.cards import CARDS
@@ -113,8 +119,11 @@ def derive_bars(results: Mapping[str, dict[str, Any]] | Sequence[Mapping[str, di
         positives = {c: v for c, v in by_control.items() if signs[c] == "+"}
         negatives = {c: v for c, v in by_control.items() if signs[c] == "-"}
         if not positives or not negatives:
-            bars[key] = (None, f"no {'positive' if not positives else 'negative'} control is expected to "
-                               f"{'pass' if not positives else 'fail'} it")
+            bars[key] = (
+                None,
+                f"no {'positive' if not positives else 'negative'} control is expected to "
+                f"{'pass' if not positives else 'fail'} it",
+            )
             continue
         higher = card.direction == "higher"
         worst = min if higher else max
@@ -124,9 +133,11 @@ def derive_bars(results: Mapping[str, dict[str, Any]] | Sequence[Mapping[str, di
         unit = " × floor" if rule == "times_floor" else (" above the floor" if rule == "plus_floor" else "")
         tasks = sum(len(v) for v in by_control.values())
         over = f"{tasks} task scores of {len(by_control)} controls" + (f", {len(runs)} seeds" if len(runs) > 1 else "")
-        quoted = (f"{pos_control} (expected to pass) reaches {pos:.4g}{unit} at worst, {neg_control} (expected to "
-                  f"fail) {neg:.4g}{unit} at best (95% interval ends), over {over} on domain {domain!r} "
-                  f"({profile} profile)")
+        quoted = (
+            f"{pos_control} (expected to pass) reaches {pos:.4g}{unit} at worst, {neg_control} (expected to "
+            f"fail) {neg:.4g}{unit} at best (95% interval ends), over {over} on domain {domain!r} "
+            f"({profile} profile)"
+        )
         if (pos > neg) if higher else (pos < neg):
             bars[key] = (Bar((pos + neg) / 2, "min" if higher else "max", rule), f"halfway: {quoted}")
         else:
@@ -134,8 +145,9 @@ def derive_bars(results: Mapping[str, dict[str, Any]] | Sequence[Mapping[str, di
     return bars
 
 
-def run_domain_control(control: str, spec: str, profile: str, out: Path,
-                       seed: int = 0) -> tuple[dict[str, Any] | None, float, str]:
+def run_domain_control(
+    control: str, spec: str, profile: str, out: Path, seed: int = 0
+) -> tuple[dict[str, Any] | None, float, str]:
     """One conformance run of a control on the domain ``spec`` at ``--cfcheck-seed=seed`` (its
     scorecard under :func:`cfcheck.calibration.run.seed_folder`): (scorecard or None, seconds, output tail)."""
     from cfcheck.calibration.run import seed_folder
@@ -144,18 +156,37 @@ def run_domain_control(control: str, spec: str, profile: str, out: Path,
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     folder = seed_folder(out, seed)
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", f"--method=cfcheck.fixtures.{control}", f"--cfcheck-domain={spec}",
-         f"--cfcheck-profile={profile}", f"--cfcheck-seed={seed}", f"--cfcheck-report-dir={folder}", "-q",
-         "-p", "no:cacheprovider", "--no-header", "-p", "no:xdist", "-p", "no:randomly"],
-        check=False, capture_output=True, text=True, env=env,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            f"--method=cfcheck.fixtures.{control}",
+            f"--cfcheck-domain={spec}",
+            f"--cfcheck-profile={profile}",
+            f"--cfcheck-seed={seed}",
+            f"--cfcheck-report-dir={folder}",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--no-header",
+            "-p",
+            "no:xdist",
+            "-p",
+            "no:randomly",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
     )
     path = folder / f"{control}-{profile}" / "scorecard.json"
     scorecard = json.loads(path.read_text()) if path.is_file() else None
     return scorecard, time.monotonic() - started, (done.stdout + done.stderr)[-2000:]
 
 
-def calibrate_domain(spec: str, profile: str, out: Path, controls: Sequence[str] | None = None,
-                     seeds: Sequence[int] = (0, 1, 2)) -> dict[str, Any]:
+def calibrate_domain(
+    spec: str, profile: str, out: Path, controls: Sequence[str] | None = None, seeds: Sequence[int] = (0, 1, 2)
+) -> dict[str, Any]:
     """Run the controls on ``spec`` at each seed, derive its bars (from every seed's task scores
     together, so a bar lets each positive control pass and each negative one fail on every seed)
     and write them into the domain's folder.
@@ -163,16 +194,18 @@ def calibrate_domain(spec: str, profile: str, out: Path, controls: Sequence[str]
     Returns:
         ``{"bars": path, "values": path, "derived": {key: (bar, rationale)}, "seconds": {control: s}}``.
     """
-    from cfcheck.calibration.store import calibration_values
     from cfcheck.calibration.bars import bars_path, write_domain_bars
-    from cfcheck.domains import get_domain
+    from cfcheck.calibration.store import calibration_values
     from cfcheck.core.io import atomic_write_text
+    from cfcheck.domains import get_domain
     from cfcheck.kinds.vce.capabilities import ClassCounterfactual
 
     domain = get_domain(spec)
     if domain.card_calibrated:
-        raise ValueError(f"domain {domain.name!r} is judged by the metric cards' bars, calibrated on its bundled "
-                         "controls: recalibrate those with `cfcheck calibrate` (without --domain)")
+        raise ValueError(
+            f"domain {domain.name!r} is judged by the metric cards' bars, calibrated on its bundled "
+            "controls: recalibrate those with `cfcheck calibrate` (without --domain)"
+        )
     if domain.calibration_dir is None:
         raise ValueError(f"domain {domain.name!r} has no calibration_dir to keep its bars in")
     chosen = list(controls or [c for c in CONTROL_ORDER if c != "truth" or isinstance(domain, ClassCounterfactual)])
@@ -186,22 +219,35 @@ def calibrate_domain(spec: str, profile: str, out: Path, controls: Sequence[str]
             scorecard, spent, tail = run_domain_control(control, spec, profile, out, seed)
             if scorecard is None or not scorecard["scores"]:
                 what = "no scorecard" if scorecard is None else "a scorecard without scores"
-                raise RuntimeError(f"the {control} control wrote {what} on {domain.name!r} at seed {seed}; its run "
-                                   f"ended:\n{tail}")
+                raise RuntimeError(
+                    f"the {control} control wrote {what} on {domain.name!r} at seed {seed}; its run ended:\n{tail}"
+                )
             runs[-1][control] = scorecard
             seconds[control] += spent
             print(f"seed {seed} {control}: {spent:.0f} s", file=sys.stderr)
     derived = derive_bars(runs, profile, domain.name)
     folder = Path(domain.calibration_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    bars = write_domain_bars(bars_path(folder, profile), {k: (b, why) for k, (b, why) in derived.items() if b},
-                             domain=domain.name, profile=profile, method_kind="vce",
-                             controls={c: "".join(f"{s}{p} " for p, s in EXPECTED[c]).strip() for c in chosen})
+    bars = write_domain_bars(
+        bars_path(folder, profile),
+        {k: (b, why) for k, (b, why) in derived.items() if b},
+        domain=domain.name,
+        profile=profile,
+        method_kind="vce",
+        controls={c: "".join(f"{s}{p} " for p, s in EXPECTED[c]).strip() for c in chosen},
+    )
     unbarred = {key: why for key, (bar, why) in derived.items() if bar is None}
     values = {key: entry for run in runs for key, entry in calibration_values(run, expected=expected_sign).items()}
     values_path = folder / f"calibration-{profile}.json"
-    atomic_write_text(values_path, json.dumps({"profile": profile, "domain": domain.name, "values": values,
-                                               "without_bar": unbarred}, indent=1, sort_keys=True) + "\n")
+    atomic_write_text(
+        values_path,
+        json.dumps(
+            {"profile": profile, "domain": domain.name, "values": values, "without_bar": unbarred},
+            indent=1,
+            sort_keys=True,
+        )
+        + "\n",
+    )
     return {"bars": bars, "values": values_path, "derived": derived, "seconds": dict(seconds)}
 
 
@@ -212,34 +258,75 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="cfcheck calibrate", description=__doc__.split("\n\n")[0])
     parser.add_argument("--domain", required=True, metavar="SPEC")
-    parser.add_argument("--kind", choices=("vce", "attribution"), default="vce",
-                        help="whose bars to earn: the VCE controls (default) or the attribution kind's removal gaps "
-                             "(cfcheck.kinds.attribution.calibration; bundled domains too)")
+    parser.add_argument(
+        "--kind",
+        choices=("vce", "attribution"),
+        default="vce",
+        help="whose bars to earn: the VCE controls (default) or the attribution kind's removal gaps "
+        "(cfcheck.kinds.attribution.calibration; bundled domains too)",
+    )
     parser.add_argument("--profile", default="quick")
     parser.add_argument("--out", type=Path, default=Path("reports/calibration"))
     parser.add_argument("--methods", nargs="*", default=None, help=f"controls (default: {', '.join(CONTROL_ORDER)})")
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2],
-                        help="run every control at each --cfcheck-seed; a bar is earned only where the controls "
-                             "separate on all of them together (default 0 1 2)")
-    parser.add_argument("--strategies", nargs="+", default=None, metavar="STRATEGY:ORDER",
-                        help="attribution only: measure these removal gaps (default: road:morf road:lerf roar:morf "
-                             "roar:lerf goar:morf)")
-    parser.add_argument("--controls", nargs="+", default=None, metavar="CONTROL",
-                        help="attribution only: measure these controls (default: all)")
-    parser.add_argument("--partial", type=Path, default=None, metavar="FILE",
-                        help="attribution only: write the measurements to FILE (after each control) and derive no "
-                             "bars, so a calibration can be split over processes")
-    parser.add_argument("--merge", type=Path, nargs="+", default=(), metavar="FILE",
-                        help="attribution only: derive the bars from these --partial files instead of measuring")
-    parser.add_argument("--with-randomisation", action="store_true",
-                        help="attribution --partial only: measure the controls' model-randomisation similarity too")
+    parser.add_argument(
+        "--seeds",
+        nargs="+",
+        type=int,
+        default=[0, 1, 2],
+        help="run every control at each --cfcheck-seed; a bar is earned only where the controls "
+        "separate on all of them together (default 0 1 2)",
+    )
+    parser.add_argument(
+        "--strategies",
+        nargs="+",
+        default=None,
+        metavar="STRATEGY:ORDER",
+        help="attribution only: measure these removal gaps (default: road:morf road:lerf roar:morf "
+        "roar:lerf goar:morf)",
+    )
+    parser.add_argument(
+        "--controls",
+        nargs="+",
+        default=None,
+        metavar="CONTROL",
+        help="attribution only: measure these controls (default: all)",
+    )
+    parser.add_argument(
+        "--partial",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="attribution only: write the measurements to FILE (after each control) and derive no "
+        "bars, so a calibration can be split over processes",
+    )
+    parser.add_argument(
+        "--merge",
+        type=Path,
+        nargs="+",
+        default=(),
+        metavar="FILE",
+        help="attribution only: derive the bars from these --partial files instead of measuring",
+    )
+    parser.add_argument(
+        "--with-randomisation",
+        action="store_true",
+        help="attribution --partial only: measure the controls' model-randomisation similarity too",
+    )
     args = parser.parse_args(argv)
     try:
         if args.kind == "attribution":
             from cfcheck.kinds.attribution.calibration import main as calibrate_attribution
 
-            return calibrate_attribution(args.domain, args.profile, args.seeds, args.strategies, args.controls,
-                                         args.partial, args.merge, args.with_randomisation)
+            return calibrate_attribution(
+                args.domain,
+                args.profile,
+                args.seeds,
+                args.strategies,
+                args.controls,
+                args.partial,
+                args.merge,
+                args.with_randomisation,
+            )
         outcome = calibrate_domain(args.domain, args.profile, args.out, args.methods, args.seeds)
     except (RuntimeError, ValueError) as error:  # DomainError is a ValueError
         print(f"cfcheck calibrate: {error}", file=sys.stderr)

@@ -26,8 +26,16 @@ from typing import Any
 from cfcheck.controls import CONTROLS, SCM_CONTROLS
 from cfcheck.metrics.key import MetricKey
 
-__all__ = ["CardEvidence", "ControlRange", "load_evidence", "measured_evidence", "render_evidence",
-           "split_score_key", "summarise_evidence", "summarise_seed_evidence"]
+__all__ = [
+    "CardEvidence",
+    "ControlRange",
+    "load_evidence",
+    "measured_evidence",
+    "render_evidence",
+    "split_score_key",
+    "summarise_evidence",
+    "summarise_seed_evidence",
+]
 
 _SIGNS = ("+", "-", "")
 #: the groups of a sentence, in order: a role "ladder:<ratio>" is in the group "ladder"
@@ -35,8 +43,12 @@ _GROUPS = ("+", "ladder", "-", "")
 #: a group's words where the values belong to suites (a control is expected to pass or fail them) …
 _GROUP_WORDS = {"+": "expected to pass {suites}", "-": "expected to fail {suites}", "": "no expectation"}
 #: … and where they belong to roles (a control's answer is known by construction)
-_ROLE_WORDS = {"+": "positive", "ladder": "the noise ladder (the signal plus noise of that many times its norm)",
-               "-": "negative", "": "no expectation"}
+_ROLE_WORDS = {
+    "+": "positive",
+    "ladder": "the noise ladder (the signal plus noise of that many times its norm)",
+    "-": "negative",
+    "": "no expectation",
+}
 _COMMAND = "cfcheck calibrate"
 _ATTRIBUTION_COMMAND = "cfcheck calibrate --kind attribution"
 
@@ -111,12 +123,15 @@ def _ordered(spans: Mapping[tuple[str, str], list[float]]) -> tuple[ControlRange
         ratio = float(role.partition(":")[2]) if _group(role) == "ladder" else rank.get(control, len(rank))
         return _GROUPS.index(_group(role)), ratio
 
-    return tuple(ControlRange(control, role, min(spans[role, control]), max(spans[role, control]),
-                              len(spans[role, control])) for role, control in sorted(spans, key=order))
+    return tuple(
+        ControlRange(control, role, min(spans[role, control]), max(spans[role, control]), len(spans[role, control]))
+        for role, control in sorted(spans, key=order)
+    )
 
 
-def summarise_evidence(values: Mapping[str, Mapping[str, Any]], card_key: str,
-                       commands: Mapping[str, str] | None = None) -> CardEvidence | None:
+def summarise_evidence(
+    values: Mapping[str, Mapping[str, Any]], card_key: str, commands: Mapping[str, str] | None = None
+) -> CardEvidence | None:
     """Per control, the min and max value over every score of ``card_key`` (variants pooled).
 
     Args:
@@ -155,7 +170,7 @@ def summarise_evidence(values: Mapping[str, Mapping[str, Any]], card_key: str,
         suites[parsed[0]] = kinds[str(identity).split("/", 1)[0]] = None
         variants.update({parsed[2]} - {""})
         tasks.add(parsed[3])
-        for control, entry in (controls.items() if isinstance(controls, Mapping) else [("?", controls)]):
+        for control, entry in controls.items() if isinstance(controls, Mapping) else [("?", controls)]:
             value, sign = (entry.get("value"), entry.get("expected", "")) if isinstance(entry, Mapping) else (None, "")
             value = _finite(value, f"{identity}: control {control!r}")
             if sign not in _SIGNS:
@@ -164,8 +179,7 @@ def summarise_evidence(values: Mapping[str, Mapping[str, Any]], card_key: str,
     if not spans:
         return None
     command = str((commands or {}).get(next(iter(kinds)), _COMMAND)) if len(kinds) == 1 else _COMMAND
-    return CardEvidence(card_key, tuple(suites), tuple(sorted(variants)), len(tasks), _ordered(spans),
-                        command=command)
+    return CardEvidence(card_key, tuple(suites), tuple(sorted(variants)), len(tasks), _ordered(spans), command=command)
 
 
 def split_score_key(score_key: str, card_keys: Iterable[str]) -> tuple[str, str]:
@@ -191,8 +205,9 @@ def split_score_key(score_key: str, card_keys: Iterable[str]) -> tuple[str, str]
     return key.card, key.variant or ""
 
 
-def summarise_seed_evidence(data: Mapping[str, Any], card_key: str,
-                            card_keys: Iterable[str] = ()) -> tuple[CardEvidence, ...]:
+def summarise_seed_evidence(
+    data: Mapping[str, Any], card_key: str, card_keys: Iterable[str] = ()
+) -> tuple[CardEvidence, ...]:
     """Per variant of ``card_key``, each control's min and max value over the seeds, by role.
 
     Args:
@@ -220,8 +235,10 @@ def summarise_seed_evidence(data: Mapping[str, Any], card_key: str,
     _check_card_key(card_key)
     parts = [data.get(name) if isinstance(data, Mapping) else None for name in ("values", "roles", "without_bar")]
     if not isinstance(parts[0], Mapping) or not all(isinstance(part, (Mapping, type(None))) for part in parts[1:]):
-        raise ValueError("expected {'values': {score: {control: {seed: value}}}, 'roles': {control: role}, "
-                         "'without_bar': {score: reason}}")
+        raise ValueError(
+            "expected {'values': {score: {control: {seed: value}}}, 'roles': {control: role}, "
+            "'without_bar': {score: reason}}"
+        )
     values, roles, reasons = parts[0], parts[1] or {}, parts[2] or {}
     known = {*card_keys, card_key}
     by_variant: dict[str, dict[tuple[str, str], list[float]]] = {}
@@ -236,15 +253,27 @@ def summarise_seed_evidence(data: Mapping[str, Any], card_key: str,
             role = str(roles.get(control, ""))
             _group(role)
             spans.setdefault((role, str(control)), []).extend(
-                _finite(value, f"{score}: control {control!r}, seed {seed}") for seed, value in seeds.items())
+                _finite(value, f"{score}: control {control!r}, seed {seed}") for seed, value in seeds.items()
+            )
     reason = {split_score_key(str(score), known): str(why) for score, why in reasons.items()}
-    return tuple(CardEvidence(card_key, (), (variant,) if variant else (), 0, _ordered(spans), unit="seed",
-                              command=_ATTRIBUTION_COMMAND, without_bar=reason.get((card_key, variant), ""))
-                 for variant, spans in sorted(by_variant.items()) if spans)
+    return tuple(
+        CardEvidence(
+            card_key,
+            (),
+            (variant,) if variant else (),
+            0,
+            _ordered(spans),
+            unit="seed",
+            command=_ATTRIBUTION_COMMAND,
+            without_bar=reason.get((card_key, variant), ""),
+        )
+        for variant, spans in sorted(by_variant.items())
+        if spans
+    )
 
 
 def _span(low: float, high: float) -> str:
-    """"0.958–1", "−0.03 to 0.13", or one value where both ends agree to three figures."""
+    """ "0.958–1", "−0.03 to 0.13", or one value where both ends agree to three figures."""
     first, last = (f"{value + 0.0:.3g}".replace("-", "−") for value in (low, high))  # + 0.0: no "−0"
     return first if first == last else f"{first} to {last}" if min(low, high) < 0 else f"{first}–{last}"
 
@@ -276,11 +305,17 @@ def render_evidence(evidence: CardEvidence, *, profile: str, domain: str | None 
         raise ValueError(f"`profile` must be a profile name, got {profile!r}")
     counts = {span.count for span in evidence.ranges}
     noun = "score" if evidence.unit == "task score" and len(evidence.variants) > 1 else evidence.unit
-    detail = (f"{next(iter(counts))} {noun}{'s' * (counts != {1})} per control" if len(counts) == 1
-              else f"{noun}s per control in brackets")
+    detail = (
+        f"{next(iter(counts))} {noun}{'s' * (counts != {1})} per control"
+        if len(counts) == 1
+        else f"{noun}s per control in brackets"
+    )
     if evidence.variants:
-        detail += (f", variant {evidence.variants[0]}" if len(evidence.variants) == 1 else
-                   f": {evidence.task_count} tasks, variants {', '.join(evidence.variants)} pooled")
+        detail += (
+            f", variant {evidence.variants[0]}"
+            if len(evidence.variants) == 1
+            else f": {evidence.task_count} tasks, variants {', '.join(evidence.variants)} pooled"
+        )
     head = f"{profile} profile (`{evidence.command}`, {detail})"
     words = _GROUP_WORDS if evidence.suites else _ROLE_WORDS
     colon = ":" if any(" " in span.control for span in evidence.ranges) else ""
@@ -292,7 +327,9 @@ def render_evidence(evidence: CardEvidence, *, profile: str, domain: str | None 
             shared.setdefault(text, []).append(span.control)
         if shared:
             word = words[group].format(suites=" / ".join(evidence.suites))
-            groups.append(f"{word} — " + ", ".join(f"{', '.join(names)}{colon} {text}" for text, names in shared.items()))
+            groups.append(
+                f"{word} — " + ", ".join(f"{', '.join(names)}{colon} {text}" for text, names in shared.items())
+            )
     if evidence.without_bar:
         groups.append(f"no bar: {evidence.without_bar}")
     return (f"on {domain}, {head}" if domain else head) + ": " + "; ".join(groups)
@@ -386,5 +423,7 @@ def measured_evidence(domain: Any, key: str, profile: str = "quick") -> list[str
         >>> found[0].split(", ", 1)[1][:13]
         'quick profile'
     """
-    return [render_evidence(evidence, profile=recorded, domain=str(domain.name))
-            for evidence, recorded in load_evidence(domain, key, profile)]
+    return [
+        render_evidence(evidence, profile=recorded, domain=str(domain.name))
+        for evidence, recorded in load_evidence(domain, key, profile)
+    ]

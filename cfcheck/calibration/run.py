@@ -72,10 +72,26 @@ def run_control(name: str, profile: str, out: Path, seed: int = 0) -> tuple[dict
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     folder = seed_folder(out, seed)
     subprocess.run(
-        [sys.executable, "-m", "pytest", f"--method=cfcheck.fixtures.{name}", f"--cfcheck-profile={profile}",
-         f"--cfcheck-seed={seed}", f"--cfcheck-report-dir={folder}", "-q", "-p", "no:cacheprovider", "--no-header",
-         "-o", "addopts=", "-p", "no:xdist"],
-        check=False, capture_output=True, env=env,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            f"--method=cfcheck.fixtures.{name}",
+            f"--cfcheck-profile={profile}",
+            f"--cfcheck-seed={seed}",
+            f"--cfcheck-report-dir={folder}",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--no-header",
+            "-o",
+            "addopts=",
+            "-p",
+            "no:xdist",
+        ],
+        check=False,
+        capture_output=True,
+        env=env,
     )
     elapsed = time.monotonic() - started
     path = folder / f"{name}-{profile}" / "scorecard.json"
@@ -92,7 +108,7 @@ def suite_verdicts(scorecard: dict[str, Any]) -> dict[str, dict[str, int]]:
 
 
 def suite_summary(counts: dict[str, int]) -> str:
-    """"PASS 96/96", "FAIL 40/96 (3 inconcl.)", "INCONCL. 5/6 (1 inconcl.)" …: a suite passes when
+    """ "PASS 96/96", "FAIL 40/96 (3 inconcl.)", "INCONCL. 5/6 (1 inconcl.)" …: a suite passes when
     every bar passes and fails when one fails; with neither, some bar could not decide."""
     total = sum(counts.values())
     if not total:
@@ -132,7 +148,9 @@ def _seed_cell(summaries: Mapping[int, str]) -> str:
     return " · ".join(f"s{seed} {text}" for seed, text in summaries.items())
 
 
-def bar_disagreements(by_seed: Mapping[int, Mapping[str, dict[str, Any]]]) -> dict[tuple[str, str, str], dict[int, int]]:
+def bar_disagreements(
+    by_seed: Mapping[int, Mapping[str, dict[str, Any]]],
+) -> dict[tuple[str, str, str], dict[int, int]]:
     """Where a control's verdict contradicts what it exists to show, per seed.
 
     Args:
@@ -196,14 +214,18 @@ def render(results: Mapping[int, Mapping[str, tuple[dict[str, Any], float]]], pr
         if not any(key in r for r in ranges.values()):
             continue
         bar = card.bar_for(profile)
-        cells = [_range((min(ranges[name][key]), max(ranges[name][key])) if ranges[name].get(key) else None)
-                 for name in names]
+        cells = [
+            _range((min(ranges[name][key]), max(ranges[name][key])) if ranges[name].get(key) else None)
+            for name in names
+        ]
         lines.append("| " + " | ".join([key, bar.describe() if bar else "none", *cells]) + " |")
     if len(seeds) > 1:
         against = bar_disagreements({seed: {n: card for n, (card, _) in results[seed].items()} for seed in seeds})
         lines += ["", f"Verdicts against the expectation ({where}; scores per seed)", ""]
-        lines += ["| metric | control | expected | " + " | ".join(f"seed {s}" for s in seeds) + " |",
-                  "|" + "---|" * (3 + len(seeds))]
+        lines += [
+            "| metric | control | expected | " + " | ".join(f"seed {s}" for s in seeds) + " |",
+            "|" + "---|" * (3 + len(seeds)),
+        ]
         for (key, control, sign), per_seed in against.items():
             word = "pass" if sign == "+" else "fail"
             lines.append(f"| {key} | {control} | {word} | " + " | ".join(str(per_seed.get(s, 0)) for s in seeds) + " |")
@@ -225,23 +247,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="cfcheck calibrate", description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="cfcheck calibrate",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n  cfcheck calibrate --profile quick --seeds 0 1 2 --out reports/calibration\n"
-               "  cfcheck calibrate --domain my_domain.py:make_domain --seeds 0 1 2   (a domain of your own)\n"
-               "  cfcheck calibrate --kind attribution --domain <domain>")
+        "  cfcheck calibrate --domain my_domain.py:make_domain --seeds 0 1 2   (a domain of your own)\n"
+        "  cfcheck calibrate --kind attribution --domain <domain>",
+    )
     parser.add_argument("--profile", default="quick")
     parser.add_argument("--out", type=Path, default=Path("reports/published"))
     parser.add_argument("--methods", nargs="*", default=list(CONTROLS))
     parser.add_argument("--reuse", action="store_true", help="tabulate existing scorecards under --out")
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0],
-                        help="run every control at each of these --cfcheck-seed values (seed 0's scorecards under "
-                        "--out, seed N's under --out/seedN); a bar should hold on each (default: 0)")
-    parser.add_argument("--domain", default=None, metavar="SPEC",
-                        help="calibrate this domain (a registered name, pkg.module:factory or path.py): run the "
-                        "domain-agnostic controls on it and write its bars into its calibration folder")
+    parser.add_argument(
+        "--seeds",
+        nargs="+",
+        type=int,
+        default=[0],
+        help="run every control at each of these --cfcheck-seed values (seed 0's scorecards under "
+        "--out, seed N's under --out/seedN); a bar should hold on each (default: 0)",
+    )
+    parser.add_argument(
+        "--domain",
+        default=None,
+        metavar="SPEC",
+        help="calibrate this domain (a registered name, pkg.module:factory or path.py): run the "
+        "domain-agnostic controls on it and write its bars into its calibration folder",
+    )
     args = parser.parse_args(argv)
     if args.domain is not None:  # `cfcheck calibrate --domain` runs cfcheck.calibration.domain_run.main
-        parser.error("--domain is handled by cfcheck.calibration.domain_run: run it as `cfcheck calibrate --domain SPEC`")
+        parser.error(
+            "--domain is handled by cfcheck.calibration.domain_run: run it as `cfcheck calibrate --domain SPEC`"
+        )
     results: dict[int, dict[str, tuple[dict[str, Any], float]]] = {}
     for seed in args.seeds:
         results[seed] = {}
@@ -257,8 +293,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     # a partial run would drop controls from the markers: a kind is written only where all its controls ran
     kinds = calibrated_kinds(args.methods)
     if kinds:
-        runs = [{name: card for name, (card, _) in results[seed].items()
-                 if any(name in KIND_CONTROLS[kind] for kind in kinds)} for seed in args.seeds]
+        runs = [
+            {
+                name: card
+                for name, (card, _) in results[seed].items()
+                if any(name in KIND_CONTROLS[kind] for kind in kinds)
+            }
+            for seed in args.seeds
+        ]
         for path in write_calibration_values(runs, args.profile, kinds=kinds):
             over = f", seeds {', '.join(map(str, args.seeds))}" if len(args.seeds) > 1 else ""
             print(f"wrote {path} ({', '.join(kinds)} values{over})", file=sys.stderr)

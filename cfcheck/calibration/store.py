@@ -18,19 +18,26 @@ from typing import Any
 
 from cfcheck.controls import CONTROLS, SCM_CONTROLS, is_control
 
-__all__ = ["calibration_path", "calibration_values", "expected_sign", "load_calibration_values",
-           "write_calibration_values"]
+__all__ = [
+    "calibration_path",
+    "calibration_values",
+    "expected_sign",
+    "load_calibration_values",
+    "write_calibration_values",
+]
 
 
 def expected_sign(control: str, suite: str) -> str:
-    """"+" where the control is expected to pass ``suite``, "-" where to fail it, "" otherwise."""
+    """ "+" where the control is expected to pass ``suite``, "-" where to fail it, "" otherwise."""
     for word in (CONTROLS.get(control) or SCM_CONTROLS.get(control, "")).split():
         if word[1:] == suite and word[0] in "+−":
             return "+" if word[0] == "+" else "-"
     return ""
 
 
-def calibration_values(results: dict[str, dict[str, Any]], expected: Any = None) -> dict[str, dict[str, dict[str, Any]]]:
+def calibration_values(
+    results: dict[str, dict[str, Any]], expected: Any = None
+) -> dict[str, dict[str, dict[str, Any]]]:
     """Score identity key → control → {"value", "expected"} from control scorecards.
 
     Args:
@@ -54,10 +61,14 @@ def calibration_values(results: dict[str, dict[str, Any]], expected: Any = None)
         for score in scorecard["scores"]:
             value = score.get("value")
             if isinstance(value, (int, float)) and math.isfinite(value):
-                key = identity_key(score.get("kind", "-"), score.get("domain", "-"), score["suite"], score["metric"],
-                                   score["task"])
-                sign = (expected(control, score["suite"], score["metric"]) if expected is not None
-                        else expected_sign(control, score["suite"]))
+                key = identity_key(
+                    score.get("kind", "-"), score.get("domain", "-"), score["suite"], score["metric"], score["task"]
+                )
+                sign = (
+                    expected(control, score["suite"], score["metric"])
+                    if expected is not None
+                    else expected_sign(control, score["suite"])
+                )
                 entry: dict[str, Any] = {"value": float(value), "expected": sign}
                 if score.get("verdict"):  # as judged in that run, under the bar it names
                     entry.update(verdict=score["verdict"], threshold=score.get("threshold"))
@@ -78,9 +89,13 @@ def _kind(identity: str) -> str:
     return identity.split("/", 1)[0]
 
 
-def write_calibration_values(results: Mapping[str, dict[str, Any]] | Sequence[Mapping[str, dict[str, Any]]],
-                             profile: str, kinds: Sequence[str] | None = None, expected: Any = None,
-                             command: str | None = None) -> list[Path]:
+def write_calibration_values(
+    results: Mapping[str, dict[str, Any]] | Sequence[Mapping[str, dict[str, Any]]],
+    profile: str,
+    kinds: Sequence[str] | None = None,
+    expected: Any = None,
+    command: str | None = None,
+) -> list[Path]:
     """Write :func:`calibration_values` per domain to :func:`calibration_path`, merged into what
     the file holds; returns the paths written.
 
@@ -126,8 +141,9 @@ def write_calibration_values(results: Mapping[str, dict[str, Any]] | Sequence[Ma
             try:
                 stored = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError) as error:
-                raise ValueError(f"{path}: not a readable calibration file ({error}); move it aside to "
-                                 "rewrite it") from error
+                raise ValueError(
+                    f"{path}: not a readable calibration file ({error}); move it aside to rewrite it"
+                ) from error
             if not isinstance(stored, dict) or not isinstance(stored.get("values"), dict):
                 raise ValueError(f"{path}: not a calibration file (no 'values'); move it aside to rewrite it")
         kept = {key: controls for key, controls in stored.get("values", {}).items() if _kind(key) not in replaced}
@@ -135,8 +151,15 @@ def write_calibration_values(results: Mapping[str, dict[str, Any]] | Sequence[Ma
         commands.update({kind: command for kind in replaced} if command is not None else {})
         extra = {"commands": commands} if commands else {}
         stored.pop("commands", None)
-        atomic_write(path, json.dumps({**stored, **extra, "profile": profile, "domain": domain,
-                                       "values": {**kept, **values}}, indent=1, sort_keys=True) + "\n")
+        atomic_write(
+            path,
+            json.dumps(
+                {**stored, **extra, "profile": profile, "domain": domain, "values": {**kept, **values}},
+                indent=1,
+                sort_keys=True,
+            )
+            + "\n",
+        )
         paths.append(path)
     return paths
 

@@ -39,8 +39,9 @@ class ModuleAliases(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self.package = package
         self.targets = {f"{package}.{old}": f"{package}.{new}" for old, new in moved.items()}
 
-    def find_spec(self, fullname: str, path: Sequence[str] | None = None, target: types.ModuleType | None = None
-                  ) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None = None, target: types.ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
         if fullname not in self.targets:
             return None
         return importlib.util.spec_from_loader(fullname, self)

@@ -29,8 +29,16 @@ import torch
 import cfcheck
 from cfcheck.core.io import atomic_write_bytes
 
-__all__ = ["CacheStats", "DerivedDataWarning", "GenerationCache", "default_cache_dir", "file_digest", "memoise_on_disk",
-           "method_fingerprint", "tensor_digest"]
+__all__ = [
+    "CacheStats",
+    "DerivedDataWarning",
+    "GenerationCache",
+    "default_cache_dir",
+    "file_digest",
+    "memoise_on_disk",
+    "method_fingerprint",
+    "tensor_digest",
+]
 
 #: bumped whenever the entry layout or what the digest covers changes; part of every key
 CACHE_FORMAT = "1"
@@ -64,8 +72,10 @@ class CacheStats:
         plural = "entry" if self.discarded == 1 else "entries"
         hits = "hit" if self.hits == 1 else "hits"
         misses = "miss" if self.misses == 1 else "misses"
-        return (f"cache: {self.hits} {hits}, {self.misses} {misses}, "
-                f"{self.discarded} discarded {plural}, {self.stored} stored")
+        return (
+            f"cache: {self.hits} {hits}, {self.misses} {misses}, "
+            f"{self.discarded} discarded {plural}, {self.stored} stored"
+        )
 
 
 def default_cache_dir() -> Path:
@@ -168,8 +178,7 @@ def method_fingerprint(method: object, module: types.ModuleType | None) -> str:
     version = getattr(method, "cfcheck_version", None)
     if version is not None:
         if not isinstance(version, str) or not version.strip():
-            raise TypeError(f"{type(method).__qualname__}.cfcheck_version must be a non-empty str, "
-                            f"got {version!r}")
+            raise TypeError(f"{type(method).__qualname__}.cfcheck_version must be a non-empty str, got {version!r}")
         return f"version:{version}"
     cls = type(method)
     parts = [f"type\0{cls.__module__}.{cls.__qualname__}"]
@@ -213,8 +222,7 @@ class GenerationCache:
             raise ValueError("GenerationCache.key needs at least one part")
         for name, value in parts.items():
             if not isinstance(value, (str, int, float)):
-                raise TypeError(f"cache key part {name!r} is a {type(value).__name__}; "
-                                "use a str, int or float")
+                raise TypeError(f"cache key part {name!r} is a {type(value).__name__}; use a str, int or float")
         payload = {"parts": parts, "cfcheck": cfcheck.__version__, "format": CACHE_FORMAT}
         try:
             text = json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
@@ -257,13 +265,16 @@ class GenerationCache:
         try:
             tensors = safetensors.torch.load(data)
             (length,) = struct.unpack("<Q", data[:8])
-            meta = json.loads(data[8:8 + length]).get("__metadata__") or {}
+            meta = json.loads(data[8 : 8 + length]).get("__metadata__") or {}
         except (KeyboardInterrupt, SystemExit, MemoryError):
             raise
         except BaseException:  # SafetensorError, JSON errors, and pyo3's PanicException
             return None
-        if (meta.get(_META_KEY) != key or meta.get(_META_FORMAT) != CACHE_FORMAT
-                or meta.get(_META_DIGEST) != _entries_digest(tensors)):
+        if (
+            meta.get(_META_KEY) != key
+            or meta.get(_META_FORMAT) != CACHE_FORMAT
+            or meta.get(_META_DIGEST) != _entries_digest(tensors)
+        ):
             return None
         return tensors
 
@@ -294,8 +305,7 @@ class GenerationCache:
         prepared: dict[str, torch.Tensor] = {}
         for name, tensor in tensors.items():
             if not isinstance(name, str) or not isinstance(tensor, torch.Tensor):
-                raise TypeError(f"cache entries map str names to tensors; "
-                                f"got {name!r}: {type(tensor).__name__}")
+                raise TypeError(f"cache entries map str names to tensors; got {name!r}: {type(tensor).__name__}")
             prepared[name] = tensor.detach().to("cpu").contiguous()
         extra = dict(meta or {})
         for name, value in extra.items():
@@ -335,8 +345,11 @@ class GenerationCache:
         return removed
 
 
-def memoise_on_disk(name: str, compute: Callable[[], dict[str, torch.Tensor]], **parts: str | int | float,
-                    ) -> dict[str, torch.Tensor]:
+def memoise_on_disk(
+    name: str,
+    compute: Callable[[], dict[str, torch.Tensor]],
+    **parts: str | int | float,
+) -> dict[str, torch.Tensor]:
     """Deterministic data cfcheck derives (a domain's glyph bank, ...) computed once per machine.
 
     Entries live in ``<default_cache_dir()>/derived`` as verified :class:`GenerationCache`
@@ -364,8 +377,12 @@ def memoise_on_disk(name: str, compute: Callable[[], dict[str, torch.Tensor]], *
     if found is not None:
         return found
     if cache.stats.discarded:
-        warnings.warn(f"cfcheck's derived data {name!r} at {cache.path(key)} failed its integrity check and was "
-                      "discarded; it is computed again", DerivedDataWarning, stacklevel=2)
+        warnings.warn(
+            f"cfcheck's derived data {name!r} at {cache.path(key)} failed its integrity check and was "
+            "discarded; it is computed again",
+            DerivedDataWarning,
+            stacklevel=2,
+        )
     tensors = compute()
     try:
         cache.store(key, tensors)

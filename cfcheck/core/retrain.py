@@ -48,24 +48,32 @@ def add_retrain_arguments(parser: argparse.ArgumentParser, *, domain: str | None
     if domain not in ("optional", "required", None):
         raise ValueError(f"`domain` must be 'optional', 'required' or None, got {domain!r}")
     if domain is not None:
-        parser.add_argument("--domain", required=domain == "required", default=None,
-                            help="domain whose models to retrain (a registered name)"
-                            + ("" if domain == "required" else "; default: the registered domain whose "
-                               "store holds every --only model"))
+        parser.add_argument(
+            "--domain",
+            required=domain == "required",
+            default=None,
+            help="domain whose models to retrain (a registered name)"
+            + ("" if domain == "required" else "; default: the registered domain whose store holds every --only model"),
+        )
     parser.add_argument("--only", action="append", metavar="NAME", help="retrain only this model (repeatable)")
-    parser.add_argument("--smoke", action="store_true", help="tiny configuration, for testing the recipes (needs --out)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="output domain folder (default: the bundled reference_models/<domain>/)")
+    parser.add_argument(
+        "--smoke", action="store_true", help="tiny configuration, for testing the recipes (needs --out)"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=None, help="output domain folder (default: the bundled reference_models/<domain>/)"
+    )
     parser.add_argument("--device", default="cpu", help="torch device of the classifier recipes (default cpu)")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
 
 
-def retrain_request(args: argparse.Namespace, domain: str | None = None,
-                    log: Callable[[str], None] = print) -> RetrainRequest:
+def retrain_request(
+    args: argparse.Namespace, domain: str | None = None, log: Callable[[str], None] = print
+) -> RetrainRequest:
     """The request of parsed :func:`add_retrain_arguments` options (``domain``: the command's own
     domain, or the one resolved for an omitted ``--domain``)."""
     name = domain if domain is not None else args.domain
     if name is None:
         raise ValueError("no domain to retrain: name it with --domain")
-    return RetrainRequest(domain=name, only=args.only, out=args.out, smoke=args.smoke, device=args.device,
-                          threads=args.threads, log=log)
+    return RetrainRequest(
+        domain=name, only=args.only, out=args.out, smoke=args.smoke, device=args.device, threads=args.threads, log=log
+    )

@@ -14,8 +14,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["EPOCH_ORDER", "FLOW_EPOCH_ORDER", "PAIRED_REFERENCE", "RANDOM_DRAWS", "REALISM_DRAWS", "SMALL_NET_EPOCH_ORDER", "TASK_INPUTS",
-           "TASK_STRIDE", "Stream", "seeded"]
+__all__ = [
+    "EPOCH_ORDER",
+    "FLOW_EPOCH_ORDER",
+    "PAIRED_REFERENCE",
+    "RANDOM_DRAWS",
+    "REALISM_DRAWS",
+    "SMALL_NET_EPOCH_ORDER",
+    "TASK_INPUTS",
+    "TASK_STRIDE",
+    "Stream",
+    "seeded",
+]
 
 #: the stride of a task seed's streams: a task's streams with offsets below it are disjoint from
 #: the next task seed's

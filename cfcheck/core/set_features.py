@@ -31,8 +31,14 @@ import numpy as np
 
 from cfcheck.core.seeds import PAIRED_REFERENCE, seeded
 
-__all__ = ["REFERENCE_PER_CLASS", "SET_FEATURES_FILE", "SetFeatures", "join_set_features", "read_set_features",
-           "write_set_features"]
+__all__ = [
+    "REFERENCE_PER_CLASS",
+    "SET_FEATURES_FILE",
+    "SetFeatures",
+    "join_set_features",
+    "read_set_features",
+    "write_set_features",
+]
 
 #: real reference rows kept per target class (fewer when the pool holds fewer)
 REFERENCE_PER_CLASS = 100
@@ -61,17 +67,29 @@ class SetFeatures:
     def __post_init__(self) -> None:
         n = len(self.features)
         if self.features.ndim != 2 or self.reference.ndim != 2 or self.features.shape[1] != self.reference.shape[1]:
-            raise ValueError(f"features {self.features.shape} and reference {self.reference.shape} must be "
-                             "matrices with the same number of columns")
+            raise ValueError(
+                f"features {self.features.shape} and reference {self.reference.shape} must be "
+                "matrices with the same number of columns"
+            )
         if len(self.classes) != n or len(self.inputs) != n:
-            raise ValueError(f"{n} feature rows need {n} classes and inputs, got {len(self.classes)} and "
-                             f"{len(self.inputs)}")
+            raise ValueError(
+                f"{n} feature rows need {n} classes and inputs, got {len(self.classes)} and {len(self.inputs)}"
+            )
         if len(self.reference_classes) != len(self.reference):
             raise ValueError("the reference needs one class per row")
 
     @classmethod
-    def draw(cls, features: Any, classes: Any, inputs: Any, pool_features: Any, pool_labels: Any, *, seed: int,
-             per_class: int = REFERENCE_PER_CLASS) -> SetFeatures:
+    def draw(
+        cls,
+        features: Any,
+        classes: Any,
+        inputs: Any,
+        pool_features: Any,
+        pool_labels: Any,
+        *,
+        seed: int,
+        per_class: int = REFERENCE_PER_CLASS,
+    ) -> SetFeatures:
         """Keep ``features`` with a real reference of up to ``per_class`` pool rows of each of their classes.
 
         Args:
@@ -94,24 +112,34 @@ class SetFeatures:
             rows.append(pool[order[:per_class]])
             kept.append(np.full(min(per_class, len(order)), label, dtype=np.int64))
         reference = np.concatenate(rows) if rows else np.zeros((0, feats.shape[1]), np.float32)
-        return cls(feats, labels, _array(inputs, np.int64), reference,
-                   np.concatenate(kept) if kept else np.zeros(0, np.int64))
+        return cls(
+            feats, labels, _array(inputs, np.int64), reference, np.concatenate(kept) if kept else np.zeros(0, np.int64)
+        )
 
     def encode(self) -> dict[str, Any]:
         """A JSON-safe form (base64 arrays), for records that cross process boundaries."""
-        return {name: {"dtype": str(a.dtype), "shape": list(a.shape), "data": base64.b64encode(a.tobytes()).decode()}
-                for name, a in self._arrays().items()}
+        return {
+            name: {"dtype": str(a.dtype), "shape": list(a.shape), "data": base64.b64encode(a.tobytes()).decode()}
+            for name, a in self._arrays().items()
+        }
 
     @classmethod
     def decode(cls, data: dict[str, Any]) -> SetFeatures:
         """The inverse of :meth:`encode`."""
-        arrays = {name: np.frombuffer(base64.b64decode(v["data"]), dtype=v["dtype"]).reshape(v["shape"])
-                  for name, v in data.items()}
+        arrays = {
+            name: np.frombuffer(base64.b64decode(v["data"]), dtype=v["dtype"]).reshape(v["shape"])
+            for name, v in data.items()
+        }
         return cls(**arrays)
 
     def _arrays(self) -> dict[str, np.ndarray]:
-        return {"features": self.features, "classes": self.classes, "inputs": self.inputs,
-                "reference": self.reference, "reference_classes": self.reference_classes}
+        return {
+            "features": self.features,
+            "classes": self.classes,
+            "inputs": self.inputs,
+            "reference": self.reference,
+            "reference_classes": self.reference_classes,
+        }
 
 
 def write_set_features(path: Path, by_task: dict[tuple[str, str, str], SetFeatures]) -> None:
@@ -122,8 +150,9 @@ def write_set_features(path: Path, by_task: dict[tuple[str, str, str], SetFeatur
     references: dict[str, str] = {}
     for number, (key, kept) in enumerate(sorted(by_task.items())):
         name = f"t{number}"
-        arrays.update({f"{name}.features": kept.features, f"{name}.classes": kept.classes,
-                       f"{name}.inputs": kept.inputs})
+        arrays.update(
+            {f"{name}.features": kept.features, f"{name}.classes": kept.classes, f"{name}.inputs": kept.inputs}
+        )
         digest = hashlib.sha256(kept.reference.tobytes() + kept.reference_classes.tobytes()).hexdigest()
         if digest not in references:
             references[digest] = f"r{len(references)}"
@@ -151,8 +180,12 @@ def read_set_features(path: Path) -> dict[tuple[str, str, str], SetFeatures]:
             out = {}
             for kind, domain, task, name, ref in data["index"].tolist():
                 out[(kind, domain, task)] = SetFeatures(
-                    data[f"{name}.features"], data[f"{name}.classes"], data[f"{name}.inputs"],
-                    data[f"{ref}.reference"], data[f"{ref}.reference_classes"])
+                    data[f"{name}.features"],
+                    data[f"{name}.classes"],
+                    data[f"{name}.inputs"],
+                    data[f"{ref}.reference"],
+                    data[f"{ref}.reference_classes"],
+                )
             return out
     except (KeyError, ValueError, OSError, zipfile.BadZipFile) as error:
         raise ValueError(f"{path} is not a cfcheck set-features file ({error})") from None

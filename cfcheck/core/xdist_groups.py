@@ -25,7 +25,12 @@ class LoadGroupSuffix:
         if not getattr(config.option, "loadgroup", False):  # set by xdist on its workers
             return
         for item in items:
-            groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")})
+            groups = sorted(
+                {
+                    str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                    for m in item.iter_markers("xdist_group")
+                }
+            )
             if not groups or _has_group_suffix(item.nodeid):
                 continue
             _set_nodeid(item, f"{item.nodeid}@{'_'.join(groups)}")

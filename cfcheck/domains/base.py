@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
-
 #: Capabilities a domain may declare.
 CLASS_COUNTERFACTUAL = "class_counterfactual"  # the true counterfactual under do(class = target)
 INTERVENTION_COUNTERFACTUAL = "intervention_counterfactual"  # under do(factor = value), and its parents
@@ -65,6 +64,7 @@ class Domain(Protocol):
     split_roles: Mapping[str, str]
     model_roles: Mapping[str, tuple[str, ...]]
     capabilities: frozenset[str]
+
     @property
     def model_store(self) -> Any:
         """The domain's models (see the class docstring); an attribute or a property."""

@@ -24,8 +24,11 @@ def domain_problems(domain: Any) -> list[str]:
             data = _first(domain, name)
             labels = torch.as_tensor(data.labels)
             count = min(SAMPLE, len(labels))
-            images = (next(iter(data.batches(count)), torch.empty(0, *domain.input_shape))
-                      if isinstance(data, BatchedSplit) else data.images[:count])
+            images = (
+                next(iter(data.batches(count)), torch.empty(0, *domain.input_shape))
+                if isinstance(data, BatchedSplit)
+                else data.images[:count]
+            )
         except Exception as error:  # noqa: BLE001 - reported, not raised
             problems.append(f"split {name!r} ({role}) cannot be read: {type(error).__name__}: {error}")
             continue
@@ -39,15 +42,18 @@ def domain_problems(domain: Any) -> list[str]:
         if images.numel() and not bool(torch.isfinite(images).all()):
             problems.append(f"{where}: inputs must be finite")
         elif images.numel() and len(domain.input_shape) == 3 and (float(images.min()) < 0 or float(images.max()) > 1):
-            problems.append(f"{where}: images (C×H×W inputs) must lie in [0, 1], found {float(images.min()):.4g}.."
-                            f"{float(images.max()):.4g}")
+            problems.append(
+                f"{where}: images (C×H×W inputs) must lie in [0, 1], found {float(images.min()):.4g}.."
+                f"{float(images.max()):.4g}"
+            )
     store = domain.model_store
     known = set(store.names())
     for role, names in domain.model_roles.items():
         for name in names:
             if name not in known:
-                problems.append(f"role {role!r} names model {name!r}, which the store does not hold "
-                                f"(it holds {sorted(known)})")
+                problems.append(
+                    f"role {role!r} names model {name!r}, which the store does not hold (it holds {sorted(known)})"
+                )
     for name in sorted({n for names in domain.model_roles.values() for n in names} & known):
         try:
             store.check(name)

@@ -57,16 +57,21 @@ class ArraySource:
 
     def __init__(self, images: Any, labels: Any, *, name: str = "arrays", channels_last: bool = False) -> None:
         self.name = name
-        array = images if isinstance(images, np.ndarray) else np.asarray(
-            images.numpy() if isinstance(images, torch.Tensor) else images)
+        array = (
+            images
+            if isinstance(images, np.ndarray)
+            else np.asarray(images.numpy() if isinstance(images, torch.Tensor) else images)
+        )
         label_array = np.asarray(labels.numpy() if isinstance(labels, torch.Tensor) else labels)
         if array.ndim == 3:
             array = array[:, None] if not channels_last else array[..., None]
         if array.ndim != 4:
             raise DomainError(f"{name}: images must be N×C×H×W (or N×H×W), got shape {array.shape}")
         if label_array.ndim != 1 or len(label_array) != len(array):
-            raise DomainError(f"{name}: {len(array)} images but labels of shape {label_array.shape}; "
-                              "expected one integer label per image")
+            raise DomainError(
+                f"{name}: {len(array)} images but labels of shape {label_array.shape}; "
+                "expected one integer label per image"
+            )
         if not np.issubdtype(label_array.dtype, np.integer):
             raise DomainError(f"{name}: labels must be integers (class indices), got dtype {label_array.dtype}")
         self._array, self._channels_last = array, channels_last
@@ -75,17 +80,28 @@ class ArraySource:
         self.shape = tuple(int(d) for d in channels_first)
         if array.dtype != np.uint8:
             for start in range(0, len(array), 4096):
-                chunk = np.asarray(array[start:start + 4096])
+                chunk = np.asarray(array[start : start + 4096])
                 if not np.isfinite(chunk).all() or chunk.min(initial=0.0) < 0 or chunk.max(initial=0.0) > 1:
-                    found = ("non-finite values (NaN or inf)" if not np.isfinite(chunk).all() else
-                             f"values from {float(chunk.min()):.4g} to {float(chunk.max()):.4g}")
-                    raise DomainError(f"{name}: float images must lie in [0, 1] (found {found} in images "
-                                      f"{start}..{start + len(chunk) - 1}); scale them or pass uint8")
+                    found = (
+                        "non-finite values (NaN or inf)"
+                        if not np.isfinite(chunk).all()
+                        else f"values from {float(chunk.min()):.4g} to {float(chunk.max()):.4g}"
+                    )
+                    raise DomainError(
+                        f"{name}: float images must lie in [0, 1] (found {found} in images "
+                        f"{start}..{start + len(chunk) - 1}); scale them or pass uint8"
+                    )
                 self._release()
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], *, images_key: str = "images", labels_key: str = "labels",
-                  channels_last: bool = False) -> ArraySource:
+    def from_file(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        images_key: str = "images",
+        labels_key: str = "labels",
+        channels_last: bool = False,
+    ) -> ArraySource:
         """Arrays from ``.npz`` / ``.safetensors`` (two keys) or a ``.npy`` of images beside a
         ``<stem>.labels.npy`` (memory-mapped: read lazily)."""
         path = Path(path)
@@ -129,7 +145,7 @@ class ArraySource:
         """sha256 of the labels and of every image's bytes (read in chunks)."""
         digest = hashlib.sha256(self.labels.numpy().tobytes())
         for start in range(0, len(self), 4096):
-            digest.update(np.ascontiguousarray(self._array[start:start + 4096]).tobytes())
+            digest.update(np.ascontiguousarray(self._array[start : start + 4096]).tobytes())
             self._release()
         return digest.hexdigest()
 
@@ -162,8 +178,10 @@ class FolderSource:
             raise DomainError(f"{self.root}: mode must be 'L' or 'RGB', got {mode!r}")
         self.class_names = tuple(sorted(p.name for p in self.root.iterdir() if p.is_dir()))
         if len(self.class_names) < 2:
-            raise DomainError(f"{self.root}: found {len(self.class_names)} class folder(s) {list(self.class_names)}; "
-                              "expected at least 2 (root/<class>/<image files>)")
+            raise DomainError(
+                f"{self.root}: found {len(self.class_names)} class folder(s) {list(self.class_names)}; "
+                "expected at least 2 (root/<class>/<image files>)"
+            )
         files, labels = [], []
         for label, name in enumerate(self.class_names):
             found = sorted(p for p in (self.root / name).iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
@@ -199,8 +217,10 @@ class FolderSource:
             except OSError as error:
                 raise DomainError(f"{path}: not a readable image: {error}") from error
             if pixels.shape[:2] != tuple(self.size):
-                raise DomainError(f"{path}: {pixels.shape[1]}×{pixels.shape[0]} pixels, but the tree's images are "
-                                  f"{self.size[1]}×{self.size[0]}; resize them or pass size=(height, width)")
+                raise DomainError(
+                    f"{path}: {pixels.shape[1]}×{pixels.shape[0]} pixels, but the tree's images are "
+                    f"{self.size[1]}×{self.size[0]}; resize them or pass size=(height, width)"
+                )
             pixels = pixels[None] if pixels.ndim == 2 else np.moveaxis(pixels, -1, 0)
             out[row] = torch.from_numpy(np.ascontiguousarray(pixels)).float().div_(255.0)
         return out
@@ -242,7 +262,7 @@ class ImageSplit:
     def batches(self, size: int) -> Iterator[torch.Tensor]:
         """The split's images in order, ``size`` at a time."""
         for start in range(0, len(self), size):
-            yield self.source.read(self.index[start:start + size])
+            yield self.source.read(self.index[start : start + size])
 
     @cached_property
     def digest(self) -> str:
@@ -266,8 +286,10 @@ def stratified_split(labels: torch.Tensor, fractions: Mapping[str, float], seed:
         bounds = np.round(np.cumsum([0.0, *fractions.values()]) * len(members)).astype(int)
         for (name, _), low, high in zip(fractions.items(), bounds[:-1], bounds[1:]):
             parts[name].append(members[low:high])
-    return {name: torch.cat(chunks).sort().values if chunks else torch.empty(0, dtype=torch.int64)
-            for name, chunks in parts.items()}
+    return {
+        name: torch.cat(chunks).sort().values if chunks else torch.empty(0, dtype=torch.int64)
+        for name, chunks in parts.items()
+    }
 
 
 class ImageDomain:
@@ -292,9 +314,18 @@ class ImageDomain:
     capabilities: frozenset[str] = frozenset()
     card_calibrated = False
 
-    def __init__(self, name: str, data: Any, *, root: str | os.PathLike[str], model_roles: Mapping[str, Sequence[str]],
-                 class_names: Sequence[str] | None = None, seed: int = 0,
-                 fractions: Mapping[str, float] | None = None, model_store: Any = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        data: Any,
+        *,
+        root: str | os.PathLike[str],
+        model_roles: Mapping[str, Sequence[str]],
+        class_names: Sequence[str] | None = None,
+        seed: int = 0,
+        fractions: Mapping[str, float] | None = None,
+        model_store: Any = None,
+    ) -> None:
         from cfcheck.models.store import ModelStore
 
         self.name = name
@@ -309,8 +340,10 @@ class ImageDomain:
         found = class_names or getattr(next(iter(self._splits.values())).source, "class_names", None)
         self.num_classes = len(found) if found else int(labels.max()) + 1
         if int(labels.min()) < 0 or int(labels.max()) >= self.num_classes:
-            raise DomainError(f"domain {name!r}: labels must lie in [0, {self.num_classes - 1}] "
-                              f"(its classes), found {int(labels.min())}..{int(labels.max())}")
+            raise DomainError(
+                f"domain {name!r}: labels must lie in [0, {self.num_classes - 1}] "
+                f"(its classes), found {int(labels.min())}..{int(labels.max())}"
+            )
         self.class_names = tuple(found) if found else tuple(str(c) for c in range(self.num_classes))
         self.split_roles = {role: role for role in self._splits}
         self.model_store = model_store if model_store is not None else ModelStore(self.root / "models", name)
@@ -332,12 +365,15 @@ class ImageDomain:
             splits = {role: ImageSplit(data["train"], index, role) for role, index in parts.items()}
             splits["scored"] = ImageSplit(data["test"], torch.arange(len(data["test"])), "scored")
         else:
-            raise DomainError(f"domain {self.name!r}: data must be one labelled source, {{'train', 'test'}} or one "
-                              f"source per role of {list(ROLES)}; got keys {sorted(data)}")
+            raise DomainError(
+                f"domain {self.name!r}: data must be one labelled source, {{'train', 'test'}} or one "
+                f"source per role of {list(ROLES)}; got keys {sorted(data)}"
+            )
         missing = [role for role in SPLIT_ROLES if role not in splits or len(splits[role]) == 0]
         if missing:
-            raise DomainError(f"domain {self.name!r}: the splits {missing} are empty; give more images or other "
-                              "fractions")
+            raise DomainError(
+                f"domain {self.name!r}: the splits {missing} are empty; give more images or other fractions"
+            )
         return splits
 
     def split(self, name: str, n: int | None = None) -> ImageSplit:

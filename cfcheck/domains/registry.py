@@ -135,7 +135,9 @@ def _load_target(spec: str, rootdir: Path | None) -> Any:
     try:
         module = _import_module(location, rootdir)
     except Exception as error:  # noqa: BLE001 - any import failure is the user's to see
-        raise DomainError(f"domain {spec!r}: cannot import module {location!r}: {type(error).__name__}: {error}") from error
+        raise DomainError(
+            f"domain {spec!r}: cannot import module {location!r}: {type(error).__name__}: {error}"
+        ) from error
     return _attribute(module, attribute or DOMAIN_ATTRIBUTE, spec, where=str(getattr(module, "__file__", location)))
 
 
@@ -161,8 +163,10 @@ def _import_file(location: str, rootdir: Path | None, spec: str) -> Any:
     if not path.is_absolute() and not path.exists() and rootdir is not None:
         path = rootdir / path
     if not path.is_file():
-        raise DomainError(f"domain {spec!r}: no such file {path}; expected a Python file defining a Domain object, "
-                          "class or zero-argument factory")
+        raise DomainError(
+            f"domain {spec!r}: no such file {path}; expected a Python file defining a Domain object, "
+            "class or zero-argument factory"
+        )
     name = f"cfcheck_user_domain_{abs(hash(str(path.resolve())))}"
     if name in sys.modules:
         return sys.modules[name]
@@ -208,8 +212,20 @@ def check_domain(domain: Any, spec: str) -> Domain:
     that names the spec and each missing or malformed attribute."""
     problems: list[str] = []
     if not isinstance(domain, Domain):
-        missing = [name for name in ("name", "input_shape", "num_classes", "class_names", "split_roles",
-                                     "model_roles", "capabilities", "split") if not hasattr(domain, name)]
+        missing = [
+            name
+            for name in (
+                "name",
+                "input_shape",
+                "num_classes",
+                "class_names",
+                "split_roles",
+                "model_roles",
+                "capabilities",
+                "split",
+            )
+            if not hasattr(domain, name)
+        ]
         raise DomainError(
             f"domain {spec!r} resolved to {type(domain).__name__}, not a cfcheck Domain: it lacks "
             f"{', '.join(missing) or 'the Domain protocol'} (see cfcheck.domains.base.Domain, or build one with "

@@ -97,9 +97,7 @@ def is_usable_font(path: str, characters: str) -> bool:
         return False
     if any(glyph.sum() == 0 for glyph in glyphs):
         return False
-    return all(
-        g.shape != h.shape or not np.array_equal(g, h) for i, g in enumerate(glyphs) for h in glyphs[i + 1 :]
-    )
+    return all(g.shape != h.shape or not np.array_equal(g, h) for i, g in enumerate(glyphs) for h in glyphs[i + 1 :])
 
 
 def discover_fonts(characters: str, font_dir: str = FONT_DIR) -> tuple[str, ...]:
@@ -116,8 +114,9 @@ def cached_usable_fonts(name: str, characters: str, code: str) -> tuple[str, ...
         text = "\n".join(discover_fonts(characters)).encode()
         return {"names": torch.tensor(list(text), dtype=torch.uint8)}
 
-    stored = memoise_on_disk(name, compute, code=code, truetype=file_digest(__file__),
-                             font_files=FONT_FILES_DIGEST, characters=characters)
+    stored = memoise_on_disk(
+        name, compute, code=code, truetype=file_digest(__file__), font_files=FONT_FILES_DIGEST, characters=characters
+    )
     text = bytes(stored["names"].tolist()).decode()
     return tuple(text.split("\n")) if text else ()
 

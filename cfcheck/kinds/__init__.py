@@ -43,8 +43,11 @@ def section_defaults(kind: MethodKind | str) -> dict[str, Any]:
 
 
 def _protocols() -> dict[str, type]:
-    return {kind.declaration.protocol.__name__: kind.declaration.protocol
-            for kind in MethodKind if kind.declaration.protocol is not None}
+    return {
+        kind.declaration.protocol.__name__: kind.declaration.protocol
+        for kind in MethodKind
+        if kind.declaration.protocol is not None
+    }
 
 
 def __getattr__(name: str) -> Any:

@@ -115,8 +115,10 @@ class Task:
     def __post_init__(self) -> None:
         name = getattr(self.domain, "name", None) if not isinstance(self.domain, str) else None
         if not isinstance(name, str):
-            raise TypeError(f"{type(self).__name__}.domain must be a domain object (with a str `name`), got "
-                            f"{self.domain!r}: pass run.domain(name), not the name")
+            raise TypeError(
+                f"{type(self).__name__}.domain must be a domain object (with a str `name`), got "
+                f"{self.domain!r}: pass run.domain(name), not the name"
+            )
         object.__setattr__(self, "domain_name", name)
 
     @property
@@ -133,8 +135,11 @@ class Task:
     def identity(self) -> dict[str, str | int]:
         """The fields that define the task (for cache keys), without its dependencies; the domain
         by its name."""
-        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                  if f.name not in ("needs", "domain", "domain_name")}
+        fields = {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name not in ("needs", "domain", "domain_name")
+        }
         return {"kind": self.kind, "domain": self.domain_name, **fields}
 
 
@@ -287,8 +292,9 @@ class KindSpec(ABC, Generic[TaskT, ResultT]):
         tasks = [task for domain in domains for task in self.tasks(run, domain, which)]
         metafunc.parametrize("cfcheck_task", [task_param(task, len(domains) > 1) for task in tasks])
 
-    def generate(self, run: Run, task: TaskT, method: Any, inputs: Inputs,
-                 write: Callable[[str], None] | None) -> MethodOutput:
+    def generate(
+        self, run: Run, task: TaskT, method: Any, inputs: Inputs, write: Callable[[str], None] | None
+    ) -> MethodOutput:
         """Call the method on all inputs of ``task`` in batches, checking every output."""
         __tracebackhide__ = True
         name, rng_keyword = self.call_and_rng
@@ -303,8 +309,15 @@ class KindSpec(ABC, Generic[TaskT, ResultT]):
         for part in in_batches(len(inputs), method_batch_size(method, run.profile.batch_size)):
             batch = {k: slice_arguments(v, part, run.device) for k, v in inputs.arguments.items()}
             args = self.arguments(run, task, batch)
-            raw = invoke(name, function, args, kwargs, watched=watched_tensors(batch), timeout=run.profile.timeout,
-                         clock=run.method_clock)
+            raw = invoke(
+                name,
+                function,
+                args,
+                kwargs,
+                watched=watched_tensors(batch),
+                timeout=run.profile.timeout,
+                clock=run.method_clock,
+            )
             outputs.append(check_output(raw, inputs.like[part].to(run.device), self.output))
             progress.update(part.stop)
         return concatenate(outputs)

@@ -110,7 +110,9 @@ def check_output(raw: Any, like: torch.Tensor, spec: OutputSpec) -> MethodOutput
     call, valid = spec.call, None
     if isinstance(raw, tuple):
         if len(raw) != 2:
-            raise MethodOutputError(f"{call} returned a tuple of {len(raw)} items; expected an output or (output, valid_mask)")
+            raise MethodOutputError(
+                f"{call} returned a tuple of {len(raw)} items; expected an output or (output, valid_mask)"
+            )
         raw, valid = raw
     if not isinstance(raw, torch.Tensor):
         raise MethodOutputError(f"{call} returned {type(raw).__name__}; expected a torch.Tensor")
@@ -136,7 +138,9 @@ def check_output(raw: Any, like: torch.Tensor, spec: OutputSpec) -> MethodOutput
         low, high = float(values.min()), float(values.max())
         lo, hi = spec.value_range
         if low < lo - RANGE_TOLERANCE or high > hi + RANGE_TOLERANCE:
-            raise MethodOutputError(f"{call} returned values in [{low:.4g}, {high:.4g}]; they must lie in [{lo:g}, {hi:g}]")
+            raise MethodOutputError(
+                f"{call} returned values in [{low:.4g}, {high:.4g}]; they must lie in [{lo:g}, {hi:g}]"
+            )
         if spec.clamp:
             values = values.clamp(lo, hi)
     if valid is None:

@@ -107,7 +107,11 @@ def assert_deterministic(session: Any, kind: MethodKind | str, method: Any) -> N
     first = call_on_contract_inputs(session, kind, method, seed=1234)
     second = call_on_contract_inputs(session, kind, method, seed=1234)
     if not (torch.equal(first.values, second.values) and torch.equal(first.valid, second.valid)):
-        difference = float((first.values - second.values).abs().max()) if first.values.shape == second.values.shape else float("nan")
+        difference = (
+            float((first.values - second.values).abs().max())
+            if first.values.shape == second.values.shape
+            else float("nan")
+        )
         _, keyword = kind_spec(kind).call_and_rng
         pytest.fail(
             f"two calls with the same seed differ (max |difference| {difference:.3g}); draw all "

@@ -55,5 +55,7 @@ class KindDeclaration:
         if not self.name.isidentifier() or not self.name.islower():
             raise ValueError(f"a kind's name must be a lower-case identifier (its folder), got {self.name!r}")
         if not self.call.isidentifier() or not self.arguments:
-            raise ValueError(f"kind {self.name!r}: call must name a method and arguments its positional "
-                             f"arguments, got {self.call!r}{self.arguments!r}")
+            raise ValueError(
+                f"kind {self.name!r}: call must name a method and arguments its positional "
+                f"arguments, got {self.call!r}{self.arguments!r}"
+            )

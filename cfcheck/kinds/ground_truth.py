@@ -27,7 +27,9 @@ def _truth(result: CounterfactualResult) -> torch.Tensor:
     return result.true_cf
 
 
-def _produced(result: CounterfactualResult, score: Any, metric: str) -> tuple[torch.Tensor, torch.Tensor, dict[str, list[Any]]]:
+def _produced(
+    result: CounterfactualResult, score: Any, metric: str
+) -> tuple[torch.Tensor, torch.Tensor, dict[str, list[Any]]]:
     __tracebackhide__ = True
     truth = _truth(result)
     keep = result.valid

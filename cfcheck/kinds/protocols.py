@@ -39,8 +39,9 @@ class MethodKind(str, enum.Enum):
 
 
 if not TYPE_CHECKING:  # the members, from the registry (a type checker sees the class above)
-    MethodKind = MethodKind("MethodKind", [(name.upper(), name) for name in DECLARATIONS],
-                            module=__name__, qualname="MethodKind")
+    MethodKind = MethodKind(
+        "MethodKind", [(name.upper(), name) for name in DECLARATIONS], module=__name__, qualname="MethodKind"
+    )
 
 
 #: the method each kind calls, and the keyword that carries cfcheck's seeded RNG
@@ -70,8 +71,7 @@ def view_as(method: object, target: MethodKind) -> object:
     source = view_source(detect_kinds(method), target)
     if source is None:
         views = ", ".join(f"{a.value} -> {b.value}" for a, b in VIEWS) or "none"
-        raise ValueError(f"{type(method).__name__} implements no kind with a view as {target.value} "
-                         f"(views: {views})")
+        raise ValueError(f"{type(method).__name__} implements no kind with a view as {target.value} (views: {views})")
     module_name, _, class_name = VIEWS[source, target][0].partition(":")
     import importlib
 
@@ -119,8 +119,7 @@ def kind_detection(method: object) -> tuple[list[tuple[MethodKind, str]], list[s
             kinds = [MethodKind(v) for v in values]
         except ValueError:
             raise ValueError(
-                f"cfcheck_kind={declared!r} on {type(method).__name__}; expected any of "
-                f"{[k.value for k in MethodKind]}"
+                f"cfcheck_kind={declared!r} on {type(method).__name__}; expected any of {[k.value for k in MethodKind]}"
             ) from None
         return [(kind, f"declared by cfcheck_kind={declared!r}") for kind in kinds], []
     found: list[tuple[MethodKind, str]] = []
@@ -134,8 +133,10 @@ def kind_detection(method: object) -> tuple[list[tuple[MethodKind, str]], list[s
         if _takes_positionally(method, name, len(arguments)):
             found.append((kind, f"{shown} takes the {kind.value} call {name}({', '.join(arguments)})"))
         else:
-            ignored.append(f"{shown} is not the {kind.value} call {name}({', '.join(arguments)}): it cannot take "
-                           f"{len(arguments)} positional arguments, so the {kind.value} suites do not run")
+            ignored.append(
+                f"{shown} is not the {kind.value} call {name}({', '.join(arguments)}): it cannot take "
+                f"{len(arguments)} positional arguments, so the {kind.value} suites do not run"
+            )
     return found, ignored
 
 
@@ -143,8 +144,11 @@ def _claims(kind: MethodKind, function: Any) -> bool:
     """Whether ``function``, named as ``kind``'s call, is ``kind``'s where several kinds share that
     name: a kind with a detector (``claims``) takes the parameter names it accepts, a kind without
     one takes the call when no other kind's detector does."""
-    sharing = [other.declaration for other in MethodKind
-               if other is not kind and other.declaration.call == kind.declaration.call]
+    sharing = [
+        other.declaration
+        for other in MethodKind
+        if other is not kind and other.declaration.call == kind.declaration.call
+    ]
     if not sharing:
         return True
     parameters = frozenset(_parameter_names(function))
@@ -168,8 +172,9 @@ def _takes_positionally(owner: object, name: str, count: int) -> bool:
         signature = inspect.signature(function)
     except (TypeError, ValueError):
         return True
-    if isinstance(owner, type) and not isinstance(inspect.getattr_static(owner, name, None),
-                                                  (staticmethod, classmethod)):
+    if isinstance(owner, type) and not isinstance(
+        inspect.getattr_static(owner, name, None), (staticmethod, classmethod)
+    ):
         count += 1  # an unbound function: the instance comes first
     try:
         signature.bind(*([None] * count))

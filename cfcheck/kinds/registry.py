@@ -27,8 +27,10 @@ def _declarations() -> dict[str, KindDeclaration]:
     for folder in KIND_FOLDERS:
         declaration = importlib.import_module(f"cfcheck.kinds.{folder}.declaration").DECLARATION
         if not isinstance(declaration, KindDeclaration) or declaration.name != folder:
-            raise TypeError(f"cfcheck/kinds/{folder}/declaration.py must define DECLARATION, a KindDeclaration "
-                            f"named {folder!r}; got {declaration!r}")
+            raise TypeError(
+                f"cfcheck/kinds/{folder}/declaration.py must define DECLARATION, a KindDeclaration "
+                f"named {folder!r}; got {declaration!r}"
+            )
         found[folder] = declaration
     return found
 

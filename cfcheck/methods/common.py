@@ -24,9 +24,7 @@ def validate_classifier(classifier: object) -> None:
     """Raise ``TypeError`` unless ``classifier`` is an ``nn.Module``: gradient methods need
     autograd through it and the nearest-neighbour cache keys on the module object."""
     if not isinstance(classifier, nn.Module):
-        raise TypeError(
-            f"Expected `classifier` to be a torch.nn.Module, but got {type(classifier).__name__}."
-        )
+        raise TypeError(f"Expected `classifier` to be a torch.nn.Module, but got {type(classifier).__name__}.")
 
 
 def resolve_generator(generator: torch.Generator | None) -> torch.Generator:
@@ -38,14 +36,13 @@ def resolve_generator(generator: torch.Generator | None) -> torch.Generator:
     if generator is None:
         return torch.Generator().manual_seed(DEFAULT_SEED)
     if not isinstance(generator, torch.Generator):
-        raise TypeError(
-            f"Expected `generator` to be a torch.Generator or None, but got {type(generator).__name__}."
-        )
+        raise TypeError(f"Expected `generator` to be a torch.Generator or None, but got {type(generator).__name__}.")
     return generator
 
 
-def seeded_chunks(generator: torch.Generator, n: int, batch_size: int, device: torch.device
-                  ) -> list[tuple[slice, torch.Generator]]:
+def seeded_chunks(
+    generator: torch.Generator, n: int, batch_size: int, device: torch.device
+) -> list[tuple[slice, torch.Generator]]:
     """``n`` inputs in chunks of ``batch_size``, each with its own generator on ``device``.
 
     One seed is drawn from ``generator``; chunk ``start`` gets ``seed + start``, so a method's
@@ -53,8 +50,10 @@ def seeded_chunks(generator: torch.Generator, n: int, batch_size: int, device: t
     """
     # drawn on the generator's own device: a CUDA generator cannot draw a CPU tensor
     seed = int(torch.randint(0, 2**62, (1,), generator=generator, device=generator.device))
-    return [(slice(start, start + batch_size), torch.Generator(device=device).manual_seed(seed + start))
-            for start in range(0, n, batch_size)]
+    return [
+        (slice(start, start + batch_size), torch.Generator(device=device).manual_seed(seed + start))
+        for start in range(0, n, batch_size)
+    ]
 
 
 def uniform_like(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:

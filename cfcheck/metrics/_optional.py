@@ -26,7 +26,7 @@ def require(module: str, *, extra: str, purpose: str, note: str = "") -> ModuleT
     except (ImportError, RuntimeError, OSError) as err:
         message = (
             f"{purpose} needs the optional package {module!r}, which could not be imported "
-            f"({type(err).__name__}: {err}). Install it with: pip install \"cfcheck[{extra}]\"."
+            f'({type(err).__name__}: {err}). Install it with: pip install "cfcheck[{extra}]".'
         )
         if note:
             message += f" {note}"

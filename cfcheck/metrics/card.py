@@ -75,8 +75,10 @@ class MetricCard:
             raise ValueError(f"card {self.key!r}: a bar needs its calibration rationale")
         bad = [name for name in self.computed_by if not isinstance(name, str) or name.count(".") < 2]
         if bad or isinstance(self.computed_by, str):
-            raise ValueError(f"card {self.key!r}: `computed_by` names functions as 'package.module.function', "
-                             f"got {self.computed_by!r}")
+            raise ValueError(
+                f"card {self.key!r}: `computed_by` names functions as 'package.module.function', "
+                f"got {self.computed_by!r}"
+            )
 
     def bar_for(self, profile: str) -> Bar | None:
         """The bar of ``profile`` (its override, else the common bar)."""
@@ -95,8 +97,11 @@ def _interval(card: MetricCard) -> str:
     return f"no (set-level; bootstrap over {card.interval or 'both sets'})"
 
 
-def _card_fields(card: MetricCard, measured: Sequence[str] = (), sources: Mapping[str, str] | None = None,
-                 ) -> tuple[str, list[tuple[str, str]]]:
+def _card_fields(
+    card: MetricCard,
+    measured: Sequence[str] = (),
+    sources: Mapping[str, str] | None = None,
+) -> tuple[str, list[tuple[str, str]]]:
     """The title and the (label, text) rows every rendering of a card shows, in order."""
     low, high = card.range
     open_low = "(" if math.isinf(low) else "["
@@ -140,8 +145,9 @@ def format_card(card: MetricCard, measured: Sequence[str] = (), sources: Mapping
             beside the name.
     """
     title, rows = _card_fields(card, measured, sources)
-    return "\n".join([title] + [f"  {label + ':':<14} {text}" if len(label) < 14 else f"  {label}: {text}"
-                                 for label, text in rows])
+    return "\n".join(
+        [title] + [f"  {label + ':':<14} {text}" if len(label) < 14 else f"  {label}: {text}" for label, text in rows]
+    )
 
 
 def card_markdown(card: MetricCard, measured: Sequence[str] = (), heading: str = "###") -> str:

@@ -12,8 +12,17 @@ import difflib
 from cfcheck.metrics.card import PROPORTION_UNITS, Bar, MetricCard, format_card  # noqa: F401  (re-exported)
 from cfcheck.metrics.key import MetricKey
 
-__all__ = ["CARDS", "Bar", "MetricCard", "MetricKey", "PROPORTION_UNITS", "UnknownMetricKey", "card_of",
-           "format_card", "get_card"]
+__all__ = [
+    "CARDS",
+    "Bar",
+    "MetricCard",
+    "MetricKey",
+    "PROPORTION_UNITS",
+    "UnknownMetricKey",
+    "card_of",
+    "format_card",
+    "get_card",
+]
 
 
 def _collect() -> dict[str, MetricCard]:
@@ -57,8 +66,7 @@ def card_of(metric: str | MetricKey) -> MetricCard:
     if card is not None:
         return card
     close = _suggestions(key)
-    hint = (f"did you mean {' or '.join(repr(c) for c in close)}?" if close
-            else "`cfcheck cards` lists the known cards")
+    hint = f"did you mean {' or '.join(repr(c) for c in close)}?" if close else "`cfcheck cards` lists the known cards"
     raise UnknownMetricKey(f"unknown metric key {str(key)!r}: no card {key.card!r}; {hint}")
 
 

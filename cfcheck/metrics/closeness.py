@@ -51,9 +51,7 @@ def minkowski_distance(
     return torch.linalg.vector_norm(delta, ord=order, dim=1).to(torch.float32)
 
 
-def elastic_net_distance(
-    x: Tensor, c: Tensor, *, value_range: tuple[float, float] | None = UNIT_RANGE
-) -> Tensor:
+def elastic_net_distance(x: Tensor, c: Tensor, *, value_range: tuple[float, float] | None = UNIT_RANGE) -> Tensor:
     """EN per image: ‖x − c‖₁ + ‖x − c‖₂ (Hvilshøj §3.1), the objective of gradient CF methods."""
     x_t, c_t = check_image_pair(x, c, value_range=value_range)
     delta = (x_t.double() - c_t.double()).flatten(start_dim=1)
@@ -70,9 +68,7 @@ def _unit_normalise(features: Tensor, eps: float) -> Tensor:
 
 def _check_feature_maps(name: str, maps: object, batch: int) -> list[Tensor]:
     if isinstance(maps, Tensor) or not isinstance(maps, Sequence) or len(maps) == 0:
-        raise TypeError(
-            f"`feature_maps({name})` must return a non-empty list of N×C×H×W tensors, got {describe(maps)}"
-        )
+        raise TypeError(f"`feature_maps({name})` must return a non-empty list of N×C×H×W tensors, got {describe(maps)}")
     checked = []
     for layer, fmap in enumerate(maps):
         # Finiteness is checked on the per-layer distances instead: a full isfinite pass
@@ -117,8 +113,10 @@ def perceptual_distance(
     eps_value = check_real("eps", eps, minimum=0.0)
     x_t, c_t = check_image_pair(x, c, value_range=value_range)
     # per-sample distances: computed in chunks so the activations of large batches stay small
-    parts = [_perceptual_chunk(x_t[i : i + PERCEPTUAL_CHUNK], c_t[i : i + PERCEPTUAL_CHUNK], feature_maps, eps_value)
-             for i in range(0, max(1, x_t.shape[0]), PERCEPTUAL_CHUNK)]
+    parts = [
+        _perceptual_chunk(x_t[i : i + PERCEPTUAL_CHUNK], c_t[i : i + PERCEPTUAL_CHUNK], feature_maps, eps_value)
+        for i in range(0, max(1, x_t.shape[0]), PERCEPTUAL_CHUNK)
+    ]
     return torch.cat(parts)
 
 
@@ -189,8 +187,9 @@ def ground_truth_relative_error(counterfactuals: Tensor, truth: Tensor, inputs: 
     x_t, _ = check_image_pair(inputs, truth, value_range=UNIT_RANGE, names=("inputs", "truth"))
     to_truth = (c_t.double() - t_t.double()).abs().flatten(1).mean(dim=1)
     input_to_truth = (x_t.double() - t_t.double()).abs().flatten(1).mean(dim=1)
-    relative = torch.where(input_to_truth > 0, to_truth / input_to_truth.clamp_min(1e-300),
-                           torch.full_like(to_truth, float("nan")))
+    relative = torch.where(
+        input_to_truth > 0, to_truth / input_to_truth.clamp_min(1e-300), torch.full_like(to_truth, float("nan"))
+    )
     return relative.to(torch.float32)
 
 
@@ -216,8 +215,10 @@ def attribute_changes(labels_x: Sequence[Tensor], labels_c: Sequence[Tensor]) ->
         tensor([0., 2., 1.])
     """
     if len(labels_x) != len(labels_c) or not labels_x:
-        raise ValueError(f"`labels_x` and `labels_c` must hold the same attributes (at least one), "
-                         f"got {len(labels_x)} and {len(labels_c)}")
+        raise ValueError(
+            f"`labels_x` and `labels_c` must hold the same attributes (at least one), "
+            f"got {len(labels_x)} and {len(labels_c)}"
+        )
     counts = None
     for position, (before, after) in enumerate(zip(labels_x, labels_c)):
         for name, labels in (("labels_x", before), ("labels_c", after)):
@@ -227,8 +228,10 @@ def attribute_changes(labels_x: Sequence[Tensor], labels_c: Sequence[Tensor]) ->
             if tensor.ndim != 1:
                 raise ValueError(f"`{name}[{position}]` must be 1-D (N labels), got shape {tuple(tensor.shape)}")
         if before.shape != after.shape or (counts is not None and before.shape[0] != counts.shape[0]):
-            raise ValueError(f"attribute {position}: labels must have one common length N, got "
-                             f"{tuple(before.shape)} and {tuple(after.shape)}")
+            raise ValueError(
+                f"attribute {position}: labels must have one common length N, got "
+                f"{tuple(before.shape)} and {tuple(after.shape)}"
+            )
         changed = (before != after).to(torch.float32)
         counts = changed if counts is None else counts + changed
     assert counts is not None  # at least one attribute (checked above)
@@ -269,4 +272,3 @@ def lpips_distance(x: Tensor, c: Tensor, net: str = "alex") -> Tensor:
     with torch.no_grad():
         distance = model(x_t.float() * 2 - 1, c_t.float() * 2 - 1, normalize=False)
     return distance.reshape(-1).to(torch.float32)
-

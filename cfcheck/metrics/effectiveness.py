@@ -39,8 +39,9 @@ def categorical_hits(predicted: Tensor, wanted: Tensor) -> Tensor:
         tensor([1., 0., 1.])
     """
     if predicted.shape != wanted.shape or predicted.dim() != 1:
-        raise ValueError(f"predicted and wanted must be 1-D of one length, got {tuple(predicted.shape)} and "
-                         f"{tuple(wanted.shape)}")
+        raise ValueError(
+            f"predicted and wanted must be 1-D of one length, got {tuple(predicted.shape)} and {tuple(wanted.shape)}"
+        )
     if predicted.is_floating_point() or wanted.is_floating_point():
         raise TypeError(f"categories must be integer tensors, got {predicted.dtype} and {wanted.dtype}")
     return (predicted == wanted).float()

@@ -74,7 +74,7 @@ class MetricKey:
         if not prefixes:
             return cls(bar_key)
         card = max(prefixes, key=len)
-        return cls(card, bar_key[len(card) + len(BAR_SEPARATOR):])
+        return cls(card, bar_key[len(card) + len(BAR_SEPARATOR) :])
 
     def with_variant(self, variant: str | None) -> MetricKey:
         return MetricKey(self.card, variant)

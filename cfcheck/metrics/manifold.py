@@ -254,14 +254,17 @@ class KnnSets:
             cols = torch.from_numpy(fake_index[start : start + block])
             position = self._ranked_positions(rows)
             fake_counts = torch.zeros(len(cols), fake.shape[0], dtype=torch.long).scatter_add_(
-                1, cols, torch.ones_like(cols))
+                1, cols, torch.ones_like(cols)
+            )
             # a pair (i, j) is inside i's ball iff its level is at most i's radius position (−1: i not drawn)
             held = (position[:, pair_real] >= level) & (fake_counts[:, pair_fake] > 0)
             if self.statistic == "density":
                 counts = (held * fake_counts[:, pair_fake]).sum(1)
                 scores = counts.double() / (self.k * cols.shape[1])
             else:
-                covered = torch.zeros(len(rows), self.real.shape[0], dtype=torch.long).index_add_(1, pair_real, held.long())
+                covered = torch.zeros(len(rows), self.real.shape[0], dtype=torch.long).index_add_(
+                    1, pair_real, held.long()
+                )
                 scores = ((covered > 0) & (position >= 0)).sum(1).double() / rows.shape[1]
             values[start : start + len(rows)] = scores.numpy()
             for r in torch.nonzero(position[:, 0] == _UNRANKED).flatten().tolist():
@@ -295,7 +298,9 @@ class KnnSets:
         position of the row's radius within the subset, −1 for rows outside it, and a whole row
         of :data:`_UNRANKED` where the shortlist cannot rank the subset (repeated rows, or a row
         with fewer than k subset members in its shortlist)."""
-        count = torch.zeros(len(rows), self.real.shape[0], dtype=torch.long).scatter_add_(1, rows, torch.ones_like(rows))
+        count = torch.zeros(len(rows), self.real.shape[0], dtype=torch.long).scatter_add_(
+            1, rows, torch.ones_like(rows)
+        )
         member = count > 0
         # the first 4k + 4 candidates rank nearly every row (a half-sample keeps each with probability ½);
         # the few rows they do not are ranked over the whole shortlist

@@ -55,21 +55,26 @@ def gaussian_kl(mean_q: Tensor, log_var_q: Tensor, mean_p: Tensor, log_var_p: Te
         tensor([1.], dtype=torch.float64)
     """
     names = ("mean_q", "log_var_q", "mean_p", "log_var_p")
-    tensors = [check_float_tensor(n, t, min_ndim=1).double() for n, t in zip(names, (mean_q, log_var_q, mean_p,
-                                                                                    log_var_p))]
+    tensors = [
+        check_float_tensor(n, t, min_ndim=1).double() for n, t in zip(names, (mean_q, log_var_q, mean_p, log_var_p))
+    ]
     check_same_shape("mean_q", tensors[0], "log_var_q", tensors[1])
     check_same_shape("mean_p", tensors[2], "log_var_p", tensors[3])
     try:
         torch.broadcast_shapes(tensors[0].shape, tensors[2].shape)
     except RuntimeError:
-        raise ValueError(f"the q and p posteriors must broadcast, got shapes {tuple(tensors[0].shape)} and "
-                         f"{tuple(tensors[2].shape)}") from None
+        raise ValueError(
+            f"the q and p posteriors must broadcast, got shapes {tuple(tensors[0].shape)} and {tuple(tensors[2].shape)}"
+        ) from None
     mq, lq, mp, lp = tensors
     return 0.5 * (lp - lq + (lq.exp() + (mq - mp) ** 2) / lp.exp() - 1.0).sum(-1)
 
 
 def counterfactual_latent_divergence(
-    div: Tensor, distances: Tensor, factual_set: Tensor, counterfactual_set: Tensor,
+    div: Tensor,
+    distances: Tensor,
+    factual_set: Tensor,
+    counterfactual_set: Tensor,
     weights: tuple[float, float] = CLD_WEIGHTS,
 ) -> tuple[Tensor, Tensor, Tensor]:
     """CLD per counterfactual (module docstring, eq. 9), with its two probabilities.
@@ -115,8 +120,12 @@ def counterfactual_latent_divergence(
             raise ValueError(f"`{name}` is empty in rows {empty[:10]}: no real image has that parent value")
         masks.append(mask_t)
     w1, w2 = weights
-    if not all(isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w) and w >= 0
-               for w in (w1, w2)) or w1 + w2 <= 0:
+    if (
+        not all(
+            isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w) and w >= 0 for w in (w1, w2)
+        )
+        or w1 + w2 <= 0
+    ):
         raise ValueError(f"weights must be two finite non-negative numbers with a positive sum, got {weights!r}")
     factual, counterfactual = masks
     within = (dist_t <= div_t[:, None]) & counterfactual

@@ -151,9 +151,7 @@ def _check_kid_options(
     else:
         size = check_positive_int("subset_size", subset_size, minimum=2)
         if size > min(n_real, n_fake):
-            raise ValueError(
-                f"`subset_size`={size} exceeds the number of samples (real {n_real}, fake {n_fake})"
-            )
+            raise ValueError(f"`subset_size`={size} exceeds the number of samples (real {n_real}, fake {n_fake})")
     deg = check_positive_int("degree", degree)
     gam = None if gamma is None else check_real("gamma", gamma)
     if gam is not None and gam <= 0:
@@ -238,9 +236,7 @@ def _feed(metric: Metric, real: Tensor, fake: Tensor, batch_size: int) -> None:
             metric.update(images[start : start + batch_size], real=is_real)
 
 
-def fid_torchmetrics(
-    real_images: Tensor, fake_images: Tensor, feature: nn.Module, *, batch_size: int = 500
-) -> float:
+def fid_torchmetrics(real_images: Tensor, fake_images: Tensor, feature: nn.Module, *, batch_size: int = 500) -> float:
     """FID through ``torchmetrics.image.fid.FrechetInceptionDistance`` with a custom feature module.
 
     With a custom ``nn.Module`` torchmetrics passes the images to it unchanged (its
@@ -256,7 +252,8 @@ def fid_torchmetrics(
     size = check_positive_int("batch_size", batch_size)
     with _evaluating(module):
         metric = FrechetInceptionDistance(
-            feature=module, normalize=True,
+            feature=module,
+            normalize=True,
             input_img_size=cast(tuple[int, int, int], tuple(real.shape[1:])),  # C×H×W: the images are checked 4-D
         ).to(real.device)
         _feed(metric, real, fake, size)

@@ -28,8 +28,8 @@ from cfcheck.core.cache import tensor_digest
 from cfcheck.metrics.manifold import KnnSets, coverage, density
 from cfcheck.metrics.realism import fid
 from cfcheck.metrics.reference_store import stored_engine, stored_floors
-from cfcheck.metrics.set_statistics import FidSets, KidSets, kid_all_pairs, set_statistic_engine
 from cfcheck.metrics.set_intervals import BatchedSetStatistic, bootstrap_set_ci, null_strata
+from cfcheck.metrics.set_statistics import FidSets, KidSets, kid_all_pairs, set_statistic_engine
 
 SetStatistic = Callable[[Tensor, Tensor], float]
 
@@ -39,8 +39,11 @@ SetStatistic = Callable[[Tensor, Tensor], float]
 #: shrinks the k-NN balls, so those are half-sampled; half-sets move the k-NN statistics'
 #: expectation, so theirs are centred on the half-samples' median.
 REALISM_STATISTICS: dict[str, tuple[SetStatistic, str]] = {
-    "fid": (fid, "bootstrap"), "kid": (kid_all_pairs, "half_sampling"),
-    "density": (density, "centred_half_sampling"), "coverage": (coverage, "centred_half_sampling")}
+    "fid": (fid, "bootstrap"),
+    "kid": (kid_all_pairs, "half_sampling"),
+    "density": (density, "centred_half_sampling"),
+    "coverage": (coverage, "centred_half_sampling"),
+}
 
 #: Real reference images per counterfactual (per class), before the pool's cap.
 REFERENCE_PER_SAMPLE = 8
@@ -196,8 +199,17 @@ def score_realism(
         if ci_method == "null_corrected_half_sampling":  # the null splits index the pooled strata on both sides
             both = cast(list[Tensor], list(null_strata(reference, fakes)))  # tensors in, tensors out
             null_resampled = _with_engine(engine, both, both, [], weights, conditional, real_only=False)[2]
-    ci = bootstrap_set_ci(tuple(reference), tuple(fakes), pooled, n_resamples=n_resamples, seed=seed, point=value,
-                          method=ci_method, resampled=resampled, null_resampled=null_resampled)
+    ci = bootstrap_set_ci(
+        tuple(reference),
+        tuple(fakes),
+        pooled,
+        n_resamples=n_resamples,
+        seed=seed,
+        point=value,
+        method=ci_method,
+        resampled=resampled,
+        null_resampled=null_resampled,
+    )
     return RealismScore(value, ci, sum(kept.values()), floors, skipped)
 
 
@@ -219,8 +231,11 @@ def _with_engine(
     # the real features' digests key the stored terms and floors: each computed once
     digests = [tensor_digest(r) for r in reference] if real_only and conditional else []
     if conditional:
-        engines = [stored_engine(engine(r), d) for r, d in zip(reference, digests)] if real_only else [
-            engine(r) for r in reference]
+        engines = (
+            [stored_engine(engine(r), d) for r, d in zip(reference, digests)]
+            if real_only
+            else [engine(r) for r in reference]
+        )
 
         def pooled(fake_parts: tuple[Tensor, ...]) -> float:
             return float(sum(w * e(f) for w, e, f in zip(weights, engines, fake_parts)))

@@ -35,7 +35,14 @@ from torch import Tensor
 
 from cfcheck.core.cache import memoise_on_disk, tensor_digest
 
-__all__ = ["RECENT_STATES", "REALISM_DERIVED_VERSION", "ReferenceEngine", "forget_recent", "stored_engine", "stored_floors"]
+__all__ = [
+    "RECENT_STATES",
+    "REALISM_DERIVED_VERSION",
+    "ReferenceEngine",
+    "forget_recent",
+    "stored_engine",
+    "stored_floors",
+]
 
 #: Bump when the reference terms or the floors would be computed differently: every stored entry
 #: of an older version is then ignored (and recomputed on first use).
@@ -83,8 +90,12 @@ def stored_engine(engine: EngineT, digest: str | None = None) -> EngineT:
         >>> stored_engine(FidSets(real))(real) == FidSets(real)(real)
         True
     """
-    parts: dict[str, str | int] = {"engine": engine.reference_key, "reference": digest or tensor_digest(engine.real),
-                                   "version": REALISM_DERIVED_VERSION, "threads": torch.get_num_threads()}
+    parts: dict[str, str | int] = {
+        "engine": engine.reference_key,
+        "reference": digest or tensor_digest(engine.real),
+        "version": REALISM_DERIVED_VERSION,
+        "threads": torch.get_num_threads(),
+    }
     key = json.dumps(parts, sort_keys=True)
     state = _RECENT.pop(key, None)
     if state is None:
@@ -102,8 +113,13 @@ def forget_recent() -> None:
     _RECENT.clear()
 
 
-def stored_floors(statistic: str, conditional: bool, reference: str,
-                  floor_sets: Sequence[Sequence[Tensor]], compute: Callable[[], list[float]]) -> list[float]:
+def stored_floors(
+    statistic: str,
+    conditional: bool,
+    reference: str,
+    floor_sets: Sequence[Sequence[Tensor]],
+    compute: Callable[[], list[float]],
+) -> list[float]:
     """The real-vs-real floors of one realism score, from the derived data or ``compute()``.
 
     Args:
@@ -123,9 +139,13 @@ def stored_floors(statistic: str, conditional: bool, reference: str,
     """
     floors = [part for floor in floor_sets for part in floor]
     key: dict[str, str | int] = {
-        "statistic": statistic, "conditional": int(conditional), "version": REALISM_DERIVED_VERSION,
-        "threads": torch.get_num_threads(), "reference": reference,
-        "floors": tensor_digest(*floors) if floors else "none", "parts": ",".join(str(len(f)) for f in floor_sets)}
-    found = memoise_on_disk("realism.floors", lambda: {"floors": torch.tensor(compute(), dtype=torch.float64)},
-                            **key)
+        "statistic": statistic,
+        "conditional": int(conditional),
+        "version": REALISM_DERIVED_VERSION,
+        "threads": torch.get_num_threads(),
+        "reference": reference,
+        "floors": tensor_digest(*floors) if floors else "none",
+        "parts": ",".join(str(len(f)) for f in floor_sets),
+    }
+    found = memoise_on_disk("realism.floors", lambda: {"floors": torch.tensor(compute(), dtype=torch.float64)}, **key)
     return [float(value) for value in found["floors"]]

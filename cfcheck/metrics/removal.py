@@ -46,9 +46,14 @@ __all__ = [
 
 #: ROAD's neighbour weights: (row offset, column offset) → weight. They sum to one.
 NEIGHBOUR_WEIGHTS: dict[tuple[int, int], float] = {
-    (-1, -1): 1 / 12, (-1, 0): 1 / 6, (-1, 1): 1 / 12,
-    (0, -1): 1 / 6, (0, 1): 1 / 6,
-    (1, -1): 1 / 12, (1, 0): 1 / 6, (1, 1): 1 / 12,
+    (-1, -1): 1 / 12,
+    (-1, 0): 1 / 6,
+    (-1, 1): 1 / 12,
+    (0, -1): 1 / 6,
+    (0, 1): 1 / 6,
+    (1, -1): 1 / 12,
+    (1, 0): 1 / 6,
+    (1, 1): 1 / 12,
 }
 
 #: Standard deviation of the noise added to imputed pixels (ROAD's ``NoisyLinearImputer(noise=0.01)``).
@@ -115,9 +120,7 @@ def removal_mask(attribution: Tensor, fraction: float, order: str = "morf", *, t
     """
     scores = check_float_tensor("attribution", attribution)
     if scores.ndim not in (3, 4):
-        raise ValueError(
-            f"`attribution` must be N×H×W or N×C×H×W (one map per image), got shape {tuple(scores.shape)}"
-        )
+        raise ValueError(f"`attribution` must be N×H×W or N×C×H×W (one map per image), got shape {tuple(scores.shape)}")
     share = check_real("fraction", fraction, minimum=0.0)
     if share > 1.0:
         raise ValueError(f"`fraction` must lie in [0, 1] (a share of each image's pixels), got {share}")

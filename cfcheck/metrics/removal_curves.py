@@ -61,8 +61,9 @@ def fixed_value_removal(x: Tensor, mask: Tensor, value: Tensor) -> Tensor:
     """
     images = check_float_tensor("x", x)
     if images.ndim != 4 or mask.shape != (images.shape[0], *images.shape[2:]) or mask.dtype != torch.bool:
-        raise ValueError(f"expected x N×C×H×W and a bool mask N×H×W, got {tuple(images.shape)} and "
-                         f"{mask.dtype} {tuple(mask.shape)}")
+        raise ValueError(
+            f"expected x N×C×H×W and a bool mask N×H×W, got {tuple(images.shape)} and {mask.dtype} {tuple(mask.shape)}"
+        )
     fill = torch.as_tensor(value, dtype=images.dtype, device=images.device).reshape(1, -1, 1, 1)
     if fill.shape[1] != images.shape[1]:
         raise ValueError(f"`value` must have one entry per channel ({images.shape[1]}), got {fill.shape[1]}")
@@ -191,8 +192,9 @@ def curve_area(values: Tensor, levels: Sequence[float]) -> Tensor:
     heights = torch.as_tensor(values).to(torch.float64)
     positions = torch.as_tensor(list(levels), dtype=torch.float64)
     if heights.ndim != 2 or heights.shape[0] != positions.numel() or positions.numel() < 2:
-        raise ValueError(f"`values` must be L×N with L = len(levels) ≥ 2, got {tuple(heights.shape)} "
-                         f"and {positions.numel()} levels")
+        raise ValueError(
+            f"`values` must be L×N with L = len(levels) ≥ 2, got {tuple(heights.shape)} and {positions.numel()} levels"
+        )
     widths = positions.diff()
     if bool((widths <= 0).any()):
         raise ValueError(f"`levels` must increase, got {list(levels)}")

@@ -59,8 +59,7 @@ def average_ranks(values: np.ndarray) -> np.ndarray:
         array([[1.5, 4. , 1.5, 3. ]])
     """
     if not isinstance(values, np.ndarray) or values.ndim != 2:
-        raise ValueError(f"Expected a 2-D numpy array, got {type(values).__name__} "
-                         f"{getattr(values, 'shape', '')}")
+        raise ValueError(f"Expected a 2-D numpy array, got {type(values).__name__} {getattr(values, 'shape', '')}")
     if np.isnan(values).any():
         raise ValueError("`values` contains NaN, which has no rank")
     order = np.argsort(values, axis=1, kind="stable")
@@ -151,8 +150,9 @@ def _absolute_rows(first: Tensor, second: Tensor) -> tuple[np.ndarray, np.ndarra
     if not isinstance(first, Tensor) or not isinstance(second, Tensor):
         raise TypeError(f"Expected two tensors, got {type(first).__name__} and {type(second).__name__}")
     if first.shape != second.shape or first.ndim < 2 or first.numel() == 0:
-        raise ValueError(f"Expected two non-empty N×… maps of one shape, got {tuple(first.shape)} and "
-                         f"{tuple(second.shape)}")
+        raise ValueError(
+            f"Expected two non-empty N×… maps of one shape, got {tuple(first.shape)} and {tuple(second.shape)}"
+        )
     a = first.detach().double().abs().flatten(start_dim=1).cpu().numpy()
     b = second.detach().double().abs().flatten(start_dim=1).cpu().numpy()
     if np.isnan(a).any() or np.isnan(b).any():

@@ -112,12 +112,16 @@ def _strata(name: str, data: object) -> tuple[Tensor | np.ndarray, ...]:
 
 
 def _draw_set_resamples(
-    parts_a: tuple[Tensor | np.ndarray, ...], parts_b: tuple[Tensor | np.ndarray, ...], resamples: int,
-    rng: np.random.Generator, method: str,
+    parts_a: tuple[Tensor | np.ndarray, ...],
+    parts_b: tuple[Tensor | np.ndarray, ...],
+    resamples: int,
+    rng: np.random.Generator,
+    method: str,
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Row indices of every resample, per stratum (R×m each), each stratum's R resamples drawn
     at once: with replacement (``"bootstrap"``, m = its size) or, for the half-samplings, the
     first m = max(2, size // 2) rows of an independent permutation per resample."""
+
     def draw(part: Tensor | np.ndarray) -> np.ndarray:
         size = len(part)
         if method != "bootstrap":  # half_sampling, centred_half_sampling
@@ -133,8 +137,13 @@ SET_CI_METHODS = ("bootstrap", "half_sampling", "centred_half_sampling", "null_c
 
 
 def _evaluate_resamples(
-    parts_a: tuple[Tensor | np.ndarray, ...], parts_b: tuple[Tensor | np.ndarray, ...], statistic: SetStatistic,
-    stratified: bool, resampled: BatchedSetStatistic | None, indices_a: list[np.ndarray], indices_b: list[np.ndarray],
+    parts_a: tuple[Tensor | np.ndarray, ...],
+    parts_b: tuple[Tensor | np.ndarray, ...],
+    statistic: SetStatistic,
+    stratified: bool,
+    resampled: BatchedSetStatistic | None,
+    indices_a: list[np.ndarray],
+    indices_b: list[np.ndarray],
 ) -> np.ndarray:
     """The statistic of every resample (row r of each stratum's index matrix), batched when it can be."""
     resamples = indices_a[0].shape[0]

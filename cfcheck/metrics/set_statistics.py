@@ -33,8 +33,9 @@ from cfcheck.metrics.realism import (
 __all__ = ["FidSets", "KidSets", "kid_all_pairs", "set_statistic_engine"]
 
 
-def kid_all_pairs(real_features: ArrayLike, fake_features: ArrayLike, degree: int = 3,
-                  gamma: float | None = None, coef: float = 1.0) -> float:
+def kid_all_pairs(
+    real_features: ArrayLike, fake_features: ArrayLike, degree: int = 3, gamma: float | None = None, coef: float = 1.0
+) -> float:
     """KID on all rows at once: the unbiased MMD² estimate with k(a, b) = (γ aᵀb + coef)^degree.
 
     Unlike :func:`kid` it needs no subsets and accepts sets of different sizes (N, M ≥ 2):

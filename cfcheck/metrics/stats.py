@@ -35,8 +35,7 @@ from torch import Tensor
 
 from cfcheck.metrics._validation import check_positive_int, check_real, describe
 
-__all__ = ["Summary", "VERDICTS", "bootstrap_ci", "crossed_interval", "summarize", "verdict",
-           "wilson_interval"]
+__all__ = ["Summary", "VERDICTS", "bootstrap_ci", "crossed_interval", "summarize", "verdict", "wilson_interval"]
 
 Statistic = Callable[[np.ndarray], float]
 
@@ -160,7 +159,7 @@ def crossed_interval(values: Tensor | np.ndarray, *, confidence: float = 0.95) -
     total = sum(square for square, _ in terms)
     if total <= 0.0:
         return mean, mean
-    freedom = total ** 2 / sum(square ** 2 / df for square, df in terms)
+    freedom = total**2 / sum(square**2 / df for square, df in terms)
     half = float(student_t.ppf(0.5 + level / 2, freedom)) * float(np.sqrt(total / (draws * inputs)))
     return mean - half, mean + half
 
@@ -271,7 +270,5 @@ def summarize(
     if statistic is np.mean and indicators is not False and _is_binary(array):
         low, high = wilson_interval(int(array.sum()), array.size, confidence)
         return Summary(value=float(array.mean()), ci_low=low, ci_high=high, n=int(array.size))
-    low, high = bootstrap_ci(
-        array, statistic=statistic, confidence=confidence, n_resamples=n_resamples, seed=seed
-    )
+    low, high = bootstrap_ci(array, statistic=statistic, confidence=confidence, n_resamples=n_resamples, seed=seed)
     return Summary(value=float(statistic(array)), ci_low=low, ci_high=high, n=int(array.size))

@@ -86,8 +86,10 @@ class CategoricalGroup:
         start, stop = self.columns
         table = check_float_tensor(f"{self.name}.embedding", self.embedding, ndim=2)
         if not 0 <= start < stop or table.shape[1] != stop - start or table.shape[0] < 2:
-            raise ValueError(f"group {self.name!r}: columns {self.columns} need an M×{stop - start} embedding with "
-                             f"M ≥ 2 categories, got {tuple(table.shape)}")
+            raise ValueError(
+                f"group {self.name!r}: columns {self.columns} need an M×{stop - start} embedding with "
+                f"M ≥ 2 categories, got {tuple(table.shape)}"
+            )
         check_real(f"{self.name}.radius", self.radius, minimum=0.0)
 
 
@@ -134,8 +136,10 @@ def _check_latents(z: object, z_cf: object, layout: LatentLayout) -> tuple[Tenso
     z = check_float_tensor("z", z, ndim=2)
     z_cf = check_float_tensor("z_cf", z_cf, ndim=3)
     if z.shape[1] != layout.dim or z_cf.shape[0] != z.shape[0] or z_cf.shape[2] != layout.dim:
-        raise ValueError(f"`z` must be N×{layout.dim} and `z_cf` N×K×{layout.dim} (the layout's D), got "
-                         f"{tuple(z.shape)} and {tuple(z_cf.shape)}")
+        raise ValueError(
+            f"`z` must be N×{layout.dim} and `z_cf` N×K×{layout.dim} (the layout's D), got "
+            f"{tuple(z.shape)} and {tuple(z_cf.shape)}"
+        )
     return z.double(), z_cf.double()
 
 
@@ -189,8 +193,14 @@ class FlipCategories:
     trivial: Tensor
 
 
-def flip_categories(prediction: Tensor, prediction_cf: Tensor, causal: Tensor, causal_cf: Tensor,
-                    is_proximal: Tensor, valid: Tensor | None = None) -> FlipCategories:
+def flip_categories(
+    prediction: Tensor,
+    prediction_cf: Tensor,
+    causal: Tensor,
+    causal_cf: Tensor,
+    is_proximal: Tensor,
+    valid: Tensor | None = None,
+) -> FlipCategories:
     """EF, NCF, CF, SCE and trivial masks of N inputs' K counterfactuals.
 
     Args:
@@ -283,8 +293,15 @@ def _cosines(parts: Sequence[Tensor], cosine: Cosine) -> Tensor:
     raise ValueError(f"`cosine` must be 'concatenated' or 'summed', got {cosine!r}")
 
 
-def greedy_orthogonal_set(parts: Sequence[Tensor], order_norm: Tensor, candidates: Tensor, *, tau: float = TAU,
-                          cosine: Cosine = "concatenated", admission: Admission = "each_member") -> Tensor:
+def greedy_orthogonal_set(
+    parts: Sequence[Tensor],
+    order_norm: Tensor,
+    candidates: Tensor,
+    *,
+    tau: float = TAU,
+    cosine: Cosine = "concatenated",
+    admission: Admission = "each_member",
+) -> Tensor:
     """Bex et al.'s greedy orthogonal/complementary subset of each input's candidates.
 
     Args:
@@ -317,8 +334,9 @@ def greedy_orthogonal_set(parts: Sequence[Tensor], order_norm: Tensor, candidate
     for i, part in enumerate(parts):
         part = check_float_tensor(f"parts[{i}]", part, ndim=3)
         if part.shape[:2] != candidates.shape:
-            raise ValueError(f"`parts[{i}]` must be N×K×P with N×K = {tuple(candidates.shape)}, "
-                             f"got {tuple(part.shape)}")
+            raise ValueError(
+                f"`parts[{i}]` must be N×K×P with N×K = {tuple(candidates.shape)}, got {tuple(part.shape)}"
+            )
     order_norm = check_float_tensor("order_norm", order_norm, ndim=2)
     if order_norm.shape != candidates.shape:
         raise ValueError(f"`order_norm` must have the shape of `candidates` {tuple(candidates.shape)}")
@@ -359,9 +377,20 @@ class SynbolsScores:
     s_sharp: Tensor
 
 
-def synbols_scores(z: Tensor, z_cf: Tensor, layout: LatentLayout, prediction: Tensor, prediction_cf: Tensor,
-                   causal: Tensor, causal_cf: Tensor, *, valid: Tensor | None = None, tau: float = TAU,
-                   cosine: Cosine = "concatenated", admission: Admission = "each_member") -> SynbolsScores:
+def synbols_scores(
+    z: Tensor,
+    z_cf: Tensor,
+    layout: LatentLayout,
+    prediction: Tensor,
+    prediction_cf: Tensor,
+    causal: Tensor,
+    causal_cf: Tensor,
+    *,
+    valid: Tensor | None = None,
+    tau: float = TAU,
+    cosine: Cosine = "concatenated",
+    admission: Admission = "each_member",
+) -> SynbolsScores:
     """All of Bex et al.'s per-input scores for K latent counterfactuals of N inputs.
 
     Args:

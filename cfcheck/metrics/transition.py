@@ -83,16 +83,21 @@ def counterfactual_transition(
     n, points = path.shape[:2]
     probs = probabilities(path.reshape(n * points, *path.shape[2:]))
     if not isinstance(probs, Tensor) or probs.ndim != 2 or probs.shape[0] != n * points:
-        raise ValueError(f"`probabilities` must return an M×K tensor for M = {n * points} images, got "
-                         f"{getattr(probs, 'shape', type(probs).__name__)}")
+        raise ValueError(
+            f"`probabilities` must return an M×K tensor for M = {n * points} images, got "
+            f"{getattr(probs, 'shape', type(probs).__name__)}"
+        )
     classes = probs.shape[1]
     source_t = check_predictions("source", source, num_classes=classes)
     target_t = check_predictions("target", target, num_classes=classes)
     if source_t.shape[0] != n or target_t.shape[0] != n:
-        raise ValueError(f"`source` and `target` must have N = {n} entries, got {source_t.shape[0]} and {target_t.shape[0]}")
+        raise ValueError(
+            f"`source` and `target` must have N = {n} entries, got {source_t.shape[0]} and {target_t.shape[0]}"
+        )
     curves = probs.double().reshape(n, points, classes)
     gap = curves.gather(2, target_t[:, None, None].expand(n, points, 1)) - curves.gather(
-        2, source_t[:, None, None].expand(n, points, 1))
+        2, source_t[:, None, None].expand(n, points, 1)
+    )
     gap = gap[:, :, 0]
     auc = (gap[:, 1:] + gap[:, :-1]).sum(1) / (2 * steps)  # trapezoid rule on k/T
     return auc.to(torch.float32)

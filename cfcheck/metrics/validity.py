@@ -35,9 +35,7 @@ __all__ = [
 ]
 
 
-def _indicator(
-    name_a: str, a: object, name_b: str, b: object, *, equal: bool, num_classes: int | None
-) -> Tensor:
+def _indicator(name_a: str, a: object, name_b: str, b: object, *, equal: bool, num_classes: int | None) -> Tensor:
     classes = check_num_classes(num_classes)
     a_t = check_predictions(name_a, a, num_classes=classes)
     b_t = check_predictions(name_b, b, num_classes=classes)

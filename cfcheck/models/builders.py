@@ -92,8 +92,9 @@ def register_architecture(
             f"architecture {name!r} is already registered by family {_TABLE[name].family!r}; "
             "pick another name or pass replace=True"
         )
-    spec = ArchitectureSpec(name, factory, family,
-                            tuple(int(d) for d in input_shape) if input_shape is not None else None)
+    spec = ArchitectureSpec(
+        name, factory, family, tuple(int(d) for d in input_shape) if input_shape is not None else None
+    )
     _TABLE[name] = spec
     return spec
 
@@ -124,9 +125,7 @@ def architecture(name: str) -> ArchitectureSpec:
     try:
         return _TABLE[name]
     except KeyError:
-        raise ValueError(
-            f"unknown architecture {name!r}; expected one of {architecture_names()}"
-        ) from None
+        raise ValueError(f"unknown architecture {name!r}; expected one of {architecture_names()}") from None
 
 
 def architecture_names(family: str | None = None) -> list[str]:
@@ -145,6 +144,5 @@ def build_model(name: str, **arch_kwargs: Any) -> nn.Module:
         The freshly initialised network.
     """
     spec = architecture(name)
-    kwargs = {key: tuple(value) if isinstance(value, list) else value
-              for key, value in arch_kwargs.items()}
+    kwargs = {key: tuple(value) if isinstance(value, list) else value for key, value in arch_kwargs.items()}
     return spec.factory(**kwargs)

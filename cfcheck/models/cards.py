@@ -16,8 +16,7 @@ from cfcheck.core.thresholds import Bars
 
 __all__ = ["model_card_markdown", "write_model_cards"]
 
-_REQUIRED = ("file", "sha256", "architecture", "arch_kwargs", "role", "training", "data",
-             "quality", "quality_bar")
+_REQUIRED = ("file", "sha256", "architecture", "arch_kwargs", "role", "training", "data", "quality", "quality_bar")
 
 
 def _format_value(value: Any) -> str:
@@ -55,8 +54,11 @@ def _notes_lines(notes: list[str] | None) -> list[str]:
 def _interface_text(entry: dict[str, Any]) -> str:
     if entry.get("interface"):  # a generative model describes its own inputs and outputs
         return str(entry["interface"])
-    outputs = ("64-d features (training heads kept in the module)" if entry["role"] == "embedding"
-               else f"{entry.get('num_classes', '?')} logits")
+    outputs = (
+        "64-d features (training heads kept in the module)"
+        if entry["role"] == "embedding"
+        else f"{entry.get('num_classes', '?')} logits"
+    )
     return f"outputs {outputs}. Input: images in [0, 1], N×1×32×32 (normalisation inside the module)."
 
 
@@ -75,7 +77,8 @@ def model_card_markdown(entry: dict[str, Any]) -> str:
         f"# {domain}/{name}",
         "",
         f"**Purpose.** {entry.get('purpose', '')} (role: `{entry['role']}`"
-        + (f", attribute: `{entry['attribute']}`" if entry.get("attribute") else "") + ").",
+        + (f", attribute: `{entry['attribute']}`" if entry.get("attribute") else "")
+        + ").",
         "",
         "## Architecture",
         "",
@@ -87,8 +90,11 @@ def model_card_markdown(entry: dict[str, Any]) -> str:
         "",
         f"Split `{data['split']}` of the {domain} domain: {data['n']} images"
         + (f", split seed {data['seed']}" if "seed" in data else "")
-        + (f"; model selection on `{recipe['selection_split']}` ({recipe.get('select_on')})"
-           if recipe.get("selection_split") else "")
+        + (
+            f"; model selection on `{recipe['selection_split']}` ({recipe.get('select_on')})"
+            if recipe.get("selection_split")
+            else ""
+        )
         + "; quality measured on `test`.",
         "",
         "## Training recipe",
@@ -100,7 +106,8 @@ def model_card_markdown(entry: dict[str, Any]) -> str:
         f"Trained on {entry.get('trained_on', '?')}"
         + (f" ({entry['num_threads']} thread(s))" if "num_threads" in entry else "")
         + f" with torch {entry.get('torch_version', '?')}"
-        + (f" in {entry['train_seconds']:.0f} s" if "train_seconds" in entry else "") + ".",
+        + (f" in {entry['train_seconds']:.0f} s" if "train_seconds" in entry else "")
+        + ".",
         "",
         "## Measured quality (test split)",
         "",

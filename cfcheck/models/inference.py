@@ -50,14 +50,29 @@ def _check(images: torch.Tensor, batch_size: int) -> None:
 
 
 @overload
-def batched_apply(fn: Callable[[torch.Tensor], torch.Tensor], images: torch.Tensor, *, batch_size: int = ...,
-                  device: torch.device | str | None = ...) -> torch.Tensor: ...
+def batched_apply(
+    fn: Callable[[torch.Tensor], torch.Tensor],
+    images: torch.Tensor,
+    *,
+    batch_size: int = ...,
+    device: torch.device | str | None = ...,
+) -> torch.Tensor: ...
 @overload
-def batched_apply(fn: Callable[[torch.Tensor], dict[str, torch.Tensor]], images: torch.Tensor, *,
-                  batch_size: int = ..., device: torch.device | str | None = ...) -> dict[str, torch.Tensor]: ...
+def batched_apply(
+    fn: Callable[[torch.Tensor], dict[str, torch.Tensor]],
+    images: torch.Tensor,
+    *,
+    batch_size: int = ...,
+    device: torch.device | str | None = ...,
+) -> dict[str, torch.Tensor]: ...
 @overload
-def batched_apply(fn: Callable[[torch.Tensor], Outputs], images: torch.Tensor, *, batch_size: int = ...,
-                  device: torch.device | str | None = ...) -> Outputs: ...
+def batched_apply(
+    fn: Callable[[torch.Tensor], Outputs],
+    images: torch.Tensor,
+    *,
+    batch_size: int = ...,
+    device: torch.device | str | None = ...,
+) -> Outputs: ...
 @torch.no_grad()
 def batched_apply(
     fn: Callable[[torch.Tensor], Outputs],
@@ -87,7 +102,7 @@ def batched_apply(
     target = torch.device(device) if device is not None else None
     parts: list[Outputs] = []
     for start in range(0, images.shape[0], batch_size):
-        chunk = images[start:start + batch_size]
+        chunk = images[start : start + batch_size]
         out = fn(chunk.to(target) if target is not None else chunk)
         if isinstance(out, dict):
             parts.append({name: value.float().cpu() for name, value in out.items()})

@@ -29,7 +29,12 @@ from torch import nn
 from cfcheck.core.seeds import SMALL_NET_EPOCH_ORDER
 from cfcheck.models.shuffling import epoch_orders
 
-from .generative.base import GenerativeTrainConfig, GenerativeTrainResult, RecipeFields, register_generative_architecture
+from .generative.base import (
+    GenerativeTrainConfig,
+    GenerativeTrainResult,
+    RecipeFields,
+    register_generative_architecture,
+)
 
 __all__ = ["AnticausalPredictor", "PredictorRecipe", "train_predictor"]
 
@@ -64,12 +69,16 @@ class AnticausalPredictor(nn.Module):
         layers: list[nn.Module] = []
         previous = channels
         for index, out in enumerate(widths):
-            layers += [nn.Conv2d(previous, out, 3, 1 if index == 0 else 2, 1, bias=False), nn.BatchNorm2d(out),
-                       nn.LeakyReLU(0.01)]
+            layers += [
+                nn.Conv2d(previous, out, 3, 1 if index == 0 else 2, 1, bias=False),
+                nn.BatchNorm2d(out),
+                nn.LeakyReLU(0.01),
+            ]
             previous = out
         self.body = nn.Sequential(*layers, nn.Flatten())
-        self.hidden = nn.Sequential(nn.Linear(previous * 4 * 4, EMBEDDING_DIM), nn.BatchNorm1d(EMBEDDING_DIM),
-                                    nn.LeakyReLU(0.01))
+        self.hidden = nn.Sequential(
+            nn.Linear(previous * 4 * 4, EMBEDDING_DIM), nn.BatchNorm1d(EMBEDDING_DIM), nn.LeakyReLU(0.01)
+        )
         self.head = nn.Linear(EMBEDDING_DIM, outputs)
         # a regressor's target statistics (set before training): outputs are in the parent's units
         self.register_buffer("target_loc", torch.zeros(()))
@@ -97,8 +106,13 @@ class AnticausalPredictor(nn.Module):
 register_generative_architecture("anticausal_predictor", AnticausalPredictor, family="predictor", replace=True)
 
 
-def train_predictor(images: torch.Tensor, targets: torch.Tensor, arch_kwargs: Mapping[str, Any],
-                    config: GenerativeTrainConfig, log: Callable[[str], None] = print) -> dict[str, torch.Tensor]:
+def train_predictor(
+    images: torch.Tensor,
+    targets: torch.Tensor,
+    arch_kwargs: Mapping[str, Any],
+    config: GenerativeTrainConfig,
+    log: Callable[[str], None] = print,
+) -> dict[str, torch.Tensor]:
     """Trains an :class:`AnticausalPredictor` on ``images`` and ``targets``; returns its state dict.
 
     Args:
@@ -115,8 +129,9 @@ def train_predictor(images: torch.Tensor, targets: torch.Tensor, arch_kwargs: Ma
     if unknown:
         raise ValueError(f"unknown predictor option(s) {unknown}; expected weight_decay, warmup_steps")
     if images.ndim != 4 or targets.ndim != 1 or len(images) != len(targets) or len(images) < 2:
-        raise ValueError(f"images must be N×C×H×W and targets N (N >= 2), got {tuple(images.shape)} and "
-                         f"{tuple(targets.shape)}")
+        raise ValueError(
+            f"images must be N×C×H×W and targets N (N >= 2), got {tuple(images.shape)} and {tuple(targets.shape)}"
+        )
     torch.manual_seed(config.seed)
     model = AnticausalPredictor(**dict(arch_kwargs))
     regression = model.outputs == 1
@@ -126,8 +141,9 @@ def train_predictor(images: torch.Tensor, targets: torch.Tensor, arch_kwargs: Ma
         goal = (targets.float() - model.target_loc) / model.target_scale
     else:
         goal = targets.long()
-    optimiser = torch.optim.AdamW(model.parameters(), lr=config.lr,
-                                  weight_decay=float(config.options.get("weight_decay", 1e-4)))
+    optimiser = torch.optim.AdamW(
+        model.parameters(), lr=config.lr, weight_decay=float(config.options.get("weight_decay", 1e-4))
+    )
     n = len(images)
     per_epoch = max(1, n // config.batch_size)
     total, warmup = config.epochs * per_epoch, int(config.options.get("warmup_steps", 100))
@@ -136,7 +152,7 @@ def train_predictor(images: torch.Tensor, targets: torch.Tensor, arch_kwargs: Ma
     for epoch, order in epoch_orders(n, config.epochs, seed=config.seed, stream=SMALL_NET_EPOCH_ORDER):
         running = 0.0
         for position in range(per_epoch):
-            rows = order[position * config.batch_size:(position + 1) * config.batch_size]
+            rows = order[position * config.batch_size : (position + 1) * config.batch_size]
             out = model.standardised(images[rows])
             loss = F.mse_loss(out[:, 0], goal[rows]) if regression else F.cross_entropy(out, goal[rows])
             factor = min(1.0, (step + 1) / max(1, warmup)) * 0.5 * (1 + math.cos(math.pi * step / max(1, total)))
@@ -172,8 +188,10 @@ class PredictorRecipe(RecipeFields):
     columns: Callable[[Any], tuple[torch.Tensor, torch.Tensor]] = field(compare=False)
     role: str = "anticausal_predictor"
     architecture: str = "anticausal_predictor"
-    interface: str = ("forward(x) -> N×1 values of the parent in its own units (regressor) or N×K logits "
-                      "(classifier); features(x) -> the N×128 last hidden layer (the composition embedding).")
+    interface: str = (
+        "forward(x) -> N×1 values of the parent in its own units (regressor) or N×K logits "
+        "(classifier); features(x) -> the N×128 last hidden layer (the composition embedding)."
+    )
 
     @property
     def manifest_fields(self) -> dict[str, Any]:
@@ -183,7 +201,7 @@ class PredictorRecipe(RecipeFields):
     def train(self, config: GenerativeTrainConfig, data: Any) -> GenerativeTrainResult:
         images, targets = self.columns(data)
         if config.n is not None:
-            images, targets = images[:config.n], targets[:config.n]
+            images, targets = images[: config.n], targets[: config.n]
         state = train_predictor(images, targets, self.arch_kwargs, config)
         model = AnticausalPredictor(**dict(self.arch_kwargs))
         model.load_state_dict(state)

@@ -64,8 +64,7 @@ def domain_dir(domain: str) -> Path:
     """The bundled folder of ``domain``: its ``manifest.json``, weight files and model cards."""
     if not isinstance(domain, str) or not domain or "/" in domain or domain.startswith("."):
         raise ValueError(
-            f"domain must be a plain folder name (a domain's name: no '/', no leading '.'), "
-            f"got {domain!r}"
+            f"domain must be a plain folder name (a domain's name: no '/', no leading '.'), got {domain!r}"
         )
     return weights_dir() / domain
 
@@ -79,9 +78,7 @@ def empty_manifest() -> dict[str, Any]:
     return {"format": MANIFEST_FORMAT, "models": {}}
 
 
-def load_manifest(
-    path: str | os.PathLike[str] | None = None, *, domain: str | None = None
-) -> dict[str, Any]:
+def load_manifest(path: str | os.PathLike[str] | None = None, *, domain: str | None = None) -> dict[str, Any]:
     """The manifest at ``path``, or without a path the bundled one of ``domain``.
 
     A missing file is an empty manifest, so a domain without bundled models has none.
@@ -136,7 +133,7 @@ def available_models(domain: str | None = None, role: str | None = None) -> list
         return [f"{d}/{name}" for d in available_domains() for name in available_models(d, role)]
     prefix = f"{domain}/"
     return sorted(
-        key[len(prefix):]
+        key[len(prefix) :]
         for key, entry in load_manifest(domain=domain)["models"].items()
         if key.startswith(prefix) and (role is None or entry.get("role") == role)
     )
@@ -148,9 +145,7 @@ def _entry(manifest: dict[str, Any], name: str, domain: str) -> dict[str, Any]:
         return manifest["models"][key]
     except KeyError:
         known = sorted(k.split("/", 1)[1] for k in manifest["models"] if k.startswith(f"{domain}/"))
-        raise ReferenceModelError(
-            f"unknown reference model {key!r}; the {domain} models are {known}"
-        ) from None
+        raise ReferenceModelError(f"unknown reference model {key!r}; the {domain} models are {known}") from None
 
 
 def model_entry(name: str, *, domain: str) -> dict[str, Any]:
@@ -172,8 +167,7 @@ def verify_file(path: Path, expected: str, name: str, fix: str | None = None) ->
     fix = fix or f"restore the file from the cfcheck release or regenerate it with `cfcheck retrain --only {name}`"
     if not path.is_file():
         raise ReferenceModelError(
-            f"weights file {path} for reference model {name!r} is missing "
-            f"(expected sha256 {expected}); {fix}"
+            f"weights file {path} for reference model {name!r} is missing (expected sha256 {expected}); {fix}"
         )
     actual = _verified_sha256(path)
     if actual != expected:
@@ -213,8 +207,7 @@ def load_model(
         model.load_state_dict(state, strict=True)
     except RuntimeError as error:
         raise ReferenceModelError(
-            f"weights file {path} does not fit architecture {entry['architecture']!r} "
-            f"{entry['arch_kwargs']}: {error}"
+            f"weights file {path} does not fit architecture {entry['architecture']!r} {entry['arch_kwargs']}: {error}"
         ) from error
     model.eval().to(device)
     for parameter in model.parameters():
@@ -222,8 +215,9 @@ def load_model(
     return model
 
 
-def save_state_dict(state: dict[str, torch.Tensor], path: str | os.PathLike[str],
-                    metadata: dict[str, str] | None = None) -> str:
+def save_state_dict(
+    state: dict[str, torch.Tensor], path: str | os.PathLike[str], metadata: dict[str, str] | None = None
+) -> str:
     """Writes ``state`` as safetensors (atomically) and returns the file's sha256.
 
     The metadata goes in as ONE key holding sorted JSON: safetensors serialises its metadata

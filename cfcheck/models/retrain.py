@@ -24,10 +24,26 @@ def train_with_cfcheck_recipes(domain: Any, request: RetrainRequest) -> dict[str
     generative_names = None if names is None else [n for n in names if n in generative]
     entries: dict[str, dict[str, Any]] = {}
     if classifier_names is None or classifier_names:
-        entries.update(train_reference_models(domain=request.domain, names=classifier_names, out_dir=request.out,
-                                              smoke=request.smoke, device=request.device, log=request.log,
-                                              num_threads=request.threads))
+        entries.update(
+            train_reference_models(
+                domain=request.domain,
+                names=classifier_names,
+                out_dir=request.out,
+                smoke=request.smoke,
+                device=request.device,
+                log=request.log,
+                num_threads=request.threads,
+            )
+        )
     if generative and (generative_names is None or generative_names):
-        entries.update(train_generative_models(request.domain, generative_names, request.out, smoke=request.smoke,
-                                               log=request.log, num_threads=request.threads))
+        entries.update(
+            train_generative_models(
+                request.domain,
+                generative_names,
+                request.out,
+                smoke=request.smoke,
+                log=request.log,
+                num_threads=request.threads,
+            )
+        )
     return entries

@@ -15,7 +15,7 @@ METHOD_ROLES: dict[str, str] = {
     "retrained": "the model whose recipe removal benchmarks (ROAR, GOAR) retrain on removed data",
     "attribute_mechanisms": "flows of the SCM's continuous parents (abduction and prediction)",
     "scm_image_mechanisms": "conditional generative models of the image given its SCM parents (abduction and "
-                            "prediction of the image mechanism; an SCM generator builds on one of them)",
+    "prediction of the image mechanism; an SCM generator builds on one of them)",
     "latent_explained": "the latent classifier a latent explainer explains (Synbols)",
     "latent_generator": "the generator g(z) of a latent space",
     "latent_encoder": "the encoder of a latent space",

@@ -32,8 +32,14 @@ def epoch_order(n: int, seed: int, epoch: int, stream: Stream = EPOCH_ORDER) -> 
     return torch.randperm(n, generator=torch.Generator().manual_seed(seeded(seed, stream, epoch)))
 
 
-def epoch_orders(n: int, epochs: int, *, seed: int | None = None, stream: Stream = EPOCH_ORDER,
-                 generator: torch.Generator | None = None) -> Iterator[tuple[int, torch.Tensor]]:
+def epoch_orders(
+    n: int,
+    epochs: int,
+    *,
+    seed: int | None = None,
+    stream: Stream = EPOCH_ORDER,
+    generator: torch.Generator | None = None,
+) -> Iterator[tuple[int, torch.Tensor]]:
     """(epoch, order) of ``epochs`` epochs over ``n`` examples, each order drawn when its epoch
     starts: under the epoch's own seed (``seed``, ``stream``: :func:`epoch_order`) or, given
     ``generator``, the next ``randperm(n)`` drawn from it."""
@@ -53,4 +59,4 @@ def epoch_batches(n: int, batch_size: int, seed: int, epochs: int) -> Iterator[t
     per_epoch = steps_per_epoch(n, batch_size)
     for _, order in epoch_orders(n, epochs, seed=seed):
         for position in range(per_epoch):
-            yield order[position * batch_size:(position + 1) * batch_size]
+            yield order[position * batch_size : (position + 1) * batch_size]

@@ -52,6 +52,7 @@ class Store(Protocol):
     def load(self, name: str, device: str | torch.device = "cpu") -> nn.Module: ...
     def contents_digest(self) -> str:
         """One digest of every model the store holds ("none" when it holds none)."""
+
     def check(self, name: str) -> None:
         """Raise what :meth:`load` would for a missing or modified file or an unbuildable entry,
         without building the network."""
@@ -93,8 +94,11 @@ class ModelStore:
     @classmethod
     def bundled(cls, domain: str) -> ModelStore:
         """The store of a bundled domain, inside the installed package."""
-        return cls(registry.domain_dir(domain), domain, fix="restore the file from the cfcheck release or "
-                   "regenerate it with `cfcheck retrain --only {name}`")
+        return cls(
+            registry.domain_dir(domain),
+            domain,
+            fix="restore the file from the cfcheck release or regenerate it with `cfcheck retrain --only {name}`",
+        )
 
     @property
     def manifest_path(self) -> Path:
@@ -108,7 +112,7 @@ class ModelStore:
 
     def names(self) -> list[str]:
         prefix = f"{self.domain}/"
-        return sorted(key[len(prefix):] for key in self._manifest()["models"] if key.startswith(prefix))
+        return sorted(key[len(prefix) :] for key in self._manifest()["models"] if key.startswith(prefix))
 
     def entry(self, name: str) -> dict[str, Any]:
         """The manifest entry of ``name`` (a copy)."""
@@ -116,7 +120,8 @@ class ModelStore:
         key = f"{self.domain}/{name}"
         if key not in manifest["models"]:
             raise ReferenceModelError(
-                f"model {name!r} of domain {self.domain!r} is not in {self.manifest_path}; it has {self.names()}")
+                f"model {name!r} of domain {self.domain!r} is not in {self.manifest_path}; it has {self.names()}"
+            )
         return dict(manifest["models"][key])
 
     def digest(self, name: str) -> str:
@@ -137,8 +142,9 @@ class ModelStore:
         if entry.get("builder"):
             _import_builder(str(entry["builder"]), where)
         elif not entry.get("architecture"):
-            raise ReferenceModelError(f"{where}: the entry names neither a 'builder' (pkg.module:function) "
-                                      "nor a registered 'architecture'")
+            raise ReferenceModelError(
+                f"{where}: the entry names neither a 'builder' (pkg.module:function) nor a registered 'architecture'"
+            )
 
     def load(self, name: str, device: str | torch.device = "cpu") -> nn.Module:
         """A verified, frozen model in eval mode on ``device`` (sha256 checked before parsing)."""
@@ -168,22 +174,32 @@ class ModelStore:
             try:
                 model = builder(**kwargs)
             except Exception as error:  # noqa: BLE001 - the user's builder
-                raise ReferenceModelError(f"{where}: builder {entry['builder']!r}{kwargs} raised "
-                                          f"{type(error).__name__}: {error}") from error
+                raise ReferenceModelError(
+                    f"{where}: builder {entry['builder']!r}{kwargs} raised {type(error).__name__}: {error}"
+                ) from error
         elif entry.get("architecture"):
             try:
                 model = build_model(entry["architecture"], **kwargs)
             except ValueError as error:
                 raise ReferenceModelError(f"{where}: {error}") from error
         else:
-            raise ReferenceModelError(f"{where}: the entry names neither a 'builder' (pkg.module:function) "
-                                      "nor a registered 'architecture'")
+            raise ReferenceModelError(
+                f"{where}: the entry names neither a 'builder' (pkg.module:function) nor a registered 'architecture'"
+            )
         if not isinstance(model, nn.Module):
             raise ReferenceModelError(f"{where}: the builder returned {type(model).__name__}, not a torch.nn.Module")
         return model
 
-    def add(self, name: str, model: nn.Module, *, builder: str | None = None, architecture: str | None = None,
-            arch_kwargs: Mapping[str, Any] | None = None, **metadata: Any) -> dict[str, Any]:
+    def add(
+        self,
+        name: str,
+        model: nn.Module,
+        *,
+        builder: str | None = None,
+        architecture: str | None = None,
+        arch_kwargs: Mapping[str, Any] | None = None,
+        **metadata: Any,
+    ) -> dict[str, Any]:
         """Save ``model``'s weights as ``<name>.safetensors`` and write (or replace) its manifest entry.
 
         Args:
@@ -205,15 +221,18 @@ class ModelStore:
         if not isinstance(model, nn.Module):
             raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
         if (builder is None) == (architecture is None):
-            raise ValueError(f"model {name!r} of domain {self.domain!r} ({self.folder}): give exactly one of "
-                             "builder='pkg.module:function' or architecture='<registered name>', got "
-                             f"{'neither' if builder is None else 'both'}")
+            raise ValueError(
+                f"model {name!r} of domain {self.domain!r} ({self.folder}): give exactly one of "
+                "builder='pkg.module:function' or architecture='<registered name>', got "
+                f"{'neither' if builder is None else 'both'}"
+            )
         entry: dict[str, Any] = {"file": f"{name}.safetensors", "arch_kwargs": dict(arch_kwargs or {}), **metadata}
         entry["builder" if builder else "architecture"] = builder or architecture
         self._build(name, entry).load_state_dict(model.state_dict(), strict=True)  # the entry rebuilds this network
         self.folder.mkdir(parents=True, exist_ok=True)
-        entry["sha256"] = registry.save_weights(model, self.folder / entry["file"],
-                                                {"domain": self.domain, "name": name})
+        entry["sha256"] = registry.save_weights(
+            model, self.folder / entry["file"], {"domain": self.domain, "name": name}
+        )
         registry.update_manifest(self.folder, {f"{self.domain}/{name}": entry})
         return entry
 
@@ -267,8 +286,9 @@ def _import_builder(spec: str, where: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except Exception as error:  # noqa: BLE001 - any import failure
-        raise ReferenceModelError(f"{where}: cannot import builder module {module_name!r} ({spec}): "
-                                  f"{type(error).__name__}: {error}") from error
+        raise ReferenceModelError(
+            f"{where}: cannot import builder module {module_name!r} ({spec}): {type(error).__name__}: {error}"
+        ) from error
     builder = getattr(module, attribute, None)
     if not callable(builder):
         raise ReferenceModelError(f"{where}: {module_name} has no callable {attribute!r} (builder {spec!r})")

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
 
 import torch
 
-from cfcheck.models.roles import EVALUATION_ROLES, METHOD_ROLES
 from cfcheck.models.inference import CPU_BATCH_SIZE
+from cfcheck.models.roles import EVALUATION_ROLES, METHOD_ROLES
 from cfcheck.models.store import Store
 
 if TYPE_CHECKING:
@@ -71,7 +71,11 @@ class MethodModels:
     def __getitem__(self, name: str) -> torch.nn.Module:
         if name not in self.names():
             roles = [role for role, names in self._zoo.domain.model_roles.items() if name in names]
-            what = f"an evaluation model ({', '.join(roles)}) that scores the method" if roles else "not a model of the domain"
+            what = (
+                f"an evaluation model ({', '.join(roles)}) that scores the method"
+                if roles
+                else "not a model of the domain"
+            )
             raise KeyError(f"{name!r} is {what}; methods may load only {', '.join(self.names())}")
         return self._zoo[name]
 
@@ -110,8 +114,9 @@ class ModelZoo:
 
     def __init__(self, domain: Domain, device: torch.device | str) -> None:
         if isinstance(domain, str):
-            raise TypeError(f"ModelZoo needs a Domain object, got the name {domain!r}: pass "
-                            "cfcheck.domains.get_domain(name)")
+            raise TypeError(
+                f"ModelZoo needs a Domain object, got the name {domain!r}: pass cfcheck.domains.get_domain(name)"
+            )
         self.domain = domain
         self.store: Store = domain.model_store
         self.device = torch.device(device)
@@ -130,7 +135,9 @@ class ModelZoo:
                 if seed is not None:
                     self._models[name] = self._reinitialised(base, seed)
                 elif name not in self.randomisation_stages(base):
-                    raise KeyError(f"{base} has no randomisation stage {name!r}; stages: {self.randomisation_stages(base)}")
+                    raise KeyError(
+                        f"{base} has no randomisation stage {name!r}; stages: {self.randomisation_stages(base)}"
+                    )
             else:
                 self._models[name] = self.store.load(name, device=self.device)
         return self._models[name]
@@ -156,18 +163,24 @@ class ModelZoo:
 
         def fitted() -> dict[str, torch.Tensor]:
             stages = randomisation.cascading_randomisation(self[name], calibration, seed=CASCADE_SEED)
-            return {f"{i}/{key}": value for i, stage in enumerate(stages)
-                    for key, value in stage.model.state_dict().items()}
+            return {
+                f"{i}/{key}": value for i, stage in enumerate(stages) for key, value in stage.model.state_dict().items()
+            }
 
         stored = memoise_on_disk(
-            "zoo.cascade", fitted, model=self.store.digest(name),
-            images=tensor_digest(calibration), seed=CASCADE_SEED, device=self.device.type,
-            code=file_digest(randomisation.__file__, architectures.__file__, logit_standardisation.__file__))
+            "zoo.cascade",
+            fitted,
+            model=self.store.digest(name),
+            images=tensor_digest(calibration),
+            seed=CASCADE_SEED,
+            device=self.device.type,
+            code=file_digest(randomisation.__file__, architectures.__file__, logit_standardisation.__file__),
+        )
         # the same stages fitted on two images (their structure), then given the stored state
         stages = randomisation.cascading_randomisation(self[name], calibration[:2], seed=CASCADE_SEED)
         for i, stage in enumerate(stages):
             prefix = f"{i}/"
-            stage.model.load_state_dict({k[len(prefix):]: v for k, v in stored.items() if k.startswith(prefix)})
+            stage.model.load_state_dict({k[len(prefix) :]: v for k, v in stored.items() if k.startswith(prefix)})
         return {f"{name}{STAGE_SEPARATOR}{stage.layer}": stage.model for stage in stages}
 
     def _reinitialised(self, name: str, seed: int) -> torch.nn.Module:
@@ -180,9 +193,14 @@ class ModelZoo:
         domain = self.domain
         calibration = domain.split(domain.split_roles["train"], n=CASCADE_CALIBRATION_IMAGES).images.to(self.device)
         stored = memoise_on_disk(
-            "zoo.reinitialised", lambda: dict(randomisation.reinitialised(self[name], calibration, seed=seed).state_dict()),
-            model=self.store.digest(name), images=tensor_digest(calibration), seed=seed, device=self.device.type,
-            code=file_digest(randomisation.__file__, architectures.__file__, logit_standardisation.__file__))
+            "zoo.reinitialised",
+            lambda: dict(randomisation.reinitialised(self[name], calibration, seed=seed).state_dict()),
+            model=self.store.digest(name),
+            images=tensor_digest(calibration),
+            seed=seed,
+            device=self.device.type,
+            code=file_digest(randomisation.__file__, architectures.__file__, logit_standardisation.__file__),
+        )
         model = randomisation.reinitialised(self[name], calibration[:2], seed=seed)  # its structure
         model.load_state_dict(stored)
         return model
@@ -196,8 +214,10 @@ class ModelZoo:
         needs it when the domain declares none."""
         names = self.role(role)
         if not names:
-            raise MissingRole(f"domain {self.domain.name!r} declares no {role!r} model "
-                              f"({EVALUATION_ROLES.get(role, role)}), which {needed_by} needs")
+            raise MissingRole(
+                f"domain {self.domain.name!r} declares no {role!r} model "
+                f"({EVALUATION_ROLES.get(role, role)}), which {needed_by} needs"
+            )
         return names[0]
 
     @cached_property
@@ -234,9 +254,16 @@ class ModelZoo:
         parts = []
         for parent in sorted(self.anticausal_predictors):
             model = cast(_Features, self[self.anticausal_predictors[parent]])  # the role's models have features()
-            parts.append(torch.cat([model.features(images[i:i + batch_size].to(self.device)).double().cpu()
-                                    for i in range(0, len(images), batch_size)]) if len(images) else
-                         torch.empty(0, 0, dtype=torch.float64))
+            parts.append(
+                torch.cat(
+                    [
+                        model.features(images[i : i + batch_size].to(self.device)).double().cpu()
+                        for i in range(0, len(images), batch_size)
+                    ]
+                )
+                if len(images)
+                else torch.empty(0, 0, dtype=torch.float64)
+            )
         return torch.cat(parts, 1)
 
     @cached_property
@@ -253,7 +280,7 @@ class ModelZoo:
         vae = cast(_Encoder, self[self.minimality_vae])  # the role's VAE has encode()
         means, log_vars = [], []
         for start in range(0, len(images), batch_size):
-            mean, log_var = vae.encode(images[start:start + batch_size].to(self.device))
+            mean, log_var = vae.encode(images[start : start + batch_size].to(self.device))
             means.append(mean.double().cpu())
             log_vars.append(log_var.double().cpu())
         return torch.cat(means), torch.cat(log_vars)
@@ -336,8 +363,9 @@ class ModelZoo:
         :class:`cfcheck.domains.data.ImageSplit`) is never held in memory whole."""
         data = self.domain.split(split)
         if isinstance(data, BatchedSplit):
-            return self._stored_digest("zoo.split_logits", name, data.digest,
-                                       lambda: {"logits": self._batched_logits(name, data)})["logits"]
+            return self._stored_digest(
+                "zoo.split_logits", name, data.digest, lambda: {"logits": self._batched_logits(name, data)}
+            )["logits"]
         return self.stored_logits(name, data.images)
 
     @torch.no_grad()
@@ -345,8 +373,10 @@ class ModelZoo:
         from cfcheck.models.inference import batched_logits
 
         model = self[name]
-        parts = [batched_logits(model, images, batch_size=CPU_BATCH_SIZE, device=self.device)
-                 for images in data.batches(CPU_BATCH_SIZE * 4)]
+        parts = [
+            batched_logits(model, images, batch_size=CPU_BATCH_SIZE, device=self.device)
+            for images in data.batches(CPU_BATCH_SIZE * 4)
+        ]
         return torch.cat(parts) if parts else torch.empty(0)
 
     def stored_logits(self, name: str, images: torch.Tensor) -> torch.Tensor:
@@ -359,20 +389,23 @@ class ModelZoo:
 
     def stored_posterior(self, images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """:meth:`posterior` of fixed images (CLD's pool of real images), kept on disk once computed."""
-        found = self._stored("zoo.posterior", self.minimality_vae, images,
-                             lambda: dict(zip(("mean", "log_var"), self.posterior(images))))
+        found = self._stored(
+            "zoo.posterior", self.minimality_vae, images, lambda: dict(zip(("mean", "log_var"), self.posterior(images)))
+        )
         return found["mean"], found["log_var"]
 
-    def _stored(self, what: str, name: str, images: torch.Tensor,
-                compute: Callable[[], dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
+    def _stored(
+        self, what: str, name: str, images: torch.Tensor, compute: Callable[[], dict[str, torch.Tensor]]
+    ) -> dict[str, torch.Tensor]:
         """``compute()`` of bundled model ``name`` on fixed images, memoised on disk
         (:func:`cfcheck.core.cache.memoise_on_disk`, keyed by the images' digest and the weights' sha256)."""
         from cfcheck.core.cache import tensor_digest
 
         return self._stored_digest(what, name, tensor_digest(images), compute)
 
-    def _stored_digest(self, what: str, name: str, images: str,
-                       compute: Callable[[], dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
+    def _stored_digest(
+        self, what: str, name: str, images: str, compute: Callable[[], dict[str, torch.Tensor]]
+    ) -> dict[str, torch.Tensor]:
         from cfcheck.core.cache import memoise_on_disk
 
         return memoise_on_disk(what, compute, images=images, model=self.store.digest(name), device=self.device.type)

@@ -62,8 +62,14 @@ def scorecard_evidence(scorecard: Mapping[str, Any], key: str) -> list[tuple[str
         if domain is None:
             continue
         try:
-            found = next((evidence for profile in (preferred, *(p for p in PROFILE_NAMES if p != preferred))
-                          if (evidence := load_evidence(domain, key, profile))), [])
+            found = next(
+                (
+                    evidence
+                    for profile in (preferred, *(p for p in PROFILE_NAMES if p != preferred))
+                    if (evidence := load_evidence(domain, key, profile))
+                ),
+                [],
+            )
         except ValueError as error:
             rows.append((f"measured on {name}", f"unreadable calibration values: {error}"))
             continue

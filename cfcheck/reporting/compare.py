@@ -44,14 +44,24 @@ import numpy as np
 
 from cfcheck.core.set_features import SET_FEATURES_FILE, SetFeatures, read_set_features
 from cfcheck.reporting.compare_paired import holm, mcnemar_exact, paired_bootstrap
-from cfcheck.reporting.compare_sets import is_set_level, paired_set_test
 from cfcheck.reporting.compare_ranks import Board, leaderboards
+from cfcheck.reporting.compare_sets import is_set_level, paired_set_test
 from cfcheck.reporting.scorecard import load_scorecard
 from cfcheck.results import metric_direction, scores_frame
 
 __all__ = [
-    "CompareError", "Run", "Entry", "PairedTest", "Comparison", "load_run", "check_comparable",
-    "compare_runs", "mcnemar_exact", "paired_bootstrap", "holm", "Board",
+    "CompareError",
+    "Run",
+    "Entry",
+    "PairedTest",
+    "Comparison",
+    "load_run",
+    "check_comparable",
+    "compare_runs",
+    "mcnemar_exact",
+    "paired_bootstrap",
+    "holm",
+    "Board",
 ]
 
 #: scorecard formats this module reads; runs of different formats are never compared
@@ -187,8 +197,14 @@ def load_run(path: str | Path) -> Run:
             key = _key(row)
             rows.setdefault(key, {}).setdefault(row["input"], []).append(value)
     samples = {key: {i: float(np.mean(v)) for i, v in by_input.items()} for key, by_input in rows.items()}
-    return Run(folder, str(card.get("method", folder.name)), card, samples, has_input,
-               read_set_features(folder / SET_FEATURES_FILE))
+    return Run(
+        folder,
+        str(card.get("method", folder.name)),
+        card,
+        samples,
+        has_input,
+        read_set_features(folder / SET_FEATURES_FILE),
+    )
 
 
 def check_comparable(runs: list[Run]) -> None:
@@ -209,14 +225,18 @@ def check_comparable(runs: list[Run]) -> None:
     for run in runs:
         fmt = run.scorecard.get("format")
         if fmt not in SUPPORTED_FORMATS:
-            raise CompareError(f"{run.path}: scorecard format {fmt!r} cannot be compared "
-                               f"(supported: {', '.join(map(str, SUPPORTED_FORMATS))})")
+            raise CompareError(
+                f"{run.path}: scorecard format {fmt!r} cannot be compared "
+                f"(supported: {', '.join(map(str, SUPPORTED_FORMATS))})"
+            )
     for other in runs[1:]:
         pair = f"cannot compare {first.path} and {other.path}"
         a_card, b_card = first.scorecard, other.scorecard
         if a_card.get("format") != b_card.get("format"):
-            raise CompareError(f"{pair}: different scorecard formats ({a_card.get('format')} vs "
-                               f"{b_card.get('format')}; format-2 scores carry no kind/domain)")
+            raise CompareError(
+                f"{pair}: different scorecard formats ({a_card.get('format')} vs "
+                f"{b_card.get('format')}; format-2 scores carry no kind/domain)"
+            )
         a_profile, b_profile = a_card.get("profile", {}).get("name"), b_card.get("profile", {}).get("name")
         if a_profile != b_profile:
             raise CompareError(f"{pair}: different profiles ({a_profile!r} vs {b_profile!r})")
@@ -231,8 +251,9 @@ def check_comparable(runs: list[Run]) -> None:
             raise CompareError(f"{pair}: different reference-model hashes: {shown}")
 
 
-def compare_runs(runs: list[Run], *, resamples: int = 2000, seed: int = 0, alpha: float = 0.05,
-                 set_resamples: int = SET_RESAMPLES) -> Comparison:
+def compare_runs(
+    runs: list[Run], *, resamples: int = 2000, seed: int = 0, alpha: float = 0.05, set_resamples: int = SET_RESAMPLES
+) -> Comparison:
     """Leaderboard and paired tests of runs made under the same conditions.
 
     Args:
@@ -263,8 +284,10 @@ def compare_runs(runs: list[Run], *, resamples: int = 2000, seed: int = 0, alpha
     best: dict[Key, list[str]] = {}
     for key in keys:
         present = {run.label: by_key[key] for run, by_key in zip(runs, records) if key in by_key}
-        entries[key] = {label: Entry(_number(r.get("value")), _number(r.get("ci_low")), _number(r.get("ci_high")),
-                                     r.get("n")) for label, r in present.items()}
+        entries[key] = {
+            label: Entry(_number(r.get("value")), _number(r.get("ci_low")), _number(r.get("ci_high")), r.get("n"))
+            for label, r in present.items()
+        }
         kinds = {metric_direction(key[3], r.get("direction")) for r in present.values()}
         directions[key] = kinds.pop() if len(kinds) == 1 else "none"
         best[key] = _best(entries[key], directions[key])
@@ -274,8 +297,11 @@ def compare_runs(runs: list[Run], *, resamples: int = 2000, seed: int = 0, alpha
     boards = leaderboards(scores, alpha=alpha, methods=methods)
     comparison = Comparison(methods, runs, keys, entries, directions, best, boards, alpha=alpha, resamples=resamples)
     for a, b in itertools.combinations(runs, 2):
-        tests = [_paired_test(key, a, b, resamples, seed, set_resamples) for key in keys
-                 if key in entries and a.label in entries[key] and b.label in entries[key]]
+        tests = [
+            _paired_test(key, a, b, resamples, seed, set_resamples)
+            for key in keys
+            if key in entries and a.label in entries[key] and b.label in entries[key]
+        ]
         comparison.tests += _apply_holm(tests, alpha)
     return comparison
 
@@ -296,8 +322,15 @@ def _paired_test(key: Key, a: Run, b: Run, resamples: int, seed: int, set_resamp
     diff, low, high, p_boot = paired_bootstrap(x - y, resamples=resamples, seed=stream)
     binary = bool(np.all(np.isin(x, (0.0, 1.0))) and np.all(np.isin(y, (0.0, 1.0))))
     p_value = mcnemar_exact(x, y) if binary else p_boot
-    return replace(base, n_shared=len(shared), test="mcnemar" if binary else "bootstrap",
-                    difference=diff, ci_low=low, ci_high=high, p_value=p_value)
+    return replace(
+        base,
+        n_shared=len(shared),
+        test="mcnemar" if binary else "bootstrap",
+        difference=diff,
+        ci_low=low,
+        ci_high=high,
+        p_value=p_value,
+    )
 
 
 def _set_test(base: PairedTest, a: Run, b: Run, resamples: int, stream: list[int]) -> PairedTest:
@@ -306,15 +339,20 @@ def _set_test(base: PairedTest, a: Run, b: Run, resamples: int, stream: list[int
         return replace(base, note="no paired test (set-level metric; set tests turned off; ranked as a block)")
     missing = [run.label for run in (a, b) if task not in run.set_features]
     if missing:
-        return replace(base, note=f"no paired test (set-level metric; {' and '.join(missing)} kept no per-input "
-                                  f"features ({SET_FEATURES_FILE}); ranked as a block)")
+        return replace(
+            base,
+            note=f"no paired test (set-level metric; {' and '.join(missing)} kept no per-input "
+            f"features ({SET_FEATURES_FILE}); ranked as a block)",
+        )
     try:
-        result = paired_set_test(base.key[3], a.set_features[task], b.set_features[task], resamples=resamples,
-                                 seed=stream)
+        result = paired_set_test(
+            base.key[3], a.set_features[task], b.set_features[task], resamples=resamples, seed=stream
+        )
     except ValueError as error:
         return replace(base, note=f"no paired test (set-level metric: {error})")
-    return replace(base, n_shared=result.n_shared, test="permutation", difference=result.difference,
-                   p_value=result.p_value)
+    return replace(
+        base, n_shared=result.n_shared, test="permutation", difference=result.difference, p_value=result.p_value
+    )
 
 
 def _apply_holm(tests: list[PairedTest], alpha: float) -> list[PairedTest]:
@@ -344,8 +382,13 @@ def _unique_labels(runs: list[Run]) -> list[Run]:
 
 
 def _key(record: dict[str, Any]) -> Key:
-    return (str(record.get("kind") or "-"), str(record.get("domain") or "-"), str(record["suite"]),
-            str(record["metric"]), str(record["task"]))
+    return (
+        str(record.get("kind") or "-"),
+        str(record.get("domain") or "-"),
+        str(record["suite"]),
+        str(record["metric"]),
+        str(record["task"]),
+    )
 
 
 def _number(value: Any) -> float | None:

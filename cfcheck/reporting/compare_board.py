@@ -27,16 +27,22 @@ def headline(board: Board, names: dict[str, str]) -> str:
     shown = " and ".join(names[m] for m in tied)
     where = f"{board_title(board)} ({len(board.blocks)} blocks)"
     if board.leader is not None:
-        return (f"{where}: {names[first]} leads, significantly (average rank {board.average_ranks[first]:.2f} against "
-                f"{names[board.methods[1]]}'s {board.average_ranks[board.methods[1]]:.2f}, {_post_hoc(board)} p = "
-                f"{_p(board.runner_up_p)})")
+        return (
+            f"{where}: {names[first]} leads, significantly (average rank {board.average_ranks[first]:.2f} against "
+            f"{names[board.methods[1]]}'s {board.average_ranks[board.methods[1]]:.2f}, {_post_hoc(board)} p = "
+            f"{_p(board.runner_up_p)})"
+        )
     if len(tied) > 1:
         return f"{where}: {shown} share the best average rank ({board.average_ranks[first]:.2f}); no leader"
-    reason = (f"{_post_hoc(board)} p = {_p(board.runner_up_p)} against {names[board.methods[1]]}"
-              if board.p_value is not None and board.p_value < board.alpha
-              else f"{_omnibus(board)} p = {_p(board.p_value)}")
-    return (f"{where}: {names[first]} ranks first (average rank {board.average_ranks[first]:.2f}) but its lead is "
-            f"not significant ({reason})")
+    reason = (
+        f"{_post_hoc(board)} p = {_p(board.runner_up_p)} against {names[board.methods[1]]}"
+        if board.p_value is not None and board.p_value < board.alpha
+        else f"{_omnibus(board)} p = {_p(board.p_value)}"
+    )
+    return (
+        f"{where}: {names[first]} ranks first (average rank {board.average_ranks[first]:.2f}) but its lead is "
+        f"not significant ({reason})"
+    )
 
 
 def board_lines(board: Board, names: dict[str, str]) -> list[str]:
@@ -54,12 +60,15 @@ def board_lines(board: Board, names: dict[str, str]) -> list[str]:
     elif board.note:
         lines.append(board.note)
     if board.critical_difference is not None:
-        lines.append(f"Nemenyi's critical difference at α = {board.alpha:g}: {board.critical_difference:.3g} "
-                     "average ranks")
+        lines.append(
+            f"Nemenyi's critical difference at α = {board.alpha:g}: {board.critical_difference:.3g} average ranks"
+        )
     groups = not_different_groups(board)
     if groups:
-        lines.append("not significantly different from one another: "
-                     + "; ".join("{" + ", ".join(names[m] for m in group) + "}" for group in groups))
+        lines.append(
+            "not significantly different from one another: "
+            + "; ".join("{" + ", ".join(names[m] for m in group) + "}" for group in groups)
+        )
     return lines
 
 
@@ -100,8 +109,15 @@ def cd_diagram_png(board: Board, names: dict[str, str]) -> bytes:
         end = left if index < half else right
         ax.plot([rank, rank, end], [0, y, y], color="#555555", lw=0.8)
         label = f"{names[method]} ({rank:.2f})"
-        ax.text(end, y, label + " " if index < half else " " + label, ha="right" if index < half else "left",
-                va="center", fontsize=9, fontweight="bold" if method == board.leader else "normal")
+        ax.text(
+            end,
+            y,
+            label + " " if index < half else " " + label,
+            ha="right" if index < half else "left",
+            va="center",
+            fontsize=9,
+            fontweight="bold" if method == board.leader else "normal",
+        )
     for g, group in enumerate(groups):
         y = -0.12 - 0.12 * g
         lo, hi = board.average_ranks[group[0]], board.average_ranks[group[-1]]
@@ -145,8 +161,13 @@ def cd_diagram_text(board: Board, names: dict[str, str], width: int = 40) -> str
         lines.append(" " * pad + bar + "  not different: " + ", ".join(names[m] for m in group))
     if board.critical_difference is not None and k > 1:
         span = min(width, max(1, round(board.critical_difference / (k - 1) * width)))
-        lines.append(f"{'CD':<{pad}}" + "├" + "─" * max(0, span - 1) + "┤"
-                     + f"  {board.critical_difference:.2f} average ranks (Nemenyi, α = {board.alpha:g})")
+        lines.append(
+            f"{'CD':<{pad}}"
+            + "├"
+            + "─" * max(0, span - 1)
+            + "┤"
+            + f"  {board.critical_difference:.2f} average ranks (Nemenyi, α = {board.alpha:g})"
+        )
     return "\n".join(line.rstrip() for line in lines)
 
 

@@ -36,8 +36,9 @@ def mcnemar_exact(first: np.ndarray, second: np.ndarray) -> float:
     return min(1.0, 2.0 * tail)
 
 
-def paired_bootstrap(diffs: np.ndarray, *, resamples: int = 2000, seed: int | list[int] = 0
-                     ) -> tuple[float, float, float, float]:
+def paired_bootstrap(
+    diffs: np.ndarray, *, resamples: int = 2000, seed: int | list[int] = 0
+) -> tuple[float, float, float, float]:
     """Paired bootstrap of the mean of per-input differences.
 
     Args:

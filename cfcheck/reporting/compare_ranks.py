@@ -123,12 +123,13 @@ def not_different_groups(board: Board) -> list[list[str]]:
     groups: list[tuple[int, int]] = []
     for start in range(len(methods)):
         end = start
-        while end + 1 < len(methods) and all(board.pairwise.get((methods[i], methods[end + 1]), 1.0) >= alpha
-                                             for i in range(start, end + 1)):
+        while end + 1 < len(methods) and all(
+            board.pairwise.get((methods[i], methods[end + 1]), 1.0) >= alpha for i in range(start, end + 1)
+        ):
             end += 1
         if end > start and not any(s <= start and end <= e for s, e in groups):
             groups.append((start, end))
-    return [methods[s:e + 1] for s, e in groups]
+    return [methods[s : e + 1] for s, e in groups]
 
 
 def leaderboards(scores, *, alpha: float = 0.05, methods: list[str] | None = None) -> list[Board]:
@@ -150,16 +151,19 @@ def leaderboards(scores, *, alpha: float = 0.05, methods: list[str] | None = Non
     """
     methods = list(dict.fromkeys(scores["method"])) if methods is None else list(methods)
     boards = []
-    for family, rows in sorted(scores[scores["method"].isin(methods)].groupby(["kind", "domain", "suite"]),
-                               key=lambda item: item[0]):
+    for family, rows in sorted(
+        scores[scores["method"].isin(methods)].groupby(["kind", "domain", "suite"]), key=lambda item: item[0]
+    ):
         present = [m for m in methods if m in set(rows["method"])]
         if len(present) < 2:
             continue
         duplicated = rows.duplicated(["method", "task", "metric"])
         if duplicated.any():
             row = rows[duplicated].iloc[0]
-            raise ValueError(f"{row['method']} has two values for {'/'.join(family)} {row['metric']} {row['task']}: "
-                             "compare one run per method")
+            raise ValueError(
+                f"{row['method']} has two values for {'/'.join(family)} {row['metric']} {row['task']}: "
+                "compare one run per method"
+            )
         boards.append(_board(tuple(family), rows, present, alpha))
     return boards
 
@@ -177,19 +181,38 @@ def _board(family: tuple[str, str, str], rows, methods: list[str], alpha: float)
         else:
             keep.append(block)
     if not keep:
-        return Board(family, methods, dict.fromkeys(methods, math.nan), [], np.empty((0, len(methods))), dropped,
-                     alpha=alpha, note="no block with a value for every method")
+        return Board(
+            family,
+            methods,
+            dict.fromkeys(methods, math.nan),
+            [],
+            np.empty((0, len(methods))),
+            dropped,
+            alpha=alpha,
+            note="no block with a value for every method",
+        )
     values = table.loc[keep].to_numpy(dtype=float)
     ranks = block_ranks(values, [direction[b] for b in keep])
     mean = ranks.mean(axis=0)
     order = sorted(range(len(methods)), key=lambda i: (mean[i], i))
-    board = Board(family, [methods[i] for i in order], {methods[i]: float(mean[i]) for i in order},
-                  [(str(t), str(m)) for t, m in keep], ranks[:, order], dropped, alpha=alpha)
+    board = Board(
+        family,
+        [methods[i] for i in order],
+        {methods[i]: float(mean[i]) for i in order},
+        [(str(t), str(m)) for t, m in keep],
+        ranks[:, order],
+        dropped,
+        alpha=alpha,
+    )
     _test(board)
     first, second = board.methods[0], board.methods[1]
     top_tied = board.average_ranks[first] == board.average_ranks[second]
-    if board.p_value is not None and board.p_value < alpha and not top_tied \
-            and board.pairwise.get((first, second), 1.0) < alpha:
+    if (
+        board.p_value is not None
+        and board.p_value < alpha
+        and not top_tied
+        and board.pairwise.get((first, second), 1.0) < alpha
+    ):
         board.leader = first
     return board
 
@@ -214,6 +237,7 @@ def _test(board: Board) -> None:
         result = scipy.stats.friedmanchisquare(*ranks.T)
         board.test, board.statistic, board.p_value = "friedman", float(result.statistic), float(result.pvalue)
     p = nemenyi(ranks.mean(axis=0), n)
-    board.pairwise = {(a, b): float(p[i, j]) for i, a in enumerate(board.methods)
-                      for j, b in enumerate(board.methods) if i != j}
+    board.pairwise = {
+        (a, b): float(p[i, j]) for i, a in enumerate(board.methods) for j, b in enumerate(board.methods) if i != j
+    }
     board.critical_difference = critical_difference(k, n, board.alpha)

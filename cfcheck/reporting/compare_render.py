@@ -27,12 +27,26 @@ import html
 
 from cfcheck.reporting.compare import Comparison
 from cfcheck.reporting.compare_tables import (
-    Cell, Table, behind_best, behind_best_table, comparison_tables, differ_lines, display_names,
+    Cell,
+    Table,
+    behind_best,
+    behind_best_table,
+    comparison_tables,
+    differ_lines,
+    display_names,
 )
 from cfcheck.reporting.html_blocks import PAGE_CSS
 
-__all__ = ["Cell", "Table", "behind_best", "comparison_tables", "differ_lines", "display_names", "render_html",
-           "render_markdown"]
+__all__ = [
+    "Cell",
+    "Table",
+    "behind_best",
+    "comparison_tables",
+    "differ_lines",
+    "display_names",
+    "render_html",
+    "render_markdown",
+]
 
 
 def render_markdown(comparison: Comparison) -> str:
@@ -58,7 +72,12 @@ def render_markdown(comparison: Comparison) -> str:
 
 def _markdown_leaderboard(comparison: Comparison, names: dict[str, str]) -> list[str]:
     from cfcheck.reporting.compare_board import (
-        BOARD_HEADER, board_lines, board_rows, board_title, cd_diagram_text, headline,
+        BOARD_HEADER,
+        board_lines,
+        board_rows,
+        board_title,
+        cd_diagram_text,
+        headline,
     )
 
     lines = ["", "## Leaderboard: average rank per suite", "", f"- {_md(LEADERBOARD_NOTE)}"]
@@ -68,8 +87,10 @@ def _markdown_leaderboard(comparison: Comparison, names: dict[str, str]) -> list
         lines += [f"- {_md(line)}" for line in board_lines(board, names)]
         if board.blocks:
             lines += ["", "| " + " | ".join(BOARD_HEADER) + " |", "|" + "---|" * len(BOARD_HEADER)]
-            lines += ["| " + " | ".join(f"**{_md(c)}**" if strong and c else _md(c) for c in row) + " |"
-                      for row, strong in board_rows(board, names)]
+            lines += [
+                "| " + " | ".join(f"**{_md(c)}**" if strong and c else _md(c) for c in row) + " |"
+                for row, strong in board_rows(board, names)
+            ]
             if len(board.methods) > 1:  # the HTML page's critical-difference diagram, drawn in text
                 lines += ["", "```text", cd_diagram_text(board, names), "```"]
     return lines
@@ -79,12 +100,21 @@ def _html_leaderboard(comparison: Comparison, names: dict[str, str]) -> list[str
     import base64
 
     from cfcheck.reporting.compare_board import (
-        BOARD_HEADER, board_lines, board_rows, board_title, cd_diagram_png, headline,
+        BOARD_HEADER,
+        board_lines,
+        board_rows,
+        board_title,
+        cd_diagram_png,
+        headline,
     )
 
     esc = html.escape
-    parts = ["<h2>Leaderboard: average rank per suite</h2>", f"<p class='muted'>{esc(LEADERBOARD_NOTE)}</p><ul>",
-             *(f"<li>{esc(headline(board, names))}</li>" for board in comparison.boards), "</ul>"]
+    parts = [
+        "<h2>Leaderboard: average rank per suite</h2>",
+        f"<p class='muted'>{esc(LEADERBOARD_NOTE)}</p><ul>",
+        *(f"<li>{esc(headline(board, names))}</li>" for board in comparison.boards),
+        "</ul>",
+    ]
     for board in comparison.boards:
         parts.append(f"<h3>{esc(board_title(board))}</h3><ul class='muted'>")
         parts += [f"<li>{esc(line)}</li>" for line in board_lines(board, names)] + ["</ul>"]
@@ -95,17 +125,25 @@ def _html_leaderboard(comparison: Comparison, names: dict[str, str]) -> list[str
             cells = "".join(f"<td class='strong'>{esc(c)}</td>" if strong else f"<td>{esc(c)}</td>" for c in row)
             parts.append(f"<tr class='sig'>{cells}</tr>" if strong else f"<tr>{cells}</tr>")
         image = base64.b64encode(cd_diagram_png(board, names)).decode("ascii")
-        parts.append(f"</table><img alt='critical-difference diagram of {esc(board_title(board))}' "
-                     f"src='data:image/png;base64,{image}'></div>")
+        parts.append(
+            f"</table><img alt='critical-difference diagram of {esc(board_title(board))}' "
+            f"src='data:image/png;base64,{image}'></div>"
+        )
     return parts
 
 
 def _markdown_table(table: Table) -> list[str]:
-    lines = ["", f"## {_md(table.title)}", "", "| " + " | ".join(_md(h) for h in table.header) + " |",
-             "|" + "---|" * len(table.header)]
+    lines = [
+        "",
+        f"## {_md(table.title)}",
+        "",
+        "| " + " | ".join(_md(h) for h in table.header) + " |",
+        "|" + "---|" * len(table.header),
+    ]
     for row in table.rows:
-        lines.append("| " + " | ".join(f"**{_md(c.text)}**" if c.strong and c.text else _md(c.text)
-                                       for c in row) + " |")
+        lines.append(
+            "| " + " | ".join(f"**{_md(c.text)}**" if c.strong and c.text else _md(c.text) for c in row) + " |"
+        )
     return lines
 
 
@@ -118,14 +156,17 @@ LEADERBOARD_NOTE = (
     "Nemenyi's test separates it from the runner-up at the level shown (with two methods: a sign test over the "
     "blocks). A suite ranks what its metrics reward: closeness rewards changing nothing, so a do-nothing control "
     "can lead it. Set-level scores (FID, KID, density, coverage) enter as blocks; their paired test, a permutation "
-    "test over the shared inputs, needs the runs' kept per-input features.")
+    "test over the shared inputs, needs the runs' kept per-input features."
+)
 
 #: the comparison page's own rules, after the scorecard's
-_COMPARE_CSS = ("div.board{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}"
-                "div.board img{max-width:760px;width:100%}"
-                "td.strong{font-weight:600}tr.sig{background:#eef6ff}table.behind td{vertical-align:top;max-width:260px}"
-                "table.behind td.clean{background:#e8f5e9;color:#2e7d32;text-align:center}"
-                "table.behind td.trails{background:#ffebee}")
+_COMPARE_CSS = (
+    "div.board{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}"
+    "div.board img{max-width:760px;width:100%}"
+    "td.strong{font-weight:600}tr.sig{background:#eef6ff}table.behind td{vertical-align:top;max-width:260px}"
+    "table.behind td.clean{background:#e8f5e9;color:#2e7d32;text-align:center}"
+    "table.behind td.trails{background:#ffebee}"
+)
 
 
 def render_html(comparison: Comparison) -> str:
@@ -140,13 +181,16 @@ def render_html(comparison: Comparison) -> str:
     esc, names = html.escape, display_names(comparison.methods)
     title = esc("cfcheck comparison: " + " vs ".join(names[m] for m in comparison.methods))
     behind = behind_best_table(comparison)
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title>"
-             f"<meta name='viewport' content='width=device-width'><style>{PAGE_CSS}{_COMPARE_CSS}</style></head><body>",
-             f"<h1>{title}</h1><ul class='muted'>",
-             *(f"<li>{esc(line)}</li>" for line in _header_lines(comparison)), "</ul>",
-             *_html_leaderboard(comparison, names),
-             f"<h2>{esc(behind.title)}</h2><div class='scroll'><table class='behind'><tr>",
-             "".join(f"<th>{esc(h)}</th>" for h in behind.header) + "</tr>"]
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title>"
+        f"<meta name='viewport' content='width=device-width'><style>{PAGE_CSS}{_COMPARE_CSS}</style></head><body>",
+        f"<h1>{title}</h1><ul class='muted'>",
+        *(f"<li>{esc(line)}</li>" for line in _header_lines(comparison)),
+        "</ul>",
+        *_html_leaderboard(comparison, names),
+        f"<h2>{esc(behind.title)}</h2><div class='scroll'><table class='behind'><tr>",
+        "".join(f"<th>{esc(h)}</th>" for h in behind.header) + "</tr>",
+    ]
     for row in behind.rows:
         cells = [f"<td><b>{esc(row[0].text)}</b></td>"]
         cells += [f"<td class='{'clean' if c.strong else 'trails'}'>{esc(c.text)}</td>" for c in row[1:]]
@@ -160,8 +204,9 @@ def render_html(comparison: Comparison) -> str:
         parts.append("<div class='scroll'><table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in table.header) + "</tr>")
         for row in table.rows:
             significant = paired and row[-1].strong
-            row_html = "".join(f"<td class='strong'>{esc(c.text)}</td>" if c.strong else f"<td>{esc(c.text)}</td>"
-                               for c in row)
+            row_html = "".join(
+                f"<td class='strong'>{esc(c.text)}</td>" if c.strong else f"<td>{esc(c.text)}</td>" for c in row
+            )
             parts.append(f"<tr class='sig'>{row_html}</tr>" if significant else f"<tr>{row_html}</tr>")
         parts.append("</table></div></details>" if paired else "</table></div>")
     parts.append("</body></html>\n")
@@ -170,16 +215,17 @@ def render_html(comparison: Comparison) -> str:
 
 def _header_lines(comparison: Comparison) -> list[str]:
     card = comparison.runs[0].scorecard
-    lines = ["runs: " + ", ".join(f"{run.label} ({run.path})" for run in comparison.runs),
-             f"profile {card.get('profile', {}).get('name')}, seeds {card.get('provenance', {}).get('seeds')}, "
-             f"{len(comparison.keys)} scores present in at least two runs",
-             "paired tests on the shared inputs of every pair of methods: McNemar's exact test for 0/1 values, "
-             f"otherwise a paired bootstrap of the mean difference ({comparison.resamples} resamples); set-level "
-             "scores: a permutation test swapping each shared input's two counterfactuals (where both runs kept "
-             "their features); "
-             f"p-values Holm-corrected over each pair's tests, significant when p(Holm) < {comparison.alpha:g}"]
+    lines = [
+        "runs: " + ", ".join(f"{run.label} ({run.path})" for run in comparison.runs),
+        f"profile {card.get('profile', {}).get('name')}, seeds {card.get('provenance', {}).get('seeds')}, "
+        f"{len(comparison.keys)} scores present in at least two runs",
+        "paired tests on the shared inputs of every pair of methods: McNemar's exact test for 0/1 values, "
+        f"otherwise a paired bootstrap of the mean difference ({comparison.resamples} resamples); set-level "
+        "scores: a permutation test swapping each shared input's two counterfactuals (where both runs kept "
+        "their features); "
+        f"p-values Holm-corrected over each pair's tests, significant when p(Holm) < {comparison.alpha:g}",
+    ]
     return lines
-
 
 
 def _md(text: str) -> str:

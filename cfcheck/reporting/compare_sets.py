@@ -76,8 +76,9 @@ def is_set_level(metric: str) -> bool:
     return set_statistic_of(metric) is not None
 
 
-def paired_set_test(metric: str, first: SetFeatures, second: SetFeatures, *, resamples: int = 2000,
-                    seed: int | list[int] = 0) -> SetTest:
+def paired_set_test(
+    metric: str, first: SetFeatures, second: SetFeatures, *, resamples: int = 2000, seed: int | list[int] = 0
+) -> SetTest:
     """The paired permutation test of ``metric`` between two runs' kept sets.
 
     Args:
@@ -112,9 +113,15 @@ def paired_set_test(metric: str, first: SetFeatures, second: SetFeatures, *, res
         return out if np.ndim(x) > 1 else out[0]
 
     n = len(shared)
-    result = scipy.stats.permutation_test((np.arange(n), np.arange(n) + n), statistic, permutation_type="samples",
-                                          vectorized=True, n_resamples=resamples, alternative="two-sided",
-                                          random_state=np.random.default_rng(seed))
+    result = scipy.stats.permutation_test(
+        (np.arange(n), np.arange(n) + n),
+        statistic,
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=resamples,
+        alternative="two-sided",
+        random_state=np.random.default_rng(seed),
+    )
     observed, null = float(result.statistic), np.asarray(result.null_distribution, dtype=np.float64)
     spread = float(np.sqrt(np.mean(null**2)))  # about 0: the null is symmetric
     if spread == 0.0:
@@ -127,8 +134,16 @@ def paired_set_test(metric: str, first: SetFeatures, second: SetFeatures, *, res
 class _SetScore:
     """The score of the sets picked by index rows over ``[A; B]`` (index i: A's row i, n + i: B's)."""
 
-    def __init__(self, name: str, conditional: bool, a: np.ndarray, b: np.ndarray, classes: np.ndarray,
-                 reference: np.ndarray, reference_classes: np.ndarray) -> None:
+    def __init__(
+        self,
+        name: str,
+        conditional: bool,
+        a: np.ndarray,
+        b: np.ndarray,
+        classes: np.ndarray,
+        reference: np.ndarray,
+        reference_classes: np.ndarray,
+    ) -> None:
         import torch
 
         from cfcheck.metrics.manifold import DEFAULT_K, KnnSets
@@ -147,8 +162,11 @@ class _SetScore:
         n = len(classes)
         labels, counts = np.unique(classes, return_counts=True)
         if conditional:
-            groups = [(np.flatnonzero(classes == c), reference[reference_classes == c])
-                      for c, k in zip(labels, counts) if k >= MIN_PER_CLASS]
+            groups = [
+                (np.flatnonzero(classes == c), reference[reference_classes == c])
+                for c, k in zip(labels, counts)
+                if k >= MIN_PER_CLASS
+            ]
             if not groups:
                 raise ValueError(f"no target class has {MIN_PER_CLASS} shared inputs")
         else:  # one reference with the shared inputs' class mix

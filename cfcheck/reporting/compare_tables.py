@@ -13,8 +13,18 @@ from dataclasses import dataclass
 from cfcheck.metrics.key import MetricKey
 from cfcheck.reporting.compare import Comparison, Key, PairedTest
 
-__all__ = ["ARROWS", "Cell", "SUMMARY_LIMIT", "Table", "behind_best", "behind_best_table", "comparison_tables",
-           "differ_lines", "display_names", "paired_test_name"]
+__all__ = [
+    "ARROWS",
+    "Cell",
+    "SUMMARY_LIMIT",
+    "Table",
+    "behind_best",
+    "behind_best_table",
+    "comparison_tables",
+    "differ_lines",
+    "display_names",
+    "paired_test_name",
+]
 
 #: how many significant differences the summary lists before "… and N more"
 SUMMARY_LIMIT = 20
@@ -49,8 +59,11 @@ def display_names(methods: list[str]) -> dict[str, str]:
     """
     split = [method.split(".") for method in methods]
     shared = 0
-    while len(methods) > 1 and all(len(parts) > shared + 1 for parts in split) \
-            and len({parts[shared] for parts in split}) == 1:
+    while (
+        len(methods) > 1
+        and all(len(parts) > shared + 1 for parts in split)
+        and len({parts[shared] for parts in split}) == 1
+    ):
         shared += 1
     short = {method: ".".join(parts[shared:]) for method, parts in zip(methods, split)}
     return short if len(set(short.values())) == len(methods) else {method: method for method in methods}
@@ -86,8 +99,14 @@ def behind_best(comparison: Comparison) -> dict[str, dict[tuple[str, ...], dict[
             family = out[method].setdefault(key[:3], {})
             count, total = family.get(key[3], (0, 0))
             family[key[3]] = (count + behind, total + 1)
-    return {m: {f: {k: v for k, v in metrics.items() if v[0]} for f, metrics in families.items()
-                if any(v[0] for v in metrics.values())} for m, families in out.items()}
+    return {
+        m: {
+            f: {k: v for k, v in metrics.items() if v[0]}
+            for f, metrics in families.items()
+            if any(v[0] for v in metrics.values())
+        }
+        for m, families in out.items()
+    }
 
 
 def behind_best_table(comparison: Comparison) -> Table:
@@ -105,13 +124,16 @@ def behind_best_table(comparison: Comparison) -> Table:
             grouped: dict[str, list[str]] = {}  # "oracle_score:oracle_lenet" and ":oracle_resnet" share one entry
             for metric, (count, total) in metrics.items():
                 card = MetricKey.card_part(metric)  # a scorecard's name as written, unvalidated
-                variant = metric[len(card) + 1:]
+                variant = metric[len(card) + 1 :]
                 grouped.setdefault(card, []).append(f"{variant + ' ' if variant else ''}{count}/{total}")
             text = "; ".join(f"{name} {', '.join(parts)}" for name, parts in grouped.items())
             cells.append(Cell(text or "–", strong=not metrics))
         rows.append(cells)
-    return Table("Behind the best: metrics on which a method is significantly worse than the leader (tasks)",
-                 ["method", *("/".join(f) for f in families)], rows)
+    return Table(
+        "Behind the best: metrics on which a method is significantly worse than the leader (tasks)",
+        ["method", *("/".join(f) for f in families)],
+        rows,
+    )
 
 
 def differ_lines(comparison: Comparison, limit: int = SUMMARY_LIMIT) -> list[str]:
@@ -137,15 +159,19 @@ def differ_lines(comparison: Comparison, limit: int = SUMMARY_LIMIT) -> list[str
         better, worse, sign = _ranked(test, comparison.directions[test.key])
         groups.setdefault((better, worse, test.key[:4]), []).append((sign * (test.difference or 0.0), test))
     lines, names = [], display_names(comparison.methods)
-    for (better, worse, family), members in sorted(groups.items(), key=lambda g: (max(_holm(t) for _, t in g[1]), g[0])):
+    for (better, worse, family), members in sorted(
+        groups.items(), key=lambda g: (max(_holm(t) for _, t in g[1]), g[0])
+    ):
         total = tested[(frozenset((better, worse)), family)]
         low, high = f"{min(d for d, _ in members):+.3g}", f"{max(d for d, _ in members):+.3g}"
         verb = "differs from" if comparison.directions[members[0][1].key] == "none" else "better than"
         where = members[0][1].key[4] if total == 1 else f"{len(members)} of {total} tasks"
         better, worse = names[better], names[worse]
-        lines.append(f"{better} {verb} {worse} on {'/'.join(family[:2])} {family[2]} {family[3]}, {where} "
-                     f"({better} − {worse} = {low if low == high else f'{low} to {high}'}, "
-                     f"{paired_test_name(members[0][1])}, p(Holm) {_p(max(_holm(t) for _, t in members), members[0][1], bound=True)})")
+        lines.append(
+            f"{better} {verb} {worse} on {'/'.join(family[:2])} {family[2]} {family[3]}, {where} "
+            f"({better} − {worse} = {low if low == high else f'{low} to {high}'}, "
+            f"{paired_test_name(members[0][1])}, p(Holm) {_p(max(_holm(t) for _, t in members), members[0][1], bound=True)})"
+        )
     if len(lines) > limit:
         lines = lines[:limit] + [f"… and {len(lines) - limit} more (see the paired tests)"]
     return lines
@@ -177,11 +203,18 @@ def comparison_tables(comparison: Comparison) -> list[Table]:
                 entry = entries.get(method)
                 text = "–" if entry is None else _value(entry.value, entry.ci_low, entry.ci_high)
                 cells.append(Cell(text, strong=method in best))
-            notes = [_verdict(t, comparison.directions[key], names) + f" (p {_p(t.p_holm, t)})" for t in by_key.get(key, [])]
+            notes = [
+                _verdict(t, comparison.directions[key], names) + f" (p {_p(t.p_holm, t)})" for t in by_key.get(key, [])
+            ]
             cells.append(Cell("; ".join(notes) or "–"))
             rows.append(cells)
-        tables.append(Table(f"{kind} / {domain} / {suite}", ["metric", "task", "dir", *(names[m] for m in comparison.methods),
-                                                              "significant differences"], rows))
+        tables.append(
+            Table(
+                f"{kind} / {domain} / {suite}",
+                ["metric", "task", "dir", *(names[m] for m in comparison.methods), "significant differences"],
+                rows,
+            )
+        )
     pairs: dict[tuple[str, str], list[PairedTest]] = {}
     for test in comparison.tests:
         pairs.setdefault((test.first, test.second), []).append(test)
@@ -189,17 +222,36 @@ def comparison_tables(comparison: Comparison) -> list[Table]:
         rows = []
         for test in tests:
             tested = test.p_value is not None
-            rows.append([Cell("/".join(test.key[:3])), Cell(test.key[3]), Cell(test.key[4]),
-                         Cell(str(test.n_shared) if tested else "–"),
-                         Cell(paired_test_name(test) if tested else test.note),
-                         Cell(_diff(test) if tested else "–"),
-                         Cell(_p(test.p_value, test) if tested else "–"),
-                         Cell(_p(test.p_holm, test) if tested else "–"),
-                         Cell("yes" if test.significant else "", strong=test.significant)])
-        tables.append(Table(f"Paired tests: {names[first]} vs {names[second]}",
-                            ["family", "metric", "task", "n", "test",
-                             f"difference ({names[first]} − {names[second]}) [95% CI]",
-                             "p", "p (Holm)", "sig."], rows))
+            rows.append(
+                [
+                    Cell("/".join(test.key[:3])),
+                    Cell(test.key[3]),
+                    Cell(test.key[4]),
+                    Cell(str(test.n_shared) if tested else "–"),
+                    Cell(paired_test_name(test) if tested else test.note),
+                    Cell(_diff(test) if tested else "–"),
+                    Cell(_p(test.p_value, test) if tested else "–"),
+                    Cell(_p(test.p_holm, test) if tested else "–"),
+                    Cell("yes" if test.significant else "", strong=test.significant),
+                ]
+            )
+        tables.append(
+            Table(
+                f"Paired tests: {names[first]} vs {names[second]}",
+                [
+                    "family",
+                    "metric",
+                    "task",
+                    "n",
+                    "test",
+                    f"difference ({names[first]} − {names[second]}) [95% CI]",
+                    "p",
+                    "p (Holm)",
+                    "sig.",
+                ],
+                rows,
+            )
+        )
     return tables
 
 
@@ -233,7 +285,8 @@ def _p(p: float | None, test: PairedTest, bound: bool = False) -> str:
 
 def paired_test_name(test: PairedTest) -> str:
     return {"mcnemar": "McNemar", "bootstrap": "bootstrap", "permutation": "set permutation"}.get(
-        test.test or "", str(test.test))
+        test.test or "", str(test.test)
+    )
 
 
 def _diff(test: PairedTest) -> str:

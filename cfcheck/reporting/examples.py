@@ -44,12 +44,19 @@ class ExampleGrid:
     shows: str = "outputs"
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "domain": self.domain, "task": self.task, "columns": list(self.columns),
-                "rows": list(self.rows), "shows": self.shows}
+        return {
+            "kind": self.kind,
+            "domain": self.domain,
+            "task": self.task,
+            "columns": list(self.columns),
+            "rows": list(self.rows),
+            "shows": self.shows,
+        }
 
 
-def write_example_grid(run_dir: Path, kind: str, domain: str, task: str, columns: dict[str, torch.Tensor],
-                       shows: str = "outputs") -> ExampleGrid:
+def write_example_grid(
+    run_dir: Path, kind: str, domain: str, task: str, columns: dict[str, torch.Tensor], shows: str = "outputs"
+) -> ExampleGrid:
     """Write one task's grid: ``columns`` maps a column name to k×C×H×W images or k×D vectors (k
     rows; image values in [0, 1], signed for ``difference``, any real for ``saliency``); ``shows``
     names the kind's outputs for the page's heading."""
@@ -80,8 +87,16 @@ def load_example_grids(run_dir: Path) -> list[ExampleGrid]:
     for index in sorted((Path(run_dir) / EXAMPLES_DIR).glob("*.json")):
         try:
             data = json.loads(index.read_text())
-            grids.append(ExampleGrid(data["kind"], data["domain"], data["task"], tuple(data["columns"]),
-                                     tuple(data["rows"]), str(data.get("shows", "outputs"))))
+            grids.append(
+                ExampleGrid(
+                    data["kind"],
+                    data["domain"],
+                    data["task"],
+                    tuple(data["columns"]),
+                    tuple(data["rows"]),
+                    str(data.get("shows", "outputs")),
+                )
+            )
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return sorted(grids, key=lambda g: (g.kind, g.domain, g.task))
@@ -94,7 +109,9 @@ def grids_by_weight(grids: Sequence[ExampleGrid], scores: Sequence[Mapping[str, 
     counts = Counter((s.get("kind"), s.get("domain"), s.get("task")) for s in scores)
     most: dict[tuple[str, str], int] = {}
     for grid in grids:
-        most[(grid.kind, grid.domain)] = max(most.get((grid.kind, grid.domain), 0), counts[(grid.kind, grid.domain, grid.task)])
+        most[(grid.kind, grid.domain)] = max(
+            most.get((grid.kind, grid.domain), 0), counts[(grid.kind, grid.domain, grid.task)]
+        )
 
     def minor(grid: ExampleGrid) -> bool:
         return 2 * counts[(grid.kind, grid.domain, grid.task)] < most[(grid.kind, grid.domain)]

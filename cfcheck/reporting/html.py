@@ -18,9 +18,9 @@ from typing import Any
 
 from cfcheck.metrics.key import MetricKey
 from cfcheck.reporting.curves import curve_section
+from cfcheck.reporting.examples import ExampleGrid, examples_heading, grids_by_weight, load_example_grids
 from cfcheck.reporting.html_blocks import COLOURS, PAGE_CSS, card_anchor, chips, e, metric_link
 from cfcheck.reporting.html_charts import Calibration, charts_section
-from cfcheck.reporting.examples import ExampleGrid, examples_heading, grids_by_weight, load_example_grids
 from cfcheck.reporting.tables import (
     CATEGORY_NAMES,
     HEADER,
@@ -42,9 +42,7 @@ OPEN_GRIDS = 8
 IMAGE_SCALE = 2
 
 
-
-def render_html(scorecard: dict[str, Any], run_dir: Path | None = None,
-                calibration: Calibration | None = None) -> str:
+def render_html(scorecard: dict[str, Any], run_dir: Path | None = None, calibration: Calibration | None = None) -> str:
     """The HTML scorecard. ``run_dir``: the run folder (example grids and their PNGs, inlined).
     ``calibration``: optional score identity key → control → {"value", "expected"} (what
     ``cfcheck calibrate`` keeps, :func:`cfcheck.calibration.store.load_calibration_values`); drawn in
@@ -61,7 +59,11 @@ def render_html(scorecard: dict[str, Any], run_dir: Path | None = None,
         f"<p class='muted'>status <b>{e(scorecard['status'])}</b> · profile <b>{e(scorecard['profile'].get('name', '-'))}</b>"
         f" · test outcomes: {e(format_outcomes(scorecard.get('outcomes', {})))}"
         f" · finished {e(scorecard['provenance'].get('finished', '?'))}</p>",
-        "<div class='top'><div class='counts'>", _counts(scores), "</div><div>", _failures(scores), "</div></div>",
+        "<div class='top'><div class='counts'>",
+        _counts(scores),
+        "</div><div>",
+        _failures(scores),
+        "</div></div>",
         _grids(grids, run_dir, scores),
         _matrices(scores),
         charts_section(scores, calibration),
@@ -81,8 +83,11 @@ def _counts(scores: Sequence[dict[str, Any]]) -> str:
         rows.append(_count_row(f"<b>{e(kind)}</b> (all suites)", count_verdicts(group), "kind"))
         for (_, suite), suite_scores in group_scores(group, suite_key).items():
             rows.append(_count_row(f"&nbsp;&nbsp;{e(suite)}", count_verdicts(suite_scores), "suite"))
-    return (f"<h2>Verdicts per kind and suite</h2><table class='counts'><tr><th></th>{head}</tr>"
-            + "".join(rows) + "</table>")
+    return (
+        f"<h2>Verdicts per kind and suite</h2><table class='counts'><tr><th></th>{head}</tr>"
+        + "".join(rows)
+        + "</table>"
+    )
 
 
 def _count_row(label: str, counts: dict[str, int], cls: str) -> str:
@@ -92,13 +97,18 @@ def _count_row(label: str, counts: dict[str, int], cls: str) -> str:
 
 
 def _matrices(scores: Sequence[dict[str, Any]]) -> str:
-    out = ["<h2>Tasks × suites</h2>",
-           "<p class='muted'>Cells: scores per verdict (✓ pass, ✗ fail, ? inconclusive, ! error, – no bar), "
-           "coloured by the worst.</p>"]
+    out = [
+        "<h2>Tasks × suites</h2>",
+        "<p class='muted'>Cells: scores per verdict (✓ pass, ✗ fail, ? inconclusive, ! error, – no bar), "
+        "coloured by the worst.</p>",
+    ]
     for (kind, domain), group in group_scores(scores, lambda s: (s.get("kind", "-"), s.get("domain", "-"))).items():
         suites = list(dict.fromkeys(s["suite"] for s in group))
-        out.append(f"<h3>{e(kind)} · {e(domain)}</h3><div class='scroll'><table class='matrix'><tr><th>task</th>"
-                   + "".join(f"<th>{e(s)}</th>" for s in suites) + "</tr>")
+        out.append(
+            f"<h3>{e(kind)} · {e(domain)}</h3><div class='scroll'><table class='matrix'><tr><th>task</th>"
+            + "".join(f"<th>{e(s)}</th>" for s in suites)
+            + "</tr>"
+        )
         for task, rows in group_scores(group, lambda s: s["task"]).items():
             by_suite = group_scores(rows, lambda s: s["suite"])
             cells = []
@@ -126,11 +136,15 @@ def _failures(scores: Sequence[dict[str, Any]]) -> str:
         bar = e(thresholds[0]) if len(thresholds) == 1 else "per task"
         reasons = sorted({str(s["reason"]) for s in group if s.get("reason")})
         why = "".join(f"<br><small class='v-error'>{e(r)}</small>" for r in reasons[:3])
-        rows.append(f"<tr><td>{e(kind)}/{e(suite)}</td><td>{metric_link(metric)}</td><td class='n v-fail'>"
-                    f"{len(group)}/{total}</td><td>{bar}</td><td><details><summary class='nowrap'>{len(group)} task(s)</summary>"
-                    f"<small>{values}</small></details>{why}</td></tr>")
-    return ("<h2>Failing scores</h2><table class='failures'><tr><th>suite</th><th>metric</th><th>failing</th>"
-            "<th>bar</th><th>tasks</th></tr>" + "".join(rows) + "</table>")
+        rows.append(
+            f"<tr><td>{e(kind)}/{e(suite)}</td><td>{metric_link(metric)}</td><td class='n v-fail'>"
+            f"{len(group)}/{total}</td><td>{bar}</td><td><details><summary class='nowrap'>{len(group)} task(s)</summary>"
+            f"<small>{values}</small></details>{why}</td></tr>"
+        )
+    return (
+        "<h2>Failing scores</h2><table class='failures'><tr><th>suite</th><th>metric</th><th>failing</th>"
+        "<th>bar</th><th>tasks</th></tr>" + "".join(rows) + "</table>"
+    )
 
 
 def _short_value(score: dict[str, Any]) -> str:
@@ -145,16 +159,22 @@ def _grids(grids: Sequence[ExampleGrid], run_dir: Path | None, scores: Sequence[
     if not grids:
         return ""
     verdicts = group_scores(scores, lambda s: (s.get("kind", "-"), s.get("domain", "-"), s["task"]))
-    out = [f"<h2>{e(examples_heading(grids))}</h2><p class='muted'>Seeded inputs of each task (columns); difference: "
-           "red where the output is brighter, blue where darker. Summary: the task's verdicts.</p><div class='grids'>"]
+    out = [
+        f"<h2>{e(examples_heading(grids))}</h2><p class='muted'>Seeded inputs of each task (columns); difference: "
+        "red where the output is brighter, blue where darker. Summary: the task's verdicts.</p><div class='grids'>"
+    ]
     for i, grid in enumerate(grids_by_weight(grids, scores)):
         counts = count_verdicts(verdicts.get((grid.kind, grid.domain, grid.task), []))
         body = "".join(
-            f"<tr><th>{e(column)}</th>" + "".join(f"<td>{_image(run_dir, row.get(column), column)}</td>" for row in grid.rows)
-            + "</tr>" for column in grid.columns
+            f"<tr><th>{e(column)}</th>"
+            + "".join(f"<td>{_image(run_dir, row.get(column), column)}</td>" for row in grid.rows)
+            + "</tr>"
+            for column in grid.columns
         )
-        out.append(f"<details class='grid'{' open' if i < OPEN_GRIDS else ''}><summary>{e(grid.kind)} · "
-                   f"{e(grid.task)} {chips(counts)}</summary><table>{body}</table></details>")
+        out.append(
+            f"<details class='grid'{' open' if i < OPEN_GRIDS else ''}><summary>{e(grid.kind)} · "
+            f"{e(grid.task)} {chips(counts)}</summary><table>{body}</table></details>"
+        )
     return "\n".join(out) + "</div>"
 
 
@@ -187,19 +207,30 @@ def _domain_bar_lines(scorecard: dict[str, Any], key: str) -> list[tuple[str, st
     for domain, facts in sorted(((scorecard.get("profile") or {}).get("domains") or {}).items()):
         if not isinstance(facts, dict) or facts.get("bars") not in ("calibrated", "uncalibrated", "cards"):
             continue
-        own = {k: v for k, v in (facts.get("domain_bars") or {}).items()
-               if k == key or (k not in CARDS and k.startswith(f"{key}_"))}  # a variant, not another card
+        own = {
+            k: v
+            for k, v in (facts.get("domain_bars") or {}).items()
+            if k == key or (k not in CARDS and k.startswith(f"{key}_"))
+        }  # a variant, not another card
         if not own and facts["bars"] != "cards":  # a bundled domain lists only the bars it adds to the cards'
-            lines.append((f"bar on {domain}", "none: the domain is uncalibrated (cfcheck calibrate --domain)"
-                          if facts["bars"] == "uncalibrated" else "none: its controls did not separate"))
-        lines += [(f"bar on {domain}" + (f" ({k})" if k != key else ""), f"{v['bar']}: {v['rationale']}")
-                  for k, v in sorted(own.items())]
+            lines.append(
+                (
+                    f"bar on {domain}",
+                    "none: the domain is uncalibrated (cfcheck calibrate --domain)"
+                    if facts["bars"] == "uncalibrated"
+                    else "none: its controls did not separate",
+                )
+            )
+        lines += [
+            (f"bar on {domain}" + (f" ({k})" if k != key else ""), f"{v['bar']}: {v['rationale']}")
+            for k, v in sorted(own.items())
+        ]
     return lines
 
 
 def _cards(scores: Sequence[dict[str, Any]], scorecard: dict[str, Any] | None = None) -> str:
-    from cfcheck.reporting.card_evidence import scorecard_evidence
     from cfcheck.metrics.cards import CARDS
+    from cfcheck.reporting.card_evidence import scorecard_evidence
 
     keys = list(dict.fromkeys(MetricKey.card_part(s["metric"]) for s in scores))
     out = ["<h2>Metric cards</h2><p class='muted'>What each score measures, its bar and why the bar sits there.</p>"]
@@ -207,15 +238,24 @@ def _cards(scores: Sequence[dict[str, Any]], scorecard: dict[str, Any] | None = 
         card = CARDS[key]
         bar = card.bar.describe() if card.bar is not None else "none (reported without a verdict)"
         bar += "".join(f"; {name} profile: {b.describe()}" for name, b in card.profile_bars.items())
-        fields = [("formula", card.formula), ("direction", f"{card.direction} is better" if card.direction != "none" else "none"),
-                  ("range", f"[{card.range[0]:g}, {card.range[1]:g}] {card.units}"), ("normalisation", card.normalisation),
-                  ("abstentions", card.abstentions), ("bar (bundled domains)", bar),
-                  ("rationale", card.rationale or "-"), *scorecard_evidence(scorecard or {}, key),
-                  *_domain_bar_lines(scorecard or {}, key),
-                  ("citation", card.citation), ("notes", card.notes or "-")]
+        fields = [
+            ("formula", card.formula),
+            ("direction", f"{card.direction} is better" if card.direction != "none" else "none"),
+            ("range", f"[{card.range[0]:g}, {card.range[1]:g}] {card.units}"),
+            ("normalisation", card.normalisation),
+            ("abstentions", card.abstentions),
+            ("bar (bundled domains)", bar),
+            ("rationale", card.rationale or "-"),
+            *scorecard_evidence(scorecard or {}, key),
+            *_domain_bar_lines(scorecard or {}, key),
+            ("citation", card.citation),
+            ("notes", card.notes or "-"),
+        ]
         items = "".join(f"<dt>{e(name)}</dt><dd>{e(value)}</dd>" for name, value in fields)
-        out.append(f"<details class='card' id='{card_anchor(key)}'><summary><b>{e(card.name)}</b> "
-                   f"<code>{e(key)}</code></summary><dl>{items}</dl></details>")
+        out.append(
+            f"<details class='card' id='{card_anchor(key)}'><summary><b>{e(card.name)}</b> "
+            f"<code>{e(key)}</code></summary><dl>{items}</dl></details>"
+        )
     return "\n".join(out)
 
 
@@ -224,11 +264,15 @@ def _provenance(scorecard: dict[str, Any]) -> str:
     models = prov.pop("reference_models", {}) or {}
     generation = prov.pop("generation", {}) or {}
     rows = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in prov.items())
-    rows += "".join(f"<tr><th>model {e(k)}</th><td><code>{e(str(v)[:16])}…</code></td></tr>" for k, v in sorted(models.items()))
+    rows += "".join(
+        f"<tr><th>model {e(k)}</th><td><code>{e(str(v)[:16])}…</code></td></tr>" for k, v in sorted(models.items())
+    )
     gen = e(json.dumps(generation, indent=1, sort_keys=True, default=str))
     costs = e(json.dumps(scorecard.get("costs", {}), indent=1, sort_keys=True, default=str))
-    return (f"<h2>Provenance</h2><table class='provenance'>{rows}</table><details><summary>generation</summary>"
-            f"<pre>{gen}</pre></details><details><summary>costs</summary><pre>{costs}</pre></details>")
+    return (
+        f"<h2>Provenance</h2><table class='provenance'>{rows}</table><details><summary>generation</summary>"
+        f"<pre>{gen}</pre></details><details><summary>costs</summary><pre>{costs}</pre></details>"
+    )
 
 
 def _all_scores(scorecard: dict[str, Any]) -> str:
@@ -238,5 +282,7 @@ def _all_scores(scorecard: dict[str, Any]) -> str:
         f"<tr class='v-{verdict_category(score)}'>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>"
         for row, score in zip(rows, scorecard["scores"])
     )
-    return (f"<h2>All scores</h2><details class='all'><summary>all {len(rows)} scores</summary>"
-            f"<table><tr>{head}</tr>{body}</table></details>")
+    return (
+        f"<h2>All scores</h2><details class='all'><summary>all {len(rows)} scores</summary>"
+        f"<table><tr>{head}</tr>{body}</table></details>"
+    )

@@ -11,8 +11,13 @@ from cfcheck.metrics.key import MetricKey
 from cfcheck.reporting.tables import CATEGORY_NAMES, VERDICT_ORDER
 
 #: dot / text colour and cell background of each verdict category
-COLOURS = {"pass": ("#2e7d32", "#d7f0d8"), "fail": ("#c62828", "#f9d0d0"), "inconclusive": ("#b77c00", "#fff0bf"),
-           "error": ("#6a1b9a", "#ead7f3"), "none": ("#78909c", "#eceff1")}
+COLOURS = {
+    "pass": ("#2e7d32", "#d7f0d8"),
+    "fail": ("#c62828", "#f9d0d0"),
+    "inconclusive": ("#b77c00", "#fff0bf"),
+    "error": ("#6a1b9a", "#ead7f3"),
+    "none": ("#78909c", "#eceff1"),
+}
 
 PAGE_CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1240px;padding:12px 20px;color:#222}
@@ -54,8 +59,11 @@ def metric_link(metric: str) -> str:
 
 
 def chips(counts: dict[str, int]) -> str:
-    shown = [f"<span class='chip v-{name}' title='{e(CATEGORY_NAMES[name])}'>{counts[name]} {SYMBOL[name]}</span>"
-             for name in VERDICT_ORDER if counts.get(name)]
+    shown = [
+        f"<span class='chip v-{name}' title='{e(CATEGORY_NAMES[name])}'>{counts[name]} {SYMBOL[name]}</span>"
+        for name in VERDICT_ORDER
+        if counts.get(name)
+    ]
     return "".join(shown) or "<span class='dim'>·</span>"
 
 

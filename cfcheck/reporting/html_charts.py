@@ -9,27 +9,45 @@ from collections.abc import Sequence
 from typing import Any
 
 from cfcheck.reporting.html_blocks import COLOURS, chips, e, metric_link
-from cfcheck.reporting.tables import CATEGORY_NAMES, count_verdicts, format_value, group_scores, is_failing, suite_key, verdict_category
+from cfcheck.reporting.tables import (
+    CATEGORY_NAMES,
+    count_verdicts,
+    format_value,
+    group_scores,
+    is_failing,
+    suite_key,
+    verdict_category,
+)
 
 #: Score identity key → control name → {"value": float, "expected": "+" | "-" | ""}.
 Calibration = dict[str, dict[str, dict[str, Any]]]
 
 
 def charts_section(scores: Sequence[dict[str, Any]], calibration: Calibration | None) -> str:
-    out = ["<h2>Scores per metric</h2><p class='muted'>Per task: ● value (coloured by verdict) with its 95% CI; "
-           "<span style='color:#333'>┃</span> the bar; <span style='color:#78909c'>◆</span> the real-vs-real floor "
-           "(highest draw, band: all draws)"
-           + ("; what the bundled controls reached on the same score (hover for the name): "
-              f"<span style='color:{CONTROL_COLOURS['+']}'>▲</span> a control expected to pass this suite, "
-              f"<span style='color:{CONTROL_COLOURS['-']}'>▼</span> one expected to fail it (dotted at the edge: "
-              "off the scale)"
-              if calibration else "") + ".</p>"]
+    out = [
+        "<h2>Scores per metric</h2><p class='muted'>Per task: ● value (coloured by verdict) with its 95% CI; "
+        "<span style='color:#333'>┃</span> the bar; <span style='color:#78909c'>◆</span> the real-vs-real floor "
+        "(highest draw, band: all draws)"
+        + (
+            "; what the bundled controls reached on the same score (hover for the name): "
+            f"<span style='color:{CONTROL_COLOURS['+']}'>▲</span> a control expected to pass this suite, "
+            f"<span style='color:{CONTROL_COLOURS['-']}'>▼</span> one expected to fail it (dotted at the edge: "
+            "off the scale)"
+            if calibration
+            else ""
+        )
+        + ".</p>"
+    ]
     for (kind, suite), group in group_scores(scores, suite_key).items():
         failing = any(is_failing(s) for s in group)
-        charts = [_chart(metric, rows, [_controls(s, calibration) for s in rows])
-                  for metric, rows in group_scores(group, lambda s: s["metric"]).items()]
-        out.append(f"<details{' open' if failing else ''}><summary><b>{e(kind)}/{e(suite)}</b> "
-                   f"{chips(count_verdicts(group))}</summary><div class='charts'>{''.join(charts)}</div></details>")
+        charts = [
+            _chart(metric, rows, [_controls(s, calibration) for s in rows])
+            for metric, rows in group_scores(group, lambda s: s["metric"]).items()
+        ]
+        out.append(
+            f"<details{' open' if failing else ''}><summary><b>{e(kind)}/{e(suite)}</b> "
+            f"{chips(count_verdicts(group))}</summary><div class='charts'>{''.join(charts)}</div></details>"
+        )
     return "\n".join(out)
 
 
@@ -99,32 +117,44 @@ def _chart(metric: str, rows: Sequence[dict[str, Any]], controls: Sequence[list[
     def x(v: float) -> float:
         return round(label_w + (v - low) / (high - low) * plot_w, 1)
 
-    svg = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{label_w + plot_w + 12}' height='{height}' "
-           f"font-size='10' font-family='sans-serif' role='img' aria-label='{e(metric)}'>"]
+    svg = [
+        f"<svg xmlns='http://www.w3.org/2000/svg' width='{label_w + plot_w + 12}' height='{height}' "
+        f"font-size='10' font-family='sans-serif' role='img' aria-label='{e(metric)}'>"
+    ]
     for tick in _ticks(low, high):
-        svg.append(f"<line x1='{x(tick)}' x2='{x(tick)}' y1='{top - 4}' y2='{height - 18}' stroke='#eee'/>"
-                   f"<text x='{x(tick)}' y='{height - 6}' text-anchor='middle' fill='#666'>{tick:g}</text>")
+        svg.append(
+            f"<line x1='{x(tick)}' x2='{x(tick)}' y1='{top - 4}' y2='{height - 18}' stroke='#eee'/>"
+            f"<text x='{x(tick)}' y='{height - 6}' text-anchor='middle' fill='#666'>{tick:g}</text>"
+        )
     for i, (s, f, row_controls) in enumerate(zip(rows, floors, controls)):
         y = top + i * row_h + row_h / 2
         colour = COLOURS[verdict_category(s)][0]
         task = str(s["task"])
         svg.append(f"<text x='{label_w - 4}' y='{y + 3.5}' text-anchor='end' fill='#333'>{e(task[:26])}</text>")
         if f:
-            svg.append(f"<rect x='{x(f[0])}' y='{y - 4}' width='{max(x(f[1]) - x(f[0]), 1)}' height='8' fill='#cfd8dc'/>"
-                       f"<path d='M{x(f[2])},{y - 4}l4,4l-4,4l-4,-4z' fill='#78909c'><title>floor {f[2]:.4g}</title></path>")
+            svg.append(
+                f"<rect x='{x(f[0])}' y='{y - 4}' width='{max(x(f[1]) - x(f[0]), 1)}' height='8' fill='#cfd8dc'/>"
+                f"<path d='M{x(f[2])},{y - 4}l4,4l-4,4l-4,-4z' fill='#78909c'><title>floor {f[2]:.4g}</title></path>"
+            )
         for name, value, sign in row_controls:
             apex, step = (y - 9, 4) if sign == "+" else (y + 9, -4)  # ▲ just above the row, ▼ just below it
             shown = min(max(value, low), high)
             off = " (off the scale)" if shown != value else ""
             dashes = " stroke-dasharray='1,1'" if off else ""
-            svg.append(f"<path d='M{x(shown)},{apex}l-3,{step}h6z' fill='none' "
-                       f"stroke='{CONTROL_COLOURS[sign]}' stroke-width='1'{dashes}>"
-                       f"<title>{e(name)} (expected to {'pass' if sign == '+' else 'fail'}): {value:.4g}{off}</title></path>")
+            svg.append(
+                f"<path d='M{x(shown)},{apex}l-3,{step}h6z' fill='none' "
+                f"stroke='{CONTROL_COLOURS[sign]}' stroke-width='1'{dashes}>"
+                f"<title>{e(name)} (expected to {'pass' if sign == '+' else 'fail'}): {value:.4g}{off}</title></path>"
+            )
         for bound in bounds(s.get("threshold")):
-            svg.append(f"<line x1='{x(bound)}' x2='{x(bound)}' y1='{y - 6}' y2='{y + 6}' stroke='#333' stroke-width='2'/>")
+            svg.append(
+                f"<line x1='{x(bound)}' x2='{x(bound)}' y1='{y - 6}' y2='{y + 6}' stroke='#333' stroke-width='2'/>"
+            )
         low_ci, high_ci = _finite(s.get("ci_low")), _finite(s.get("ci_high"))
         if low_ci and high_ci:
-            svg.append(f"<line x1='{x(low_ci[0])}' x2='{x(high_ci[0])}' y1='{y}' y2='{y}' stroke='{colour}' stroke-width='2'/>")
+            svg.append(
+                f"<line x1='{x(low_ci[0])}' x2='{x(high_ci[0])}' y1='{y}' y2='{y}' stroke='{colour}' stroke-width='2'/>"
+            )
         tip = e(f"{task}: {format_value(s)}, bar {s.get('threshold') or '-'}, {CATEGORY_NAMES[verdict_category(s)]}")
         if _finite(s.get("value")):
             svg.append(f"<circle cx='{x(s['value'])}' cy='{y}' r='3.5' fill='{colour}'><title>{tip}</title></circle>")

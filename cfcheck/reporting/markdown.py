@@ -103,7 +103,7 @@ def _head(scorecard: dict[str, Any]) -> list[str]:
         "",
         "![cfcheck badge](badge.svg)",
         "",
-        f"**{md(word)}**{md(sentence[len(word):])}",
+        f"**{md(word)}**{md(sentence[len(word) :])}",
         "",
         f"- status: **{md(scorecard['status'])}**, profile {md(scorecard['profile'].get('name', '-'))}, "
         f"test outcomes: {md(format_outcomes(scorecard.get('outcomes', {})))}",
@@ -142,8 +142,11 @@ def _summary(scores: Sequence[dict[str, Any]]) -> list[str]:
             cells += [headline_value(by_metric.get(metric, [])) for metric in metrics]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
-    lines += ["Pass counts: scores that pass / scores with a bar; key metrics: value range over the tasks "
-              "(bold with ✗: a task fails).", ""]
+    lines += [
+        "Pass counts: scores that pass / scores with a bar; key metrics: value range over the tasks "
+        "(bold with ✗: a task fails).",
+        "",
+    ]
     return lines
 
 
@@ -161,7 +164,15 @@ def _failures(scores: Sequence[dict[str, Any]]) -> list[str]:
             verdict += f": {s['reason']}"
         if s.get("regressed"):
             verdict += " (regressed)"
-        cells = [s.get("kind", "-"), s["suite"], s["metric"], s["task"], format_value(s), s.get("threshold") or "-", verdict]
+        cells = [
+            s.get("kind", "-"),
+            s["suite"],
+            s["metric"],
+            s["task"],
+            format_value(s),
+            s.get("threshold") or "-",
+            verdict,
+        ]
         lines.append("| " + " | ".join(md(c) for c in cells) + " |")
     return lines + [""]
 
@@ -169,8 +180,13 @@ def _failures(scores: Sequence[dict[str, Any]]) -> list[str]:
 def _grids(grids: Sequence[ExampleGrid]) -> list[str]:
     if not grids:
         return []
-    lines = [f"## {examples_heading(grids)}", "", "Rows: what each column of the task shows; columns: the seeded "
-             "example inputs (difference: red where the counterfactual is brighter, blue where darker).", ""]
+    lines = [
+        f"## {examples_heading(grids)}",
+        "",
+        "Rows: what each column of the task shows; columns: the seeded "
+        "example inputs (difference: red where the counterfactual is brighter, blue where darker).",
+        "",
+    ]
     for grid in grids:
         lines += [f"### {md(grid.kind)} · {md(grid.domain)} · {md(grid.task)}", ""]
         lines += ["| | " + " | ".join(str(i) for i in range(len(grid.rows))) + " |", "|---|" + "---|" * len(grid.rows)]
@@ -198,8 +214,17 @@ def _all_scores(scorecard: dict[str, Any]) -> list[str]:
 def _provenance(scorecard: dict[str, Any]) -> list[str]:
     prov = scorecard["provenance"]
     lines = ["## Provenance", ""]
-    for key in ("cfcheck_version", "cfcheck_commit", "torch_version", "python_version", "platform", "device",
-                "seeds", "started", "finished"):
+    for key in (
+        "cfcheck_version",
+        "cfcheck_commit",
+        "torch_version",
+        "python_version",
+        "platform",
+        "device",
+        "seeds",
+        "started",
+        "finished",
+    ):
         if key in prov:
             lines.append(f"- {key.replace('_', ' ')}: {md(prov[key])}")
     generation = prov.get("generation") or {}

@@ -71,7 +71,9 @@ def _check_same_run(run_dirs: list[Path], cards: list[dict[str, Any]]) -> None:
             except (KeyError, TypeError):
                 raise ValueError(f"{run_dir} is not a scorecard cfcheck merge can read (no {what})") from None
             if a != b:
-                raise ValueError(f"{run_dirs[0]} and {run_dir} differ in {what} ({a!r} vs {b!r}): not shards of one run")
+                raise ValueError(
+                    f"{run_dirs[0]} and {run_dir} differ in {what} ({a!r} vs {b!r}): not shards of one run"
+                )
 
 
 def _check_complete(run_dirs: list[Path], cards: list[dict[str, Any]]) -> None:
@@ -147,8 +149,14 @@ def _merged_card(cards: list[dict[str, Any]], records: list[ScoreRecord], run_di
     provenance["finished"] = max(c["provenance"]["finished"] for c in cards)
     provenance["merged_from"] = [str(Path(d)) for d in run_dirs]
     # each shard's devices (one node per shard: where each part ran)
-    provenance["devices"] = {f"shard {card['profile'].get('shard')} {worker}": device for card in cards
-                             for worker, device in card["provenance"].get("devices", {}).items()}
+    provenance["devices"] = {
+        f"shard {card['profile'].get('shard')} {worker}": device
+        for card in cards
+        for worker, device in card["provenance"].get("devices", {}).items()
+    }
     merged["provenance"] = provenance
-    merged["scores"] = [r.to_dict(with_samples=False) for r in sorted(records, key=lambda r: (r.kind, r.domain, r.suite, r.task, r.metric))]
+    merged["scores"] = [
+        r.to_dict(with_samples=False)
+        for r in sorted(records, key=lambda r: (r.kind, r.domain, r.suite, r.task, r.metric))
+    ]
     return merged

@@ -133,7 +133,6 @@ def _samples_csv(records: Sequence[ScoreRecord]) -> str:
     return buffer.getvalue()
 
 
-
 def _order(record: Any) -> tuple[str, ...]:
     fields = ("kind", "domain", "suite", "task", "metric")
     if isinstance(record, dict):

@@ -118,11 +118,15 @@ def headline(scorecard: dict[str, Any]) -> tuple[str, str]:
     gated, reported = kinds_by_judgement(scorecard)
     if reported and word != "REPORTED":
         sentence += f"; judged: {', '.join(gated)}" if gated else ""
-        sentence += "; no bars, reported only: " + ", ".join(f"{kind} ({count} scores)" for kind, count in reported.items())
+        sentence += "; no bars, reported only: " + ", ".join(
+            f"{kind} ({count} scores)" for kind, count in reported.items()
+        )
     uncalibrated = uncalibrated_domains(scorecard)
     if uncalibrated:
-        sentence += (f"; uncalibrated domain{'s' if len(uncalibrated) > 1 else ''} {', '.join(uncalibrated)}: "
-                     "scores without verdicts until `cfcheck calibrate --domain SPEC` earns its bars")
+        sentence += (
+            f"; uncalibrated domain{'s' if len(uncalibrated) > 1 else ''} {', '.join(uncalibrated)}: "
+            "scores without verdicts until `cfcheck calibrate --domain SPEC` earns its bars"
+        )
     return word, f"{word}: {sentence}"
 
 
@@ -134,7 +138,6 @@ def kinds_by_judgement(scorecard: dict[str, Any]) -> tuple[list[str], dict[str, 
     judged = ("pass", "fail", "inconclusive")
     gated = [kind for kind, scores in kinds.items() if any(verdict_category(s) in judged for s in scores)]
     return gated, {kind: len(scores) for kind, scores in kinds.items() if kind not in gated}
-
 
 
 def uncalibrated_domains(scorecard: dict[str, Any]) -> list[str]:
@@ -156,5 +159,5 @@ def format_value(score: dict[str, Any]) -> str:
 
 
 def format_outcomes(outcomes: dict[str, int]) -> str:
-    """"2 failed, 5 passed" (sorted by name), or "none"."""
+    """ "2 failed, 5 passed" (sorted by name), or "none"."""
     return ", ".join(f"{count} {name}" for name, count in sorted(outcomes.items())) or "none"

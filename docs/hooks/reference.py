@@ -25,9 +25,15 @@ CONCEPTS_PAGE = "concepts.md"
 PROFILES_MARKER = "<!-- profiles -->"
 
 _FAMILY_TITLES = {
-    "validity": "Validity", "closeness": "Closeness", "realism": "Realism", "sanity": "Random-classifier sanity",
-    "attribution_sanity": "Attribution sanity", "scm": "SCM generators", "scm_models": "SCM reference models",
-    "scm_realism": "SCM realism", "removal": "Removal benchmarks (ROAR, ROAD, GOAR)",
+    "validity": "Validity",
+    "closeness": "Closeness",
+    "realism": "Realism",
+    "sanity": "Random-classifier sanity",
+    "attribution_sanity": "Attribution sanity",
+    "scm": "SCM generators",
+    "scm_models": "SCM reference models",
+    "scm_realism": "SCM realism",
+    "removal": "Removal benchmarks (ROAR, ROAD, GOAR)",
     "synbols": "Latent explainers (glyphs, S#)",
 }
 
@@ -43,8 +49,13 @@ def _families() -> list[tuple[str, list]]:
         if info.name.startswith("_"):
             continue
         module = importlib.import_module(f"{definitions.__name__}.{info.name}")
-        cards = [card for name, value in vars(module).items() if name.endswith("_CARDS") and isinstance(value, tuple)
-                 for card in value if card.key in CARDS and card.key not in seen]
+        cards = [
+            card
+            for name, value in vars(module).items()
+            if name.endswith("_CARDS") and isinstance(value, tuple)
+            for card in value
+            if card.key in CARDS and card.key not in seen
+        ]
         seen.update(card.key for card in cards)
         if cards:
             families.append((_FAMILY_TITLES.get(info.name, info.name.replace("_", " ").capitalize()), cards))
@@ -57,7 +68,7 @@ def _families() -> list[tuple[str, list]]:
 
 
 def _domain_bars(key: str) -> list[str]:
-    """"bar on <domain> (<profile> profile): ..." for each bundled domain's own bars file entry of ``key``."""
+    """ "bar on <domain> (<profile> profile): ..." for each bundled domain's own bars file entry of ``key``."""
     from cfcheck.calibration.bars import bars_path, read_bars_file
     from cfcheck.domains import available_domains, get_domain
     from cfcheck.profiles import PROFILE_NAMES
@@ -72,8 +83,10 @@ def _domain_bars(key: str) -> list[str]:
             bars, rationales = read_bars_file(path)
             for metric, bar in sorted(bars.items()):
                 if metric == key or metric.startswith(key + "_"):
-                    lines.append(f"bar of `{metric}` on {name} ({profile} profile): {bar.describe()}; "
-                                 f"{rationales.get(metric, '')}")
+                    lines.append(
+                        f"bar of `{metric}` on {name} ({profile} profile): {bar.describe()}; "
+                        f"{rationales.get(metric, '')}"
+                    )
     return lines
 
 
@@ -83,14 +96,20 @@ def metric_reference() -> str:
     from cfcheck.reporting.card_evidence import bundled_evidence
 
     families = _families()
-    out = ["# Metric reference", "",
-           "Generated from the metric cards (`cfcheck/metrics/definitions/`) when the site is built; "
-           "`cfcheck cards KEY` prints the same card in a terminal. Each card gives the formula, the "
-           "direction, how abstentions count, the bar (per profile where they differ, and a bundled "
-           "domain's own bars), the calibration rationale with what the bundled controls measured, and "
-           "the citation. How bars are earned: [Verdicts and bars](../concepts.md#verdicts-and-bars).", ""]
-    out += [f"- [{title}](#{_slug(title)}): " + ", ".join(f"[`{card.key}`](#{card.key})" for card in cards)
-            for title, cards in families]
+    out = [
+        "# Metric reference",
+        "",
+        "Generated from the metric cards (`cfcheck/metrics/definitions/`) when the site is built; "
+        "`cfcheck cards KEY` prints the same card in a terminal. Each card gives the formula, the "
+        "direction, how abstentions count, the bar (per profile where they differ, and a bundled "
+        "domain's own bars), the calibration rationale with what the bundled controls measured, and "
+        "the citation. How bars are earned: [Verdicts and bars](../concepts.md#verdicts-and-bars).",
+        "",
+    ]
+    out += [
+        f"- [{title}](#{_slug(title)}): " + ", ".join(f"[`{card.key}`](#{card.key})" for card in cards)
+        for title, cards in families
+    ]
     for title, cards in families:
         out += ["", f"## {title}"]
         for card in cards:
@@ -128,10 +147,16 @@ def cli_reference() -> str:
     """The CLI reference page: ``cfcheck --help`` and every subcommand's help."""
     from cfcheck.cli import EXAMPLES
 
-    out = ["# CLI reference", "",
-           "Generated from the `cfcheck` command's parser when the site is built. Conformance runs "
-           "themselves are `pytest --method=...` (options in [pytest options](pytest-options.md)).", "",
-           "```text", _help(["--help"]), "```"]
+    out = [
+        "# CLI reference",
+        "",
+        "Generated from the `cfcheck` command's parser when the site is built. Conformance runs "
+        "themselves are `pytest --method=...` (options in [pytest options](pytest-options.md)).",
+        "",
+        "```text",
+        _help(["--help"]),
+        "```",
+    ]
     for command in EXAMPLES:
         out += ["", f"## cfcheck {command}", "", "```text", _help([command, "--help"]), "```"]
     return "\n".join(out) + "\n"
@@ -145,8 +170,14 @@ def pytest_options_help() -> str:
 
     env = {**os.environ, "COLUMNS": "100"}
     with tempfile.TemporaryDirectory() as empty:  # outside the repository: its conftest.py takes half a minute
-        result = subprocess.run([sys.executable, "-m", "pytest", "--help", "-p", "no:cacheprovider"],
-                                capture_output=True, text=True, env=env, cwd=empty, timeout=300)
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "--help", "-p", "no:cacheprovider"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=empty,
+            timeout=300,
+        )
     lines, inside = [], False
     for line in result.stdout.splitlines():
         inside = inside or line.startswith("counterfactual conformance (cfcheck)")
@@ -167,8 +198,10 @@ def profile_table() -> str:
     from cfcheck.kinds import section_defaults
     from cfcheck.profiles import BUILTIN_PROFILES, PROFILE_NAMES, SECTION_KINDS
 
-    rows = [(f"`{name}`", [getattr(BUILTIN_PROFILES[p], name) for p in PROFILE_NAMES])
-            for name in ("seeds", "timeout", "bootstrap_resamples", "batch_size")]
+    rows = [
+        (f"`{name}`", [getattr(BUILTIN_PROFILES[p], name) for p in PROFILE_NAMES])
+        for name in ("seeds", "timeout", "bootstrap_resamples", "batch_size")
+    ]
     for kind in SECTION_KINDS:
         sections = section_defaults(kind)
         for f in dataclasses.fields(sections[PROFILE_NAMES[0]]):

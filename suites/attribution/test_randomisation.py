@@ -28,16 +28,30 @@ pytestmark = pytest.mark.cfcheck_kind("attribution")
 @pytest.mark.cfcheck_tasks("random")
 def test_saliency_depends_on_model(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_method, cfcheck_task):
     """Spearman correlation of |saliency| for each random draw and the trained classifier, per image."""
-    _score_similarity_to_trained("attribution_randomisation_similarity", "", cfcheck_result, cfcheck_score,
-                                 cfcheck_session, cfcheck_method, cfcheck_task)
+    _score_similarity_to_trained(
+        "attribution_randomisation_similarity",
+        "",
+        cfcheck_result,
+        cfcheck_score,
+        cfcheck_session,
+        cfcheck_method,
+        cfcheck_task,
+    )
 
 
 @pytest.mark.cfcheck_tasks("cascade")
 def test_cascading_randomisation(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_method, cfcheck_task):
     """The same correlation once the trained classifier's layers down to this one are random."""
     layer = cfcheck_task.model.split("~", 1)[1]
-    _score_similarity_to_trained("attribution_cascading_randomisation_similarity", f":{layer}", cfcheck_result,
-                                 cfcheck_score, cfcheck_session, cfcheck_method, cfcheck_task)
+    _score_similarity_to_trained(
+        "attribution_cascading_randomisation_similarity",
+        f":{layer}",
+        cfcheck_result,
+        cfcheck_score,
+        cfcheck_session,
+        cfcheck_method,
+        cfcheck_task,
+    )
 
 
 def _score_similarity_to_trained(metric, suffix, result, score, session, method, task) -> None:
@@ -72,5 +86,10 @@ def _score_similarity_to_trained(metric, suffix, result, score, session, method,
     for name, support in zip(names, SUPPORTS):
         table = similarity_table(trained.saliency[keep], [draw.saliency[keep] for draw in draws], support=support)
         ci = crossed_interval(table)
-        score(name, table.mean(0), ci=ci, labels=labels,
-              extra={"draws": {"models": models, "means": table.mean(1).tolist()}})
+        score(
+            name,
+            table.mean(0),
+            ci=ci,
+            labels=labels,
+            extra={"draws": {"models": models, "means": table.mean(1).tolist()}},
+        )

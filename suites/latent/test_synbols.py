@@ -24,8 +24,9 @@ def test_coverage(cfcheck_result, cfcheck_score):
 @pytest.mark.parametrize("category", RATES)
 def test_flip_rate(cfcheck_result, cfcheck_score, category):
     """EF, NCF, CF, SCE and trivial: each input's share of its K counterfactuals in the category."""
-    cfcheck_score(f"synbols_{category}_rate", cfcheck_result.scores.rates[category],
-                  labels=cfcheck_result.sample_labels)
+    cfcheck_score(
+        f"synbols_{category}_rate", cfcheck_result.scores.rates[category], labels=cfcheck_result.sample_labels
+    )
 
 
 def test_s_sharp(cfcheck_result, cfcheck_score):

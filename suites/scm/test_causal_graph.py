@@ -15,11 +15,18 @@ pytestmark = [pytest.mark.cfcheck_kind("scm"), pytest.mark.cfcheck_parents("othe
 
 def test_other_parents(cfcheck_result, cfcheck_score, cfcheck_evaluation_models, cfcheck_parent):
     """A parent the intervention did not set, as the image shows it, against the SCM's value."""
-    score_parent(cfcheck_result, cfcheck_score, cfcheck_evaluation_models, cfcheck_parent, "preservation",
-                 by_predictor=False)
+    score_parent(
+        cfcheck_result, cfcheck_score, cfcheck_evaluation_models, cfcheck_parent, "preservation", by_predictor=False
+    )
 
 
 def test_other_parents_predictors(cfcheck_result, cfcheck_score, cfcheck_evaluation_models, cfcheck_parent):
     """A parent the intervention did not set, as its anti-causal predictor reads it, against the SCM's value."""
-    score_parent(cfcheck_result, cfcheck_score, cfcheck_evaluation_models, cfcheck_parent, "preservation_predictor",
-                 by_predictor=True)
+    score_parent(
+        cfcheck_result,
+        cfcheck_score,
+        cfcheck_evaluation_models,
+        cfcheck_parent,
+        "preservation_predictor",
+        by_predictor=True,
+    )

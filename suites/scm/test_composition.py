@@ -18,8 +18,9 @@ pytestmark = pytest.mark.cfcheck_kind("scm")
 
 @pytest.mark.parametrize("metric", ["composition_l1", "composition_perceptual", "composition_embedding"])
 @pytest.mark.parametrize("cycles", CYCLES)
-def test_composition(cfcheck_task, cfcheck_method, cfcheck_session, cfcheck_score, cfcheck_evaluation_models,
-                     metric, cycles):
+def test_composition(
+    cfcheck_task, cfcheck_method, cfcheck_session, cfcheck_score, cfcheck_evaluation_models, metric, cycles
+):
     """Distance between the input and its image after ``cycles`` null interventions."""
     __tracebackhide__ = True
     try:

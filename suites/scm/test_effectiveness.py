@@ -14,11 +14,18 @@ pytestmark = [pytest.mark.cfcheck_kind("scm"), pytest.mark.cfcheck_parents("inte
 
 def test_effectiveness(cfcheck_result, cfcheck_score, cfcheck_evaluation_models, cfcheck_parent):
     """The intervened parent as the image shows it, against the value the intervention set."""
-    score_parent(cfcheck_result, cfcheck_score, cfcheck_evaluation_models, cfcheck_parent, "effectiveness",
-                 by_predictor=False)
+    score_parent(
+        cfcheck_result, cfcheck_score, cfcheck_evaluation_models, cfcheck_parent, "effectiveness", by_predictor=False
+    )
 
 
 def test_effectiveness_predictors(cfcheck_result, cfcheck_score, cfcheck_evaluation_models, cfcheck_parent):
     """The intervened parent as its anti-causal predictor reads it, against the value the intervention set."""
-    score_parent(cfcheck_result, cfcheck_score, cfcheck_evaluation_models, cfcheck_parent, "effectiveness_predictor",
-                 by_predictor=True)
+    score_parent(
+        cfcheck_result,
+        cfcheck_score,
+        cfcheck_evaluation_models,
+        cfcheck_parent,
+        "effectiveness_predictor",
+        by_predictor=True,
+    )

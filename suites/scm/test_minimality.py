@@ -25,6 +25,7 @@ def test_minimality(cfcheck_result, cfcheck_score, cfcheck_evaluation_models, cf
     except KeyError as error:
         pytest.skip(str(error))
     cld, p_counterfactual, p_factual = cfcheck_session.memo(  # once per task for the three scores
-        ("scm-cld", cfcheck_result.task), lambda: cld_scores(cfcheck_result, cfcheck_evaluation_models))
+        ("scm-cld", cfcheck_result.task), lambda: cld_scores(cfcheck_result, cfcheck_evaluation_models)
+    )
     values = {"cld": cld, "cld_p_counterfactual": p_counterfactual, "cld_p_factual": p_factual}[metric]
     cfcheck_score(metric, values, labels=labels_where(cfcheck_result.sample_labels, keep))

@@ -23,14 +23,33 @@ STATISTICS = {"scm_fid": REALISM_STATISTICS["fid"], "scm_kid": REALISM_STATISTIC
 def test_realism(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_evaluation_models, metric):
     statistic, ci_method = STATISTICS[metric]
     try:
-        score = scm_realism(cfcheck_result, cfcheck_evaluation_models, statistic, ci_method=ci_method,
-                            n_resamples=min(SET_BOOTSTRAP_RESAMPLES, cfcheck_session.profile.bootstrap_resamples))
+        score = scm_realism(
+            cfcheck_result,
+            cfcheck_evaluation_models,
+            statistic,
+            ci_method=ci_method,
+            n_resamples=min(SET_BOOTSTRAP_RESAMPLES, cfcheck_session.profile.bootstrap_resamples),
+        )
     except ValueError as error:
         cfcheck_score.unavailable(metric, str(error))
     sets = scm_realism_sets(cfcheck_result, cfcheck_evaluation_models)
     inputs = labels_where(cfcheck_result.sample_labels, cfcheck_result.valid)["input"]
-    cfcheck_score(metric, value=score.value, ci=score.ci, n=score.n, floor=score.floor_max,
-                  extra={"real_floor": score.floors, "classes_skipped": score.classes_skipped},
-                  set_features=cfcheck_result.evaluated("kept features for paired tests", lambda: SetFeatures.draw(
-                      sets.fake_features, sets.fake_classes, inputs, sets.real_features, sets.real_classes,
-                      seed=cfcheck_result.task.seed)))
+    cfcheck_score(
+        metric,
+        value=score.value,
+        ci=score.ci,
+        n=score.n,
+        floor=score.floor_max,
+        extra={"real_floor": score.floors, "classes_skipped": score.classes_skipped},
+        set_features=cfcheck_result.evaluated(
+            "kept features for paired tests",
+            lambda: SetFeatures.draw(
+                sets.fake_features,
+                sets.fake_classes,
+                inputs,
+                sets.real_features,
+                sets.real_classes,
+                seed=cfcheck_result.task.seed,
+            ),
+        ),
+    )

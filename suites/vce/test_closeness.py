@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 
-from cfcheck.metrics._optional import OptionalDependencyError
 from cfcheck.kinds.base import labels_where
 from cfcheck.kinds.vce.spec import unrelated_attributes
+from cfcheck.metrics._optional import OptionalDependencyError
 from cfcheck.metrics.closeness import (
     attribute_changes,
     elastic_net_distance,
@@ -93,8 +93,9 @@ def test_attribute_changes(cfcheck_result, cfcheck_score, cfcheck_evaluation_mod
         pytest.skip(f"domain {cfcheck_evaluation_models.domain.name!r} has no attribute oracles besides the class's")
     _require_some(cfcheck_result.x[keep], cfcheck_score, "mnac")
     oracles = [cfcheck_evaluation_models.attribute_oracles[a] for a in unrelated_attributes(cfcheck_evaluation_models)]
-    changes = attribute_changes([cfcheck_result.predictions(o, on="x") for o in oracles],
-                                [cfcheck_result.predictions(o) for o in oracles])
+    changes = attribute_changes(
+        [cfcheck_result.predictions(o, on="x") for o in oracles], [cfcheck_result.predictions(o) for o in oracles]
+    )
     labels = labels_where(cfcheck_result.sample_labels, keep)
     cfcheck_score("mnac", changes[keep], labels=labels)
 

@@ -34,7 +34,9 @@ def test_ota_gain(cfcheck_result, cfcheck_score, cfcheck_evaluation_models):
 
 
 @pytest.mark.cfcheck_tasks("random")
-def test_explanations_depend_on_classifier(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_method, cfcheck_task):
+def test_explanations_depend_on_classifier(
+    cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_method, cfcheck_task
+):
     """Spearman correlation of |c − x| for RandomNet and for the trained CNN, per image."""
     similarity = _similarity_to_trained(cfcheck_result, cfcheck_session, cfcheck_method, cfcheck_task)
     cfcheck_score("randomisation_similarity", similarity, labels=cfcheck_result.sample_labels)

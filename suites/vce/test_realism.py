@@ -16,10 +16,10 @@ from __future__ import annotations
 import pytest
 import torch
 
+from cfcheck.core.seeds import REALISM_DRAWS, seeded
 from cfcheck.core.set_features import SetFeatures
 from cfcheck.kinds.base import labels_where
 from cfcheck.metrics.interpretability import im1, im2
-from cfcheck.core.seeds import REALISM_DRAWS, seeded
 from cfcheck.metrics.reference_sets import REALISM_STATISTICS, score_realism
 
 pytestmark = pytest.mark.cfcheck_kind("vce")
@@ -29,10 +29,19 @@ SET_BOOTSTRAP_RESAMPLES = 200
 #: Higher is better for these: their floor is the lowest real-vs-real draw, not the highest.
 HIGHER_IS_BETTER = ("density", "coverage")
 
+
 @pytest.mark.parametrize(
     "metric",
-    ["fid_target", "fid_domain", "kid_target", "kid_domain",
-     "density_target", "density_domain", "coverage_target", "coverage_domain"],
+    [
+        "fid_target",
+        "fid_domain",
+        "kid_target",
+        "kid_domain",
+        "density_target",
+        "density_domain",
+        "coverage_target",
+        "coverage_domain",
+    ],
 )
 def test_realism(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_evaluation_models, metric):
     """FID / KID / density / coverage of the counterfactuals against real images, class-conditional
@@ -42,7 +51,9 @@ def test_realism(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_evaluat
         cfcheck_score.unavailable(metric, f"{int(keep.sum())} counterfactuals produced; realism needs a set of ≥ 2")
     pool_features, pool_labels = cfcheck_evaluation_models.realism_pool_for(cfcheck_result.target[keep])
     seed = cfcheck_result.task.seed
-    fake_features = cfcheck_result.evaluated("embedding", lambda: cfcheck_evaluation_models.embed(cfcheck_result.x_cf))[keep]
+    fake_features = cfcheck_result.evaluated("embedding", lambda: cfcheck_evaluation_models.embed(cfcheck_result.x_cf))[
+        keep
+    ]
     try:
         score = score_realism(
             REALISM_STATISTICS[metric.split("_")[0]][0],
@@ -65,9 +76,17 @@ def test_realism(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_evaluat
         n=score.n,
         floor=min(score.floors) if metric.startswith(HIGHER_IS_BETTER) else score.floor_max,
         extra={"real_floor": score.floors, "classes_skipped": score.classes_skipped},
-        set_features=cfcheck_result.evaluated("kept features for paired tests", lambda: SetFeatures.draw(
-            fake_features, cfcheck_result.target[keep], labels_where(cfcheck_result.sample_labels, keep)["input"],
-            pool_features, pool_labels, seed=seed)),
+        set_features=cfcheck_result.evaluated(
+            "kept features for paired tests",
+            lambda: SetFeatures.draw(
+                fake_features,
+                cfcheck_result.target[keep],
+                labels_where(cfcheck_result.sample_labels, keep)["input"],
+                pool_features,
+                pool_labels,
+                seed=seed,
+            ),
+        ),
     )
 
 
@@ -83,7 +102,8 @@ def test_autoencoder_interpretability(cfcheck_result, cfcheck_score, cfcheck_eva
     cfs = cfcheck_result.x_cf[keep]
     by_target = cfcheck_result.evaluated(
         "reconstruction by the target class's autoencoder",
-        lambda: zoo.reconstruct(cfcheck_result.x_cf, cfcheck_result.target))[keep]
+        lambda: zoo.reconstruct(cfcheck_result.x_cf, cfcheck_result.target),
+    )[keep]
     if metric == "im1":
         values = im1(cfs, by_target, zoo.reconstruct(cfs, cfcheck_result.source[keep]))
     else:

@@ -63,7 +63,9 @@ def test_oracle_score(cfcheck_result, cfcheck_score, cfcheck_task, cfcheck_oracl
     changed = cfcheck_result.valid & (cfcheck_result.predictions(name) != cfcheck_result.predictions(name, on="x"))
     if not bool(changed.any()):
         cfcheck_score.unavailable(metric, "no counterfactual changed the classifier's decision")
-    agree = oracle_agreement(cfcheck_result.predictions(name)[changed], cfcheck_result.predictions(cfcheck_oracle)[changed])
+    agree = oracle_agreement(
+        cfcheck_result.predictions(name)[changed], cfcheck_result.predictions(cfcheck_oracle)[changed]
+    )
     cfcheck_score(metric, agree, labels=labels_where(cfcheck_result.sample_labels, changed))
 
 
@@ -80,7 +82,9 @@ def test_committee_oracle_target_accuracy(cfcheck_result, cfcheck_score, cfcheck
     adversarial examples."""
     if not cfcheck_evaluation_models.oracles:
         pytest.skip(f"domain {cfcheck_evaluation_models.domain.name!r} declares no oracle committee ('oracles')")
-    hits = committee_target_hits([cfcheck_result.predictions(o) for o in cfcheck_evaluation_models.oracles], cfcheck_result.target)
+    hits = committee_target_hits(
+        [cfcheck_result.predictions(o) for o in cfcheck_evaluation_models.oracles], cfcheck_result.target
+    )
     cfcheck_score("committee_oracle_target_accuracy", _valid(cfcheck_result, hits), labels=cfcheck_result.sample_labels)
 
 
@@ -91,8 +95,9 @@ def test_label_variation_target(cfcheck_result, cfcheck_score, cfcheck_evaluatio
     if attribute is None:
         pytest.skip(f"domain {cfcheck_evaluation_models.domain.name!r} declares no class_attribute_oracle")
     oracle = cfcheck_evaluation_models.attribute_oracles[attribute]
-    lvs = label_variation_toward(cfcheck_result.probabilities(oracle, on="x"), cfcheck_result.probabilities(oracle),
-                                 cfcheck_result.target)
+    lvs = label_variation_toward(
+        cfcheck_result.probabilities(oracle, on="x"), cfcheck_result.probabilities(oracle), cfcheck_result.target
+    )
     cfcheck_score(f"lvs_target:{attribute}", _valid(cfcheck_result, lvs), labels=cfcheck_result.sample_labels)
 
 
@@ -104,6 +109,10 @@ def test_counterfactual_transition(cfcheck_result, cfcheck_score, cfcheck_evalua
         cfcheck_score.unavailable("cout", "the method abstained on every input; nothing to measure")
     zoo, classifier = cfcheck_evaluation_models, cfcheck_task.classifier
     cout = counterfactual_transition(
-        cfcheck_result.x[keep], cfcheck_result.x_cf[keep], cfcheck_result.predictions(classifier, on="x")[keep],
-        cfcheck_result.target[keep], lambda images: zoo.logits(classifier, images).softmax(1))
+        cfcheck_result.x[keep],
+        cfcheck_result.x_cf[keep],
+        cfcheck_result.predictions(classifier, on="x")[keep],
+        cfcheck_result.target[keep],
+        lambda images: zoo.logits(classifier, images).softmax(1),
+    )
     cfcheck_score("cout", cout, labels=labels_where(cfcheck_result.sample_labels, keep))

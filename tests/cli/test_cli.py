@@ -8,8 +8,8 @@ from datetime import datetime, timezone
 import pytest
 
 from cfcheck.cli import main
-from cfcheck.metrics.cards import CARDS
 from cfcheck.core.records import ScoreRecord
+from cfcheck.metrics.cards import CARDS
 from cfcheck.reporting.scorecard import build_scorecard, write_scorecard
 
 
@@ -27,7 +27,7 @@ def test_cards_prints_what_the_controls_measured_on_the_bundled_domains(capsys):
     assert main(["cards", "target_accuracy"]) == 0
     lines = capsys.readouterr().out.splitlines()
     measured = [line for line in lines if line.startswith("  measured:")]
-    assert measured == [f"  measured:      {s}" for s in measured_evidence(get_domain('morpho'), 'target_accuracy')]
+    assert measured == [f"  measured:      {s}" for s in measured_evidence(get_domain("morpho"), "target_accuracy")]
     assert len(measured) == 1
     assert lines.index(measured[0]) == next(i for i, line in enumerate(lines) if line.startswith("  rationale:")) + 1
     assert main(["cards", "lpips"]) == 0  # never calibrated: no measured line
@@ -49,8 +49,9 @@ def test_cards_shows_where_a_metric_is_computed(capsys):
     assert main(["cards", "road_gap:morf"]) == 0
     lines = capsys.readouterr().out.splitlines()
     line = inspect.getsourcelines(removal_gap)[1]
-    assert ("  computed by:   cfcheck.kinds.attribution.removal.removal_gap "
-            f"(cfcheck/kinds/attribution/removal.py:{line})") in lines
+    assert (
+        f"  computed by:   cfcheck.kinds.attribution.removal.removal_gap (cfcheck/kinds/attribution/removal.py:{line})"
+    ) in lines
     assert main(["cards", "orcale_score"]) == 2
     assert "did you mean 'oracle_score'?" in capsys.readouterr().err
 
@@ -63,18 +64,33 @@ def test_models_lists_hashes_and_quality(capsys):
 
 def _scorecard(tmp_path, verdict):
     record = ScoreRecord(
-        nodeid="x", suite="validity", metric="target_accuracy", task="cnn/ideal/seed0", value=0.5, n=10,
-        direction="higher", threshold=">= 0.8", verdict=verdict,
+        nodeid="x",
+        suite="validity",
+        metric="target_accuracy",
+        task="cnn/ideal/seed0",
+        value=0.5,
+        n=10,
+        direction="higher",
+        threshold=">= 0.8",
+        verdict=verdict,
     )
     card = build_scorecard(
-        [record], method="demo", profile={"name": "quick"}, status="complete", seeds=[0], device="cpu",
-        models={}, outcomes={}, started=datetime.now(timezone.utc),
+        [record],
+        method="demo",
+        profile={"name": "quick"},
+        status="complete",
+        seeds=[0],
+        device="cpu",
+        models={},
+        outcomes={},
+        started=datetime.now(timezone.utc),
     )
     return write_scorecard(tmp_path, card, [record])
 
 
-@pytest.mark.parametrize(("verdict", "code", "label"), [("pass", 0, "pass"), ("fail", 1, "FAIL"),
-                                                         ("inconclusive", 0, "inconclusive")])
+@pytest.mark.parametrize(
+    ("verdict", "code", "label"), [("pass", 0, "pass"), ("fail", 1, "FAIL"), ("inconclusive", 0, "inconclusive")]
+)
 def test_summary_exit_code_reflects_failures(tmp_path, capsys, verdict, code, label):
     path = _scorecard(tmp_path, verdict)
     assert main(["summary", str(path.parent)]) == code
@@ -97,7 +113,7 @@ def test_retrain_smoke_writes_a_loadable_manifest(tmp_path):
 
 
 def test_retrain_without_a_domain_names_the_domains_holding_the_models(capsys):
-    """"mlp" is a model of two bundled domains: retrain asks which; "cnn" of one: it is retrained there."""
+    """ "mlp" is a model of two bundled domains: retrain asks which; "cnn" of one: it is retrained there."""
     from cfcheck.cli import _domain_holding
     from cfcheck.domains import available_domains
 
@@ -117,8 +133,10 @@ def test_models_of_one_domain_and_of_an_unknown_one(capsys):
 def test_a_domain_with_its_own_training_hook_is_retrained_through_it(tmp_path, capsys):
     assert main(["models", "--domain", "glyphs"]) == 0
     assert "glyphs/generator" in capsys.readouterr().out
-    assert main(["retrain", "--domain", "glyphs", "--smoke", "--only", "classifier_fonts6_corr50",
-                 "--out", str(tmp_path)]) == 0
+    assert (
+        main(["retrain", "--domain", "glyphs", "--smoke", "--only", "classifier_fonts6_corr50", "--out", str(tmp_path)])
+        == 0
+    )
     assert "[classifier_fonts6_corr50]" in capsys.readouterr().out
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert list(manifest["models"]) == ["glyphs/classifier_fonts6_corr50"]

@@ -23,8 +23,23 @@ def _parse(argv, domain="optional"):
 
 
 def test_the_parser_reads_every_option_into_a_request(tmp_path):
-    args = _parse(["--domain", "morpho", "--only", "cnn", "--only", "mlp", "--smoke", "--out", str(tmp_path),
-                   "--device", "cuda", "--threads", "3"])
+    args = _parse(
+        [
+            "--domain",
+            "morpho",
+            "--only",
+            "cnn",
+            "--only",
+            "mlp",
+            "--smoke",
+            "--out",
+            str(tmp_path),
+            "--device",
+            "cuda",
+            "--threads",
+            "3",
+        ]
+    )
     assert retrain_request(args) == RetrainRequest("morpho", ["cnn", "mlp"], tmp_path, True, "cuda", 3)
     assert retrain_request(_parse([]), "gmm") == RetrainRequest("gmm")  # the defaults
     with pytest.raises(ValueError, match="--domain"):
@@ -51,25 +66,36 @@ def test_cfcheck_retrain_hands_the_request_to_the_domains_recipe_function(reques
     assert main(["retrain", "--only", "cnn", "--threads", "2"]) == 0  # the domain holding cnn
     assert main(["retrain", "--domain", "gmm", "--smoke", "--out", str(tmp_path)]) == 0
     assert [(recipe, r.domain, r.only, r.smoke, r.threads) for recipe, r in requests] == [
-        ("own", "glyphs", ["encoder"], True, 1), ("cfcheck", "morpho", ["cnn"], False, 2),
-        ("cfcheck", "gmm", None, True, 1)]
+        ("own", "glyphs", ["encoder"], True, 1),
+        ("cfcheck", "morpho", ["cnn"], False, 2),
+        ("cfcheck", "gmm", None, True, 1),
+    ]
 
 
 def test_cfcheck_recipes_split_the_names_between_classifier_and_generative_recipes(monkeypatch, tmp_path):
     from cfcheck.domains import get_domain
-    from cfcheck.models.classifiers import training
     from cfcheck.models import generative
+    from cfcheck.models.classifiers import training
 
     calls = []
-    monkeypatch.setattr(training, "train_reference_models", lambda **kw: calls.append(("classifiers", kw["names"])) or {})
-    monkeypatch.setattr(generative, "train_generative_models",
-                        lambda domain, names, out, **kw: calls.append(("generative", names)) or {})
+    monkeypatch.setattr(
+        training, "train_reference_models", lambda **kw: calls.append(("classifiers", kw["names"])) or {}
+    )
+    monkeypatch.setattr(
+        generative,
+        "train_generative_models",
+        lambda domain, names, out, **kw: calls.append(("generative", names)) or {},
+    )
     morpho = get_domain("morpho")
     morpho.retrain(RetrainRequest("morpho", ["cnn", "ddpm"], tmp_path, smoke=True))
     morpho.retrain(RetrainRequest("morpho", ["ddpm"], tmp_path, smoke=True))
     get_domain("gmm").retrain(RetrainRequest("gmm", None, tmp_path, smoke=True))
-    assert calls == [("classifiers", ["cnn"]), ("generative", ["ddpm"]), ("generative", ["ddpm"]),
-                     ("classifiers", None)]
+    assert calls == [
+        ("classifiers", ["cnn"]),
+        ("generative", ["ddpm"]),
+        ("generative", ["ddpm"]),
+        ("classifiers", None),
+    ]
 
 
 def test_a_domain_without_bundled_models_is_refused(monkeypatch, capsys):
@@ -87,8 +113,9 @@ def test_the_glyph_recipes_refuse_a_device_or_threads_they_do_not_use(tmp_path, 
 
 @pytest.mark.parametrize("module", ["cfcheck.models.classifiers.training", "cfcheck.domains.glyphs.training"])
 def test_the_training_modules_read_the_same_options(module):
-    shown = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, check=True,
-                           cwd=Path(__file__).parent).stdout
+    shown = subprocess.run(
+        [sys.executable, "-m", module, "--help"], capture_output=True, text=True, check=True, cwd=Path(__file__).parent
+    ).stdout
     for option in ("--only", "--smoke", "--out", "--device", "--threads"):
         assert option in shown
     assert ("--domain" in shown) == module.startswith("cfcheck.models")

@@ -32,11 +32,28 @@ from cfcheck.kinds.protocols import MethodKind
 #: matplotlib's fonts with all 48 characters under their own glyph names (cmsy10 and cmex10,
 #: the TeX symbol fonts, map letters to symbols and are excluded).
 EXPECTED_FONTS = (
-    "DejaVuSans-Bold.ttf", "DejaVuSans-BoldOblique.ttf", "DejaVuSans-Oblique.ttf", "DejaVuSans.ttf",
-    "DejaVuSansMono-Bold.ttf", "DejaVuSansMono-BoldOblique.ttf", "DejaVuSansMono-Oblique.ttf", "DejaVuSansMono.ttf",
-    "DejaVuSerif-Bold.ttf", "DejaVuSerif-BoldItalic.ttf", "DejaVuSerif-Italic.ttf", "DejaVuSerif.ttf",
-    "STIXGeneral.ttf", "STIXGeneralBol.ttf", "STIXGeneralBolIta.ttf", "STIXGeneralItalic.ttf",
-    "cmb10.ttf", "cmmi10.ttf", "cmr10.ttf", "cmss10.ttf", "cmti10.ttf", "cmtt10.ttf",
+    "DejaVuSans-Bold.ttf",
+    "DejaVuSans-BoldOblique.ttf",
+    "DejaVuSans-Oblique.ttf",
+    "DejaVuSans.ttf",
+    "DejaVuSansMono-Bold.ttf",
+    "DejaVuSansMono-BoldOblique.ttf",
+    "DejaVuSansMono-Oblique.ttf",
+    "DejaVuSansMono.ttf",
+    "DejaVuSerif-Bold.ttf",
+    "DejaVuSerif-BoldItalic.ttf",
+    "DejaVuSerif-Italic.ttf",
+    "DejaVuSerif.ttf",
+    "STIXGeneral.ttf",
+    "STIXGeneralBol.ttf",
+    "STIXGeneralBolIta.ttf",
+    "STIXGeneralItalic.ttf",
+    "cmb10.ttf",
+    "cmmi10.ttf",
+    "cmr10.ttf",
+    "cmss10.ttf",
+    "cmti10.ttf",
+    "cmtt10.ttf",
 )
 TRAIN = SPLIT_SIZES["train"]
 
@@ -81,8 +98,9 @@ def test_spurious_fonts_follow_the_label_at_the_stated_correlation(scenario):
     # the other fonts are independent of the label
     spurious = torch.tensor([*zero, *one])
     other = ~torch.isin(factors.font, spurious)
-    table = torch.stack([torch.bincount(factors.font[other & (factors.label == y)], minlength=len(FONTS))
-                         for y in (0, 1)])
+    table = torch.stack(
+        [torch.bincount(factors.font[other & (factors.label == y)], minlength=len(FONTS)) for y in (0, 1)]
+    )
     table = table[:, table.sum(0) > 0]
     assert stats.chi2_contingency(table.numpy()).pvalue > 1e-3
 
@@ -215,8 +233,11 @@ def test_the_domain_protocol_and_its_declared_absences():
     assert (domain.name, domain.input_shape, domain.num_classes) == ("glyphs", (1, 32, 32), 2)
     assert domain.factor_names == () and domain.categorical_factors == ()
     assert set(domain.split_roles) == set(SPLIT_ROLES) and set(domain.split_roles.values()) <= set(SPLIT_SIZES)
-    assert dict(domain.model_roles) == {"latent_explained": ("classifier_fonts6_corr95",),
-                                        "latent_generator": ("generator",), "latent_encoder": ("encoder",)}
+    assert dict(domain.model_roles) == {
+        "latent_explained": ("classifier_fonts6_corr95",),
+        "latent_generator": ("generator",),
+        "latent_encoder": ("encoder",),
+    }
     assert "explained" not in domain.model_roles  # the VCE and attribution kinds keep skipping it
     assert domain.capabilities == frozenset({"latent_space"}) and domain.variants == tuple(SCENARIOS)
     assert domain.variant("fonts10-corr50").scenario.name == "fonts10-corr50"

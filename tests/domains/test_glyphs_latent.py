@@ -12,12 +12,26 @@ from cfcheck.domains.glyphs.splits import split_factors
 
 
 def test_latent_layout():
-    assert LATENT_NAMES == ("character_0", "character_1", "character_2", "font_0", "font_1", "font_2",
-                            "x", "y", "rotation", "scale", "inverse")
+    assert LATENT_NAMES == (
+        "character_0",
+        "character_1",
+        "character_2",
+        "font_0",
+        "font_1",
+        "font_2",
+        "x",
+        "y",
+        "rotation",
+        "scale",
+        "inverse",
+    )
     domain = GlyphsDomain()
     assert domain.latent_dim == 11
-    assert (domain.character_slice, domain.font_slice, domain.continuous_slice) == (slice(0, 3), slice(3, 6),
-                                                                                    slice(6, 11))
+    assert (domain.character_slice, domain.font_slice, domain.continuous_slice) == (
+        slice(0, 3),
+        slice(3, 6),
+        slice(6, 11),
+    )
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
@@ -114,8 +128,10 @@ def test_the_latent_layout_scores_known_counterfactuals():
     domain = GlyphsDomain()
     layout = domain.latent_layout()
     assert [g.name for g in layout.categorical] == ["character", "font"] and layout.continuous == (6, 11)
-    assert [g.radius for g in layout.categorical] == [domain.proximity_radii()["character"],
-                                                      domain.proximity_radii()["font"]]
+    assert [g.radius for g in layout.categorical] == [
+        domain.proximity_radii()["character"],
+        domain.proximity_radii()["font"],
+    ]
     z = domain.latents("test", 40)
     decoded = domain.decode_categories(z)
     z_cf = z[:, None, :].repeat(1, 3, 1)
@@ -126,16 +142,18 @@ def test_the_latent_layout_scores_known_counterfactuals():
     def font_classifier(latents):
         return domain.decode_categories(latents)["font"] % 2
 
-    scores = synbols_scores(z, z_cf, layout, font_classifier(z), font_classifier(z_cf), domain.causal_oracle(z),
-                            domain.causal_oracle(z_cf))
+    scores = synbols_scores(
+        z, z_cf, layout, font_classifier(z), font_classifier(z_cf), domain.causal_oracle(z), domain.causal_oracle(z_cf)
+    )
     assert scores.categories.cf[:, 0].all() and scores.categories.ncf[:, 1].all()
     assert not scores.categories.sce[:, 2].any() and not scores.categories.trivial.any()
     assert scores.s_sharp.tolist() == [2] * 40
     # a jump across the whole character space is not proximal
     far = z_cf.clone()
     far[:, 0, domain.character_slice] = z[:, domain.character_slice] + layout.categorical[0].radius
-    rescored = synbols_scores(z, far, layout, font_classifier(z), font_classifier(far), domain.causal_oracle(z),
-                              domain.causal_oracle(far))
+    rescored = synbols_scores(
+        z, far, layout, font_classifier(z), font_classifier(far), domain.causal_oracle(z), domain.causal_oracle(far)
+    )
     assert not rescored.categories.sce[:, 0].any() and rescored.s_sharp.tolist() == [1] * 40
 
 

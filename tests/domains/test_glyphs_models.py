@@ -10,6 +10,7 @@ import json
 import pytest
 import torch
 
+from cfcheck.core.thresholds import Bars
 from cfcheck.domains import get_domain
 from cfcheck.domains.glyphs import SCENARIOS, GlyphsDomain, load_split, raw_latents
 from cfcheck.domains.glyphs.networks import ENCODER_HEADS, GlyphEncoder, GlyphGenerator, StandardisedGenerator
@@ -17,7 +18,6 @@ from cfcheck.domains.glyphs.recipes import ENCODER, GENERATOR, GlyphRecipe, clas
 from cfcheck.domains.glyphs.training import font_swap_fonts, refont, refresh_bars_and_cards, train_glyph_models
 from cfcheck.models.cards import model_card_markdown
 from cfcheck.models.registry import domain_dir, load_manifest, load_model, model_entry
-from cfcheck.core.thresholds import Bars
 
 NAMES = list(glyph_recipes())
 CLASSIFIERS = [classifier_name(s) for s in SCENARIOS]
@@ -28,8 +28,12 @@ pytestmark = pytest.mark.usefixtures("single_torch_thread")  # as the models are
 
 def test_recipes_name_every_model_once_in_training_order():
     assert NAMES == ["encoder", "generator", *CLASSIFIERS]
-    assert CLASSIFIERS == ["classifier_fonts6_corr50", "classifier_fonts6_corr95", "classifier_fonts10_corr50",
-                           "classifier_fonts10_corr95"]
+    assert CLASSIFIERS == [
+        "classifier_fonts6_corr50",
+        "classifier_fonts6_corr95",
+        "classifier_fonts10_corr50",
+        "classifier_fonts10_corr95",
+    ]
     recipes = glyph_recipes()
     assert {recipes[n].scenario for n in CLASSIFIERS} == set(SCENARIOS)
     assert len({r.seed for r in recipes.values()}) == len(recipes)  # independent initialisations
@@ -40,8 +44,11 @@ def test_recipes_name_every_model_once_in_training_order():
 def test_recipe_validation_and_smoke_budget():
     smoke = GENERATOR.smoke()
     assert (smoke.n, smoke.epochs, smoke.test_n) == (256, 1, 128)
-    assert (smoke.architecture, smoke.arch_kwargs, smoke.seed) == (GENERATOR.architecture, GENERATOR.arch_kwargs,
-                                                                    GENERATOR.seed)
+    assert (smoke.architecture, smoke.arch_kwargs, smoke.seed) == (
+        GENERATOR.architecture,
+        GENERATOR.arch_kwargs,
+        GENERATOR.seed,
+    )
     with pytest.raises(ValueError, match="kind"):
         GlyphRecipe(**{**ENCODER.__dict__, "kind": "gan"})
     with pytest.raises(ValueError, match="unknown scenario"):
@@ -111,8 +118,9 @@ def test_smoke_training_writes_verified_loadable_models(tmp_path):
     domain = GlyphsDomain("fonts6-corr50")
     generator = domain.latent_generator(weights_dir=str(tmp_path))
     assert generator(domain.latents("test", 2)).shape == (2, 1, 32, 32)
-    assert domain.encode(load_split("fonts6-corr50", "test", 3).images,
-                         domain.latent_encoder(weights_dir=str(tmp_path))).shape == (3, 11)
+    assert domain.encode(
+        load_split("fonts6-corr50", "test", 3).images, domain.latent_encoder(weights_dir=str(tmp_path))
+    ).shape == (3, 11)
     # bars are refreshed from the recipes without retraining: the weights and hashes stay
     manifest["models"]["glyphs/encoder"]["quality_bar"] = {"character_accuracy": {"min": 0.0}}
     (tmp_path / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
@@ -186,10 +194,11 @@ def test_shipped_generator_reconstructs_and_keeps_the_character():
     with torch.no_grad():
         fake = domain.latent_generator()(test.latents)
         l1 = float((fake - test.images).abs().mean())
-        recovered = domain.latent_encoder()(fake)[:, :ENCODER_HEADS["character"]].argmax(1)
+        recovered = domain.latent_encoder()(fake)[:, : ENCODER_HEADS["character"]].argmax(1)
     _check(l1, entry["quality_bar"]["test_l1"])
-    _check(float((recovered == test.factors.character).double().mean()),
-           entry["quality_bar"]["encoder_character_accuracy"])
+    _check(
+        float((recovered == test.factors.character).double().mean()), entry["quality_bar"]["encoder_character_accuracy"]
+    )
     blank = float((test.images - test.images.mean((1, 2, 3), keepdim=True)).abs().mean())
     assert l1 < 0.5 * blank, "no better than a per-image constant"
 

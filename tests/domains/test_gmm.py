@@ -40,8 +40,9 @@ def test_the_domain_protocol_and_its_declared_absences():
     assert domain.capabilities == frozenset()
     # no structural causal model: not even stubs, so the SCM kind's isinstance check turns it away
     assert not isinstance(domain, StructuralCausalModel)
-    assert not any(hasattr(domain, m) for m in ("parents", "sample_intervention", "parent_bin",
-                                                 "intervention_counterfactual"))
+    assert not any(
+        hasattr(domain, m) for m in ("parents", "sample_intervention", "parent_bin", "intervention_counterfactual")
+    )
     assert SCMSpec().supports(domain) == "domain 'gmm' has no structural causal model to intervene on"
 
 
@@ -120,7 +121,9 @@ def quadrature_1d(x_t: float, alpha: float, means: tuple[float, float], variance
     """E[x₀ | x_t] and E[ε | x_t] in 1-D by integrating over x₀ with scipy's quad."""
 
     def joint(x0: float) -> float:
-        prior = sum(math.exp(-((x0 - m) ** 2) / (2 * variance)) for m in means) / (2 * math.sqrt(2 * math.pi * variance))
+        prior = sum(math.exp(-((x0 - m) ** 2) / (2 * variance)) for m in means) / (
+            2 * math.sqrt(2 * math.pi * variance)
+        )
         return prior * math.exp(-((x_t - math.sqrt(alpha) * x0) ** 2) / (2 * (1 - alpha)))
 
     peak = x_t / math.sqrt(alpha)
@@ -153,8 +156,9 @@ def test_posterior_mean_matches_grid_quadrature_in_2d(alpha):
     x_t = np.array([[0.0, 0.0], [1.2, -0.3], [-0.5, 1.5], [2.0, 2.0]])
     result = domain.posterior_mean(torch.from_numpy(x_t), alpha).numpy()
     for point, value in zip(x_t, result):
-        likelihood = np.exp(-((point[0] - math.sqrt(alpha) * g0) ** 2 + (point[1] - math.sqrt(alpha) * g1) ** 2)
-                            / (2 * (1 - alpha)))
+        likelihood = np.exp(
+            -((point[0] - math.sqrt(alpha) * g0) ** 2 + (point[1] - math.sqrt(alpha) * g1) ** 2) / (2 * (1 - alpha))
+        )
         weight = prior * likelihood
 
         def integral(f):
@@ -190,13 +194,16 @@ def test_predicted_noise_is_tweedies_score_by_autograd(alpha):
     means, variance = torch.tensor([[0.3, -1.0, 2.0], [-1.5, 0.5, 0.0]], dtype=torch.float64), 0.7
     domain = GMMDomain(variance=variance, means=means)
     components = torch.distributions.Independent(
-        torch.distributions.Normal(math.sqrt(alpha) * means, math.sqrt(alpha * variance + 1 - alpha)), 1)
+        torch.distributions.Normal(math.sqrt(alpha) * means, math.sqrt(alpha * variance + 1 - alpha)), 1
+    )
     mixture = torch.distributions.MixtureSameFamily(
-        torch.distributions.Categorical(torch.tensor([0.5, 0.5], dtype=torch.float64)), components)
+        torch.distributions.Categorical(torch.tensor([0.5, 0.5], dtype=torch.float64)), components
+    )
     x_t = torch.randn(20, 3, generator=torch.Generator().manual_seed(5), dtype=torch.float64).mul(2).requires_grad_()
     (score,) = torch.autograd.grad(mixture.log_prob(x_t).sum(), x_t)
-    torch.testing.assert_close(domain.predicted_noise(x_t.detach(), alpha), -math.sqrt(1 - alpha) * score,
-                               atol=1e-10, rtol=1e-10)
+    torch.testing.assert_close(
+        domain.predicted_noise(x_t.detach(), alpha), -math.sqrt(1 - alpha) * score, atol=1e-10, rtol=1e-10
+    )
 
 
 def test_limits_of_alpha_bar():
@@ -264,7 +271,8 @@ def test_the_denoiser_reassembles_x_t(case, alpha, variance):
     """√ᾱ·E[x₀|x_t] + √(1 − ᾱ)·E[ε|x_t] = x_t (the two predictions are one parametrisation)."""
     means, x_t = draw(case)
     rebuilt = math.sqrt(alpha) * posterior_mean(x_t, alpha, means, variance) + math.sqrt(1 - alpha) * predicted_noise(
-        x_t, alpha, means, variance)
+        x_t, alpha, means, variance
+    )
     torch.testing.assert_close(rebuilt, x_t, atol=1e-10, rtol=1e-10)
 
 

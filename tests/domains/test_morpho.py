@@ -32,9 +32,9 @@ from cfcheck.domains.morpho import (
     true_counterfactual,
 )
 from cfcheck.domains.morpho.fonts import DIGITS
-from cfcheck.domains.truetype import FONT_DIR, discover_fonts, is_usable_font
 from cfcheck.domains.morpho.rendering import render_coverage
 from cfcheck.domains.morpho.splits import SPLIT_SIZES, split_factors
+from cfcheck.domains.truetype import FONT_DIR, discover_fonts, is_usable_font
 
 STYLE_FIELDS = ("font", "rotation", "shear", "scale", "shift_x", "shift_y", "eps")
 
@@ -296,7 +296,9 @@ def _annulus(radius: float, width: float, level: float = 1.0, supersample: int =
     return (level * torch.nn.functional.avg_pool2d(inside[None, None], supersample)).float()
 
 
-@pytest.mark.parametrize(("width", "tolerance"), [(1.0, 0.3), (1.5, 0.15), (2.0, 0.05), (2.5, 0.05), (3.5, 0.05), (5.0, 0.05), (7.0, 0.05)])
+@pytest.mark.parametrize(
+    ("width", "tolerance"), [(1.0, 0.3), (1.5, 0.15), (2.0, 0.05), (2.5, 0.05), (3.5, 0.05), (5.0, 0.05), (7.0, 0.05)]
+)
 @pytest.mark.parametrize("radius", [7.1, 9.0, 10.4])
 def test_measure_thickness_on_rings(width, tolerance, radius):
     ring = _annulus(radius=radius, width=width)
@@ -367,8 +369,14 @@ def test_load_split_prefix_labels_and_memoisation():
 
 
 def test_splits_have_their_sizes_and_differ():
-    assert SPLIT_SIZES == {"train": 30_000, "val": 3_000, "test": 5_000, "oracle": 30_000, "reference": 20_000,
-                           "reference_extra": 20_000}
+    assert SPLIT_SIZES == {
+        "train": 30_000,
+        "val": 3_000,
+        "test": 5_000,
+        "oracle": 30_000,
+        "reference": 20_000,
+        "reference_extra": 20_000,
+    }
     assert len(split_factors("test")) == 5_000
     first = {name: split_factors(name, 50).thickness for name in SPLIT_SIZES}
     names = list(first)
@@ -377,7 +385,15 @@ def test_splits_have_their_sizes_and_differ():
             assert not torch.equal(first[names[a]], first[names[b]])
 
 
-@pytest.mark.parametrize(("name", "n", "match"), [("training", None, "unknown split 'training'.*oracle"), ("val", 3001, r"\[0, 3000\]"), ("val", -1, "n must be"), ("val", 2.0, "n must be")])
+@pytest.mark.parametrize(
+    ("name", "n", "match"),
+    [
+        ("training", None, "unknown split 'training'.*oracle"),
+        ("val", 3001, r"\[0, 3000\]"),
+        ("val", -1, "n must be"),
+        ("val", 2.0, "n must be"),
+    ],
+)
 def test_load_split_validates(name, n, match):
     with pytest.raises(ValueError, match=match):
         load_split(name, n)

@@ -20,11 +20,14 @@ def test_intensity_noise_abduction_inverts_the_mechanism(thickness, eps):
     assert float(recovered) == pytest.approx(eps, abs=2e-3)
 
 
-@pytest.mark.parametrize("intervention", [
-    {"thickness": torch.full((300,), 3.3)},
-    {"intensity": torch.full((300,), 120.0)},
-    {"digit": torch.full((300,), 7, dtype=torch.long)},
-])
+@pytest.mark.parametrize(
+    "intervention",
+    [
+        {"thickness": torch.full((300,), 3.3)},
+        {"intensity": torch.full((300,), 120.0)},
+        {"digit": torch.full((300,), 7, dtype=torch.long)},
+    ],
+)
 def test_parents_propagated_from_observed_ones_match_the_scm(intervention):
     domain = get_domain("morpho")
     index = torch.arange(300)

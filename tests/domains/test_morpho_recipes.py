@@ -26,7 +26,10 @@ def test_the_domain_offers_its_recipes():
     assert {"cnn", "random_net", "attr_digit", "embedding"} <= set(specs)
     assert all(spec.name == name and spec.task in TASKS for name, spec in specs.items())
     assert {spec.attribute for spec in specs.values() if spec.role == "attribute_oracle"} == {
-        "digit", "thickness", "intensity"}
+        "digit",
+        "thickness",
+        "intensity",
+    }
     assert all(spec.recipe.split in SPLIT_SEEDS for spec in specs.values())
 
 
@@ -46,8 +49,7 @@ def test_attribute_targets(data):
 
 
 def test_task_targets(data):
-    single = {"digit": "digit", "thickness_bin": "thickness", "intensity_bin": "intensity",
-              "font": "font"}
+    single = {"digit": "digit", "thickness_bin": "thickness", "intensity_bin": "intensity", "font": "font"}
     for task, attribute in single.items():
         targets = RECIPES.targets(task, data)
         assert list(targets) == ["label"]

@@ -56,12 +56,15 @@ def importable(tmp_path, monkeypatch):
 @pytest.fixture
 def builders(importable):
     """A builder module of the user's own: ``<module>:tiny(width)``."""
-    return importable("cfcheck_test_user_builders", """
+    return importable(
+        "cfcheck_test_user_builders",
+        """
         from torch import nn
 
         def tiny(width=4):
             return nn.Sequential(nn.Flatten(), nn.Linear(16, width))
-    """)
+    """,
+    )
 
 
 def _tiny(width: int = 4) -> nn.Module:
@@ -79,34 +82,49 @@ def _arrays(n_per_class: int = 6, classes: int = 2) -> ArraySource:
 
 
 def test_a_factory_that_raises_is_reported_with_the_spec_and_its_error(tmp_path):
-    path = _write(tmp_path / "raising_domain.py", """
+    path = _write(
+        tmp_path / "raising_domain.py",
+        """
         def make_domain():
             raise RuntimeError("no images under /data/faces")
-    """)
+    """,
+    )
     spec = f"{path}:make_domain"
-    with pytest.raises(DomainError, match=re.escape(
-            f"domain {spec!r}: its factory raised RuntimeError: no images under /data/faces")):
+    with pytest.raises(
+        DomainError, match=re.escape(f"domain {spec!r}: its factory raised RuntimeError: no images under /data/faces")
+    ):
         resolve_domain(spec)
 
 
 def test_a_factory_in_a_module_that_raises_names_the_module_spec(importable):
-    module = importable("cfcheck_test_raising_factory", """
+    module = importable(
+        "cfcheck_test_raising_factory",
+        """
         def make_domain():
             raise FileNotFoundError("faces.npz")
-    """)
+    """,
+    )
     spec = f"{module}:make_domain"
-    with pytest.raises(DomainError, match=re.escape(f"domain {spec!r}: its factory raised FileNotFoundError: faces.npz")):
+    with pytest.raises(
+        DomainError, match=re.escape(f"domain {spec!r}: its factory raised FileNotFoundError: faces.npz")
+    ):
         resolve_domain(spec)
 
 
-@pytest.mark.parametrize("attribute, source", [
-    ("", "cfcheck_domain = {'name': 'faces', 'splits': {}}"),
-    (":make_domain", "def make_domain():\n    return {'name': 'faces'}"),
-])
+@pytest.mark.parametrize(
+    "attribute, source",
+    [
+        ("", "cfcheck_domain = {'name': 'faces', 'splits': {}}"),
+        (":make_domain", "def make_domain():\n    return {'name': 'faces'}"),
+    ],
+)
 def test_a_spec_that_resolves_to_a_dict_says_it_is_not_a_domain(tmp_path, attribute, source):
     spec = f"{_write(tmp_path / 'dict_domain.py', source)}{attribute}"
-    with pytest.raises(DomainError, match=re.escape(f"domain {spec!r} resolved to dict, not a cfcheck Domain: it lacks ")
-                       + r"name, input_shape, .*split_roles, model_roles.*ImageDomain"):
+    with pytest.raises(
+        DomainError,
+        match=re.escape(f"domain {spec!r} resolved to dict, not a cfcheck Domain: it lacks ")
+        + r"name, input_shape, .*split_roles, model_roles.*ImageDomain",
+    ):
         resolve_domain(spec)
 
 
@@ -117,29 +135,40 @@ def test_an_object_of_the_wrong_type_is_named_by_its_repr():
 
 def test_a_factory_file_that_does_not_exist_names_the_file(tmp_path):
     spec = f"{tmp_path / 'no_such_domain.py'}:make_domain"
-    with pytest.raises(DomainError, match=re.escape(f"domain {spec!r}: no such file {tmp_path / 'no_such_domain.py'}")
-                       + r".*expected a Python file"):
+    with pytest.raises(
+        DomainError,
+        match=re.escape(f"domain {spec!r}: no such file {tmp_path / 'no_such_domain.py'}")
+        + r".*expected a Python file",
+    ):
         resolve_domain(spec)
 
 
 def test_a_relative_file_that_is_missing_names_where_it_was_looked_up(tmp_path):
-    with pytest.raises(DomainError, match=re.escape(f"domain 'domains/faces.py': no such file "
-                                                    f"{tmp_path / 'domains' / 'faces.py'}")):
+    with pytest.raises(
+        DomainError, match=re.escape(f"domain 'domains/faces.py': no such file {tmp_path / 'domains' / 'faces.py'}")
+    ):
         resolve_domain("domains/faces.py", rootdir=tmp_path)
 
 
 def test_a_module_that_cannot_be_imported_names_the_module(tmp_path):
-    with pytest.raises(DomainError, match=r"domain 'cfcheck_no_such_pkg\.faces:make_domain': cannot import module "
-                                          r"'cfcheck_no_such_pkg\.faces': ModuleNotFoundError"):
+    with pytest.raises(
+        DomainError,
+        match=r"domain 'cfcheck_no_such_pkg\.faces:make_domain': cannot import module "
+        r"'cfcheck_no_such_pkg\.faces': ModuleNotFoundError",
+    ):
         resolve_domain("cfcheck_no_such_pkg.faces:make_domain", rootdir=tmp_path)
 
 
 def test_a_missing_attribute_of_a_file_names_the_file_and_what_was_expected(tmp_path):
     path = _write(tmp_path / "faces_domain.py", "def make():\n    pass\n")
     spec = f"{path}:make_domain"
-    with pytest.raises(DomainError, match=re.escape(
+    with pytest.raises(
+        DomainError,
+        match=re.escape(
             f"domain {spec!r}: {path} has no attribute 'make_domain'; expected a Domain object, class or "
-            "zero-argument factory named 'make_domain'")):
+            "zero-argument factory named 'make_domain'"
+        ),
+    ):
         resolve_domain(spec)
 
 
@@ -151,8 +180,11 @@ def test_a_file_without_the_default_attribute_says_cfcheck_domain(tmp_path):
 
 def test_a_missing_attribute_of_a_module_names_the_module_file(importable):
     module = importable("cfcheck_test_no_factory", "VALUE = 1\n")
-    with pytest.raises(DomainError, match=re.escape(f"domain '{module}:make_domain': ")
-                       + r".*cfcheck_test_no_factory\.py has no attribute 'make_domain'; expected a Domain object"):
+    with pytest.raises(
+        DomainError,
+        match=re.escape(f"domain '{module}:make_domain': ")
+        + r".*cfcheck_test_no_factory\.py has no attribute 'make_domain'; expected a Domain object",
+    ):
         resolve_domain(f"{module}:make_domain")
 
 
@@ -160,8 +192,9 @@ def test_a_missing_attribute_of_a_module_names_the_module_file(importable):
 
 
 def test_mismatched_image_and_label_counts_name_the_source():
-    with pytest.raises(DomainError, match=re.escape("faces: 5 images but labels of shape (4,); "
-                                                    "expected one integer label per image")):
+    with pytest.raises(
+        DomainError, match=re.escape("faces: 5 images but labels of shape (4,); expected one integer label per image")
+    ):
         ArraySource(np.zeros((5, 1, 4, 4), np.uint8), np.zeros(4, np.int64), name="faces")
 
 
@@ -175,8 +208,13 @@ def test_mismatched_counts_in_a_file_name_the_file(tmp_path):
 def test_float_images_outside_the_unit_interval_are_refused():
     images = np.full((3, 1, 4, 4), 0.5, np.float32)
     images[1, 0, 2, 2] = 1.5
-    with pytest.raises(DomainError, match=re.escape("faces: float images must lie in [0, 1] (found values from 0.5 to "
-                                                    "1.5 in images 0..2); scale them or pass uint8")):
+    with pytest.raises(
+        DomainError,
+        match=re.escape(
+            "faces: float images must lie in [0, 1] (found values from 0.5 to "
+            "1.5 in images 0..2); scale them or pass uint8"
+        ),
+    ):
         ArraySource(images, np.zeros(3, np.int64), name="faces")
 
 
@@ -190,25 +228,33 @@ def test_non_finite_float_images_are_called_non_finite(tmp_path):
         ArraySource.from_file(path)
 
 
-@pytest.mark.parametrize("labels, dtype", [(np.array([0.0, 1.0, 1.0]), "float64"), (np.array(["cat", "dog", "dog"]), "<U3")])
+@pytest.mark.parametrize(
+    "labels, dtype", [(np.array([0.0, 1.0, 1.0]), "float64"), (np.array(["cat", "dog", "dog"]), "<U3")]
+)
 def test_non_integer_labels_are_refused(labels, dtype):
-    with pytest.raises(DomainError, match=re.escape(f"faces: labels must be integers (class indices), got dtype {dtype}")):
+    with pytest.raises(
+        DomainError, match=re.escape(f"faces: labels must be integers (class indices), got dtype {dtype}")
+    ):
         ArraySource(np.zeros((3, 1, 4, 4), np.uint8), labels, name="faces")
 
 
 def test_a_npy_without_its_labels_file_names_the_file_it_expected(tmp_path):
     np.save(tmp_path / "faces.npy", np.zeros((3, 1, 4, 4), np.uint8))
-    with pytest.raises(DomainError, match=re.escape(f"{tmp_path / 'faces.npy'}: a .npy of images needs its labels in "
-                                                    "faces.labels.npy")):
+    with pytest.raises(
+        DomainError, match=re.escape(f"{tmp_path / 'faces.npy'}: a .npy of images needs its labels in faces.labels.npy")
+    ):
         ArraySource.from_file(tmp_path / "faces.npy")
 
 
 def test_labels_outside_the_classes_name_the_domain(tmp_path):
     source = ArraySource(np.zeros((4, 1, 4, 4), np.uint8), np.array([0, 1, 2, 3]), name="faces")
     parts = {role: source for role in ("train", "selection", "scored", "reference")}
-    with pytest.raises(DomainError, match=re.escape("domain 'faces': labels must lie in [0, 1] (its classes), found 0..3")):
-        ImageDomain("faces", parts, root=tmp_path, model_roles=ROLES, class_names=["cat", "dog"],
-                    model_store=ModuleStore({}))
+    with pytest.raises(
+        DomainError, match=re.escape("domain 'faces': labels must lie in [0, 1] (its classes), found 0..3")
+    ):
+        ImageDomain(
+            "faces", parts, root=tmp_path, model_roles=ROLES, class_names=["cat", "dog"], model_store=ModuleStore({})
+        )
 
 
 # --- folder sources ---------------------------------------------------------------------------------
@@ -228,8 +274,13 @@ def test_a_folder_of_mixed_image_sizes_names_the_offending_file_when_read(tmp_pa
     _png(tmp_path / "dog" / "d.png", 8, 8)
     source = FolderSource(tmp_path)  # lazy: nothing is read yet
     assert source.read(torch.tensor([0, 1, 3])).shape == (3, 3, 8, 8)
-    with pytest.raises(DomainError, match=re.escape(f"{tmp_path / 'dog' / 'c.png'}: 10×6 pixels, but the tree's images "
-                                                    "are 8×8; resize them or pass size=(height, width)")):
+    with pytest.raises(
+        DomainError,
+        match=re.escape(
+            f"{tmp_path / 'dog' / 'c.png'}: 10×6 pixels, but the tree's images "
+            "are 8×8; resize them or pass size=(height, width)"
+        ),
+    ):
         _ = ImageSplit(source, torch.arange(len(source)), "reference").images
     resized = FolderSource(tmp_path, size=(8, 8))
     assert resized.read(torch.arange(len(resized))).shape == (4, 3, 8, 8)
@@ -240,8 +291,11 @@ def test_a_folder_with_fewer_than_two_class_folders_is_refused(tmp_path, folders
     for name in folders:
         _png(tmp_path / name / "a.png", 8, 8)
     _png(tmp_path / "loose.png", 8, 8)  # an image at the root is not a class
-    with pytest.raises(DomainError, match=re.escape(f"{tmp_path}: found {len(folders)} class folder")
-                       + r".*expected at least 2 \(root/<class>/<image files>\)"):
+    with pytest.raises(
+        DomainError,
+        match=re.escape(f"{tmp_path}: found {len(folders)} class folder")
+        + r".*expected at least 2 \(root/<class>/<image files>\)",
+    ):
         FolderSource(tmp_path)
 
 
@@ -255,9 +309,12 @@ def test_a_weights_file_modified_after_add_fails_its_sha256(tmp_path, builders):
     data = bytearray(path.read_bytes())
     data[-1] ^= 0xFF  # one byte of the last weight
     path.write_bytes(bytes(data))
-    with pytest.raises(ReferenceModelError, match=re.escape("model faces/cnn")
-                       + r".*" + re.escape(f"weights file {path} does not match the manifest: expected sha256 "
-                                           f"{entry['sha256']}, actual ")):
+    with pytest.raises(
+        ReferenceModelError,
+        match=re.escape("model faces/cnn")
+        + r".*"
+        + re.escape(f"weights file {path} does not match the manifest: expected sha256 {entry['sha256']}, actual "),
+    ):
         store.load("cnn")
 
 
@@ -271,9 +328,13 @@ def test_a_builder_that_cannot_be_imported_names_the_model_manifest_and_module(t
     store = ModelStore(tmp_path / "models", "faces")
     store.add("cnn", _tiny(), builder=f"{builders}:tiny", arch_kwargs={"width": 4})
     _edit_entry(store, "cnn", builder="cfcheck_no_such_builders:tiny")
-    with pytest.raises(ReferenceModelError, match=re.escape(
+    with pytest.raises(
+        ReferenceModelError,
+        match=re.escape(
             f"model faces/cnn in {store.manifest_path}: cannot import builder module 'cfcheck_no_such_builders' "
-            "(cfcheck_no_such_builders:tiny): ModuleNotFoundError")):
+            "(cfcheck_no_such_builders:tiny): ModuleNotFoundError"
+        ),
+    ):
         store.load("cnn")
 
 
@@ -281,15 +342,23 @@ def test_a_builder_the_module_lacks_names_the_function(tmp_path, builders):
     store = ModelStore(tmp_path / "models", "faces")
     store.add("cnn", _tiny(), builder=f"{builders}:tiny", arch_kwargs={"width": 4})
     _edit_entry(store, "cnn", builder=f"{builders}:huge")
-    with pytest.raises(ReferenceModelError, match=re.escape(
-            f"model faces/cnn in {store.manifest_path}: {builders} has no callable 'huge' (builder '{builders}:huge')")):
+    with pytest.raises(
+        ReferenceModelError,
+        match=re.escape(
+            f"model faces/cnn in {store.manifest_path}: {builders} has no callable 'huge' (builder '{builders}:huge')"
+        ),
+    ):
         store.load("cnn")
 
 
 def test_a_builder_path_without_a_colon_is_refused_by_add_and_by_load(tmp_path, builders):
     store = ModelStore(tmp_path / "models", "faces")
-    with pytest.raises(ReferenceModelError, match=re.escape(
-            f"model faces/cnn in {store.manifest_path}: builder must be 'pkg.module:function', got '{builders}.tiny'")):
+    with pytest.raises(
+        ReferenceModelError,
+        match=re.escape(
+            f"model faces/cnn in {store.manifest_path}: builder must be 'pkg.module:function', got '{builders}.tiny'"
+        ),
+    ):
         store.add("cnn", _tiny(), builder=f"{builders}.tiny", arch_kwargs={"width": 4})
     assert not (tmp_path / "models").exists()  # nothing written
     store.add("cnn", _tiny(), builder=f"{builders}:tiny", arch_kwargs={"width": 4})
@@ -301,9 +370,14 @@ def test_a_builder_path_without_a_colon_is_refused_by_add_and_by_load(tmp_path, 
 @pytest.mark.parametrize("how, given_", [({}, "neither"), ({"builder": "x:y", "architecture": "simple_cnn"}, "both")])
 def test_add_needs_exactly_one_of_builder_and_architecture(tmp_path, how, given_):
     store = ModelStore(tmp_path / "models", "faces")
-    with pytest.raises(ValueError, match=re.escape(f"model 'cnn' of domain 'faces' ({tmp_path / 'models'}): give exactly "
-                                                   "one of builder='pkg.module:function' or architecture="
-                                                   f"'<registered name>', got {given_}")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            f"model 'cnn' of domain 'faces' ({tmp_path / 'models'}): give exactly "
+            "one of builder='pkg.module:function' or architecture="
+            f"'<registered name>', got {given_}"
+        ),
+    ):
         store.add("cnn", _tiny(), **how)
     assert not (tmp_path / "models").exists()
 
@@ -311,10 +385,17 @@ def test_add_needs_exactly_one_of_builder_and_architecture(tmp_path, how, given_
 def test_a_role_naming_a_model_the_store_lacks_is_a_problem_naming_both(tmp_path, builders):
     store = ModelStore(tmp_path / "models", "faces")
     store.add("cnn", _tiny(), builder=f"{builders}:tiny", arch_kwargs={"width": 4})
-    domain = ImageDomain("faces", _arrays(), root=tmp_path, model_roles=ROLES, model_store=store,
-                         fractions={"train": 0.25, "selection": 0.25, "scored": 0.25, "reference": 0.25})
+    domain = ImageDomain(
+        "faces",
+        _arrays(),
+        root=tmp_path,
+        model_roles=ROLES,
+        model_store=store,
+        fractions={"train": 0.25, "selection": 0.25, "scored": 0.25, "reference": 0.25},
+    )
     assert domain_problems(domain) == [
-        "role 'embedding' names model 'embedding', which the store does not hold (it holds ['cnn'])"]
+        "role 'embedding' names model 'embedding', which the store does not hold (it holds ['cnn'])"
+    ]
 
 
 # --- properties -------------------------------------------------------------------------------------
@@ -356,9 +437,11 @@ def test_stratified_split_partitions_every_class_by_rounded_cumulative_shares(la
 
 
 @settings(max_examples=40, deadline=None)
-@given(labels=st.lists(st.integers(0, 3), max_size=60),
-       weights=st.lists(st.floats(0.0, 1.0, allow_subnormal=False), min_size=2, max_size=5).filter(lambda w: sum(w) > 0.1),
-       seed=st.integers(0, 2**31 - 1))
+@given(
+    labels=st.lists(st.integers(0, 3), max_size=60),
+    weights=st.lists(st.floats(0.0, 1.0, allow_subnormal=False), min_size=2, max_size=5).filter(lambda w: sum(w) > 0.1),
+    seed=st.integers(0, 2**31 - 1),
+)
 def test_stratified_split_of_any_shares_is_a_partition_within_one_of_each_share(labels, weights, seed):
     shares = {f"part{i}": w / sum(weights) for i, w in enumerate(weights)}
     parts = stratified_split(torch.tensor(labels, dtype=torch.int64), shares, seed)
@@ -385,8 +468,10 @@ def test_stratified_split_is_a_function_of_its_seed(seeds):
 
 
 def test_stratified_split_refuses_shares_that_do_not_sum_to_one():
-    with pytest.raises(DomainError, match=re.escape("split fractions must be >= 0 and sum to 1, got {'train': 0.5, "
-                                                    "'reference': 0.6} (sum 1.1)")):
+    with pytest.raises(
+        DomainError,
+        match=re.escape("split fractions must be >= 0 and sum to 1, got {'train': 0.5, 'reference': 0.6} (sum 1.1)"),
+    ):
         stratified_split(torch.zeros(4, dtype=torch.int64), {"train": 0.5, "reference": 0.6}, 0)
 
 
@@ -448,7 +533,8 @@ def test_a_new_run_resolves_a_users_domain_afresh_and_keeps_the_bundled_ones(tmp
             "import torch\n"
             "def make():\n"
             f"    return ImageDomain({name!r}, ArraySource(torch.rand(40, 1, 4, 4), torch.arange(2).repeat(20)),\n"
-            f"                       root={str(tmp_path / name)!r}, model_roles={{'explained': ('m',)}})\n")
+            f"                       root={str(tmp_path / name)!r}, model_roles={{'explained': ('m',)}})\n"
+        )
 
     monkeypatch.syspath_prepend(str(tmp_path))
     write("first")

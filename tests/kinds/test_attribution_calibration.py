@@ -15,18 +15,29 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cfcheck.calibration.bars import domain_bars, read_bars_file, write_domain_bars
-from cfcheck.kinds.attribution.calibration import (
-    CALIBRATED, OTHER_RANDOM_SEEDS, RANDOMISATION_SCORES, derive_gap_bars, gap_key, measure_randomisation,
-)
 from cfcheck.core.thresholds import Bar
+from cfcheck.kinds.attribution.calibration import (
+    CALIBRATED,
+    OTHER_RANDOM_SEEDS,
+    RANDOMISATION_SCORES,
+    derive_gap_bars,
+    gap_key,
+    measure_randomisation,
+)
 
 ROLES = {"gradient": "+", "noisy 1": "ladder:1", "noisy 4": "ladder:4", "random": "-"}
 
 
 def gaps(gradient, noisy1, noisy4, random):
     """One score, seeds 0 and 1: control → seed → gap."""
-    return {"road_gap_morf": {"gradient": dict(enumerate(gradient)), "noisy 1": dict(enumerate(noisy1)),
-                              "noisy 4": dict(enumerate(noisy4)), "random": dict(enumerate(random))}}
+    return {
+        "road_gap_morf": {
+            "gradient": dict(enumerate(gradient)),
+            "noisy 1": dict(enumerate(noisy1)),
+            "noisy 4": dict(enumerate(noisy4)),
+            "random": dict(enumerate(random)),
+        }
+    }
 
 
 def test_a_bar_sits_halfway_between_the_worst_positive_and_the_best_negative():
@@ -61,7 +72,7 @@ def test_rungs_past_the_resolution_count_as_neither_positive_nor_negative():
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.floats(-1, 1), min_size=8, max_size=8))
 def test_a_derived_bar_separates_every_control_property(values):
-    gradient, noisy1, noisy4, random = (values[i:i + 2] for i in range(0, 8, 2))
+    gradient, noisy1, noisy4, random = (values[i : i + 2] for i in range(0, 8, 2))
     bar, _ = derive_gap_bars(gaps(gradient, noisy1, noisy4, random), ROLES, "d", "quick")["road_gap_morf"]
     # with two rungs, the ladder must fall from the first to the second on each seed whether the
     # second is resolved or not, and the least noisy rung must be resolved
@@ -88,10 +99,22 @@ class _Profile:
 
 def test_a_bundled_domain_adds_its_own_bars_to_the_cards_and_calibrations_keep_each_others(tmp_path):
     path = tmp_path / "bars-quick.json"
-    write_domain_bars(path, {"target_accuracy": (Bar(0.1, "min"), "vce controls")}, domain="bundled",
-                      profile="quick", controls={"identity": "validity-"}, method_kind="vce")
-    write_domain_bars(path, {"road_gap_morf": (Bar(0.03, "min"), "attribution controls")}, domain="bundled",
-                      profile="quick", controls={"random": "-"}, method_kind="attribution")
+    write_domain_bars(
+        path,
+        {"target_accuracy": (Bar(0.1, "min"), "vce controls")},
+        domain="bundled",
+        profile="quick",
+        controls={"identity": "validity-"},
+        method_kind="vce",
+    )
+    write_domain_bars(
+        path,
+        {"road_gap_morf": (Bar(0.03, "min"), "attribution controls")},
+        domain="bundled",
+        profile="quick",
+        controls={"random": "-"},
+        method_kind="attribution",
+    )
     bars, _ = read_bars_file(path)
     assert set(bars) == {"target_accuracy", "road_gap_morf"}  # the second calibration kept the first's bar
     assert set(json.loads(path.read_text())["controls"]) == {"vce", "attribution"}
@@ -112,8 +135,11 @@ def test_the_bundled_morpho_road_bar_is_the_one_its_calibration_derives():
     morpho = Path(get_domain("morpho").calibration_dir)
     values = json.loads((morpho / "calibration-attribution-quick.json").read_text())
     gap_keys = {gap_key(strategy, order) for strategy, order in CALIBRATED}
-    measured = {key: {control: {int(seed): gap for seed, gap in seeds.items()} for control, seeds in by.items()}
-                for key, by in values["values"].items() if key in gap_keys}
+    measured = {
+        key: {control: {int(seed): gap for seed, gap in seeds.items()} for control, seeds in by.items()}
+        for key, by in values["values"].items()
+        if key in gap_keys
+    }
     # the file also holds each control's randomisation similarity per seed (no bar), for the same seeds
     assert set(values["values"]) == gap_keys | {key for key, _ in RANDOMISATION_SCORES}
     for key, _ in RANDOMISATION_SCORES:
@@ -135,11 +161,29 @@ def run_road(tmp_path: Path, fixture: str, domain: str) -> dict:
     env.pop("PYTEST_XDIST_WORKER", None)
     env.pop("PYTEST_XDIST_WORKER_COUNT", None)
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", str(root / "suites" / "attribution" / "test_road.py"),
-         f"--method={root / 'fixtures' / fixture}.py", f"--cfcheck-domain={domain}", "--cfcheck-profile=quick",
-         f"--cfcheck-report-dir={tmp_path}", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-o", "addopts=",
-         "--cfcheck-no-cache"],
-        cwd=root, capture_output=True, text=True, env=env, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(root / "suites" / "attribution" / "test_road.py"),
+            f"--method={root / 'fixtures' / fixture}.py",
+            f"--cfcheck-domain={domain}",
+            "--cfcheck-profile=quick",
+            f"--cfcheck-report-dir={tmp_path}",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "-o",
+            "addopts=",
+            "--cfcheck-no-cache",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
     )
     path = tmp_path / f"{fixture}-quick" / "scorecard.json"
     assert path.is_file(), done.stdout[-3000:] + done.stderr[-3000:]
@@ -147,8 +191,9 @@ def run_road(tmp_path: Path, fixture: str, domain: str) -> dict:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("fixture", "expected"), [("attr_gradient", "pass"), ("attr_noisy_gradient", "pass"),
-                                                   ("attr_random", "fail")])
+@pytest.mark.parametrize(
+    ("fixture", "expected"), [("attr_gradient", "pass"), ("attr_noisy_gradient", "pass"), ("attr_random", "fail")]
+)
 def test_road_morf_gates_on_morpho_and_reports_lerf(tmp_path, fixture, expected):
     scorecard = run_road(tmp_path, fixture, "morpho")
     verdicts = {s["metric"]: s["verdict"] for s in scorecard["scores"]}
@@ -165,15 +210,26 @@ def test_the_controls_randomisation_similarity_separates_model_dependence(tmp_pa
     section = dataclasses.replace(SECTION_DEFAULTS["quick"], n_inputs=6, randomisation_draws=2)
     values = measure_randomisation(get_domain("morpho"), section, seeds=(0,), log=lambda line: None)
     plain, support = (values[key] for key, _ in RANDOMISATION_SCORES)
-    assert set(plain) == set(support) == {"gradient", "input×gradient", "smoothgrad", "integrated gradients",
-                                          *(f"random (seed {s})" for s in OTHER_RANDOM_SEEDS),
-                                          *(f"gradient + noise {r:g}" for r in (0.5, 1, 2, 4, 8))}
+    assert (
+        set(plain)
+        == set(support)
+        == {
+            "gradient",
+            "input×gradient",
+            "smoothgrad",
+            "integrated gradients",
+            *(f"random (seed {s})" for s in OTHER_RANDOM_SEEDS),
+            *(f"gradient + noise {r:g}" for r in (0.5, 1, 2, 4, 8)),
+        }
+    )
     # a gradient has no exact zeros (both variants agree); the input factor's shared zeros lift the
     # plain similarity of input×gradient near 1, not its support's; noise of 8 times the gradient's
     # norm, the same for both models, makes the maps alike; a fresh random map per call is unrelated
     assert plain["gradient"][0] == pytest.approx(support["gradient"][0]) and plain["gradient"][0] < 0.5
     assert plain["input×gradient"][0] > 0.9 > support["input×gradient"][0] + 0.3
-    assert plain["gradient + noise 8"][0] > 0.8 and all(abs(plain[f"random (seed {s})"][0]) < 0.2 for s in OTHER_RANDOM_SEEDS)
+    assert plain["gradient + noise 8"][0] > 0.8 and all(
+        abs(plain[f"random (seed {s})"][0]) < 0.2 for s in OTHER_RANDOM_SEEDS
+    )
     gmm = get_domain("gmm")  # no random classifier: nothing to compare
     assert measure_randomisation(gmm, section, seeds=(0,), log=lambda line: None) == {}
 
@@ -188,8 +244,11 @@ def test_a_values_file_merges_as_a_partial_file_and_keeps_its_similarities_apart
     similarity = {key for key, _ in RANDOMISATION_SCORES}
     assert set(part["randomisation"]) == similarity and not similarity & set(part["values"])
     merged = merge_measurements([part])
-    gaps = {key: {c: {int(s): v for s, v in by.items()} for c, by in per.items()}
-            for key, per in values["values"].items() if key not in similarity}
+    gaps = {
+        key: {c: {int(s): v for s, v in by.items()} for c, by in per.items()}
+        for key, per in values["values"].items()
+        if key not in similarity
+    }
     assert merged["values"] == gaps and merged["roles"] == values["roles"]
     # a new seed measured elsewhere joins; a different value for a measured one is refused
     extra = {"values": {"goar_gap": {"gradient": {"7": 0.5}}}, "areas": {}, "roles": {"gradient": "+"}}

@@ -15,8 +15,13 @@ from cfcheck.kinds.attribution.spec import SPEC, AttributionTask
 @dataclass
 class _Domain:
     name: str = "faces"
-    model_roles: dict = field(default_factory=lambda: {
-        "explained": ("cnn", "mlp"), "random": ("random_cnn",), "randomisation_counterpart": ("cnn",)})
+    model_roles: dict = field(
+        default_factory=lambda: {
+            "explained": ("cnn", "mlp"),
+            "random": ("random_cnn",),
+            "randomisation_counterpart": ("cnn",),
+        }
+    )
 
 
 class _Zoo:
@@ -56,8 +61,9 @@ def test_cascade_tasks_are_the_counterparts_stages_top_first_each_needing_the_co
     assert [t.model for t in random[1].needs[1:]] == [f"cnn~reinit{3 * 10_007 + k}" for k in range(1, 5)]
     for task in random:
         trained = AttributionTask(domain=domain, model="cnn", seed=task.seed)
-        assert all(draw.needs == (trained,) and draw.seed == task.seed and draw.group == task.group
-                   for draw in task.needs[1:])
+        assert all(
+            draw.needs == (trained,) and draw.seed == task.seed and draw.group == task.group for draw in task.needs[1:]
+        )
     assert len({t.model for task in random for t in task.needs[1:]}) == 8  # independent draws per seed
     assert run.zoos["faces"].asked == ["cnn"]  # naming the draws builds nothing
 

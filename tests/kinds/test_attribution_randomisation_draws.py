@@ -20,8 +20,10 @@ def test_draw_seeds_are_disjoint_across_task_seeds_and_avoid_the_cascades():
     assert draw_models("random_net", "cnn", 1, 3) == ("random_net", "cnn~reinit10008", "cnn~reinit10009")
 
 
-@pytest.mark.parametrize(("seed", "draws", "match"), [(-1, 3, "`seed` must be an int >= 0"), (0, 0, "`draws`"),
-                                                      (0, True, "`draws`"), (0, 10_007, "below 10007")])
+@pytest.mark.parametrize(
+    ("seed", "draws", "match"),
+    [(-1, 3, "`seed` must be an int >= 0"), (0, 0, "`draws`"), (0, True, "`draws`"), (0, 10_007, "below 10007")],
+)
 def test_draw_seed_arguments(seed, draws, match):
     with pytest.raises(ValueError, match=match):
         draw_seeds(seed, draws)
@@ -42,8 +44,9 @@ def test_the_zoo_builds_a_named_draw_as_the_full_reinitialisation_of_its_model()
     assert draw.state_dict().keys() == expected.keys()
     assert all(torch.equal(draw.state_dict()[k], v) for k, v in expected.items())
     assert zoo["cnn~reinit3"] is draw  # built once per session
-    assert not torch.equal(zoo["cnn~reinit4"].state_dict()["network.features.0.weight"],
-                           expected["network.features.0.weight"])
+    assert not torch.equal(
+        zoo["cnn~reinit4"].state_dict()["network.features.0.weight"], expected["network.features.0.weight"]
+    )
     with pytest.raises(KeyError, match="no randomisation stage"):
         zoo["cnn~reinitialise"]
 
@@ -62,9 +65,14 @@ def test_the_similarity_table_has_one_row_per_draw_and_scores_undefined_pairs_by
         assert table[:, 0].tolist() == [0.0, 1.0, 0.0]
 
 
-@pytest.mark.parametrize(("randomised", "support", "match"), [([], "all", "non-empty sequence"),
-                                                              (torch.zeros(2, 3, 1), "all", "non-empty sequence"),
-                                                              ([torch.zeros(3, 1)], "some", "`support`")])
+@pytest.mark.parametrize(
+    ("randomised", "support", "match"),
+    [
+        ([], "all", "non-empty sequence"),
+        (torch.zeros(2, 3, 1), "all", "non-empty sequence"),
+        ([torch.zeros(3, 1)], "some", "`support`"),
+    ],
+)
 def test_similarity_table_arguments(randomised, support, match):
     with pytest.raises(ValueError, match=match):
         similarity_table(torch.zeros(3, 1), randomised, support=support)

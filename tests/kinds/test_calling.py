@@ -13,9 +13,11 @@ from cfcheck.kinds.calling import (
     MethodTimeout,
     OutputSpec,
     Progress,
-    check_output as _check,
     invoke,
     time_limit,
+)
+from cfcheck.kinds.calling import (
+    check_output as _check,
 )
 
 IMAGES = OutputSpec(call="explain", several=True, value_range=(0.0, 1.0))
@@ -27,7 +29,13 @@ def check_output(raw, x, spec=IMAGES):
 
 def call_method(method, x, target, classifier, generator):
     """One VCE call the way the engine makes it."""
-    raw = invoke("explain", method.explain, (x, target, classifier), {"generator": generator} if "generator" in method.explain.__code__.co_varnames else {}, watched={"x": x, "target": target})
+    raw = invoke(
+        "explain",
+        method.explain,
+        (x, target, classifier),
+        {"generator": generator} if "generator" in method.explain.__code__.co_varnames else {},
+        watched={"x": x, "target": target},
+    )
     return check_output(raw, x)
 
 
@@ -143,9 +151,17 @@ def test_xdist_workers_share_the_cores(monkeypatch):
 @pytest.mark.parametrize(
     ("spec", "make_output", "message"),
     [
-        (OutputSpec(call="attribute"), lambda x: torch.stack([x, x], 1), r"attribute returned shape \(4, 2, 1, 8, 8\); expected \(4, 1, 8, 8\) \(one per input\)$"),
+        (
+            OutputSpec(call="attribute"),
+            lambda x: torch.stack([x, x], 1),
+            r"attribute returned shape \(4, 2, 1, 8, 8\); expected \(4, 1, 8, 8\) \(one per input\)$",
+        ),
         (OutputSpec(call="explain", several=True, required_k=True), lambda x: x, r"expected \(4, K, 1, 8, 8\)$"),
-        (OutputSpec(call="counterfactual", value_range=(0.0, 1.0)), lambda x: x - 1, r"counterfactual returned values in \[-0\.\d+, -0\.\d+\]; they must lie in \[0, 1\]$"),
+        (
+            OutputSpec(call="counterfactual", value_range=(0.0, 1.0)),
+            lambda x: x - 1,
+            r"counterfactual returned values in \[-0\.\d+, -0\.\d+\]; they must lie in \[0, 1\]$",
+        ),
     ],
 )
 def test_each_kind_states_its_own_output_shape(spec, make_output, message):
@@ -169,7 +185,13 @@ def test_a_mutated_dict_argument_is_named():
 
     x = torch.rand(3, 1, 4, 4)
     with pytest.raises(MethodOutputError, match=r"modified its input parents\['thickness'\] in place"):
-        invoke("counterfactual", counterfactual, (x, parents, {}), {}, watched={"x": x, "parents['thickness']": parents["thickness"]})
+        invoke(
+            "counterfactual",
+            counterfactual,
+            (x, parents, {}),
+            {},
+            watched={"x": x, "parents['thickness']": parents["thickness"]},
+        )
 
 
 def test_a_call_past_its_time_limit_fails_with_the_limit_named():
@@ -223,7 +245,9 @@ def test_an_outer_alarm_is_restored_after_the_call():
         signal.signal(signal.SIGALRM, previous)
 
 
-@pytest.mark.parametrize(("cores", "load", "threads"), [(2, 0.0, 2), (2, 0.9, 1), (2, 0.4, 2), (8, 3.2, 5), (2, 7.0, 1), (4, None, 4)])
+@pytest.mark.parametrize(
+    ("cores", "load", "threads"), [(2, 0.0, 2), (2, 0.9, 1), (2, 0.4, 2), (8, 3.2, 5), (2, 7.0, 1), (4, None, 4)]
+)
 def test_a_single_process_takes_the_free_cores(cores, load, threads):
     from cfcheck.core.threads import threads_for_free_cores
 

@@ -73,8 +73,19 @@ def test_the_generic_engine_names_no_kind():
     """The modules every kind goes through name none (a fifth kind is its folder plus a registry line)."""
     kinds = "|".join(KIND_FOLDERS)
     named = re.compile(rf"""MethodKind\.[A-Z]|["']({kinds})["']""")
-    generic = ["cfcheck/plugin.py", "cfcheck/plugin_fixtures.py", "cfcheck/session.py", "cfcheck/kinds/base.py",
-               "cfcheck/kinds/contract.py", "cfcheck/kinds/__init__.py", "suites/test_contract.py"]
-    hits = [f"{path}:{number}: {line.strip()}" for path in generic
-            for number, line in enumerate((ROOT / path).read_text().splitlines(), 1) if named.search(line)]
+    generic = [
+        "cfcheck/plugin.py",
+        "cfcheck/plugin_fixtures.py",
+        "cfcheck/session.py",
+        "cfcheck/kinds/base.py",
+        "cfcheck/kinds/contract.py",
+        "cfcheck/kinds/__init__.py",
+        "suites/test_contract.py",
+    ]
+    hits = [
+        f"{path}:{number}: {line.strip()}"
+        for path in generic
+        for number, line in enumerate((ROOT / path).read_text().splitlines(), 1)
+        if named.search(line)
+    ]
     assert not hits, "\n".join(hits)

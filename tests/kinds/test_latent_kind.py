@@ -29,16 +29,21 @@ def test_buckets_take_inputs_nearest_to_each_level_split_by_correctness():
 
 def test_buckets_spread_a_remainder_and_skip_empty_groups():
     probability = torch.rand(100, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
-    index, _, is_correct = confidence_buckets(probability, torch.ones(100, dtype=torch.bool), (0.5,), 3,
-                                              torch.Generator().manual_seed(0))
+    index, _, is_correct = confidence_buckets(
+        probability, torch.ones(100, dtype=torch.bool), (0.5,), 3, torch.Generator().manual_seed(0)
+    )
     assert len(index) == 2 and is_correct.tolist() == [1, 1]  # 2 of 3 in the correct bucket; the other is empty
 
 
 def test_section_defaults_and_validation():
     assert SECTION_DEFAULTS["full"].n_inputs == 800 and SECTION_DEFAULTS["quick"].counterfactuals_per_input == 10
     assert SECTION_DEFAULTS["quick"].confidence_levels == (0.1, 0.4, 0.6, 0.9)
-    for bad in (dict(n_inputs=0), dict(n_inputs=4, counterfactuals_per_input=0),
-                dict(n_inputs=4, confidence_levels=(0.0, 0.5)), dict(n_inputs=4, confidence_levels=())):
+    for bad in (
+        dict(n_inputs=0),
+        dict(n_inputs=4, counterfactuals_per_input=0),
+        dict(n_inputs=4, confidence_levels=(0.0, 0.5)),
+        dict(n_inputs=4, confidence_levels=()),
+    ):
         with pytest.raises(ValueError):
             LatentSection(**bad).validate()
 
@@ -167,7 +172,7 @@ def test_the_engine_builds_tasks_draws_inputs_and_scores_a_stub_method():
     result = SPEC.result(run, tasks[0], inputs, output, 0.0)
     rates = result.scores.rates
     # flipping the classifier's coordinate within the radius keeps the category: every CF is an NCF
-    moved = (2 * inputs.like[:, 2].abs() <= 1.0)  # inside the continuous radius (L1 ≤ 1)
+    moved = 2 * inputs.like[:, 2].abs() <= 1.0  # inside the continuous radius (L1 ≤ 1)
     assert torch.allclose(rates["ef"], moved.double(), atol=1e-9)
     assert torch.equal(rates["ncf"], rates["ef"]) and float(rates["trivial"].sum()) == 0.0
     # three counterfactuals along one direction: S# is 1 where they are successful, else 0

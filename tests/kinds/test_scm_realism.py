@@ -29,8 +29,13 @@ class _Result(SimpleNamespace, EvaluatedOnce):
 
 
 def _result(domain, parents, x_cf, valid=None):
-    return _Result(domain=domain, task=SimpleNamespace(seed=0), target_parents=parents, x_cf=x_cf,
-                   valid=torch.ones(len(x_cf), dtype=torch.bool) if valid is None else valid)
+    return _Result(
+        domain=domain,
+        task=SimpleNamespace(seed=0),
+        target_parents=parents,
+        x_cf=x_cf,
+        valid=torch.ones(len(x_cf), dtype=torch.bool) if valid is None else valid,
+    )
 
 
 def test_reference_renders_show_the_parents_in_every_copy(morpho):

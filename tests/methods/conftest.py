@@ -58,9 +58,14 @@ def small_cnn(seed: int = 0) -> nn.Module:
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         model = nn.Sequential(
-            nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Flatten(), nn.Linear(16 * 8 * 8, NUM_CLASSES),
+            nn.Conv2d(1, 8, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(8, 16, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Flatten(),
+            nn.Linear(16 * 8 * 8, NUM_CLASSES),
         )
     return frozen(model)
 

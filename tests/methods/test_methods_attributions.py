@@ -13,8 +13,14 @@ from torch import nn
 
 from cfcheck.domains import get_domain
 from cfcheck.methods.attribution.saliency import (
-    CounterfactualDirection, Gradient, InputTimesGradient, IntegratedGradients, NoisyAttribution, RandomAttribution,
-    SmoothGrad, TrueFeature,
+    CounterfactualDirection,
+    Gradient,
+    InputTimesGradient,
+    IntegratedGradients,
+    NoisyAttribution,
+    RandomAttribution,
+    SmoothGrad,
+    TrueFeature,
 )
 
 
@@ -23,12 +29,15 @@ def _linear(d: int = 6, k: int = 3, seed: int = 0) -> nn.Linear:
     return nn.Linear(d, k)
 
 
-@pytest.mark.parametrize("method, closed_form", [
-    (Gradient(), lambda x, w: w.expand_as(x)),
-    (InputTimesGradient(), lambda x, w: x * w),
-    (SmoothGrad(samples=5), lambda x, w: w.expand_as(x)),
-    (IntegratedGradients(steps=4), lambda x, w: x * w),
-])
+@pytest.mark.parametrize(
+    "method, closed_form",
+    [
+        (Gradient(), lambda x, w: w.expand_as(x)),
+        (InputTimesGradient(), lambda x, w: x * w),
+        (SmoothGrad(samples=5), lambda x, w: w.expand_as(x)),
+        (IntegratedGradients(steps=4), lambda x, w: x * w),
+    ],
+)
 def test_linear_model_closed_forms(method, closed_form):
     model = _linear()
     x = torch.randn(8, 6, generator=torch.Generator().manual_seed(1))
@@ -69,7 +78,9 @@ def test_noisy_attribution_adds_noise_of_the_stated_ratio(ratio, seed):
     x = torch.randn(4, 6, generator=torch.Generator().manual_seed(seed))
     target = torch.tensor([0, 1, 2, 1])
     base = Gradient().attribute(x, model, target)
-    noisy = NoisyAttribution(Gradient(), ratio).attribute(x, model, target, generator=torch.Generator().manual_seed(seed))
+    noisy = NoisyAttribution(Gradient(), ratio).attribute(
+        x, model, target, generator=torch.Generator().manual_seed(seed)
+    )
     noise_norm = (noisy - base).norm(dim=1)
     torch.testing.assert_close(noise_norm, ratio * base.norm(dim=1), rtol=1e-4, atol=1e-5)
 
@@ -85,13 +96,16 @@ def test_true_feature_on_the_toy_points_to_the_target_mean():
         TrueFeature(get_domain("morpho"))
 
 
-@pytest.mark.parametrize("bad, message", [
-    (dict(x=torch.zeros(3)), "batch dimension"),
-    (dict(x=torch.zeros(3, 6, dtype=torch.long)), "floating-point"),
-    (dict(target=torch.zeros(3)), "int64"),
-    (dict(target=torch.zeros(2, dtype=torch.long)), r"shape \(3,\)"),
-    (dict(model="not a model"), "nn.Module"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (dict(x=torch.zeros(3)), "batch dimension"),
+        (dict(x=torch.zeros(3, 6, dtype=torch.long)), "floating-point"),
+        (dict(target=torch.zeros(3)), "int64"),
+        (dict(target=torch.zeros(2, dtype=torch.long)), r"shape \(3,\)"),
+        (dict(model="not a model"), "nn.Module"),
+    ],
+)
 def test_bad_inputs_are_named(bad, message):
     args = dict(x=torch.zeros(3, 6), model=_linear(), target=torch.zeros(3, dtype=torch.long)) | bad
     with pytest.raises((TypeError, ValueError), match=message):
@@ -115,8 +129,9 @@ def test_captum_adapter_matches_the_closed_forms():
     x = torch.randn(8, 6, generator=torch.Generator().manual_seed(2))
     target = torch.tensor([0, 1, 2, 0, 1, 2, 0, 1])
     w = model.weight.detach()[target]
-    torch.testing.assert_close(captum_method(attr.IntegratedGradients, n_steps=16).attribute(x, model, target), x * w,
-                               rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(
+        captum_method(attr.IntegratedGradients, n_steps=16).attribute(x, model, target), x * w, rtol=1e-4, atol=1e-5
+    )
     torch.testing.assert_close(captum_method(attr.Saliency, abs=False).attribute(x, model, target), w)
     with pytest.raises(ValueError, match="target"):
         captum_method(attr.Saliency, target=0)
@@ -170,12 +185,20 @@ def test_randomisation_similarity_of_the_bundled_attributions_as_readme_reports(
     target = zoo.logits("cnn", x).argmax(1)
 
     def similarity(method, support="all"):
-        maps = [method.attribute(x, zoo[m], target, **({"generator": torch.Generator().manual_seed(0)}
-                                                         if isinstance(method, RandomAttribution) else {}))
-                for m in ("cnn", "random_net")]
+        maps = [
+            method.attribute(
+                x,
+                zoo[m],
+                target,
+                **({"generator": torch.Generator().manual_seed(0)} if isinstance(method, RandomAttribution) else {}),
+            )
+            for m in ("cnn", "random_net")
+        ]
         return float(rank_similarity(maps[0], maps[1], support=support).mean())
 
-    assert similarity(Gradient()) < 0.4  # 0.19 against random_net alone (docs/findings/attribution.md: 0.171 over five draws)
+    assert (
+        similarity(Gradient()) < 0.4
+    )  # 0.19 against random_net alone (docs/findings/attribution.md: 0.171 over five draws)
     assert similarity(Gradient(), "nonzero") == pytest.approx(similarity(Gradient()))  # no exact zeros
     assert similarity(InputTimesGradient()) > 0.9 and similarity(IntegratedGradients(steps=8)) > 0.9  # 0.995
     # on the pixels where either map is non-zero (the digit), the input factor's shared zeros are gone: 0.43-0.46

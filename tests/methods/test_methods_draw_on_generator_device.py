@@ -74,8 +74,10 @@ def test_visual_explainers(toys, denoiser):
         "pgd": TargetedPGD(random_start=True),
         "noise": UniformNoiseControl(),
     }
-    found = {name: draws_without_device(lambda g, m=m: m.explain(x, target, classifier, generator=g))
-             for name, m in methods.items()}
+    found = {
+        name: draws_without_device(lambda g, m=m: m.explain(x, target, classifier, generator=g))
+        for name, m in methods.items()
+    }
     assert found == {name: [] for name in methods}
 
 
@@ -83,10 +85,16 @@ def test_latent_explainers(toys):
     classifier = toys.Halfspace([1.0, -0.5, 0.25, 0.0])
     z = torch.randn(3, 4, generator=torch.Generator().manual_seed(1))
     identity = torch.nn.Identity()
-    methods = {"growing_spheres": GrowingSpheres(k=2, candidates=8), "dice": DiCE(k=2, max_iterations=3),
-               "noise": LatentNoise(k=2), "repeater": LatentRepeater(k=2)}
-    found = {name: draws_without_device(lambda g, m=m: m.explain(z, classifier, identity, rng=g))
-             for name, m in methods.items()}
+    methods = {
+        "growing_spheres": GrowingSpheres(k=2, candidates=8),
+        "dice": DiCE(k=2, max_iterations=3),
+        "noise": LatentNoise(k=2),
+        "repeater": LatentRepeater(k=2),
+    }
+    found = {
+        name: draws_without_device(lambda g, m=m: m.explain(z, classifier, identity, rng=g))
+        for name, m in methods.items()
+    }
     assert found == {name: [] for name in methods}
 
 
@@ -94,10 +102,15 @@ def test_attributions(toys):
     model = toys.small_cnn(1)
     x = toys.random_images(2, seed=4)
     target = model(x).argmax(1)
-    methods = {"smoothgrad": SmoothGrad(samples=2), "random": RandomAttribution(),
-               "noisy": NoisyAttribution(RandomAttribution(), 0.5)}
-    found = {name: draws_without_device(lambda g, m=m: m.attribute(x, model, target, generator=g))
-             for name, m in methods.items()}
+    methods = {
+        "smoothgrad": SmoothGrad(samples=2),
+        "random": RandomAttribution(),
+        "noisy": NoisyAttribution(RandomAttribution(), 0.5),
+    }
+    found = {
+        name: draws_without_device(lambda g, m=m: m.attribute(x, model, target, generator=g))
+        for name, m in methods.items()
+    }
     assert found == {name: [] for name in methods}
 
 
@@ -106,9 +119,13 @@ def test_scm_resampling_control():
     from cfcheck.methods.scm.controls import SCMResample
 
     method = SCMResample(get_domain("morpho"))
-    parents = {"thickness": torch.tensor([2.0, 3.0]), "intensity": torch.tensor([150.0, 200.0]),
-               "digit": torch.tensor([1, 7])}
+    parents = {
+        "thickness": torch.tensor([2.0, 3.0]),
+        "intensity": torch.tensor([150.0, 200.0]),
+        "digit": torch.tensor([1, 7]),
+    }
     x = torch.zeros(2, 1, 32, 32)
     found = draws_without_device(
-        lambda g: method.counterfactual(x, parents, {"thickness": torch.tensor([2.5, 2.5])}, generator=g))
+        lambda g: method.counterfactual(x, parents, {"thickness": torch.tensor([2.5, 2.5])}, generator=g)
+    )
     assert found == []

@@ -22,8 +22,13 @@ def _numerical_cone_projection(v: np.ndarray, axis: np.ndarray, alpha: float) ->
     constraint = {"type": "ineq", "fun": lambda p: p @ u - math.cos(alpha) * math.sqrt(p @ p + 1e-18)}
     best = None
     for start in (u * max(v @ u, 1e-3), v, u, np.zeros_like(v) + 1e-3 * u):
-        result = minimize(lambda p: ((p - v) ** 2).sum(), start, constraints=[constraint], method="SLSQP",
-                          options={"ftol": 1e-14, "maxiter": 500})
+        result = minimize(
+            lambda p: ((p - v) ** 2).sum(),
+            start,
+            constraints=[constraint],
+            method="SLSQP",
+            options={"ftol": 1e-14, "maxiter": 500},
+        )
         if best is None or result.fun < best.fun:
             best = result
     return best.x
@@ -66,7 +71,9 @@ def test_cone_projection_properties(v, axis, angle):
         cos = float((p * axis).sum() / (p.norm() * axis.norm()))
         assert cos >= math.cos(math.radians(angle)) - 1e-9
     torch.testing.assert_close(cone_projection(p, axis, angle), p)  # idempotent
-    assert float(((v - p) * p).sum()) == pytest.approx(0.0, abs=1e-7 * (1 + float(v.norm()) ** 2))  # orthogonal residual
+    assert float(((v - p) * p).sum()) == pytest.approx(
+        0.0, abs=1e-7 * (1 + float(v.norm()) ** 2)
+    )  # orthogonal residual
 
 
 @pytest.fixture(scope="module")
@@ -88,8 +95,12 @@ def test_dvce_contract_and_switches(toys, denoiser):
     torch.testing.assert_close(cf, again)
     other, _ = method.explain(x, target, classifier, generator=torch.Generator().manual_seed(1))
     assert not torch.equal(cf, other)
-    for switches in ({"x0_prediction": False}, {"cone_projection": False}, {"distance_weight": 0.0},
-                     {"rejection": False}):
+    for switches in (
+        {"x0_prediction": False},
+        {"cone_projection": False},
+        {"distance_weight": 0.0},
+        {"rejection": False},
+    ):
         variant = DiffusionCounterfactual(denoiser, robust, num_steps=6, **switches)
         out, kept = variant.explain(x, target, classifier, generator=torch.Generator().manual_seed(0))
         assert out.shape == x.shape
@@ -114,13 +125,16 @@ def test_guidance_moves_towards_the_target(toys, denoiser):
     assert float(log_p(guided)) > float(log_p(weak)) + 0.5
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"robust_classifier": None}, "cone_projection needs a `robust_classifier`"),
-    ({"start_fraction": 0.0}, "start_fraction"),
-    ({"cone_angle": 90.0}, "cone_angle"),
-    ({"distance_weight": -1.0}, "distance_weight"),
-    ({"num_steps": 0}, "num_steps"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"robust_classifier": None}, "cone_projection needs a `robust_classifier`"),
+        ({"start_fraction": 0.0}, "start_fraction"),
+        ({"cone_angle": 90.0}, "cone_angle"),
+        ({"distance_weight": -1.0}, "distance_weight"),
+        ({"num_steps": 0}, "num_steps"),
+    ],
+)
 def test_dvce_settings_are_validated(toys, denoiser, kwargs, match):
     settings_ = {"robust_classifier": toys.small_cnn(0), **kwargs}
     with pytest.raises(ValueError, match=match):

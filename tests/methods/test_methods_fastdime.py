@@ -16,8 +16,12 @@ from cfcheck.models.generative.diffusion import DenoisingUNet
 def test_dilate_matches_scipy(radius):
     mask = torch.rand(3, 1, 9, 11, generator=torch.Generator().manual_seed(radius)) > 0.9
     mask[0, 0, 0, 0] = True  # a corner pixel: the border must not wrap
-    expected = np.stack([binary_dilation(m[0].numpy(), structure=np.ones((2 * radius + 1,) * 2))
-                         if radius else m[0].numpy() for m in mask])[:, None]
+    expected = np.stack(
+        [
+            binary_dilation(m[0].numpy(), structure=np.ones((2 * radius + 1,) * 2)) if radius else m[0].numpy()
+            for m in mask
+        ]
+    )[:, None]
     np.testing.assert_array_equal(dilate(mask, radius).numpy(), expected)
 
 
@@ -56,12 +60,15 @@ def test_without_masking_every_pixel_may_change(toys, denoiser):
     assert unchanged(masked) > unchanged(free)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"mask_threshold": 0.0}, "mask_threshold"),
-    ({"mask_after": 1.5}, "mask_after"),
-    ({"dilation": -1}, "dilation"),
-    ({"start_fraction": 2.0}, "start_fraction"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"mask_threshold": 0.0}, "mask_threshold"),
+        ({"mask_after": 1.5}, "mask_after"),
+        ({"dilation": -1}, "dilation"),
+        ({"start_fraction": 2.0}, "start_fraction"),
+    ],
+)
 def test_settings_are_validated(denoiser, kwargs, match):
     with pytest.raises(ValueError, match=match):
         FastDiME(denoiser, **kwargs)

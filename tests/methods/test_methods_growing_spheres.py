@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from cfcheck.methods.latent.growing_spheres import GrowingSpheres, sample_spherical_layer
 
 
-
 @given(low=st.floats(0.0, 5.0), width=st.floats(0.1, 5.0), d=st.integers(1, 12), seed=st.integers(0, 1000))
 @settings(max_examples=40, deadline=None)
 def test_layer_samples_lie_in_the_layer(low, width, d, seed):
@@ -35,8 +34,9 @@ def test_enemies_cross_the_boundary_nearby_and_only_along_the_relevant_axis(toys
     classifier = toys.Halfspace([1.0, 0.0, 0.0, 0.0], 1.0)
     z = torch.zeros(5, 4)
     z[:, 1:] = torch.randn(5, 3, generator=torch.Generator().manual_seed(1))
-    cfs = GrowingSpheres(k=4, radius=2.0, candidates=50).explain(z, classifier, None,
-                                                               rng=torch.Generator().manual_seed(0))
+    cfs = GrowingSpheres(k=4, radius=2.0, candidates=50).explain(
+        z, classifier, None, rng=torch.Generator().manual_seed(0)
+    )
     assert cfs.shape == (5, 4, 4)
     assert bool((classifier(cfs.reshape(-1, 4)).argmax(1) == 1).all())  # every one is an enemy
     # sparse: only the first coordinate differs from the input
@@ -62,8 +62,15 @@ def test_an_input_without_a_reachable_enemy_gets_itself_back(toys):
     assert torch.equal(cfs, z[:, None].expand(2, 2, 2))
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [({"k": 0}, "k"), ({"radius": -1.0}, "radius"),
-                                               ({"candidates": 1.5}, "candidates"), ({"max_layers": 0}, "max_layers")])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"k": 0}, "k"),
+        ({"radius": -1.0}, "radius"),
+        ({"candidates": 1.5}, "candidates"),
+        ({"max_layers": 0}, "max_layers"),
+    ],
+)
 def test_settings_are_validated(kwargs, match):
     with pytest.raises((ValueError, TypeError), match=match):
         GrowingSpheres(**kwargs)

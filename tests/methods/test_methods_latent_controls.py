@@ -11,7 +11,6 @@ from cfcheck.methods.latent.gradient_explainers import DiCE
 from cfcheck.metrics.synbols import LatentLayout, synbols_scores
 
 
-
 def _scores(z, z_cf, classifier):
     n, k, d = z_cf.shape
     label = classifier(z).argmax(1)

@@ -11,11 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from cfcheck.methods.latent.informed_search import InformedSearch
 from cfcheck.methods.latent.gradient_explainers import XGEM, DiCE, DiVE, fisher_information
+from cfcheck.methods.latent.informed_search import InformedSearch
 from cfcheck.methods.latent.stylex_attfind import StylExAttFind
 from cfcheck.metrics.synbols import CategoricalGroup, LatentLayout
-
 
 
 def _classes(classifier, z_cf):
@@ -135,11 +134,18 @@ def test_informed_search_swaps_in_the_spurious_categories_flips_first(toys):
         InformedSearch().explain(z, classifier, nn.Identity())
 
 
-@pytest.mark.parametrize(("factory", "kwargs", "match"), [
-    (DiCE, {"proximity_weight": -1.0}, "proximity_weight"), (DiCE, {"margin": 0.0}, "margin"),
-    (XGEM, {"k": 0}, "k"), (DiVE, {"masked": -1}, "masked"), (DiVE, {"sparsity_weight": "x"}, "sparsity"),
-    (StylExAttFind, {"shift_size": 0.0}, "shift_size"), (InformedSearch, {"k": 1.5}, "k"),
-])
+@pytest.mark.parametrize(
+    ("factory", "kwargs", "match"),
+    [
+        (DiCE, {"proximity_weight": -1.0}, "proximity_weight"),
+        (DiCE, {"margin": 0.0}, "margin"),
+        (XGEM, {"k": 0}, "k"),
+        (DiVE, {"masked": -1}, "masked"),
+        (DiVE, {"sparsity_weight": "x"}, "sparsity"),
+        (StylExAttFind, {"shift_size": 0.0}, "shift_size"),
+        (InformedSearch, {"k": 1.5}, "k"),
+    ],
+)
 def test_settings_are_validated(factory, kwargs, match):
     with pytest.raises((ValueError, TypeError), match=match):
         factory(**kwargs)

@@ -118,7 +118,13 @@ def test_input_shape_must_match_the_bank(mean_model: nn.Module) -> None:
         (torch.zeros(0, 1, 32, 32), torch.zeros(0, dtype=torch.int64), {}, ValueError, "non-empty"),
         (torch.zeros(2, 1, 32, 32), torch.zeros(3, dtype=torch.int64), {}, ValueError, "`bank_labels` to have shape"),
         (torch.zeros(2, 1, 32, 32), torch.zeros(2), {}, TypeError, "`bank_labels` to have dtype torch.int64"),
-        (torch.full((2, 1, 32, 32), 2.0), torch.zeros(2, dtype=torch.int64), {}, ValueError, r"`bank_images` in \[0, 1\]"),
+        (
+            torch.full((2, 1, 32, 32), 2.0),
+            torch.zeros(2, dtype=torch.int64),
+            {},
+            ValueError,
+            r"`bank_images` in \[0, 1\]",
+        ),
         (torch.zeros(2, 1, 32, 32), torch.zeros(2, dtype=torch.int64), {"batch_size": 0}, ValueError, "batch_size"),
     ],
 )

@@ -93,7 +93,9 @@ def test_the_truth_mixture_gives_the_truth_for_its_share_of_inputs_whatever_the_
         # one input at a time, or reversed: the same choice
         reversed_out = mixture.explain(x.flip(0), target.flip(0), _Fixed(0)).flip(0)
         assert torch.equal(out, reversed_out)
-        assert torch.equal(out[:7], torch.cat([mixture.explain(x[i:i + 1], target[i:i + 1], _Fixed(0)) for i in range(7)]))
+        assert torch.equal(
+            out[:7], torch.cat([mixture.explain(x[i : i + 1], target[i : i + 1], _Fixed(0)) for i in range(7)])
+        )
     # nested: an input chosen at 50 % is chosen at 80 %
     assert bool((input_share(x, 0.5) <= input_share(x, 0.8)).all())
     for bad in (-0.1, 1.5, True, "0.5"):

@@ -10,9 +10,9 @@ import pickle
 import sys
 from pathlib import Path
 
+import cfcheck.fixtures as bundled
 import pytest
 
-import cfcheck.fixtures as bundled
 import cfcheck.methods as methods
 from cfcheck.adapter import load_method
 from cfcheck.core.cache import method_fingerprint
@@ -20,9 +20,11 @@ from cfcheck.core.cache import method_fingerprint
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize(("package", "old", "new"),
-                         [(methods, old, new) for old, new in sorted(methods.MOVED.items())]
-                         + [(bundled, old, new) for old, new in sorted(bundled.MOVED.items())])
+@pytest.mark.parametrize(
+    ("package", "old", "new"),
+    [(methods, old, new) for old, new in sorted(methods.MOVED.items())]
+    + [(bundled, old, new) for old, new in sorted(bundled.MOVED.items())],
+)
 def test_old_name_is_the_moved_module(package, old, new):
     moved = importlib.import_module(f"{package.__name__}.{new}")
     assert moved.__name__ == f"{package.__name__}.{new}" and moved.__spec__.name == moved.__name__
@@ -32,9 +34,10 @@ def test_old_name_is_the_moved_module(package, old, new):
 
 def test_classes_are_one_class_under_either_name():
     from cfcheck.methods.contract import VisualExplainer as OldBase
+    from cfcheck.methods.wachter import WachterCounterfactual as Old
+
     from cfcheck.methods.vce.contract import VisualExplainer
     from cfcheck.methods.vce.wachter import WachterCounterfactual
-    from cfcheck.methods.wachter import WachterCounterfactual as Old
 
     assert Old is WachterCounterfactual and OldBase is VisualExplainer
     assert isinstance(Old(), VisualExplainer)
@@ -44,8 +47,9 @@ def test_classes_are_one_class_under_either_name():
 
 def test_every_published_name_points_at_an_adapter_file():
     folders = [path for path in Path(bundled.__path__[0]).iterdir() if (path / "__init__.py").is_file()]
-    adapters = {f"{folder.name}.{path.stem}" for folder in folders for path in folder.glob("*.py")
-                if path.stem != "__init__"}
+    adapters = {
+        f"{folder.name}.{path.stem}" for folder in folders for path in folder.glob("*.py") if path.stem != "__init__"
+    }
     assert set(bundled.MOVED.values()) <= adapters, set(bundled.MOVED.values()) - adapters
     assert len(set(bundled.MOVED.values())) == len(bundled.MOVED)  # no two published names for one adapter
 
@@ -55,8 +59,12 @@ def test_published_name_and_path_file_reports_where_they_did(old, new, monkeypat
     """``--method=cfcheck.fixtures.<old>``, the new name and the published checkout path
     ``fixtures/<old>.py`` load the one adapter and file reports under ``<old>``."""
     monkeypatch.setattr(sys, "path", list(sys.path))  # a path adapter puts its folder on it
-    given = [f"cfcheck.fixtures.{old}", f"cfcheck.fixtures.{new}", str(ROOT / "fixtures" / f"{old}.py"),
-             str(ROOT / "fixtures" / Path(*new.split(".")).with_suffix(".py"))]
+    given = [
+        f"cfcheck.fixtures.{old}",
+        f"cfcheck.fixtures.{new}",
+        str(ROOT / "fixtures" / f"{old}.py"),
+        str(ROOT / "fixtures" / Path(*new.split(".")).with_suffix(".py")),
+    ]
     specs = [load_method(spec, ROOT) for spec in given]
     assert {spec.name for spec in specs} == {old}
     assert {id(spec.module) for spec in specs[:3]} == {id(importlib.import_module(f"cfcheck.fixtures.{new}"))}

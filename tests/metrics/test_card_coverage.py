@@ -21,11 +21,10 @@ the collection reaches after all, or whose card is gone, fails, so the list cann
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
-
-import importlib
 
 import cfcheck
 from cfcheck.metrics.cards import CARDS
@@ -40,19 +39,31 @@ RECORDERS = {"cfcheck_score", "score"}
 #: names recorded without a card: checks, not metrics (recorded through ``ScoreRecorder.error``)
 CHECKS = {"domain"}
 
-_AREA = ("cfcheck/kinds/attribution/removal.py", "score_removal records it under removal_key(strategy, 'area', "
-         "order), called by suites/attribution/test_{goar,road,roar}.py; no attribution scorecard is published "
-         "and the attribution calibration files keep the gaps, not the areas")
-_LEAKAGE = ("cfcheck/kinds/attribution/removal.py", "score_leakage records f'{strategy}_leakage', called by "
-            "suites/attribution/test_{goar,roar}.py; no attribution scorecard is published and the attribution "
-            "calibration does not measure leakage")
-_CASCADE = ("suites/attribution/test_randomisation.py", "test_cascading_randomisation passes the card's key to a "
-            "helper that records it per layer; no attribution scorecard is published and the attribution "
-            "calibration measures the single-stage similarities only")
+_AREA = (
+    "cfcheck/kinds/attribution/removal.py",
+    "score_removal records it under removal_key(strategy, 'area', "
+    "order), called by suites/attribution/test_{goar,road,roar}.py; no attribution scorecard is published "
+    "and the attribution calibration files keep the gaps, not the areas",
+)
+_LEAKAGE = (
+    "cfcheck/kinds/attribution/removal.py",
+    "score_leakage records f'{strategy}_leakage', called by "
+    "suites/attribution/test_{goar,roar}.py; no attribution scorecard is published and the attribution "
+    "calibration does not measure leakage",
+)
+_CASCADE = (
+    "suites/attribution/test_randomisation.py",
+    "test_cascading_randomisation passes the card's key to a "
+    "helper that records it per layer; no attribution scorecard is published and the attribution "
+    "calibration measures the single-stage similarities only",
+)
 #: card → (the file that records it, why neither the files nor a literal key reach it)
 SCORED_ELSEWHERE = {
-    "goar_area": _AREA, "road_area": _AREA, "roar_area": _AREA,
-    "goar_leakage": _LEAKAGE, "roar_leakage": _LEAKAGE,
+    "goar_area": _AREA,
+    "road_area": _AREA,
+    "roar_area": _AREA,
+    "goar_leakage": _LEAKAGE,
+    "roar_leakage": _LEAKAGE,
     "attribution_cascading_randomisation_similarity": _CASCADE,
     "attribution_cascading_randomisation_similarity_support": _CASCADE,
 }
@@ -136,8 +147,11 @@ def source_keys(sources: tuple[Path, ...] = SCORING_SOURCES) -> dict[str, str]:
 
 
 def without_card(keys: dict[str, str]) -> dict[str, str]:
-    return {key: where for key, where in keys.items()
-            if MetricKey.parse(key).card not in CARDS and MetricKey.parse(key).card not in CHECKS}
+    return {
+        key: where
+        for key, where in keys.items()
+        if MetricKey.parse(key).card not in CARDS and MetricKey.parse(key).card not in CHECKS
+    }
 
 
 def scored_cards() -> set[str]:
@@ -185,10 +199,12 @@ def test_every_card_names_the_functions_that_compute_it() -> None:
 def test_a_planted_unknown_key_is_found(tmp_path: Path) -> None:
     """The check can fail: a suite that records a misspelt key, and a scorecard that holds one."""
     suite = tmp_path / "test_planted.py"
-    suite.write_text('def test_x(cfcheck_score):\n    cfcheck_score("orcale_score:oracle_lenet", [1.0])\n'
-                     '    cfcheck_score.unavailable(f"lvs_targte:{1}", "no")\n', encoding="utf-8")
+    suite.write_text(
+        'def test_x(cfcheck_score):\n    cfcheck_score("orcale_score:oracle_lenet", [1.0])\n'
+        '    cfcheck_score.unavailable(f"lvs_targte:{1}", "no")\n',
+        encoding="utf-8",
+    )
     planted = source_keys((tmp_path,))
-    assert set(without_card(planted)) == {
-        "orcale_score:oracle_lenet", "lvs_targte"}
+    assert set(without_card(planted)) == {"orcale_score:oracle_lenet", "lvs_targte"}
     assert without_card({"road_gapp_morf": "bars"}) == {"road_gapp_morf": "bars"}
     assert str(MetricKey.from_bar_key("road_gapp_morf", CARDS)) == "road_gapp_morf"

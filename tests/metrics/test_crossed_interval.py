@@ -25,8 +25,8 @@ def _by_hand(table: np.ndarray, confidence: float = 0.95) -> tuple[float, float]
     ms_draws = cols * sum((m - grand) ** 2 for m in row_means) / (rows - 1)
     ms_inputs = rows * sum((m - grand) ** 2 for m in col_means) / (cols - 1)
     variance = (ms_draws + ms_inputs) / (rows * cols)
-    freedom = (ms_draws + ms_inputs) ** 2 / (ms_draws ** 2 / (rows - 1) + ms_inputs ** 2 / (cols - 1))
-    half = stats.t.ppf((1 + confidence) / 2, freedom) * variance ** 0.5
+    freedom = (ms_draws + ms_inputs) ** 2 / (ms_draws**2 / (rows - 1) + ms_inputs**2 / (cols - 1))
+    half = stats.t.ppf((1 + confidence) / 2, freedom) * variance**0.5
     return grand - half, grand + half
 
 
@@ -43,7 +43,8 @@ def test_one_draw_or_one_input_is_scipys_t_interval() -> None:
     expected = stats.t.interval(0.95, 39, loc=row.mean(), scale=stats.sem(row))
     assert crossed_interval(row[None]) == pytest.approx(expected, abs=1e-12)
     assert crossed_interval(row[:7, None]) == pytest.approx(
-        stats.t.interval(0.95, 6, loc=row[:7].mean(), scale=stats.sem(row[:7])), abs=1e-12)
+        stats.t.interval(0.95, 6, loc=row[:7].mean(), scale=stats.sem(row[:7])), abs=1e-12
+    )
 
 
 def _pigeonhole_bootstrap(table: np.ndarray, rng: np.random.Generator, resamples: int = 300) -> tuple[float, float]:
@@ -60,11 +61,18 @@ def _coverage(experiments: int, draws: int, draw_sd: float, input_sd: float, see
     rng = np.random.default_rng(seed)
     mu, hits = 0.3, {"crossed": 0, "bootstrap": 0, "inputs only": 0}
     for _ in range(experiments):
-        table = (mu + rng.normal(0, draw_sd, size=(draws, 1)) + rng.normal(0, input_sd, size=(1, 50))
-                 + rng.normal(0, input_sd, size=(draws, 50)))
+        table = (
+            mu
+            + rng.normal(0, draw_sd, size=(draws, 1))
+            + rng.normal(0, input_sd, size=(1, 50))
+            + rng.normal(0, input_sd, size=(draws, 50))
+        )
         per_input = table.mean(axis=0)
-        intervals = {"crossed": crossed_interval(table), "bootstrap": _pigeonhole_bootstrap(table, rng),
-                     "inputs only": stats.t.interval(0.95, 49, loc=per_input.mean(), scale=stats.sem(per_input))}
+        intervals = {
+            "crossed": crossed_interval(table),
+            "bootstrap": _pigeonhole_bootstrap(table, rng),
+            "inputs only": stats.t.interval(0.95, 49, loc=per_input.mean(), scale=stats.sem(per_input)),
+        }
         for name, (low, high) in intervals.items():
             hits[name] += low <= mu <= high
     return {name: count / experiments for name, count in hits.items()}
@@ -86,8 +94,11 @@ def test_without_a_draw_effect_it_is_not_much_wider_than_needed() -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(arrays(np.float64, st.tuples(st.integers(1, 5), st.integers(1, 8)),
-              elements=st.floats(-10, 10, allow_nan=False)), st.floats(-5, 5), st.floats(0.1, 10))
+@given(
+    arrays(np.float64, st.tuples(st.integers(1, 5), st.integers(1, 8)), elements=st.floats(-10, 10, allow_nan=False)),
+    st.floats(-5, 5),
+    st.floats(0.1, 10),
+)
 def test_the_interval_is_centred_and_follows_an_affine_map(table, shift, factor) -> None:
     low, high = crossed_interval(table)
     assert low <= table.mean() + 1e-9 and table.mean() - 1e-9 <= high

@@ -14,8 +14,11 @@ from cfcheck.metrics.effectiveness import categorical_hits, standardised_error
 def test_standardised_error_matches_numpy():
     rng = np.random.default_rng(0)
     measured, wanted = rng.normal(size=50), rng.normal(size=50)
-    np.testing.assert_allclose(standardised_error(torch.tensor(measured), torch.tensor(wanted), 0.7).numpy(),
-                               np.abs(measured - wanted) / 0.7, rtol=1e-6)
+    np.testing.assert_allclose(
+        standardised_error(torch.tensor(measured), torch.tensor(wanted), 0.7).numpy(),
+        np.abs(measured - wanted) / 0.7,
+        rtol=1e-6,
+    )
 
 
 def test_categorical_hits_count_matches():
@@ -23,12 +26,15 @@ def test_categorical_hits_count_matches():
     assert hits.tolist() == [1.0, 0.0, 1.0, 0.0]
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: standardised_error(torch.zeros(3), torch.zeros(4), 1.0), "shape"),
-    (lambda: standardised_error(torch.zeros(3), torch.zeros(3), 0.0), "scale must be > 0"),
-    (lambda: categorical_hits(torch.zeros(3), torch.zeros(3, dtype=torch.long)), "integer"),
-    (lambda: categorical_hits(torch.zeros(3, dtype=torch.long), torch.zeros(2, dtype=torch.long)), "one length"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: standardised_error(torch.zeros(3), torch.zeros(4), 1.0), "shape"),
+        (lambda: standardised_error(torch.zeros(3), torch.zeros(3), 0.0), "scale must be > 0"),
+        (lambda: categorical_hits(torch.zeros(3), torch.zeros(3, dtype=torch.long)), "integer"),
+        (lambda: categorical_hits(torch.zeros(3, dtype=torch.long), torch.zeros(2, dtype=torch.long)), "one length"),
+    ],
+)
 def test_bad_arguments_are_named(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()

@@ -24,10 +24,12 @@ def test_im1_and_im2_match_a_per_image_loop(seed):
     g = torch.Generator().manual_seed(seed)
     c = torch.rand(7, 1, 6, 5, generator=g)
     rq, rp = c + 0.1 * torch.randn(c.shape, generator=g), c + 0.2 * torch.randn(c.shape, generator=g)
-    np.testing.assert_allclose(im1(c, rq, rp).numpy(), _loop_im1(c.double().numpy(), rq.double().numpy(),
-                                                                 rp.double().numpy()), rtol=1e-6)
-    np.testing.assert_allclose(im2(c, rq, rp).numpy(), _loop_im2(c.double().numpy(), rq.double().numpy(),
-                                                                 rp.double().numpy()), rtol=1e-6)
+    np.testing.assert_allclose(
+        im1(c, rq, rp).numpy(), _loop_im1(c.double().numpy(), rq.double().numpy(), rp.double().numpy()), rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        im2(c, rq, rp).numpy(), _loop_im2(c.double().numpy(), rq.double().numpy(), rp.double().numpy()), rtol=1e-6
+    )
 
 
 def test_closed_cases():
@@ -50,11 +52,13 @@ def test_inputs_are_validated():
         im1(c, c, c, eps=-1.0)
 
 
-images = st.integers(1, 4).flatmap(lambda n: st.tuples(
-    st.lists(st.floats(0, 1), min_size=n * 4, max_size=n * 4),
-    st.lists(st.floats(-1, 2), min_size=n * 4, max_size=n * 4),
-    st.lists(st.floats(-1, 2), min_size=n * 4, max_size=n * 4),
-))
+images = st.integers(1, 4).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.floats(0, 1), min_size=n * 4, max_size=n * 4),
+        st.lists(st.floats(-1, 2), min_size=n * 4, max_size=n * 4),
+        st.lists(st.floats(-1, 2), min_size=n * 4, max_size=n * 4),
+    )
+)
 
 
 @settings(max_examples=80, deadline=None)
@@ -66,8 +70,10 @@ def test_properties(data, k):
     # IM1 with the reconstructions swapped is the reciprocal (where both errors are non-zero)
     swapped = im1(c, b, a)
     both = (((c - a) ** 2).flatten(1).sum(1) > 1e-3) & (((c - b) ** 2).flatten(1).sum(1) > 1e-3)
-    torch.testing.assert_close((one * swapped)[both].double(), torch.ones(int(both.sum()), dtype=torch.float64),
-                               rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(
+        (one * swapped)[both].double(), torch.ones(int(both.sum()), dtype=torch.float64), rtol=1e-4, atol=1e-4
+    )
     # IM2 scales with the square of the reconstructions' difference
-    torch.testing.assert_close(im2(c, c + k * (a - c), c + k * (b - c)).double(),
-                               (k ** 2 * im2(c, a, b)).double(), rtol=1e-4, atol=1e-6)
+    torch.testing.assert_close(
+        im2(c, c + k * (a - c), c + k * (b - c)).double(), (k**2 * im2(c, a, b)).double(), rtol=1e-4, atol=1e-6
+    )

@@ -12,8 +12,8 @@ from hypothesis.extra.numpy import arrays
 from scipy.spatial.distance import cdist
 
 from cfcheck.metrics.manifold import coverage, density, density_coverage
-from cfcheck.metrics.set_statistics import set_statistic_engine
 from cfcheck.metrics.reference_sets import score_realism
+from cfcheck.metrics.set_statistics import set_statistic_engine
 
 
 def brute_density_coverage(real: np.ndarray, fake: np.ndarray, k: int) -> tuple[float, float]:
@@ -82,9 +82,12 @@ finite = st.floats(-10, 10, allow_nan=False, width=64)
 
 
 @settings(max_examples=40, deadline=None)
-@given(arrays(np.float64, st.tuples(st.integers(7, 20), st.just(3)), elements=finite),
-       arrays(np.float64, st.tuples(st.integers(2, 12), st.just(3)), elements=finite),
-       st.integers(1, 5), st.randoms(use_true_random=False))
+@given(
+    arrays(np.float64, st.tuples(st.integers(7, 20), st.just(3)), elements=finite),
+    arrays(np.float64, st.tuples(st.integers(2, 12), st.just(3)), elements=finite),
+    st.integers(1, 5),
+    st.randoms(use_true_random=False),
+)
 def test_properties(real, fake, k, random):
     got_density, got_coverage = density_coverage(real, fake, k=k)
     assert 0.0 <= got_coverage <= 1.0 and got_density >= 0.0
@@ -102,17 +105,20 @@ def test_properties(real, fake, k, random):
     assert coverage(real, np.vstack([fake, other]), k=k) >= got_coverage
 
 
-@pytest.mark.parametrize(("real", "fake", "k", "error", "message"), [
-    (np.zeros((5, 2)), np.zeros((3, 2)), 5, ValueError, "smaller than the number of real samples"),
-    (np.zeros((5, 2)), np.zeros((3, 2)), 0, ValueError, "`k` must be an int >= 1"),
-    (np.zeros((5, 2)), np.zeros((3, 2)), True, ValueError, "`k` must be an int >= 1"),
-    (np.zeros((5, 2)), np.zeros((3, 2)), 2.0, ValueError, "`k` must be an int >= 1"),
-    (np.zeros((5, 2)), np.zeros((3, 3)), 2, ValueError, "same feature dimension"),
-    (np.zeros(5), np.zeros((3, 2)), 2, ValueError, "real_features"),
-    (np.zeros((5, 2)), np.zeros((1, 2)), 2, ValueError, "fake_features"),
-    (np.full((5, 2), np.nan), np.zeros((3, 2)), 2, ValueError, "real_features"),
-    ("real", np.zeros((3, 2)), 2, TypeError, "real_features"),
-])
+@pytest.mark.parametrize(
+    ("real", "fake", "k", "error", "message"),
+    [
+        (np.zeros((5, 2)), np.zeros((3, 2)), 5, ValueError, "smaller than the number of real samples"),
+        (np.zeros((5, 2)), np.zeros((3, 2)), 0, ValueError, "`k` must be an int >= 1"),
+        (np.zeros((5, 2)), np.zeros((3, 2)), True, ValueError, "`k` must be an int >= 1"),
+        (np.zeros((5, 2)), np.zeros((3, 2)), 2.0, ValueError, "`k` must be an int >= 1"),
+        (np.zeros((5, 2)), np.zeros((3, 3)), 2, ValueError, "same feature dimension"),
+        (np.zeros(5), np.zeros((3, 2)), 2, ValueError, "real_features"),
+        (np.zeros((5, 2)), np.zeros((1, 2)), 2, ValueError, "fake_features"),
+        (np.full((5, 2), np.nan), np.zeros((3, 2)), 2, ValueError, "real_features"),
+        ("real", np.zeros((3, 2)), 2, TypeError, "real_features"),
+    ],
+)
 def test_arguments_are_checked(real, fake, k, error, message):
     with pytest.raises(error, match=message):
         density_coverage(real, fake, k=k)
@@ -132,9 +138,18 @@ def test_coverage_fails_a_class_mean_that_fid_like_realism_cannot_tell_by_densit
     prototype = centres[fake_classes].clone()
 
     def score(statistic, fakes):
-        return score_realism(statistic, pool, pool_labels, fakes, fake_classes, conditional=True,
-                             generator=torch.Generator().manual_seed(1), n_resamples=50, seed=0,
-                             ci_method="centred_half_sampling")
+        return score_realism(
+            statistic,
+            pool,
+            pool_labels,
+            fakes,
+            fake_classes,
+            conditional=True,
+            generator=torch.Generator().manual_seed(1),
+            n_resamples=50,
+            seed=0,
+            ci_method="centred_half_sampling",
+        )
 
     real_like, collapsed = score(coverage, fresh), score(coverage, prototype)
     assert collapsed.ci[1] < 0.5 * min(real_like.floors) < real_like.ci[0]
@@ -150,19 +165,28 @@ def test_the_engine_equals_the_statistic_on_gathered_rows(statistic):
     sets = engine(real)
     assert sets(fake) == statistic(real, fake)
     rng = np.random.default_rng(0)
-    half = (np.stack([rng.permutation(30)[:15] for _ in range(4)]), np.stack([rng.permutation(12)[:6] for _ in range(4)]))
+    half = (
+        np.stack([rng.permutation(30)[:15] for _ in range(4)]),
+        np.stack([rng.permutation(12)[:6] for _ in range(4)]),
+    )
     bootstrap = (rng.integers(0, 30, (4, 30)), rng.integers(0, 12, (4, 12)))  # repeated rows
     for index_real, index_fake in (half, bootstrap):
-        expected = [statistic(real[torch.from_numpy(i)], fake[torch.from_numpy(j)])
-                    for i, j in zip(index_real, index_fake)]
+        expected = [
+            statistic(real[torch.from_numpy(i)], fake[torch.from_numpy(j)]) for i, j in zip(index_real, index_fake)
+        ]
         assert sets.resampled(fake, index_real, index_fake).tolist() == pytest.approx(expected, abs=1e-12)
     with pytest.raises(ValueError, match="needs more than k"):
         sets.resampled(fake, half[0][:, :5], half[1])
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10_000), n_real=st.integers(12, 120), keep=st.floats(0.1, 0.9),
-       repeats=st.booleans(), k=st.integers(1, 6))
+@given(
+    seed=st.integers(0, 10_000),
+    n_real=st.integers(12, 120),
+    keep=st.floats(0.1, 0.9),
+    repeats=st.booleans(),
+    k=st.integers(1, 6),
+)
 def test_the_engine_ranks_every_kind_of_subset_like_the_gathered_rows(seed, n_real, keep, repeats, k):
     """Small subsets leave rows with fewer than k members among their first shortlist candidates
     (ranked over the whole shortlist) or in the whole shortlist (ranked over the subset's own
@@ -172,8 +196,9 @@ def test_the_engine_ranks_every_kind_of_subset_like_the_gathered_rows(seed, n_re
     real = torch.from_numpy(rng.normal(size=(n_real, 3)))
     fake = torch.from_numpy(rng.normal(size=(9, 3)) * 1.3)
     size = max(k + 1, int(keep * n_real))
-    rows = (rng.integers(0, n_real, (6, size)) if repeats
-            else np.stack([rng.permutation(n_real)[:size] for _ in range(6)]))
+    rows = (
+        rng.integers(0, n_real, (6, size)) if repeats else np.stack([rng.permutation(n_real)[:size] for _ in range(6)])
+    )
     cols = np.stack([rng.permutation(9)[:5] for _ in range(6)])
     for statistic in (density, coverage):
         engine = set_statistic_engine(statistic)(real, k=k)
@@ -192,10 +217,18 @@ def test_score_realism_gives_the_same_numbers_through_the_engine(conditional):
     fakes = torch.randn(len(fake_classes), 5, generator=gen, dtype=torch.float64) + fake_classes[:, None] + 0.2
     for statistic in (density, coverage):
         kwargs = dict(conditional=conditional, n_resamples=30, seed=2, ci_method="centred_half_sampling")
-        fast = score_realism(statistic, pool, pool_labels, fakes, fake_classes,
-                             generator=torch.Generator().manual_seed(3), **kwargs)
-        slow = score_realism(lambda a, b: statistic(a, b), pool, pool_labels, fakes, fake_classes,  # no engine
-                             generator=torch.Generator().manual_seed(3), **kwargs)
+        fast = score_realism(
+            statistic, pool, pool_labels, fakes, fake_classes, generator=torch.Generator().manual_seed(3), **kwargs
+        )
+        slow = score_realism(
+            lambda a, b: statistic(a, b),
+            pool,
+            pool_labels,
+            fakes,
+            fake_classes,  # no engine
+            generator=torch.Generator().manual_seed(3),
+            **kwargs,
+        )
         assert fast.value == pytest.approx(slow.value, abs=1e-12)
         assert fast.floors == pytest.approx(slow.floors, abs=1e-12)
         assert fast.ci == pytest.approx(slow.ci, abs=1e-12)

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 import cfcheck
-from cfcheck.core.thresholds import Bar
 from cfcheck.calibration.bars import DomainBars
+from cfcheck.core.thresholds import Bar
 from cfcheck.metrics.cards import CARDS, UnknownMetricKey, card_of
 from cfcheck.metrics.key import MetricKey
 from cfcheck.scoring import ScoreRecorder
@@ -23,7 +23,11 @@ ROOT = Path(cfcheck.__file__).resolve().parent.parent
 def test_parse_and_format() -> None:
     key = MetricKey.parse("oracle_score:oracle_lenet")
     assert (key.card, key.variant, str(key), key.bar_key) == (
-        "oracle_score", "oracle_lenet", "oracle_score:oracle_lenet", "oracle_score_oracle_lenet")
+        "oracle_score",
+        "oracle_lenet",
+        "oracle_score:oracle_lenet",
+        "oracle_score_oracle_lenet",
+    )
     plain = MetricKey.parse("tcv")
     assert (plain.card, plain.variant, str(plain), plain.bar_key) == ("tcv", None, "tcv", "tcv")
     # a variant may hold ":" itself (a fault's several parameters, a domain spec): only the first separates
@@ -39,8 +43,11 @@ def test_malformed_keys_are_refused(bad: str) -> None:
 
 def test_every_published_key_round_trips_bit_for_bit() -> None:
     """What a scorecard holds is written back exactly: ``str(parse(s)) == s``."""
-    keys = {s["metric"] for path in (ROOT / "reports" / "published").glob("*/scorecard.json")
-            for s in json.loads(path.read_text(encoding="utf-8"))["scores"]}
+    keys = {
+        s["metric"]
+        for path in (ROOT / "reports" / "published").glob("*/scorecard.json")
+        for s in json.loads(path.read_text(encoding="utf-8"))["scores"]
+    }
     assert len(keys) > 50
     assert [k for k in keys if str(MetricKey.parse(k)) != k] == []
 
@@ -77,18 +84,22 @@ def test_domain_bars_look_up_the_bar_key_then_the_card() -> None:
 def test_an_unknown_key_names_the_closest_cards() -> None:
     with pytest.raises(UnknownMetricKey) as error:
         card_of("orcale_score:oracle_lenet")
-    assert str(error.value) == ("unknown metric key 'orcale_score:oracle_lenet': no card 'orcale_score'; "
-                                "did you mean 'oracle_score'?")
+    assert str(error.value) == (
+        "unknown metric key 'orcale_score:oracle_lenet': no card 'orcale_score'; did you mean 'oracle_score'?"
+    )
     with pytest.raises(KeyError, match="no card 'zzz'; `cfcheck cards` lists the known cards"):
         card_of("zzz")
     assert card_of(MetricKey("lvs_target", "digit")) is CARDS["lvs_target"]
 
 
-@pytest.mark.parametrize(("wrong", "meant"), [
-    ("road_gap_morf", "'road_gap:morf'"),  # the bars-file spelling given to the recorder
-    ("fid", "'fid_target' or 'fid_domain'"),  # a card's prefix
-    ("lvs_targte:digit", "'lvs_target'?"),  # only the close card, not every *_target
-])
+@pytest.mark.parametrize(
+    ("wrong", "meant"),
+    [
+        ("road_gap_morf", "'road_gap:morf'"),  # the bars-file spelling given to the recorder
+        ("fid", "'fid_target' or 'fid_domain'"),  # a card's prefix
+        ("lvs_targte:digit", "'lvs_target'?"),  # only the close card, not every *_target
+    ],
+)
 def test_the_suggestions_read_the_likely_mistakes(wrong: str, meant: str) -> None:
     with pytest.raises(UnknownMetricKey, match=f"did you mean {meant}"):
         card_of(wrong)
@@ -96,11 +107,20 @@ def test_the_suggestions_read_the_likely_mistakes(wrong: str, meant: str) -> Non
 
 def _recorder() -> tuple[ScoreRecorder, list]:
     records: list = []
-    session = SimpleNamespace(profile=SimpleNamespace(bootstrap_resamples=50, inconclusive="fail", tolerances={}),
-                              seed=0, baseline=None, add_record=records.append,
-                              bars_for=lambda domain: DomainBars({}, "uncalibrated"))
-    node = SimpleNamespace(nodeid="suite::test", module=None, path=Path("test_validity.py"), user_properties=[],
-                           get_closest_marker=lambda name: None)
+    session = SimpleNamespace(
+        profile=SimpleNamespace(bootstrap_resamples=50, inconclusive="fail", tolerances={}),
+        seed=0,
+        baseline=None,
+        add_record=records.append,
+        bars_for=lambda domain: DomainBars({}, "uncalibrated"),
+    )
+    node = SimpleNamespace(
+        nodeid="suite::test",
+        module=None,
+        path=Path("test_validity.py"),
+        user_properties=[],
+        get_closest_marker=lambda name: None,
+    )
     return ScoreRecorder(session, node), records
 
 

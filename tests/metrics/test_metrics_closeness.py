@@ -101,14 +101,18 @@ def test_minkowski_metric_axioms(a, b, c, p) -> None:
 
 
 @settings(max_examples=50, deadline=None)
-@given(delta=arrays(np.float32, (2, 1, 4, 4), elements=st.floats(-1.0, 1.0, width=32)),
-       scale=st.floats(-10.0, 10.0), p=st.sampled_from(ORDERS))
+@given(
+    delta=arrays(np.float32, (2, 1, 4, 4), elements=st.floats(-1.0, 1.0, width=32)),
+    scale=st.floats(-10.0, 10.0),
+    p=st.sampled_from(ORDERS),
+)
 def test_minkowski_absolute_homogeneity(delta, scale, p) -> None:
     zero = torch.zeros(2, 1, 4, 4)
     d = torch.from_numpy(delta)
     scaled = minkowski_distance(zero, scale * d, p, value_range=None)
-    torch.testing.assert_close(scaled, abs(scale) * minkowski_distance(zero, d, p, value_range=None),
-                               rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(
+        scaled, abs(scale) * minkowski_distance(zero, d, p, value_range=None), rtol=1e-5, atol=1e-5
+    )
 
 
 @pytest.mark.parametrize(
@@ -172,8 +176,9 @@ def test_perceptual_invariant_to_positive_rescaling_of_each_position() -> None:
     def rescaled(images: torch.Tensor) -> list[torch.Tensor]:
         return [f * (0.01 + 100 * torch.rand(f.shape[0], 1, *f.shape[2:], generator=gen)) for f in FEATURES(images)]
 
-    torch.testing.assert_close(perceptual_distance(x, c, rescaled), perceptual_distance(x, c, FEATURES),
-                               rtol=1e-4, atol=1e-6)
+    torch.testing.assert_close(
+        perceptual_distance(x, c, rescaled), perceptual_distance(x, c, FEATURES), rtol=1e-4, atol=1e-6
+    )
 
 
 def test_perceptual_zero_activations_are_finite() -> None:
@@ -233,8 +238,9 @@ def test_attribute_changes_counts_flips_like_a_loop(data, n, attributes) -> None
     labels = st.lists(st.integers(0, 3), min_size=n, max_size=n)
     before = [data.draw(labels) for _ in range(attributes)]
     after = [data.draw(labels) for _ in range(attributes)]
-    result = closeness.attribute_changes([torch.tensor(b, dtype=torch.int64) for b in before],
-                                         [torch.tensor(a, dtype=torch.int64) for a in after])
+    result = closeness.attribute_changes(
+        [torch.tensor(b, dtype=torch.int64) for b in before], [torch.tensor(a, dtype=torch.int64) for a in after]
+    )
     expected = [sum(before[a][i] != after[a][i] for a in range(attributes)) for i in range(n)]
     assert result.dtype == torch.float32 and result.tolist() == expected
 
@@ -247,8 +253,12 @@ def test_attribute_changes_counts_flips_like_a_loop(data, n, attributes) -> None
         ([torch.zeros(3)], [torch.zeros(3)], TypeError, "integer labels"),
         ([torch.zeros(3, 1, dtype=torch.int64)], [torch.zeros(3, 1, dtype=torch.int64)], ValueError, "1-D"),
         ([torch.zeros(3, dtype=torch.int64)], [torch.zeros(2, dtype=torch.int64)], ValueError, "common length"),
-        ([torch.zeros(3, dtype=torch.int64), torch.zeros(2, dtype=torch.int64)],
-         [torch.zeros(3, dtype=torch.int64), torch.zeros(2, dtype=torch.int64)], ValueError, "common length"),
+        (
+            [torch.zeros(3, dtype=torch.int64), torch.zeros(2, dtype=torch.int64)],
+            [torch.zeros(3, dtype=torch.int64), torch.zeros(2, dtype=torch.int64)],
+            ValueError,
+            "common length",
+        ),
     ],
 )
 def test_attribute_changes_validation(before, after, error, match) -> None:

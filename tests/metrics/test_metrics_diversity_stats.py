@@ -7,15 +7,15 @@ import functools
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import binomtest
 
 from cfcheck.metrics.closeness import minkowski_distance
 from cfcheck.metrics.diversity import pairwise_diversity
 from cfcheck.metrics.realism import fid
 from cfcheck.metrics.set_intervals import bootstrap_set_ci
 from cfcheck.metrics.stats import Summary, bootstrap_ci, summarize, verdict, wilson_interval
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from scipy.stats import binomtest
 
 L2 = functools.partial(minkowski_distance, p=2)
 
@@ -29,9 +29,7 @@ def test_diversity_matches_pair_loop() -> None:
     expected = []
     for n in range(5):
         pairs = [
-            np.linalg.norm((cfs[n, i] - cfs[n, j]).double().numpy().ravel())
-            for i in range(4)
-            for j in range(i + 1, 4)
+            np.linalg.norm((cfs[n, i] - cfs[n, j]).double().numpy().ravel()) for i in range(4) for j in range(i + 1, 4)
         ]
         assert len(pairs) == 6
         expected.append(np.mean(pairs))
@@ -176,9 +174,7 @@ def test_wilson_keeps_its_coverage_near_one_where_the_percentile_bootstrap_does_
 
 
 @settings(max_examples=200, deadline=None)
-@given(
-    st.floats(-5, 5), st.floats(0, 3), st.floats(0, 3), st.floats(-5, 5), st.sampled_from(["min", "max"])
-)
+@given(st.floats(-5, 5), st.floats(0, 3), st.floats(0, 3), st.floats(-5, 5), st.sampled_from(["min", "max"]))
 def test_verdict_against_its_definition(value, below, above, bound, kind) -> None:
     low, high = value - below, value + above
     result = verdict(value, low, high, bound, kind)
@@ -220,8 +216,9 @@ def test_half_sampling_interval_covers_kid_of_identical_distributions() -> None:
     for trial in range(40):
         real, fake = rng.normal(size=(200, 4)), rng.normal(size=(60, 4))
         point = kid_all_pairs(real, fake)
-        low, high = bootstrap_set_ci(real, fake, kid_all_pairs, n_resamples=100, seed=trial, point=point,
-                                     method="half_sampling")
+        low, high = bootstrap_set_ci(
+            real, fake, kid_all_pairs, n_resamples=100, seed=trial, point=point, method="half_sampling"
+        )
         covered += low <= 0.0 <= high  # the true MMD² of identical distributions is 0
     assert covered >= 34  # nominal 95%: at least 85% of 40
 

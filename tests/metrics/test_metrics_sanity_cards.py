@@ -13,15 +13,34 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.stats import rankdata, spearmanr
 
-from cfcheck.reporting.card_evidence import bundled_evidence
 from cfcheck.metrics.cards import CARDS, Bar, MetricCard, format_card, get_card
 from cfcheck.metrics.sanity import average_ranks, ota_gain, randomisation_similarity
+from cfcheck.reporting.card_evidence import bundled_evidence
 
 REQUIRED_CARDS = {
-    "target_accuracy", "original_accuracy", "tcv", "oracle_score", "oracle_target_accuracy",
-    "committee_oracle_target_accuracy", "lvs_target", "lvs_unrelated", "d1", "d1_5", "d2", "elastic_net", "perceptual_distance",
-    "lpips", "fid_target", "fid_domain", "kid_target", "kid_domain", "diversity", "coverage", "randomisation_similarity",
-    "ota_gain", "cascading_randomisation_similarity",
+    "target_accuracy",
+    "original_accuracy",
+    "tcv",
+    "oracle_score",
+    "oracle_target_accuracy",
+    "committee_oracle_target_accuracy",
+    "lvs_target",
+    "lvs_unrelated",
+    "d1",
+    "d1_5",
+    "d2",
+    "elastic_net",
+    "perceptual_distance",
+    "lpips",
+    "fid_target",
+    "fid_domain",
+    "kid_target",
+    "kid_domain",
+    "diversity",
+    "coverage",
+    "randomisation_similarity",
+    "ota_gain",
+    "cascading_randomisation_similarity",
 }
 
 
@@ -39,16 +58,22 @@ def test_ota_gain_matches_loop() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(1, 12)),
-              elements=st.sampled_from([0.0, 0.5, 1.0, -2.0, 3.25, 1e-300, -0.0])))
+@given(
+    arrays(
+        np.float64,
+        st.tuples(st.integers(1, 4), st.integers(1, 12)),
+        elements=st.sampled_from([0.0, 0.5, 1.0, -2.0, 3.25, 1e-300, -0.0]),
+    )
+)
 def test_average_ranks_match_scipy_rankdata(values: np.ndarray) -> None:
     # few distinct values, so most rows have runs of ties (and -0.0 == 0.0 ties)
     np.testing.assert_array_equal(average_ranks(values), rankdata(values, axis=1))
 
 
 def test_average_ranks_known_case_and_errors() -> None:
-    np.testing.assert_array_equal(average_ranks(np.array([[2.0, 2.0, 2.0], [3.0, 1.0, 2.0]])),
-                                  [[2.0, 2.0, 2.0], [3.0, 1.0, 2.0]])
+    np.testing.assert_array_equal(
+        average_ranks(np.array([[2.0, 2.0, 2.0], [3.0, 1.0, 2.0]])), [[2.0, 2.0, 2.0], [3.0, 1.0, 2.0]]
+    )
     with pytest.raises(ValueError, match="2-D"):
         average_ranks(np.zeros(3))
     with pytest.raises(ValueError, match="NaN"):
@@ -79,20 +104,51 @@ def test_randomisation_similarity_known_cases() -> None:
     with pytest.raises(ValueError, match="cf_random"):
         randomisation_similarity(x, cf, x[:2])
 
+
 #: the barred VCE cards whose controls' values morpho's calibration file keeps
 VCE_CARDS_CALIBRATED_ON_MORPHO = {
-    "target_accuracy", "original_accuracy", "tcv", "oracle_score", "oracle_target_accuracy",
-    "committee_oracle_target_accuracy", "lvs_target", "lvs_unrelated", "d1", "d1_5", "d2", "elastic_net",
-    "perceptual_distance", "mnac", "fid_target", "fid_domain", "kid_target", "kid_domain", "im1", "ota_gain",
-    "randomisation_similarity", "cascading_randomisation_similarity", "density_target", "density_domain",
-    "coverage_target", "coverage_domain",
+    "target_accuracy",
+    "original_accuracy",
+    "tcv",
+    "oracle_score",
+    "oracle_target_accuracy",
+    "committee_oracle_target_accuracy",
+    "lvs_target",
+    "lvs_unrelated",
+    "d1",
+    "d1_5",
+    "d2",
+    "elastic_net",
+    "perceptual_distance",
+    "mnac",
+    "fid_target",
+    "fid_domain",
+    "kid_target",
+    "kid_domain",
+    "im1",
+    "ota_gain",
+    "randomisation_similarity",
+    "cascading_randomisation_similarity",
+    "density_target",
+    "density_domain",
+    "coverage_target",
+    "coverage_domain",
 }
 #: the barred SCM cards whose controls' values (`cfcheck calibrate --methods scm_truth ...`) it keeps too
 SCM_CARDS_CALIBRATED_ON_MORPHO = {
-    "composition_l1", "composition_perceptual", "composition_embedding", "effectiveness_error",
-    "effectiveness_accuracy", "effectiveness_predictor_error", "effectiveness_predictor_accuracy",
-    "preservation_error", "preservation_accuracy", "preservation_predictor_error",
-    "preservation_predictor_accuracy", "scm_fid", "scm_kid",
+    "composition_l1",
+    "composition_perceptual",
+    "composition_embedding",
+    "effectiveness_error",
+    "effectiveness_accuracy",
+    "effectiveness_predictor_error",
+    "effectiveness_predictor_accuracy",
+    "preservation_error",
+    "preservation_accuracy",
+    "preservation_predictor_error",
+    "preservation_predictor_accuracy",
+    "scm_fid",
+    "scm_kid",
 }
 
 
@@ -150,8 +206,10 @@ def test_format_card_shows_bar_and_rationale() -> None:
     assert "none (reported without a verdict)" in format_card(get_card("lpips"))
     measured = format_card(card, ["on morpho, quick profile: truth 1", "on gmm, quick profile: truth 0.9"])
     rationale_line = measured.splitlines().index(f"  rationale:     {card.rationale}")
-    assert measured.splitlines()[rationale_line + 1:rationale_line + 3] == [
-        "  measured:      on morpho, quick profile: truth 1", "  measured:      on gmm, quick profile: truth 0.9"]
+    assert measured.splitlines()[rationale_line + 1 : rationale_line + 3] == [
+        "  measured:      on morpho, quick profile: truth 1",
+        "  measured:      on gmm, quick profile: truth 0.9",
+    ]
     assert "measured:" not in text  # no sentence given, none printed
 
 
@@ -179,6 +237,9 @@ def test_the_attribution_randomisation_cards_say_what_their_interval_resamples_a
         card = get_card(key)
         assert "random draws and inputs" in card.interval and "randomisation_draws" in card.notes
         assert f"bootstrap over {card.interval})" in format_card(card)
-    for key in ("attribution_cascading_randomisation_similarity", "attribution_cascading_randomisation_similarity_support"):
+    for key in (
+        "attribution_cascading_randomisation_similarity",
+        "attribution_cascading_randomisation_similarity_support",
+    ):
         assert get_card(key).interval == "" and "one draw" in get_card(key).notes
         assert "yes (bootstrap over inputs)" in format_card(get_card(key))

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from cfcheck.metrics import set_statistics
 from cfcheck.metrics.realism import fid
-from cfcheck.metrics.set_statistics import FidSets, KidSets, kid_all_pairs, set_statistic_engine
-from cfcheck.metrics.set_intervals import bootstrap_set_ci
 from cfcheck.metrics.reference_sets import draw_reference, score_realism
+from cfcheck.metrics.set_intervals import bootstrap_set_ci
+from cfcheck.metrics.set_statistics import FidSets, KidSets, kid_all_pairs, set_statistic_engine
 
 # --------------------------------------------------------------------- slow reference code
 
@@ -65,9 +65,15 @@ def slow_bootstrap_set_ci(a, b, statistic, *, n_resamples, seed, point=None, met
         if method == "null_corrected_half_sampling":  # random splits of each block's pooled rows
             pools = [torch.cat([p, q - q.mean(0) + p.mean(0)]) for p, q in zip(parts_a, parts_b)]
             orders = [np.stack([rng.permuted(np.arange(len(u))) for _ in range(n_resamples)]) for u in pools]
-            null = np.array([call(tuple(u[torch.from_numpy(o[i, :len(p)])] for u, o, p in zip(pools, orders, parts_a)),
-                                  tuple(u[torch.from_numpy(o[i, len(p):])] for u, o, p in zip(pools, orders, parts_a)))
-                             for i in range(n_resamples)])
+            null = np.array(
+                [
+                    call(
+                        tuple(u[torch.from_numpy(o[i, : len(p)])] for u, o, p in zip(pools, orders, parts_a)),
+                        tuple(u[torch.from_numpy(o[i, len(p) :])] for u, o, p in zip(pools, orders, parts_a)),
+                    )
+                    for i in range(n_resamples)
+                ]
+            )
             v_half, v_null = stats.var(ddof=1), null.var(ddof=1)
             c *= np.sqrt(max(v_half - 2 * v_null, v_null) / v_half)
         middle = point if method == "half_sampling" else np.median(stats)
@@ -78,8 +84,9 @@ def slow_bootstrap_set_ci(a, b, statistic, *, n_resamples, seed, point=None, met
     return float(low), float(high)
 
 
-def slow_score_realism(statistic, pool, pool_labels, fakes, classes, *, conditional, generator, n_resamples, seed,
-                       ci_method):
+def slow_score_realism(
+    statistic, pool, pool_labels, fakes, classes, *, conditional, generator, n_resamples, seed, ci_method
+):
     """score_realism with one statistic call per set and per resample (no engine)."""
     order = sorted(int(c) for c in classes.unique())
     counts = {c: int((classes == c).sum()) for c in order}
@@ -95,8 +102,9 @@ def slow_score_realism(statistic, pool, pool_labels, fakes, classes, *, conditio
 
     value = pooled(reference, fake_parts)
     floors = [pooled(reference, tuple(pool[floor[c]] for c in order)) for floor in draw.floors]
-    ci = slow_bootstrap_set_ci(reference, fake_parts, pooled, n_resamples=n_resamples, seed=seed, point=value,
-                               method=ci_method)
+    ci = slow_bootstrap_set_ci(
+        reference, fake_parts, pooled, n_resamples=n_resamples, seed=seed, point=value, method=ci_method
+    )
     return value, ci, floors
 
 
@@ -113,8 +121,15 @@ def _close(fast, slow, rel=1e-9, abs_=1e-12):
 
 
 @settings(max_examples=60, deadline=None)
-@given(n=st.integers(2, 25), m=st.integers(2, 25), dim=st.integers(1, 5), resamples=st.integers(1, 4),
-       degree=st.integers(1, 4), block=st.sampled_from([1, 7, 4_000_000]), seed=st.integers(0, 2**16))
+@given(
+    n=st.integers(2, 25),
+    m=st.integers(2, 25),
+    dim=st.integers(1, 5),
+    resamples=st.integers(1, 4),
+    degree=st.integers(1, 4),
+    block=st.sampled_from([1, 7, 4_000_000]),
+    seed=st.integers(0, 2**16),
+)
 def test_kid_resampled_equals_kid_of_the_gathered_rows(n, m, dim, resamples, degree, block, seed):
     rng = np.random.default_rng(seed)
     real, fake = torch.from_numpy(rng.normal(size=(n, dim))), torch.from_numpy(rng.normal(size=(m, dim)) + 0.3)
@@ -130,8 +145,14 @@ def test_kid_resampled_equals_kid_of_the_gathered_rows(n, m, dim, resamples, deg
 
 
 @settings(max_examples=60, deadline=None)
-@given(dim=st.integers(1, 6), n=st.integers(3, 24), m=st.integers(2, 24), resamples=st.integers(1, 4),
-       block=st.sampled_from([1, 9, 4_000_000]), seed=st.integers(0, 2**16))
+@given(
+    dim=st.integers(1, 6),
+    n=st.integers(3, 24),
+    m=st.integers(2, 24),
+    resamples=st.integers(1, 4),
+    block=st.sampled_from([1, 9, 4_000_000]),
+    seed=st.integers(0, 2**16),
+)
 def test_fid_resampled_equals_fid_of_the_gathered_rows(dim, n, m, resamples, block, seed):
     """Either set may have fewer rows than dimensions (each takes its own low-rank path)."""
     rng = np.random.default_rng(seed)
@@ -171,14 +192,16 @@ def test_engines_are_found_only_for_fid_and_kid_all_pairs():
     assert set_statistic_engine(lambda a, b: 0.0) is None
 
 
-@pytest.mark.parametrize("method", ["bootstrap", "half_sampling", "centred_half_sampling",
-                                    "null_corrected_half_sampling"])
+@pytest.mark.parametrize(
+    "method", ["bootstrap", "half_sampling", "centred_half_sampling", "null_corrected_half_sampling"]
+)
 @pytest.mark.parametrize("stratified", [False, True])
 def test_generic_set_bootstrap_keeps_the_random_stream(method, stratified):
     rng = np.random.default_rng(2)
     a = [torch.from_numpy(rng.normal(size=(k, 3))) for k in (7, 12, 5)]
     b = [torch.from_numpy(rng.normal(size=(k, 3)) + 0.5) for k in (4, 9, 6)]
     if stratified:
+
         def statistic(x, y):
             return float(sum(fid(p, q) for p, q in zip(x, y)))
     else:
@@ -197,8 +220,9 @@ def test_batched_set_bootstrap_equals_the_loop(method):
     sets = KidSets(real)
     point = sets(fake)
     kwargs = dict(n_resamples=120, seed=4, point=point, method=method)
-    fast = bootstrap_set_ci(real, fake, kid_all_pairs, resampled=lambda i, j: sets.resampled(fake, i[0], j[0]),
-                            **kwargs)
+    fast = bootstrap_set_ci(
+        real, fake, kid_all_pairs, resampled=lambda i, j: sets.resampled(fake, i[0], j[0]), **kwargs
+    )
     _close(fast, slow_bootstrap_set_ci(real, fake, slow_kid_all_pairs, **kwargs))
 
 
@@ -220,10 +244,18 @@ def test_score_realism_equals_the_per_resample_computation(statistic, conditiona
     pool, pool_labels, fakes, fake_classes = _realism_data(300, 6000, 64, 5, seed=0)
     method = "half_sampling" if statistic is kid_all_pairs else fid_method
     kwargs = dict(conditional=conditional, n_resamples=60, seed=2, ci_method=method)
-    fast = score_realism(statistic, pool, pool_labels, fakes, fake_classes,
-                         generator=torch.Generator().manual_seed(9), **kwargs)
-    value, ci, floors = slow_score_realism(slow_statistic(statistic), pool, pool_labels, fakes, fake_classes,
-                                           generator=torch.Generator().manual_seed(9), **kwargs)
+    fast = score_realism(
+        statistic, pool, pool_labels, fakes, fake_classes, generator=torch.Generator().manual_seed(9), **kwargs
+    )
+    value, ci, floors = slow_score_realism(
+        slow_statistic(statistic),
+        pool,
+        pool_labels,
+        fakes,
+        fake_classes,
+        generator=torch.Generator().manual_seed(9),
+        **kwargs,
+    )
     # per-class FID here has ~60 bootstrap rows in 64-d: singular covariances, whose rounding the
     # square root amplifies (~√eps); everything else agrees to 1e-9
     rel = 1e-8 if (statistic is fid and conditional) else 1e-9
@@ -232,9 +264,15 @@ def test_score_realism_equals_the_per_resample_computation(statistic, conditiona
 
 
 @settings(max_examples=15, deadline=None)
-@given(n=st.integers(6, 40), dim=st.integers(1, 4), classes=st.integers(1, 3), conditional=st.booleans(),
-       kid=st.booleans(), fid_method=st.sampled_from(["bootstrap", "null_corrected_half_sampling"]),
-       seed=st.integers(0, 2**16))
+@given(
+    n=st.integers(6, 40),
+    dim=st.integers(1, 4),
+    classes=st.integers(1, 3),
+    conditional=st.booleans(),
+    kid=st.booleans(),
+    fid_method=st.sampled_from(["bootstrap", "null_corrected_half_sampling"]),
+    seed=st.integers(0, 2**16),
+)
 def test_score_realism_engine_property(n, dim, classes, conditional, kid, fid_method, seed):
     pool, pool_labels, fakes, fake_classes = _realism_data(n, 40 * n, dim, classes, seed)
     statistic = kid_all_pairs if kid else fid
@@ -242,12 +280,20 @@ def test_score_realism_engine_property(n, dim, classes, conditional, kid, fid_me
     if conditional or len(fake_classes.unique()) < classes:
         fake_classes = torch.arange(n) % classes  # every class has ≥ 2 counterfactuals
     try:
-        fast = score_realism(statistic, pool, pool_labels, fakes, fake_classes,
-                             generator=torch.Generator().manual_seed(seed), **kwargs)
+        fast = score_realism(
+            statistic, pool, pool_labels, fakes, fake_classes, generator=torch.Generator().manual_seed(seed), **kwargs
+        )
     except ValueError:  # a class without a covariance in a resample: the loop raises too
         return
-    value, ci, floors = slow_score_realism(slow_statistic(statistic), pool, pool_labels, fakes, fake_classes,
-                                           generator=torch.Generator().manual_seed(seed), **kwargs)
+    value, ci, floors = slow_score_realism(
+        slow_statistic(statistic),
+        pool,
+        pool_labels,
+        fakes,
+        fake_classes,
+        generator=torch.Generator().manual_seed(seed),
+        **kwargs,
+    )
     _close([fast.value, *fast.ci, *fast.floors], [value, *ci, *floors], rel=1e-8, abs_=1e-7)
 
 
@@ -278,8 +324,12 @@ def test_fid_resampled_routes_agree_with_fid_of_the_gathered_rows(n_real, n_fake
 
 
 @settings(max_examples=25, deadline=None)
-@given(n_real=st.integers(2, 40), sizes=st.lists(st.integers(2, 40), min_size=1, max_size=4),
-       dim=st.integers(1, 8), seed=st.integers(0, 2**16))
+@given(
+    n_real=st.integers(2, 40),
+    sizes=st.lists(st.integers(2, 40), min_size=1, max_size=4),
+    dim=st.integers(1, 8),
+    seed=st.integers(0, 2**16),
+)
 def test_fid_sets_scores_every_fake_set_as_fid_does(n_real, sizes, dim, seed):
     """FidSets keeps the reference's moments and root between calls; each call must still give
     exactly fid() of that pair (the same operations), and match scipy's sqrtm formula."""

@@ -31,8 +31,7 @@ def loop_cout(x: np.ndarray, c: np.ndarray, source: int, target: int, steps: int
     return float(np.trapezoid(gaps, dx=1.0 / steps))
 
 
-images = st.integers(0, 2**16).map(
-    lambda seed: torch.rand(3, 2, 4, 4, generator=torch.Generator().manual_seed(seed)))
+images = st.integers(0, 2**16).map(lambda seed: torch.rand(3, 2, 4, 4, generator=torch.Generator().manual_seed(seed)))
 
 
 @settings(max_examples=25, deadline=None)
@@ -69,8 +68,14 @@ def test_cout_of_an_unchanged_input_is_the_constant_gap_and_the_path_ends_at_c()
     ],
 )
 def test_cout_validation(kwargs, error, match):
-    arguments = {"x": torch.rand(2, 2, 4, 4), "c": torch.rand(2, 2, 4, 4), "source": torch.tensor([0, 1]),
-                 "target": torch.tensor([1, 0]), "probabilities": linear_softmax, **kwargs}
+    arguments = {
+        "x": torch.rand(2, 2, 4, 4),
+        "c": torch.rand(2, 2, 4, 4),
+        "source": torch.tensor([0, 1]),
+        "target": torch.tensor([1, 0]),
+        "probabilities": linear_softmax,
+        **kwargs,
+    }
     steps = arguments.pop("steps", 20)
     with pytest.raises(error, match=match):
         counterfactual_transition(**arguments, steps=steps)

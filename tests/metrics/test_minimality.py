@@ -39,8 +39,12 @@ def test_gaussian_kl_matches_a_hand_loop_and_uses_the_log_variance():
 
 def test_gaussian_kl_broadcasts_a_pool_against_each_factual():
     g = torch.Generator().manual_seed(1)
-    pool_m, pool_l, x_m, x_l = torch.randn(6, 3, generator=g), torch.randn(6, 3, generator=g), \
-        torch.randn(4, 3, generator=g), torch.randn(4, 3, generator=g)
+    pool_m, pool_l, x_m, x_l = (
+        torch.randn(6, 3, generator=g),
+        torch.randn(6, 3, generator=g),
+        torch.randn(4, 3, generator=g),
+        torch.randn(4, 3, generator=g),
+    )
     matrix = gaussian_kl(pool_m[None], pool_l[None], x_m[:, None], x_l[:, None])
     assert matrix.shape == (4, 6)
     torch.testing.assert_close(matrix[2, 5], gaussian_kl(pool_m[5:6], pool_l[5:6], x_m[2:3], x_l[2:3])[0])
@@ -61,13 +65,23 @@ def test_gaussian_kl_is_non_negative_and_zero_only_for_equal_posteriors(mq, lq, 
         assert kl > 0
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: gaussian_kl(torch.zeros(2, 3), torch.zeros(2, 2), torch.zeros(2, 3), torch.zeros(2, 3)), "same shape"),
-    (lambda: gaussian_kl(torch.zeros(2, 3), torch.zeros(2, 3), torch.zeros(4, 3), torch.zeros(4, 3)), "broadcast"),
-    (lambda: gaussian_kl(torch.zeros(2, 3, dtype=torch.long), torch.zeros(2, 3), torch.zeros(2, 3),
-                         torch.zeros(2, 3)), "floating-point"),
-    (lambda: gaussian_kl(torch.full((1, 2), math.nan), torch.zeros(1, 2), torch.zeros(1, 2), torch.zeros(1, 2)), "NaN"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: gaussian_kl(torch.zeros(2, 3), torch.zeros(2, 2), torch.zeros(2, 3), torch.zeros(2, 3)), "same shape"),
+        (lambda: gaussian_kl(torch.zeros(2, 3), torch.zeros(2, 3), torch.zeros(4, 3), torch.zeros(4, 3)), "broadcast"),
+        (
+            lambda: gaussian_kl(
+                torch.zeros(2, 3, dtype=torch.long), torch.zeros(2, 3), torch.zeros(2, 3), torch.zeros(2, 3)
+            ),
+            "floating-point",
+        ),
+        (
+            lambda: gaussian_kl(torch.full((1, 2), math.nan), torch.zeros(1, 2), torch.zeros(1, 2), torch.zeros(1, 2)),
+            "NaN",
+        ),
+    ],
+)
 def test_gaussian_kl_names_bad_arguments(call, match):
     with pytest.raises((TypeError, ValueError), match=match):
         call()
@@ -80,13 +94,16 @@ def _sets(n_rows: int = 1):
     return distances, factual, ~factual
 
 
-@pytest.mark.parametrize("div, p_cf, p_f", [
-    (5.5, 0.0, 0.0),   # between the two sets: the ideal counterfactual
-    (0.5, 0.0, 1.0),   # closer than every real image of the factual's value: too small a change
-    (10.5, 1.0, 0.0),  # farther than every real image of the new value
-    (7.0, 0.4, 0.0),   # 6 and 7 of S_x* are within it (≤ counts ties)
-    (3.0, 0.0, 0.6),   # 3, 4, 5 of S_x are beyond it (≥ counts ties)
-])
+@pytest.mark.parametrize(
+    "div, p_cf, p_f",
+    [
+        (5.5, 0.0, 0.0),  # between the two sets: the ideal counterfactual
+        (0.5, 0.0, 1.0),  # closer than every real image of the factual's value: too small a change
+        (10.5, 1.0, 0.0),  # farther than every real image of the new value
+        (7.0, 0.4, 0.0),  # 6 and 7 of S_x* are within it (≤ counts ties)
+        (3.0, 0.0, 0.6),  # 3, 4, 5 of S_x are beyond it (≥ counts ties)
+    ],
+)
 def test_cld_on_sets_whose_answer_is_known(div, p_cf, p_f):
     distances, factual, counterfactual = _sets()
     cld, got_cf, got_f = counterfactual_latent_divergence(torch.tensor([div]), distances, factual, counterfactual)
@@ -114,19 +131,27 @@ def test_cld_sets_may_overlap_and_rows_are_independent():
     assert p_cf.tolist() == pytest.approx([2 / 3, 0.0]) and p_f.tolist() == pytest.approx([2 / 3, 1.0])
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"factual_set": torch.zeros(1, 10, dtype=torch.bool)}, "empty in rows"),
-    ({"factual_set": torch.ones(1, 10)}, "bool"),
-    ({"div": torch.tensor([-1.0])}, "non-negative"),
-    ({"div": torch.tensor([1.0, 2.0])}, "one row per counterfactual"),
-    ({"weights": (0.0, 0.0)}, "positive sum"),
-    ({"weights": (-0.2, 1.0)}, "non-negative"),
-    ({"counterfactual_set": torch.ones(1, 9, dtype=torch.bool)}, "same shape"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"factual_set": torch.zeros(1, 10, dtype=torch.bool)}, "empty in rows"),
+        ({"factual_set": torch.ones(1, 10)}, "bool"),
+        ({"div": torch.tensor([-1.0])}, "non-negative"),
+        ({"div": torch.tensor([1.0, 2.0])}, "one row per counterfactual"),
+        ({"weights": (0.0, 0.0)}, "positive sum"),
+        ({"weights": (-0.2, 1.0)}, "non-negative"),
+        ({"counterfactual_set": torch.ones(1, 9, dtype=torch.bool)}, "same shape"),
+    ],
+)
 def test_cld_names_bad_arguments(kwargs, match):
     distances, factual, counterfactual = _sets()
-    arguments = {"div": torch.tensor([1.0]), "distances": distances, "factual_set": factual,
-                 "counterfactual_set": counterfactual, **kwargs}
+    arguments = {
+        "div": torch.tensor([1.0]),
+        "distances": distances,
+        "factual_set": factual,
+        "counterfactual_set": counterfactual,
+        **kwargs,
+    }
     with pytest.raises((TypeError, ValueError), match=match):
         counterfactual_latent_divergence(**arguments)
 

@@ -55,20 +55,24 @@ def test_support_variant_equals_the_plain_one_without_zeros() -> None:
 
 
 def test_undefined_cases_are_nan_and_same_ranking_decides_them() -> None:
-    first = torch.tensor([
-        [0.0, 0.0, 0.0, 0.0],   # both zero: empty support
-        [0.0, 2.0, 0.0, 0.0],   # one shared non-zero element
-        [0.0, 2.0, 0.0, 0.0],   # one element, non-zero in the first map only
-        [1.0, 1.0, 1.0, 0.0],   # constant on the support {0, 1, 2}, where the second varies
-        [1.0, 2.0, 3.0, 0.0],   # defined
-    ])
-    second = torch.tensor([
-        [0.0, 0.0, 0.0, 0.0],
-        [0.0, -5.0, 0.0, 0.0],
-        [0.0, 0.0, 0.0, 0.0],
-        [1.0, 2.0, 3.0, 0.0],
-        [3.0, 2.0, 1.0, 0.0],
-    ])
+    first = torch.tensor(
+        [
+            [0.0, 0.0, 0.0, 0.0],  # both zero: empty support
+            [0.0, 2.0, 0.0, 0.0],  # one shared non-zero element
+            [0.0, 2.0, 0.0, 0.0],  # one element, non-zero in the first map only
+            [1.0, 1.0, 1.0, 0.0],  # constant on the support {0, 1, 2}, where the second varies
+            [1.0, 2.0, 3.0, 0.0],  # defined
+        ]
+    )
+    second = torch.tensor(
+        [
+            [0.0, 0.0, 0.0, 0.0],
+            [0.0, -5.0, 0.0, 0.0],
+            [0.0, 0.0, 0.0, 0.0],
+            [1.0, 2.0, 3.0, 0.0],
+            [3.0, 2.0, 1.0, 0.0],
+        ]
+    )
     result = rank_similarity(first, second, support="nonzero")
     assert torch.isnan(result[:4]).all() and result[4].item() == pytest.approx(-1.0)
     np.testing.assert_allclose(result.numpy(), _scipy_on_support(first, second), equal_nan=True)
@@ -80,10 +84,16 @@ def test_undefined_cases_are_nan_and_same_ranking_decides_them() -> None:
 
 @settings(max_examples=150, deadline=None)
 @given(
-    arrays(np.float64, st.tuples(st.integers(1, 3), st.integers(2, 10)),
-           elements=st.sampled_from([0.0, 0.25, -1.0, 2.0, 3.5, -7.0])),
-    arrays(np.float64, st.tuples(st.integers(1, 3), st.integers(2, 10)),
-           elements=st.sampled_from([0.0, 0.5, 1.0, -2.0, 4.0])),
+    arrays(
+        np.float64,
+        st.tuples(st.integers(1, 3), st.integers(2, 10)),
+        elements=st.sampled_from([0.0, 0.25, -1.0, 2.0, 3.5, -7.0]),
+    ),
+    arrays(
+        np.float64,
+        st.tuples(st.integers(1, 3), st.integers(2, 10)),
+        elements=st.sampled_from([0.0, 0.5, 1.0, -2.0, 4.0]),
+    ),
     st.integers(1, 60),
 )
 def test_appending_shared_zeros_leaves_the_support_variant_unchanged(a: np.ndarray, b: np.ndarray, zeros: int) -> None:
@@ -107,9 +117,15 @@ def test_shared_zeros_move_the_plain_variant_towards_one(a: np.ndarray, b: np.nd
     # maps without zeros of their own: the appended zeros are the only ones, shared by both
     width = min(len(a), len(b))
     first, second = torch.from_numpy(a[None, :width]), torch.from_numpy(b[None, :width])
-    plain = [float(rank_similarity(torch.cat([first, torch.zeros(1, k, dtype=first.dtype)], 1),
-                                   torch.cat([second, torch.zeros(1, k, dtype=second.dtype)], 1)))
-             for k in (0, zeros, zeros + 1, 100 * width)]
+    plain = [
+        float(
+            rank_similarity(
+                torch.cat([first, torch.zeros(1, k, dtype=first.dtype)], 1),
+                torch.cat([second, torch.zeros(1, k, dtype=second.dtype)], 1),
+            )
+        )
+        for k in (0, zeros, zeros + 1, 100 * width)
+    ]
     if math.isnan(plain[0]):  # a constant map: its padded correlation is defined, and positive
         assert all(value > 0 for value in plain[1:])
         return
@@ -119,14 +135,17 @@ def test_shared_zeros_move_the_plain_variant_towards_one(a: np.ndarray, b: np.nd
     assert support == pytest.approx(plain[0], abs=1e-6)
 
 
-@pytest.mark.parametrize(("first", "second", "support", "error", "match"), [
-    (np.zeros((2, 3)), torch.zeros(2, 3), "all", TypeError, "two tensors"),
-    (torch.zeros(2, 3), torch.zeros(2, 4), "all", ValueError, "one shape"),
-    (torch.zeros(3), torch.zeros(3), "all", ValueError, "N×"),
-    (torch.zeros(0, 3), torch.zeros(0, 3), "nonzero", ValueError, "non-empty"),
-    (torch.zeros(2, 3), torch.zeros(2, 3), "digit", ValueError, "'all', 'nonzero'"),
-    (torch.tensor([[0.0, float("nan")]]), torch.zeros(1, 2), "nonzero", ValueError, "NaN"),
-])
+@pytest.mark.parametrize(
+    ("first", "second", "support", "error", "match"),
+    [
+        (np.zeros((2, 3)), torch.zeros(2, 3), "all", TypeError, "two tensors"),
+        (torch.zeros(2, 3), torch.zeros(2, 4), "all", ValueError, "one shape"),
+        (torch.zeros(3), torch.zeros(3), "all", ValueError, "N×"),
+        (torch.zeros(0, 3), torch.zeros(0, 3), "nonzero", ValueError, "non-empty"),
+        (torch.zeros(2, 3), torch.zeros(2, 3), "digit", ValueError, "'all', 'nonzero'"),
+        (torch.tensor([[0.0, float("nan")]]), torch.zeros(1, 2), "nonzero", ValueError, "NaN"),
+    ],
+)
 def test_arguments_are_validated(first, second, support, error, match) -> None:
     with pytest.raises(error, match=match):
         rank_similarity(first, second, support=support)

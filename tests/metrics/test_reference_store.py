@@ -19,8 +19,12 @@ from cfcheck.metrics.realism import fid
 from cfcheck.metrics.reference_sets import score_realism
 from cfcheck.metrics.set_statistics import FidSets, KidSets, kid_all_pairs
 
-STATISTICS = {"fid": (fid, "bootstrap"), "kid": (kid_all_pairs, "half_sampling"),
-              "density": (density, "centred_half_sampling"), "coverage": (coverage, "centred_half_sampling")}
+STATISTICS = {
+    "fid": (fid, "bootstrap"),
+    "kid": (kid_all_pairs, "half_sampling"),
+    "density": (density, "centred_half_sampling"),
+    "coverage": (coverage, "centred_half_sampling"),
+}
 COMPUTED = (FidSets, KidSets, KnnSets)
 
 
@@ -38,8 +42,16 @@ def _fakes(shift: float) -> tuple[torch.Tensor, torch.Tensor]:
 
 def _score(name: str, pool, fakes, conditional: bool = True):
     statistic, ci_method = STATISTICS[name]
-    return score_realism(statistic, *pool, *fakes, conditional=conditional, generator=torch.Generator().manual_seed(3),
-                         n_resamples=20, seed=1, ci_method=ci_method)
+    return score_realism(
+        statistic,
+        *pool,
+        *fakes,
+        conditional=conditional,
+        generator=torch.Generator().manual_seed(3),
+        n_resamples=20,
+        seed=1,
+        ci_method=ci_method,
+    )
 
 
 @pytest.fixture
@@ -63,6 +75,7 @@ def computations(monkeypatch):
     """Counts the reference terms each engine computes (a load from the store computes none)."""
     counts = {engine.__name__: 0 for engine in COMPUTED}
     for engine in COMPUTED:
+
         def counted(self, _original=engine.state):
             counts[type(self).__name__] += _terms_missing(self)
             return _original(self)
@@ -73,7 +86,8 @@ def computations(monkeypatch):
 
 @pytest.mark.parametrize("conditional", [True, False], ids=["target", "domain"])
 def test_a_second_method_reads_the_reference_terms_and_floors_and_gets_the_numbers_computed_afresh(
-        own_derived_data, computations, monkeypatch, conditional):
+    own_derived_data, computations, monkeypatch, conditional
+):
     pool = _pool()
     first = {name: _score(name, pool, _fakes(0.2), conditional) for name in STATISTICS}
     assert all(computations.values()), computations
@@ -142,7 +156,10 @@ def test_a_damaged_entry_is_discarded_with_a_warning_and_never_trusted(own_deriv
     with pytest.warns(DerivedDataWarning, match="realism.*failed its integrity check"):
         again = _score("fid", pool, _fakes(0.2))
     assert computations["FidSets"] == 6 and (again.value, again.ci, again.floors) == (
-        expected.value, expected.ci, expected.floors)
+        expected.value,
+        expected.ci,
+        expected.floors,
+    )
 
 
 def test_another_process_reads_what_the_first_stored(own_derived_data, tmp_path):
@@ -157,9 +174,18 @@ KnnSets._reference_state = lambda self: calls.append(1) or original(self)
 score = _score("density", _pool(), _fakes(float(sys.argv[1])), conditional=False)
 print(json.dumps({{"floors": score.floors, "value": score.value, "reference_terms_computed": len(calls)}}))
 """
-    runs = [json.loads(subprocess.run([sys.executable, "-c", script, shift], capture_output=True, text=True,
-                                      check=True, env={**_environ(), "CFCHECK_CACHE_DIR": str(tmp_path)}).stdout)
-            for shift in ("0.2", "3.0")]
+    runs = [
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", script, shift],
+                capture_output=True,
+                text=True,
+                check=True,
+                env={**_environ(), "CFCHECK_CACHE_DIR": str(tmp_path)},
+            ).stdout
+        )
+        for shift in ("0.2", "3.0")
+    ]
     assert [run["reference_terms_computed"] for run in runs] == [1, 0]
     assert runs[0]["floors"] == runs[1]["floors"] and runs[0]["value"] != runs[1]["value"]
 

@@ -14,7 +14,12 @@ from hypothesis import strategies as st
 from cfcheck.domains import get_domain
 from cfcheck.metrics.removal import removal_mask
 from cfcheck.metrics.removal_curves import (
-    GOAR_EXTRA_STEPS, cumulative_errors, curve_area, feature_removal, fixed_value_removal, manifold_projection,
+    GOAR_EXTRA_STEPS,
+    cumulative_errors,
+    curve_area,
+    feature_removal,
+    fixed_value_removal,
+    manifold_projection,
     strength_start_index,
 )
 
@@ -47,7 +52,10 @@ def test_fixed_value_removal_rejects_bad_shapes():
 @given(st.one_of(st.just(0.0), st.floats(1e-3, 50)), st.integers(0, 10_000))
 def test_feature_removal_moves_by_the_strength_against_the_feature(strength, seed):
     g = torch.Generator().manual_seed(seed)
-    x, a = torch.randn(4, 2, 3, 3, generator=g, dtype=torch.float64), torch.randn(4, 2, 3, 3, generator=g, dtype=torch.float64)
+    x, a = (
+        torch.randn(4, 2, 3, 3, generator=g, dtype=torch.float64),
+        torch.randn(4, 2, 3, 3, generator=g, dtype=torch.float64),
+    )
     moved = feature_removal(x, a, strength)
     step = (x - moved).flatten(1)
     torch.testing.assert_close(step.norm(dim=1), torch.full((4,), strength, dtype=torch.float64))

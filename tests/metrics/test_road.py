@@ -172,8 +172,7 @@ def test_half_precision_images_are_solved_in_float32(dtype):
 def test_tiny_and_huge_images_scale_exactly(factor):
     x, mask = random_images(21, (2, 1, 9, 9)), random_mask(22, (2, 9, 9), 0.6)
     expected = noisy_linear_imputation(x, mask, noise_std=0.0) * factor
-    torch.testing.assert_close(noisy_linear_imputation(x * factor, mask, noise_std=0.0), expected,
-                               atol=0, rtol=1e-9)
+    torch.testing.assert_close(noisy_linear_imputation(x * factor, mask, noise_std=0.0), expected, atol=0, rtol=1e-9)
 
 
 def test_kept_pixels_are_returned_untouched_and_noise_only_on_removed():
@@ -311,17 +310,31 @@ def test_tie_seed_must_be_an_int(tie_seed):
     ("x", "mask", "kwargs", "error", "match"),
     [
         (torch.rand(2, 5, 5), torch.zeros(2, 5, 5, dtype=torch.bool), {}, ValueError, "`x` must be 4-D"),
-        (torch.ones(1, 1, 3, 3, dtype=torch.int64), torch.zeros(1, 3, 3, dtype=torch.bool), {}, TypeError,
-         "floating-point"),
+        (
+            torch.ones(1, 1, 3, 3, dtype=torch.int64),
+            torch.zeros(1, 3, 3, dtype=torch.bool),
+            {},
+            TypeError,
+            "floating-point",
+        ),
         (torch.full((1, 1, 3, 3), float("nan")), torch.zeros(1, 3, 3, dtype=torch.bool), {}, ValueError, "NaN"),
         (torch.rand(1, 1, 3, 3), torch.zeros(1, 3, 3), {}, TypeError, "mask == 0"),
         (torch.rand(2, 1, 3, 3), torch.zeros(1, 3, 3, dtype=torch.bool), {}, ValueError, r"N×H×W \(2, 3, 3\)"),
-        (torch.rand(1, 1, 3, 3), torch.zeros(1, 3, 3, dtype=torch.bool), {"noise_std": -0.1}, ValueError,
-         "noise_std"),
-        (torch.rand(1, 1, 3, 3), torch.zeros(1, 3, 3, dtype=torch.bool), {"generator": 0}, TypeError,
-         "torch.Generator"),
-        (torch.rand(3, 1, 3, 3), torch.tensor([[[False] * 3] * 3, [[True] * 3] * 3, [[False] * 3] * 3]), {},
-         ValueError, r"every pixel of image\(s\) \[1\]"),
+        (torch.rand(1, 1, 3, 3), torch.zeros(1, 3, 3, dtype=torch.bool), {"noise_std": -0.1}, ValueError, "noise_std"),
+        (
+            torch.rand(1, 1, 3, 3),
+            torch.zeros(1, 3, 3, dtype=torch.bool),
+            {"generator": 0},
+            TypeError,
+            "torch.Generator",
+        ),
+        (
+            torch.rand(3, 1, 3, 3),
+            torch.tensor([[[False] * 3] * 3, [[True] * 3] * 3, [[False] * 3] * 3]),
+            {},
+            ValueError,
+            r"every pixel of image\(s\) \[1\]",
+        ),
     ],
 )
 def test_imputation_arguments_are_validated(x, mask, kwargs, error, match):
@@ -348,8 +361,12 @@ def test_removal_mask_arguments_are_validated(attribution, fraction, order, erro
 # -- properties -----------------------------------------------------------------------------
 
 cases = st.tuples(
-    st.integers(1, 3), st.integers(1, 2), st.integers(1, 7), st.integers(1, 7),
-    st.floats(0.0, 1.0), st.integers(0, 2**16),
+    st.integers(1, 3),
+    st.integers(1, 2),
+    st.integers(1, 7),
+    st.integers(1, 7),
+    st.floats(0.0, 1.0),
+    st.integers(0, 2**16),
 )
 
 

@@ -32,8 +32,11 @@ def test_null_strata_rejects_mismatched_strata():
 
 
 @settings(max_examples=40, deadline=None)
-@given(sizes=st.lists(st.tuples(st.integers(1, 9), st.integers(1, 9)), min_size=1, max_size=4),
-       resamples=st.integers(1, 6), seed=st.integers(0, 2**16))
+@given(
+    sizes=st.lists(st.tuples(st.integers(1, 9), st.integers(1, 9)), min_size=1, max_size=4),
+    resamples=st.integers(1, 6),
+    seed=st.integers(0, 2**16),
+)
 def test_draw_splits_partitions_every_stratum(sizes, resamples, seed):
     first, second = draw_splits(sizes, resamples, np.random.default_rng(seed))
     for (m_a, m_b), x, y in zip(sizes, first, second):
@@ -43,8 +46,10 @@ def test_draw_splits_partitions_every_stratum(sizes, resamples, seed):
 
 
 @settings(max_examples=60, deadline=None)
-@given(half=st.lists(st.floats(-50, 50), min_size=2, max_size=30), null=st.lists(st.floats(-50, 50), min_size=2,
-                                                                                    max_size=30))
+@given(
+    half=st.lists(st.floats(-50, 50), min_size=2, max_size=30),
+    null=st.lists(st.floats(-50, 50), min_size=2, max_size=30),
+)
 def test_null_correction_matches_its_formula_and_bounds(half, null):
     half, null = np.array(half), np.array(null)
     factor = null_correction(half, null)

@@ -131,8 +131,9 @@ def test_proximity_uses_one_l1_radius_per_group():
 # -- an independent brute-force version ------------------------------------------------------------
 
 
-def _brute_force(z, z_cf, tables, radii, continuous, prediction, prediction_cf, causal, causal_cf, tau, t,
-                 cosine, admission):
+def _brute_force(
+    z, z_cf, tables, radii, continuous, prediction, prediction_cf, causal, causal_cf, tau, t, cosine, admission
+):
     """S# per input with plain Python loops over numpy rows (no shared code)."""
     results = []
     for n in range(len(z)):
@@ -193,14 +194,27 @@ def test_matches_a_brute_force_implementation(seed, cosine, admission):
     prediction, causal = rng.integers(0, 2, n), rng.integers(0, 2, n)
     prediction_cf, causal_cf = rng.integers(0, 2, (n, k)), rng.integers(0, 2, (n, k))
     tau = float(rng.choice([0.15, 0.3, 0.6]))
-    expected = _brute_force(z, z_cf, tables, radii, 1.0, prediction, prediction_cf, causal, causal_cf, tau, 0.33,
-                            cosine, admission)
-    groups = [CategoricalGroup(name, span, torch.tensor(t), r)
-              for name, span, t, r in zip(("a", "b"), [(0, 2), (2, 4)], tables, radii)]
+    expected = _brute_force(
+        z, z_cf, tables, radii, 1.0, prediction, prediction_cf, causal, causal_cf, tau, 0.33, cosine, admission
+    )
+    groups = [
+        CategoricalGroup(name, span, torch.tensor(t), r)
+        for name, span, t, r in zip(("a", "b"), [(0, 2), (2, 4)], tables, radii)
+    ]
     layout = LatentLayout(groups, (4, 7), continuous_radius=1.0)
     as_long = lambda a: torch.tensor(a, dtype=torch.int64)  # noqa: E731
-    scores = synbols_scores(torch.tensor(z), torch.tensor(z_cf), layout, as_long(prediction), as_long(prediction_cf),
-                            as_long(causal), as_long(causal_cf), tau=tau, cosine=cosine, admission=admission)
+    scores = synbols_scores(
+        torch.tensor(z),
+        torch.tensor(z_cf),
+        layout,
+        as_long(prediction),
+        as_long(prediction_cf),
+        as_long(causal),
+        as_long(causal_cf),
+        tau=tau,
+        cosine=cosine,
+        admission=admission,
+    )
     assert scores.s_sharp.tolist() == expected
     assert sum(expected) > n // 2, "the random cases exercise the set"
 
@@ -215,8 +229,15 @@ def cases(draw):
     z = torch.tensor(draw(st.lists(values, min_size=n * d, max_size=n * d)), dtype=torch.float64).reshape(n, d)
     moves = draw(st.lists(st.sampled_from([0.0, 0.25, -0.5, 1.0]), min_size=n * k * d, max_size=n * k * d))
     z_cf = z[:, None, :] + torch.tensor(moves, dtype=torch.float64).reshape(n, k, d)
-    labels = lambda shape: torch.tensor(draw(st.lists(st.integers(0, 1), min_size=math.prod(shape),  # noqa: E731
-                                                      max_size=math.prod(shape)))).reshape(shape)
+    labels = lambda shape: torch.tensor(
+        draw(
+            st.lists(
+                st.integers(0, 1),
+                min_size=math.prod(shape),  # noqa: E731
+                max_size=math.prod(shape),
+            )
+        )
+    ).reshape(shape)
     return z, z_cf, labels((n,)), labels((n, k)), labels((n,)), labels((n, k))
 
 
@@ -255,8 +276,7 @@ def test_members_are_pairwise_orthogonal_or_complementary_and_order_does_not_mat
     assume(all(len(set(row.tolist())) == len(row) for row in norms))
     perm = list(range(z_cf.shape[1]))
     random.shuffle(perm)
-    shuffled = synbols_scores(z, z_cf[:, perm], layout, prediction, prediction_cf[:, perm], causal,
-                              causal_cf[:, perm])
+    shuffled = synbols_scores(z, z_cf[:, perm], layout, prediction, prediction_cf[:, perm], causal, causal_cf[:, perm])
     assert torch.equal(shuffled.s_sharp, scores.s_sharp)
     assert torch.equal(shuffled.orthogonal_set, scores.orthogonal_set[:, perm])
 

@@ -99,8 +99,9 @@ def test_a_guide_replaces_the_noise_prediction():
         seen.append(t)
         return 0.5 * x_t  # the network's own prediction: the result must not change
 
-    torch.testing.assert_close(denoise(net, x, timesteps, guide=guide, num_steps=5),
-                               denoise(net, x, timesteps, num_steps=5))
+    torch.testing.assert_close(
+        denoise(net, x, timesteps, guide=guide, num_steps=5), denoise(net, x, timesteps, num_steps=5)
+    )
     assert seen == timesteps
 
 
@@ -122,8 +123,9 @@ class Interrupted(Exception):
 
 def test_training_resumes_to_the_same_weights(tmp_path):
     images = torch.rand(96, 1, 32, 32, generator=torch.Generator().manual_seed(6))
-    settings = dict(seed=3, epochs=1, batch_size=16, lr=1e-3,
-                    options={"steps": 9, "warmup_steps": 2, "checkpoint_every": 4})
+    settings = dict(
+        seed=3, epochs=1, batch_size=16, lr=1e-3, options={"steps": 9, "warmup_steps": 2, "checkpoint_every": 4}
+    )
     straight, info = train_denoiser(images, TINY, **settings, log=lambda _: None)
 
     def stop_after_first_checkpoint(line: str) -> None:
@@ -145,5 +147,4 @@ def test_training_resumes_to_the_same_weights(tmp_path):
 
 def test_unknown_training_option_is_named():
     with pytest.raises(ValueError, match=r"unknown diffusion option\(s\) \['stepz'\]"):
-        train_denoiser(torch.rand(4, 1, 32, 32), TINY, seed=0, epochs=1, batch_size=2, lr=1e-3,
-                       options={"stepz": 3})
+        train_denoiser(torch.rand(4, 1, 32, 32), TINY, seed=0, epochs=1, batch_size=2, lr=1e-3, options={"stepz": 3})

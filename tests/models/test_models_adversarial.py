@@ -59,8 +59,7 @@ def test_pgd_stays_in_the_ball_and_pixel_range(eps, steps, norm, seed, random_st
     model = nn.Sequential(nn.Flatten(), nn.Linear(1024, 10))
     x = torch.rand(4, 1, 32, 32, generator=g)
     y = torch.randint(0, 10, (4,), generator=g)
-    x_adv = pgd_attack(model, x, y, eps=eps, steps=steps, norm=norm, random_start=random_start,
-                       generator=g)
+    x_adv = pgd_attack(model, x, y, eps=eps, steps=steps, norm=norm, random_start=random_start, generator=g)
     delta = (x_adv - x).flatten(1)
     size = delta.norm(dim=1) if norm == "l2" else delta.abs().amax(dim=1)
     assert (size <= eps * (1 + 1e-5) + 1e-6).all()

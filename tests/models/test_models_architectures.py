@@ -108,7 +108,10 @@ def test_standardised_logits_wrapper():
         calibrate_logits(wrapped, x)
         torch.testing.assert_close(wrapped(x).mean(0), torch.zeros(10), atol=1e-4, rtol=0)
     assert set(wrapped.state_dict()) - {"network." + k for k in net.state_dict()} == {
-        "logit_standardisation.mean", "logit_standardisation.std", "logit_standardisation.bias"}
+        "logit_standardisation.mean",
+        "logit_standardisation.std",
+        "logit_standardisation.bias",
+    }
 
 
 def test_embedding_feature_maps_and_heads():
@@ -166,5 +169,5 @@ def test_outputs_are_per_sample(models, n, seed):
         model = models[name]
         with torch.no_grad():
             batched = model(x)
-            single = torch.cat([model(x[i:i + 1]) for i in range(n)])
+            single = torch.cat([model(x[i : i + 1]) for i in range(n)])
         torch.testing.assert_close(batched, single, rtol=1e-4, atol=1e-5)

@@ -40,8 +40,18 @@ def test_card_rejects_incomplete_entries():
 
 def test_specs_are_consistent():
     assert set(SPECS) == {
-        "cnn", "robust_cnn", "mlp", "noise_cnn", "random_net", "oracle_resnet", "oracle_wide_cnn",
-        "oracle_lenet", "attr_digit", "attr_thickness", "attr_intensity", "embedding",
+        "cnn",
+        "robust_cnn",
+        "mlp",
+        "noise_cnn",
+        "random_net",
+        "oracle_resnet",
+        "oracle_wide_cnn",
+        "oracle_lenet",
+        "attr_digit",
+        "attr_thickness",
+        "attr_intensity",
+        "embedding",
     }
     for name, spec in SPECS.items():
         assert spec.name == name
@@ -56,9 +66,13 @@ def test_smoke_spec_only_shrinks_the_budget():
     for spec in SPECS.values():
         tiny = smoke_spec(spec)
         assert tiny.recipe.n == 192 and tiny.recipe.epochs <= 1 and tiny.test_n == 128
-        same = dataclasses.replace(tiny.recipe, n=spec.recipe.n, epochs=spec.recipe.epochs,
-                                   batch_size=spec.recipe.batch_size,
-                                   selection_n=spec.recipe.selection_n)
+        same = dataclasses.replace(
+            tiny.recipe,
+            n=spec.recipe.n,
+            epochs=spec.recipe.epochs,
+            batch_size=spec.recipe.batch_size,
+            selection_n=spec.recipe.selection_n,
+        )
         assert same == spec.recipe  # seed, optimiser, augmentation untouched
 
 

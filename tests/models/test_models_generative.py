@@ -44,9 +44,9 @@ class TinyAutoencoderRecipe:
     architecture: str = "test_tiny_ae"
     arch_kwargs: dict[str, Any] = field(default_factory=lambda: {"channels": 3, "latent": 4})
     config: GenerativeTrainConfig = field(
-        default_factory=lambda: GenerativeTrainConfig(seed=5, epochs=3, batch_size=16, lr=1e-2))
-    quality_bar: dict[str, dict[str, float]] = field(
-        default_factory=lambda: {"reconstruction_mse": {"max": 0.5}})
+        default_factory=lambda: GenerativeTrainConfig(seed=5, epochs=3, batch_size=16, lr=1e-2)
+    )
+    quality_bar: dict[str, dict[str, float]] = field(default_factory=lambda: {"reconstruction_mse": {"max": 0.5}})
     purpose: str = "test double of a generative reference model"
     interface: str = "reconstructs an image in [0, 1]"
 
@@ -70,8 +70,7 @@ class TinyAutoencoderRecipe:
 
 @pytest.fixture
 def tiny_ae():
-    spec = register_generative_architecture("test_tiny_ae", TinyAutoencoder, family="autoencoder",
-                                            input_shape=SHAPE)
+    spec = register_generative_architecture("test_tiny_ae", TinyAutoencoder, family="autoencoder", input_shape=SHAPE)
     yield spec
     builders.unregister_architecture("test_tiny_ae")
 
@@ -126,8 +125,13 @@ def test_training_is_deterministic_for_a_seed(tiny_ae, data, tmp_path):
 
 
 def test_unregistered_architecture_is_a_reference_model_error(tmp_path):
-    entry = {"file": "toy_x.safetensors", "sha256": "0" * 64, "architecture": "nope_unet",
-             "arch_kwargs": {}, "role": "diffusion"}
+    entry = {
+        "file": "toy_x.safetensors",
+        "sha256": "0" * 64,
+        "architecture": "nope_unet",
+        "arch_kwargs": {},
+        "role": "diffusion",
+    }
     registry.save_state_dict({"w": torch.zeros(1)}, tmp_path / "toy_x.safetensors")
     entry["sha256"] = registry.file_sha256(tmp_path / "toy_x.safetensors")
     registry.update_manifest(tmp_path, {"toy/x": entry})

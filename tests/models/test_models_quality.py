@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 import torch
 
+from cfcheck.core.thresholds import Bars
 from cfcheck.domains.morpho import intensity_bin, load_split, thickness_bin
 from cfcheck.models.classifiers.adversarial import robust_accuracy
 from cfcheck.models.registry import available_models, load_model, model_entry
-from cfcheck.core.thresholds import Bars
 
 DOMAIN = "morpho"
 #: the classifiers and the embedding (they have a task); generative models are checked below
@@ -59,9 +59,11 @@ def test_embedding_heads_encode_the_nuisance_attributes(test_split):
     model = load_model("embedding", domain=DOMAIN)
     with torch.no_grad():
         heads = model.head_logits(test_split.images)
-    for head, labels in (("thickness", thickness_bin(test_split.factors.thickness)),
-                         ("intensity", intensity_bin(test_split.factors.intensity)),
-                         ("font", test_split.factors.font)):
+    for head, labels in (
+        ("thickness", thickness_bin(test_split.factors.thickness)),
+        ("intensity", intensity_bin(test_split.factors.intensity)),
+        ("font", test_split.factors.font),
+    ):
         accuracy = float((heads[head].argmax(1) == labels).float().mean())
         assert accuracy == pytest.approx(entry["quality"][f"{head}_accuracy"], abs=2e-3)
         assert accuracy > 1.5 / heads[head].shape[1], f"{head} head no better than chance"
@@ -72,9 +74,14 @@ def test_robust_accuracy_meets_its_floor(test_split):
     quality = entry["quality"]
     n = quality["robust_n"]
     model = load_model("robust_cnn", domain=DOMAIN)
-    value = robust_accuracy(model, test_split.images[:n], test_split.labels[:n],
-                            eps=quality["robust_eps"], steps=quality["robust_steps"],
-                            norm=quality["robust_norm"])
+    value = robust_accuracy(
+        model,
+        test_split.images[:n],
+        test_split.labels[:n],
+        eps=quality["robust_eps"],
+        steps=quality["robust_steps"],
+        norm=quality["robust_norm"],
+    )
     _check(value, entry["quality_bar"]["robust_accuracy"])
     # chance is 0.1 and the standard CNN scores below 0.1 under the same attack
     assert entry["quality_bar"]["robust_accuracy"]["min"] >= 0.4, "floor must be meaningful"
@@ -86,8 +93,7 @@ def test_robust_training_actually_buys_robustness(test_split):
     quality = model_entry("robust_cnn", domain=DOMAIN)["quality"]
     x, y = test_split.images[:150], test_split.labels[:150]
     standard = robust_accuracy(load_model("cnn", domain=DOMAIN), x, y, eps=quality["robust_eps"], steps=7)
-    robust = robust_accuracy(load_model("robust_cnn", domain=DOMAIN), x, y,
-                             eps=quality["robust_eps"], steps=7)
+    robust = robust_accuracy(load_model("robust_cnn", domain=DOMAIN), x, y, eps=quality["robust_eps"], steps=7)
     assert robust > standard + 0.2
 
 
@@ -129,8 +135,13 @@ def test_adversarial_transfer_meets_its_bar(name):
 
     quality = model_entry(name, domain=DOMAIN)["quality"]
     rates = adversarial_transfer(
-        quality["transfer_n"], domain=DOMAIN, eps=quality["transfer_eps"], steps=quality["transfer_steps"],
-        seed=quality["transfer_seed"], source=quality["transfer_source"], evaluated=[name],
+        quality["transfer_n"],
+        domain=DOMAIN,
+        eps=quality["transfer_eps"],
+        steps=quality["transfer_steps"],
+        seed=quality["transfer_seed"],
+        source=quality["transfer_source"],
+        evaluated=[name],
     )
     _check(rates[name], model_entry(name, domain=DOMAIN)["quality_bar"]["transfer_target_rate"])
     assert rates[name] == pytest.approx(quality["transfer_target_rate"], abs=0.01)

@@ -30,15 +30,17 @@ def stages(cnn, calibration):
 
 
 def _layer_params(model: nn.Module) -> dict[str, dict[str, torch.Tensor]]:
-    return {name: dict(module.named_parameters(recurse=False))
-            for name, module in model.named_modules() if isinstance(module, (nn.Conv2d, nn.Linear))}
+    return {
+        name: dict(module.named_parameters(recurse=False))
+        for name, module in model.named_modules()
+        if isinstance(module, (nn.Conv2d, nn.Linear))
+    }
 
 
 def test_layers_in_forward_order_and_stage_labels(cnn, calibration, stages):
     assert parametrised_layers(cnn, calibration[:1]) == CNN_LAYERS_TOP_DOWN[::-1]
     assert [s.layer for s in stages] == CNN_LAYERS_TOP_DOWN
-    assert [s.randomised for s in stages] == [tuple(CNN_LAYERS_TOP_DOWN[:k])
-                                              for k in range(1, 6)]
+    assert [s.randomised for s in stages] == [tuple(CNN_LAYERS_TOP_DOWN[:k]) for k in range(1, 6)]
 
 
 def test_input_model_is_unchanged(calibration):
@@ -69,14 +71,14 @@ def test_stage_k_differs_exactly_in_the_top_k_layers(cnn, stages):
         # buffers of the network (none in small_cnn beyond parameters) are untouched
         if k > 1:  # cumulative: a layer keeps the random weights it got at its stage
             previous = _layer_params(stages[k - 2].network)
-            for name in CNN_LAYERS_TOP_DOWN[:k - 1]:
+            for name in CNN_LAYERS_TOP_DOWN[: k - 1]:
                 assert all(torch.equal(p, previous[name][key]) for key, p in current[name].items())
 
 
 def test_reinitialisation_is_pytorch_default_init(stages):
     """Default init of a Linear(in, out): weights and bias within ±1/sqrt(in)."""
     top = stages[0].network.classifier[3]
-    bound = 1 / top.in_features ** 0.5
+    bound = 1 / top.in_features**0.5
     assert top.weight.abs().max() <= bound and top.bias.abs().max() <= bound
     assert top.weight.std() > bound / 4  # not zeros or a constant
 
@@ -143,8 +145,10 @@ def test_a_reinitialised_copy_is_the_cascades_last_stage_for_its_seed(cnn, calib
     assert all(torch.equal(before[k], v) for k, v in cnn.state_dict().items())  # the input is a template only
     assert not draw.training and all(not p.requires_grad for p in draw.parameters())
     other = reinitialised(cnn, calibration, seed=1).state_dict()
-    assert all(not torch.equal(other[f"network.{name}.weight"], expected[f"network.{name}.weight"])
-               for name in CNN_LAYERS_TOP_DOWN)
+    assert all(
+        not torch.equal(other[f"network.{name}.weight"], expected[f"network.{name}.weight"])
+        for name in CNN_LAYERS_TOP_DOWN
+    )
     bare = reinitialised(cnn, calibration, seed=0, standardise=False)
     assert not isinstance(bare, StandardisedLogits)
     assert torch.equal(bare.classifier[3].weight, expected["network.classifier.3.weight"])

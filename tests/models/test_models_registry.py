@@ -15,11 +15,11 @@ from cfcheck.models.classifiers.recipes import model_specs
 from cfcheck.models.registry import (
     ReferenceModelError,
     available_models,
+    domain_dir,
     file_sha256,
     load_manifest,
     load_model,
     model_entry,
-    domain_dir,
     weights_dir,
 )
 
@@ -44,12 +44,27 @@ def test_manifest_schema_and_file_sizes():
         domain, name = key.split("/", 1)
         assert entry["file"] == f"{domain}_{name}.safetensors"
         assert entry["trained_on"] == "cpu"
-        for field in ("sha256", "architecture", "arch_kwargs", "parameters",
-                      "training", "data", "quality", "quality_bar", "torch_version"):
+        for field in (
+            "sha256",
+            "architecture",
+            "arch_kwargs",
+            "parameters",
+            "training",
+            "data",
+            "quality",
+            "quality_bar",
+            "torch_version",
+        ):
             assert field in entry, f"{key} lacks {field}"
         if "family" in entry:  # a generative model: its family, and what it trained on
-            assert entry["role"] in ("diffusion", "autoencoder", "attribute_mechanism", "image_mechanism",
-                                     "anticausal_predictor", "minimality_vae")
+            assert entry["role"] in (
+                "diffusion",
+                "autoencoder",
+                "attribute_mechanism",
+                "image_mechanism",
+                "anticausal_predictor",
+                "minimality_vae",
+            )
             assert set(entry["data"]) == {"split", "n"} and entry["interface"]
         else:
             assert entry["role"] in ("classifier", "oracle", "attribute_oracle", "embedding")
@@ -87,7 +102,7 @@ def test_manifest_hash_equals_file_hash(name):
     assert hashlib.sha256(data).hexdigest() == entry["sha256"]  # independent of file_sha256
     # safetensors layout (not a pickle): u64 header length, JSON header, raw tensor bytes
     header_len = int.from_bytes(data[:8], "little")
-    header = json.loads(data[8:8 + header_len])
+    header = json.loads(data[8 : 8 + header_len])
     assert json.loads(header["__metadata__"]["cfcheck"])["name"] == name
 
 
@@ -112,7 +127,11 @@ def test_shipped_model_loads_frozen_in_eval_mode(name):
         return
     with torch.no_grad():
         out = model(x * 2 - 1, torch.tensor([10, 500])) if entry["role"] == "diffusion" else model(x)
-    if entry["role"] in ("diffusion", "autoencoder", "minimality_vae"):  # noise prediction, reconstruction: image-shaped
+    if entry["role"] in (
+        "diffusion",
+        "autoencoder",
+        "minimality_vae",
+    ):  # noise prediction, reconstruction: image-shaped
         assert out.shape == x.shape and torch.isfinite(out).all()
         return
     if entry["role"] == "anticausal_predictor":  # one value per image (regressor) or class logits
@@ -125,11 +144,11 @@ def test_shipped_model_loads_frozen_in_eval_mode(name):
 def test_roles_and_attributes_match_what_the_suites_ask_for():
     assert available_models("morpho", role="oracle") == ["oracle_lenet", "oracle_resnet", "oracle_wide_cnn"]
     assert available_models("morpho", role="embedding") == ["embedding"]
-    attributes = {model_entry(n, domain="morpho")["attribute"]
-                  for n in available_models("morpho", role="attribute_oracle")}
+    attributes = {
+        model_entry(n, domain="morpho")["attribute"] for n in available_models("morpho", role="attribute_oracle")
+    }
     assert attributes == {"digit", "thickness", "intensity"}
-    assert set(available_models("morpho", role="classifier")) == {
-        "cnn", "robust_cnn", "mlp", "noise_cnn", "random_net"}
+    assert set(available_models("morpho", role="classifier")) == {"cnn", "robust_cnn", "mlp", "noise_cnn", "random_net"}
     assert available_models(domain="nonexistent") == []
 
 
@@ -228,5 +247,4 @@ def test_available_models_of_every_domain_are_qualified():
     everything = available_models()
     assert everything == sorted(everything)
     assert everything == [f"{d}/{n}" for d in registry.available_domains() for n in available_models(d)]
-    assert available_models(role="oracle") == [
-        "morpho/oracle_lenet", "morpho/oracle_resnet", "morpho/oracle_wide_cnn"]
+    assert available_models(role="oracle") == ["morpho/oracle_lenet", "morpho/oracle_resnet", "morpho/oracle_wide_cnn"]

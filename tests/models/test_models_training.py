@@ -9,8 +9,8 @@ import torch
 
 from cfcheck.models.classifiers import training
 from cfcheck.models.classifiers.recipes import model_specs, smoke_spec
-from cfcheck.models.registry import file_sha256, load_manifest, load_model
 from cfcheck.models.classifiers.training import fit, train_reference_models
+from cfcheck.models.registry import file_sha256, load_manifest, load_model
 
 SPECS = model_specs("morpho")
 # one of each kind of training: plain, PGD, noise, multi-head, untrained, BatchNorm
@@ -49,8 +49,7 @@ def test_smoke_robust_entry_records_the_attack(smoke_run):
 
 def test_same_seed_gives_identical_weights(smoke_run, tmp_path):
     out, first, _ = smoke_run
-    again = train_reference_models("morpho", names=DETERMINISM_SAMPLE, out_dir=tmp_path, smoke=True,
-                                   log=lambda _: None)
+    again = train_reference_models("morpho", names=DETERMINISM_SAMPLE, out_dir=tmp_path, smoke=True, log=lambda _: None)
     for name in DETERMINISM_SAMPLE:
         key = f"morpho/{name}"
         assert again[key]["sha256"] == first[key]["sha256"], f"{name} is not deterministic"
@@ -131,5 +130,4 @@ def test_train_model_needs_the_spec_domain(tmp_path):
     with pytest.raises(ValueError, match="give the domain it is trained for"):
         training.train_model(unbound, tmp_path, log=lambda _: None)
     with pytest.raises(ValueError, match="give the domain it is trained for"):
-        training.train_model(smoke_spec(SPECS["random_net"]), tmp_path, domain="other",
-                             log=lambda _: None)
+        training.train_model(smoke_spec(SPECS["random_net"]), tmp_path, domain="other", log=lambda _: None)

@@ -8,8 +8,8 @@ import pytest
 import torch
 from torch import nn
 
-from cfcheck.models.classifiers import transfer
 from cfcheck.domains import get_domain
+from cfcheck.models.classifiers import transfer
 from cfcheck.models.classifiers.transfer import adversarial_transfer
 
 #: the default committee: the domain's oracles
@@ -53,16 +53,27 @@ def test_rates_count_target_hits_and_majority_votes():
     n, seed = 40, 3
     targets, labels = _targets(n, seed)
     assert not (targets == labels).any()  # each image goes to another class
-    models = {"zero": _Constant(0), "one": _Constant(1), "oracle_a": _Constant(2),
-              "oracle_b": _Constant(2), "oracle_c": _Constant(7)}
-    rates = adversarial_transfer(n, domain="morpho", steps=1, seed=seed,
-                                 evaluated=["zero", "one"], committee=["oracle_a", "oracle_b", "oracle_c"], models=models)
+    models = {
+        "zero": _Constant(0),
+        "one": _Constant(1),
+        "oracle_a": _Constant(2),
+        "oracle_b": _Constant(2),
+        "oracle_c": _Constant(7),
+    }
+    rates = adversarial_transfer(
+        n,
+        domain="morpho",
+        steps=1,
+        seed=seed,
+        evaluated=["zero", "one"],
+        committee=["oracle_a", "oracle_b", "oracle_c"],
+        models=models,
+    )
     for name, label in (("zero", 0), ("one", 1), ("oracle_a", 2), ("oracle_c", 7)):
         assert rates[name] == pytest.approx(float((targets == label).float().mean()))
     # two of three members vote 2: the majority predicts the target where it is 2
     assert rates["committee_majority"] == rates["oracle_a"]
-    without = adversarial_transfer(n, domain="morpho", steps=1, seed=seed, evaluated=[],
-                                   committee=[], models=models)
+    without = adversarial_transfer(n, domain="morpho", steps=1, seed=seed, evaluated=[], committee=[], models=models)
     assert set(without) == {"cnn"} and without["cnn"] == rates["cnn"]
 
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 import torch
 
+from cfcheck.core.thresholds import Bars
 from cfcheck.domains import get_domain
 from cfcheck.models.generative import train_generative_models
 from cfcheck.models.generative.vae import UnconditionalVAE
 from cfcheck.models.predictors import AnticausalPredictor, train_predictor
 from cfcheck.models.registry import available_models, load_model, model_entry
-from cfcheck.core.thresholds import Bars
 
 DOMAIN = "morpho"
 NAMES = ("predictor_thickness", "predictor_intensity", "predictor_digit", "cld_vae")
@@ -33,8 +33,12 @@ def test_predictor_network_shapes_units_and_validation():
     with pytest.raises(ValueError, match="N×C×32×32"):
         regressor(torch.rand(3, 32, 32))
     with pytest.raises(ValueError, match="targets"):
-        train_predictor(x, torch.rand(2), {"outputs": 1}, get_domain(DOMAIN).generative_recipes()[
-            "predictor_thickness"].smoke_config())
+        train_predictor(
+            x,
+            torch.rand(2),
+            {"outputs": 1},
+            get_domain(DOMAIN).generative_recipes()["predictor_thickness"].smoke_config(),
+        )
 
 
 def test_unconditional_vae_validates_and_its_elbo_terms_are_consistent():
@@ -44,7 +48,8 @@ def test_unconditional_vae_validates_and_its_elbo_terms_are_consistent():
     loss, reconstruction, kl = vae.negative_elbo(x, torch.Generator().manual_seed(0))
     mean, log_var = vae.encode(x)
     expected_kl = torch.distributions.kl_divergence(
-        torch.distributions.Normal(mean, (0.5 * log_var).exp()), torch.distributions.Normal(0.0, 1.0)).sum(1)
+        torch.distributions.Normal(mean, (0.5 * log_var).exp()), torch.distributions.Normal(0.0, 1.0)
+    ).sum(1)
     torch.testing.assert_close(kl, expected_kl, rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(loss, reconstruction + kl)
     with pytest.raises(ValueError, match="latent_dim"):
@@ -70,7 +75,10 @@ def test_smoke_training_writes_every_model_with_its_role(smoke_entries):
     roles = {entries[f"{DOMAIN}/{n}"]["role"] for n in NAMES}
     assert roles == {"anticausal_predictor", "minimality_vae"}
     assert {entries[f"{DOMAIN}/predictor_{a}"]["attribute"] for a in ("thickness", "intensity", "digit")} == {
-        "thickness", "intensity", "digit"}
+        "thickness",
+        "intensity",
+        "digit",
+    }
     assert set(entries[f"{DOMAIN}/predictor_thickness"]["quality"]) >= {"test_mae_sd"}
     assert set(entries[f"{DOMAIN}/cld_vae"]["quality"]) >= {"test_mse", "test_kl"}
 
@@ -84,7 +92,9 @@ def test_smoke_training_is_deterministic(smoke_entries, tmp_path):
 
 def test_the_domain_names_its_evaluation_models_under_their_roles():
     domain = get_domain(DOMAIN)
-    assert set(domain.model_roles["anticausal_predictors"]) == set(available_models(DOMAIN, role="anticausal_predictor"))
+    assert set(domain.model_roles["anticausal_predictors"]) == set(
+        available_models(DOMAIN, role="anticausal_predictor")
+    )
     assert domain.model_roles["minimality_vae"] == tuple(available_models(DOMAIN, role="minimality_vae"))
 
 
@@ -99,7 +109,7 @@ def test_bundled_regressors_meet_their_bar(parent, test_split):
     model = load_model(name, domain=DOMAIN)
     truth = getattr(test_split.factors, parent).double()
     with torch.no_grad():
-        predicted = torch.cat([model(test_split.images[i:i + 1000]) for i in range(0, len(truth), 1000)])[:, 0]
+        predicted = torch.cat([model(test_split.images[i : i + 1000]) for i in range(0, len(truth), 1000)])[:, 0]
     mae_sd = float((predicted.double() - truth).abs().mean() / truth.std())
     assert Bars.from_dict(model_entry(name, domain=DOMAIN)["quality_bar"]["test_mae_sd"]).passes(mae_sd), mae_sd
 
@@ -107,9 +117,11 @@ def test_bundled_regressors_meet_their_bar(parent, test_split):
 def test_bundled_digit_classifier_meets_its_bar(test_split):
     model = load_model("predictor_digit", domain=DOMAIN)
     with torch.no_grad():
-        logits = torch.cat([model(test_split.images[i:i + 1000]) for i in range(0, len(test_split.labels), 1000)])
+        logits = torch.cat([model(test_split.images[i : i + 1000]) for i in range(0, len(test_split.labels), 1000)])
     accuracy = float((logits.argmax(1) == test_split.labels).double().mean())
-    assert Bars.from_dict(model_entry("predictor_digit", domain=DOMAIN)["quality_bar"]["test_accuracy"]).passes(accuracy)
+    assert Bars.from_dict(model_entry("predictor_digit", domain=DOMAIN)["quality_bar"]["test_accuracy"]).passes(
+        accuracy
+    )
 
 
 def test_bundled_cld_vae_meets_its_bar_and_separates_images(test_split):

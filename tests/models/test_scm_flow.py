@@ -83,8 +83,9 @@ def test_a_flow_trained_on_scm_draws_learns_the_true_conditional():
     torch.manual_seed(0)
     train, test = sample_factors(6000, seed=1), sample_factors(2000, seed=2)
     config = GenerativeTrainConfig(seed=3, epochs=30, batch_size=128, lr=3e-3)
-    flow, _ = train_flow(train.intensity, train.thickness[:, None],
-                         {"context_features": 1, "num_bins": 16, "hidden": 32}, config)
+    flow, _ = train_flow(
+        train.intensity, train.thickness[:, None], {"context_features": 1, "num_bins": 16, "hidden": 32}, config
+    )
     with torch.no_grad():
         drawn = flow.sample(len(test), test.thickness[:, None], generator=torch.Generator().manual_seed(0))
         new_t = test.thickness.flip(0)
@@ -98,8 +99,10 @@ def test_a_flow_trained_on_scm_draws_learns_the_true_conditional():
     untrained.set_standardisation(train.intensity, train.thickness[:, None])
     with torch.no_grad():
         raw = untrained.sample(len(test), test.thickness[:, None], generator=torch.Generator().manual_seed(0))
-    assert stats.kstest(true_intensity_cdf(raw.double().numpy(), test.thickness.double().numpy()),
-                        "uniform").statistic > 0.1
+    assert (
+        stats.kstest(true_intensity_cdf(raw.double().numpy(), test.thickness.double().numpy()), "uniform").statistic
+        > 0.1
+    )
 
 
 @pytest.mark.parametrize("name", sorted(FLOW_RECIPES))
@@ -108,8 +111,14 @@ def test_flow_recipe_smoke_configuration_trains_into_a_manifest_entry(tmp_path, 
 
     recipe = FLOW_RECIPES[name]
     config = recipe.smoke_config()
-    entry = train_generative_model(recipe, get_domain("morpho").split(config.split, config.n), tmp_path,
-                                   domain="morpho", smoke=True, log=lambda line: None)
+    entry = train_generative_model(
+        recipe,
+        get_domain("morpho").split(config.split, config.n),
+        tmp_path,
+        domain="morpho",
+        smoke=True,
+        log=lambda line: None,
+    )
     assert entry["family"] == "flow" and entry["role"] == "attribute_mechanism"
     assert (tmp_path / entry["file"]).exists() and set(recipe.quality_bar) <= set(entry["quality"])
     assert entry["quality"]["roundtrip_max_error"] < 1e-2
@@ -119,8 +128,10 @@ def _mechanisms(trained: bool) -> MorphoAttributeMechanisms:
     if trained:
         from cfcheck.models import registry
 
-        return MorphoAttributeMechanisms(registry.load_model("thickness_flow", domain="morpho"),
-                                         registry.load_model("intensity_flow", domain="morpho"))
+        return MorphoAttributeMechanisms(
+            registry.load_model("thickness_flow", domain="morpho"),
+            registry.load_model("intensity_flow", domain="morpho"),
+        )
     thickness, intensity = ScalarSplineFlow(), ScalarSplineFlow(context_features=1)
     factors = sample_factors(500, seed=4)
     thickness.set_standardisation(factors.thickness)
@@ -151,8 +162,11 @@ def test_propagation_follows_the_causal_graph(trained):
 
 
 def test_parent_condition_is_thickness_intensity_and_one_hot_digit():
-    parents = {"thickness": torch.tensor([1.5, 3.0]), "intensity": torch.tensor([70.0, 200.0]),
-               "digit": torch.tensor([0, 9])}
+    parents = {
+        "thickness": torch.tensor([1.5, 3.0]),
+        "intensity": torch.tensor([70.0, 200.0]),
+        "digit": torch.tensor([0, 9]),
+    }
     c = parent_condition(parents)
     assert c.shape == (2, 12)
     assert torch.equal(c[:, :2], torch.tensor([[1.5, 70.0], [3.0, 200.0]]))
@@ -166,9 +180,9 @@ def test_parent_condition_is_thickness_intensity_and_one_hot_digit():
 @pytest.mark.parametrize("name", sorted(FLOW_RECIPES))
 def test_bundled_flows_meet_their_bars_remeasured(name):
     """Re-measured here with scipy from the SCM's own draws (not the recipe's code), on the test split."""
+    from cfcheck.core.thresholds import Bars
     from cfcheck.domains.morpho.splits import split_factors
     from cfcheck.models.registry import load_model, model_entry
-    from cfcheck.core.thresholds import Bars
 
     flow, entry = load_model(name, domain="morpho"), model_entry(name, domain="morpho")
     test = split_factors("test")
@@ -179,7 +193,9 @@ def test_bundled_flows_meet_their_bars_remeasured(name):
             key = "ks"
         else:
             drawn = flow.sample(len(test), test.thickness[:, None], generator=torch.Generator().manual_seed(12))
-            twin = intensity_mechanism(test.thickness, torch.randn(len(test), generator=torch.Generator().manual_seed(1)))
+            twin = intensity_mechanism(
+                test.thickness, torch.randn(len(test), generator=torch.Generator().manual_seed(1))
+            )
             statistic = stats.ks_2samp(drawn.double().numpy(), twin.double().numpy()).statistic
             key = "conditional_ks"
     # a two-sample statistic carries the second sample's noise too: allow its 95% quantile on top

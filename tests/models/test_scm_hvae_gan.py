@@ -36,8 +36,13 @@ def _toy_data(n: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
 def test_gaussian_kl_matches_torch_distributions():
     g = torch.Generator().manual_seed(1)
     m, lv, pm, plv = (torch.randn(5, 3, 2, 2, generator=g) for _ in range(4))
-    expected = torch.distributions.kl_divergence(torch.distributions.Normal(m, (0.5 * lv).exp()),
-                                                 torch.distributions.Normal(pm, (0.5 * plv).exp())).flatten(1).sum(1)
+    expected = (
+        torch.distributions.kl_divergence(
+            torch.distributions.Normal(m, (0.5 * lv).exp()), torch.distributions.Normal(pm, (0.5 * plv).exp())
+        )
+        .flatten(1)
+        .sum(1)
+    )
     torch.testing.assert_close(gaussian_kl(m, lv, pm, plv), expected, rtol=1e-5, atol=1e-5)
 
 
@@ -72,8 +77,9 @@ def test_hvae_elbo_terms_and_counterfactual_under_the_observed_parents():
     with torch.no_grad():
         torch.testing.assert_close(hvae.counterfactual(x, c, c), x, atol=1e-5, rtol=0)
         assert (hvae.counterfactual(x, c, c + 1.0) - x).abs().max() > 1e-3
-        torch.testing.assert_close(hvae.counterfactual(x, c, c, abduct_pixel_noise=False),
-                                   hvae.reconstruct(x, c).clamp(0, 1))
+        torch.testing.assert_close(
+            hvae.counterfactual(x, c, c, abduct_pixel_noise=False), hvae.reconstruct(x, c).clamp(0, 1)
+        )
 
 
 def test_hvae_validates_its_arguments():
@@ -90,8 +96,9 @@ def test_hvae_validates_its_arguments():
 
 def test_hvae_training_lowers_the_loss_and_resumes_to_the_same_weights(tmp_path):
     images, condition = _toy_data()
-    kwargs = dict(seed=4, batch_size=32, lr=1e-3, options={"checkpoint_every": 1}, log=lambda line: None,
-                  network=ConditionalHVAE)
+    kwargs = dict(
+        seed=4, batch_size=32, lr=1e-3, options={"checkpoint_every": 1}, log=lambda line: None, network=ConditionalHVAE
+    )
     straight, _ = train_cvae(images, condition, ARCH, epochs=2, **kwargs)
     checkpoint = tmp_path / "run.pt"
     train_cvae(images, condition, ARCH, epochs=1, checkpoint=checkpoint, **kwargs)
@@ -154,12 +161,19 @@ def test_gan_counterfactual_fine_tuning_is_deterministic_and_moves_encoder_and_g
     from cfcheck.models.generative.gan.training import cyclic_fit
 
     images = torch.rand(64, 1, 32, 32, generator=torch.Generator().manual_seed(0))
-    condition = torch.cat([torch.randn(64, 2, generator=torch.Generator().manual_seed(1)),
-                           torch.eye(10)[torch.arange(64) % 10]], 1)
+    condition = torch.cat(
+        [torch.randn(64, 2, generator=torch.Generator().manual_seed(1)), torch.eye(10)[torch.arange(64) % 10]], 1
+    )
     kwargs = dict(seed=3, epochs=1, batch_size=32, lr=2e-4, log=lambda line: None)
     before, _ = train_cgan(images, condition, ARCH, options={"finetune_epochs": 0}, **kwargs)
-    phase = {"finetune_epochs": 0, "counterfactual_epochs": 2, "counterfactual_lr": 1e-3, "predictor_epochs": 1,
-             "reconstruction_weight": 10.0, "adversarial_weight": 0.1}
+    phase = {
+        "finetune_epochs": 0,
+        "counterfactual_epochs": 2,
+        "counterfactual_lr": 1e-3,
+        "predictor_epochs": 1,
+        "reconstruction_weight": 10.0,
+        "adversarial_weight": 0.1,
+    }
     after, info = train_cgan(images, condition, ARCH, options=phase, **kwargs)
     again, _ = train_cgan(images, condition, ARCH, options=phase, **kwargs)
     assert info["steps"] == 2 + 4 and {"cf_loss", "cf_nll", "predictor_loss"} <= set(info)
@@ -177,16 +191,23 @@ def test_gan_counterfactual_fine_tuning_is_deterministic_and_moves_encoder_and_g
 # -- the smoke recipes ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["chvae", "cgan"])
 def test_recipe_smoke_configuration_trains_into_a_manifest_entry(tmp_path, name):
+    from safetensors.torch import load_file
+
     from cfcheck.domains import get_domain
     from cfcheck.domains.morpho.scm_image import IMAGE_RECIPES
     from cfcheck.models.builders import build_model
     from cfcheck.models.generative import train_generative_model
-    from safetensors.torch import load_file
 
     recipe = IMAGE_RECIPES[name]
     config = recipe.smoke_config()
-    entry = train_generative_model(recipe, get_domain("morpho").split(config.split, config.n), tmp_path,
-                                   domain="morpho", smoke=True, log=lambda line: None)
+    entry = train_generative_model(
+        recipe,
+        get_domain("morpho").split(config.split, config.n),
+        tmp_path,
+        domain="morpho",
+        smoke=True,
+        log=lambda line: None,
+    )
     assert entry["family"] == ("vae" if name == "chvae" else "gan") and entry["role"] == "image_mechanism"
     measured = {"test_mse", "thickness_error", "intensity_error", "digit_accuracy", "ground_truth_l1"}
     assert measured <= set(entry["quality"])
@@ -267,8 +288,19 @@ def test_counterfactual_finetuning_is_deterministic_and_moves_the_weights(option
     for _ in range(2):
         model = _hvae()
         model.set_standardisation(condition)
-        info = counterfactual_finetune(model, images, condition, seed=1, epochs=1, batch_size=32, lr=1e-3,
-                                       weight=1.0, predictor_epochs=1, log=lambda line: None, **options)
+        info = counterfactual_finetune(
+            model,
+            images,
+            condition,
+            seed=1,
+            epochs=1,
+            batch_size=32,
+            lr=1e-3,
+            weight=1.0,
+            predictor_epochs=1,
+            log=lambda line: None,
+            **options,
+        )
         states.append(model.state_dict())
     assert all(v == v and abs(v) < 1e6 for v in info.values())
     untouched = dict(_hvae().named_parameters())
@@ -285,8 +317,9 @@ def _bundled(mechanism: str, abduct_pixel_noise: bool) -> SCMVAE:
     domain = get_domain("morpho")
     models = MethodModels(ModelZoo(get_domain("morpho"), torch.device("cpu")))
     assert mechanism in domain.model_roles["scm_image_mechanisms"]
-    return SCMVAE(vae=models[mechanism], mechanisms=domain.attribute_mechanisms(models),
-                  abduct_pixel_noise=abduct_pixel_noise)
+    return SCMVAE(
+        vae=models[mechanism], mechanisms=domain.attribute_mechanisms(models), abduct_pixel_noise=abduct_pixel_noise
+    )
 
 
 def _test_images(n: int):
@@ -325,10 +358,10 @@ def test_bundled_gan_remeasured_matches_its_card_and_meets_its_bars():
     """The card's four values re-measured on the bundled cgan weights (the recipe's ``measure_quality``,
     1,000 test images): as recorded at training time (test_mse 0.0063, thickness 0.44 sd, intensity
     0.37 sd, do(digit) 0.813) and within the bars, which it meets since its counterfactual fine-tuning."""
+    from cfcheck.core.thresholds import Bars
+    from cfcheck.domains import get_domain
     from cfcheck.domains.morpho.scm_image import GAN
     from cfcheck.models.registry import model_entry
-    from cfcheck.domains import get_domain
-    from cfcheck.core.thresholds import Bars
     from cfcheck.models.zoo import ModelZoo
 
     entry = model_entry("cgan", domain="morpho")
@@ -336,7 +369,9 @@ def test_bundled_gan_remeasured_matches_its_card_and_meets_its_bars():
     torch.set_num_threads(1)
     try:
         with torch.no_grad():
-            quality = GAN.measure_quality(ModelZoo(get_domain("morpho"), torch.device("cpu"))["cgan"].eval(), GAN.config)
+            quality = GAN.measure_quality(
+                ModelZoo(get_domain("morpho"), torch.device("cpu"))["cgan"].eval(), GAN.config
+            )
     finally:
         torch.set_num_threads(previous)
     for metric, bounds in entry["quality_bar"].items():

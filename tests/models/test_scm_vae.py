@@ -98,8 +98,9 @@ def test_training_lowers_the_loss_and_resumes_to_the_same_weights(tmp_path):
 def test_training_rejects_unknown_options():
     images, condition = _toy_data(8)
     with pytest.raises(ValueError, match="unknown VAE option"):
-        train_cvae(images, condition, {"condition_features": 12}, seed=0, epochs=1, batch_size=4, lr=1e-3,
-                   options={"bogus": 1})
+        train_cvae(
+            images, condition, {"condition_features": 12}, seed=0, epochs=1, batch_size=4, lr=1e-3, options={"bogus": 1}
+        )
 
 
 def test_cvae_recipe_smoke_configuration_trains_into_a_manifest_entry(tmp_path):
@@ -108,10 +109,18 @@ def test_cvae_recipe_smoke_configuration_trains_into_a_manifest_entry(tmp_path):
     from cfcheck.models.generative import train_generative_model
 
     config = CVAE.smoke_config()
-    entry = train_generative_model(CVAE, get_domain("morpho").split(config.split, config.n), tmp_path,
-                                   domain="morpho", smoke=True, log=lambda line: None)
+    entry = train_generative_model(
+        CVAE,
+        get_domain("morpho").split(config.split, config.n),
+        tmp_path,
+        domain="morpho",
+        smoke=True,
+        log=lambda line: None,
+    )
     assert entry["family"] == "vae" and entry["role"] == "image_mechanism"
-    assert {"test_mse", "thickness_error", "intensity_error", "digit_accuracy", "ground_truth_l1"} <= set(entry["quality"])
+    assert {"test_mse", "thickness_error", "intensity_error", "digit_accuracy", "ground_truth_l1"} <= set(
+        entry["quality"]
+    )
     assert (tmp_path / entry["file"]).exists()
 
 

@@ -11,11 +11,14 @@ from cfcheck.models.shuffling import epoch_batches, epoch_order, epoch_orders, s
 
 
 def _old_per_epoch(n, seed, epochs, stride):
-    return [torch.randperm(n, generator=torch.Generator().manual_seed(seed * stride + epoch)) for epoch in range(epochs)]
+    return [
+        torch.randperm(n, generator=torch.Generator().manual_seed(seed * stride + epoch)) for epoch in range(epochs)
+    ]
 
 
-@pytest.mark.parametrize(("stream", "stride"), [(EPOCH_ORDER, 100_003), (SMALL_NET_EPOCH_ORDER, 1009),
-                                                (FLOW_EPOCH_ORDER, 7919)])
+@pytest.mark.parametrize(
+    ("stream", "stride"), [(EPOCH_ORDER, 100_003), (SMALL_NET_EPOCH_ORDER, 1009), (FLOW_EPOCH_ORDER, 7919)]
+)
 @pytest.mark.parametrize("seed", [0, 3, 41])
 def test_per_epoch_orders_are_the_old_loops(stream, stride, seed):
     old = _old_per_epoch(57, seed, 4, stride)
@@ -35,8 +38,11 @@ def test_one_generator_orders_are_the_old_loop():
 
 def test_epoch_batches_are_the_old_definition():
     n, batch_size, seed, epochs = 50, 8, 2, 3
-    old = [order[p * batch_size:(p + 1) * batch_size] for order in _old_per_epoch(n, seed, epochs, 100_003)
-           for p in range(max(1, n // batch_size))]
+    old = [
+        order[p * batch_size : (p + 1) * batch_size]
+        for order in _old_per_epoch(n, seed, epochs, 100_003)
+        for p in range(max(1, n // batch_size))
+    ]
     new = list(epoch_batches(n, batch_size, seed, epochs))
     assert len(new) == epochs * steps_per_epoch(n, batch_size) == len(old)
     assert all(torch.equal(a, b) for a, b in zip(old, new))

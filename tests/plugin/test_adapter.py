@@ -63,8 +63,9 @@ def test_a_helper_named_like_another_kinds_call_is_not_that_kind():
     assert "counterfactual(x, target) is not the scm call counterfactual(x, parents, intervention)" in reason
 
 
-@pytest.mark.parametrize("signature", ["x, parents, intervention", "x, *args", "*args, **kwargs",
-                                       "x, parents, intervention, scale=1.0"])
+@pytest.mark.parametrize(
+    "signature", ["x, parents, intervention", "x, *args", "*args, **kwargs", "x, parents, intervention, scale=1.0"]
+)
 def test_a_signature_that_can_take_the_call_is_that_kind(signature):
     namespace: dict = {}
     exec(f"class Generator:\n    def counterfactual(self, {signature}):\n        return None\n", namespace)

@@ -44,4 +44,6 @@ def test_the_readme_snippet_deselects_the_other_kinds_suites(tiny, documented_sn
     tiny.makepyfile(my_captum=documented_snippets["my_captum"])
     result = tiny.runpytest("--method=my_captum", "-k", "test_output_contract", "--cfcheck-domain=morpho")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*tests of the latent, scm, vce suites deselected: the method implements attribution*"])
+    result.stdout.fnmatch_lines(
+        ["*tests of the latent, scm, vce suites deselected: the method implements attribution*"]
+    )

@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-
 README_ADAPTER = """
 import pytest
 
@@ -20,10 +19,6 @@ def cf_method():
 """
 
 
-
-
-
-
 def _scores(scorecard, metric):
     return [s for s in scorecard["scores"] if s["metric"] == metric]
 
@@ -32,7 +27,9 @@ def test_readme_adapter_runs_and_writes_a_scorecard(tiny, scorecard_of):
     tiny.makepyfile(my_adapter=README_ADAPTER)
     result = tiny.runpytest("--method=my_adapter", "-p", "no:randomly")
     # the scorecard's path, then its banner (the identity's target accuracy fails its bar)
-    result.stdout.fnmatch_lines(["*scorecard: *my_adapter-standard*scorecard.json*", "FAIL: * suites have failing scores*"])
+    result.stdout.fnmatch_lines(
+        ["*scorecard: *my_adapter-standard*scorecard.json*", "FAIL: * suites have failing scores*"]
+    )
     scorecard = scorecard_of("my_adapter")
     assert scorecard["status"] == "complete"
     (accuracy,) = _scores(scorecard, "target_accuracy")
@@ -207,13 +204,24 @@ def test_methods_may_load_explained_classifiers_but_not_evaluation_models(tiny):
 def test_method_model_view_lists_the_explained_classifiers_and_the_generative_priors():
     import torch
 
-    from cfcheck.models.zoo import MethodModels, ModelZoo
     from cfcheck.domains import get_domain
+    from cfcheck.models.zoo import MethodModels, ModelZoo
 
     view = MethodModels(ModelZoo(get_domain("morpho"), torch.device("cpu")))
     # the SCM generators' flows, VAE, HVAE and GAN are priors a method may build on, like the DDPM
-    assert set(view.names()) == {"cnn", "robust_cnn", "mlp", "noise_cnn", "random_net", "ddpm",
-                                 "thickness_flow", "intensity_flow", "cvae", "chvae", "cgan"}
+    assert set(view.names()) == {
+        "cnn",
+        "robust_cnn",
+        "mlp",
+        "noise_cnn",
+        "random_net",
+        "ddpm",
+        "thickness_flow",
+        "intensity_flow",
+        "cvae",
+        "chvae",
+        "cgan",
+    }
     for name in ("oracle_lenet", "attr_digit", "embedding", "ae_class3"):  # the IM1/IM2 autoencoders judge too
         with pytest.raises(KeyError, match="evaluation model"):
             view[name]
@@ -223,13 +231,20 @@ def test_junit_reports_carry_each_score(tiny):
     import xml.etree.ElementTree as ElementTree
 
     tiny.makepyfile(my_adapter=README_ADAPTER)
-    tiny.runpytest("--method=my_adapter", "-k", "vce and (test_coverage or test_target_accuracy)", "--junitxml=junit.xml")
+    tiny.runpytest(
+        "--method=my_adapter", "-k", "vce and (test_coverage or test_target_accuracy)", "--junitxml=junit.xml"
+    )
     cases = {case.get("name"): case for case in ElementTree.parse(tiny.path / "junit.xml").iter("testcase")}
-    properties = {p.get("name"): p.get("value") for p in cases["test_target_accuracy[cnn-ideal-seed0]"].iter("property")}
+    properties = {
+        p.get("name"): p.get("value") for p in cases["test_target_accuracy[cnn-ideal-seed0]"].iter("property")
+    }
     assert properties["cfcheck.target_accuracy.value"] == "0.0"  # the unchanged input is never the target
     assert properties["cfcheck.target_accuracy.verdict"] == "fail"
     assert properties["cfcheck.target_accuracy.bar"] == ">= 0.8"
-    assert properties["cfcheck.target_accuracy.n"] == "20" and properties["cfcheck.target_accuracy.task"] == "cnn/ideal/seed0"
+    assert (
+        properties["cfcheck.target_accuracy.n"] == "20"
+        and properties["cfcheck.target_accuracy.task"] == "cnn/ideal/seed0"
+    )
     assert float(properties["cfcheck.target_accuracy.ci_high"]) > 0
     coverage = {p.get("name"): p.get("value") for p in cases["test_coverage[cnn-ideal-seed0]"].iter("property")}
     assert coverage["cfcheck.coverage.value"] == "1.0" and "cfcheck.coverage.verdict" not in coverage  # no bar

@@ -15,7 +15,6 @@ import time
 
 import pytest
 
-
 #: the suites these tests need (collecting only them keeps each run to seconds)
 SUITES = ("--pyargs", "cfcheck.suites.vce.test_validity", "cfcheck.suites.vce.test_closeness", "-p", "no:randomly")
 #: two tests of the one task in one suite, one in another
@@ -35,10 +34,6 @@ class Raising:
 def cf_method():
     return Raising()
 """
-
-
-
-
 
 
 def _failure_texts(result):
@@ -76,14 +71,19 @@ def test_a_raising_method_is_reported_once_per_task_then_pointed_to(tiny, scorec
     assert len(later) == 2
     for _, text in later:
         message, where = _pointer(text)
-        assert message == "cnn/ideal/seed0: no counterfactuals: explain raised ValueError: step size must be positive, got -0.1"
+        assert (
+            message
+            == "cnn/ideal/seed0: no counterfactuals: explain raised ValueError: step size must be positive, got -0.1"
+        )
         assert where == _named(first_id)
     # the failure reports (not the short summary, which pytest prints untruncated when CI is set)
     reports = output.split("short test summary info")[0]
     assert reports.count("at raising.py:4 in _step") == 1
     records = scorecard_of("raising")["scores"]
     assert {(r["suite"], r["metric"]) for r in records} == {
-        ("validity", "coverage"), ("validity", "target_accuracy"), ("closeness", "elastic_net_distance")
+        ("validity", "coverage"),
+        ("validity", "target_accuracy"),
+        ("closeness", "elastic_net_distance"),
     }
     for record in records:
         assert record["verdict"] == "error" and record["passed"] is False and record["n"] == 0
@@ -143,8 +143,10 @@ def test_own_score(cfcheck_session, cfcheck_method, cfcheck_task):
     result = tiny.runpytest("--method=raising", "test_own.py")
     result.assert_outcomes(failed=1)
     assert "During handling of the above exception" not in result.stdout.str()
-    (_, text), = _failure_texts(result)
-    assert text.endswith("explain raised ValueError: step size must be positive, got -0.1\n    at raising.py:4 in _step")
+    ((_, text),) = _failure_texts(result)
+    assert text.endswith(
+        "explain raised ValueError: step size must be positive, got -0.1\n    at raising.py:4 in _step"
+    )
     (record,) = scorecard_of("raising")["scores"]
     assert (record["suite"], record["metric"], record["verdict"]) == ("own", "own_score", "error")
     assert record["reason"].startswith("no counterfactuals: explain raised ValueError")
@@ -175,8 +177,7 @@ def cf_method():
 EXPECTED = {  # N: the number of inputs of a task
     "seed0": "explain returned NaN or Inf values for N of N inputs",
     "seed1": "explain returned NaN or Inf values for 1 of N inputs",
-    "seed2": "explain returned shape (N, 1, 16, 32); expected (N, 1, 32, 32) (one per input) "
-    "or (N, K, 1, 32, 32)",
+    "seed2": "explain returned shape (N, 1, 16, 32); expected (N, 1, 32, 32) (one per input) or (N, K, 1, 32, 32)",
     "seed3": "explain returned dtype torch.float64; expected torch.float32",
     "seed4": "explain returned values in [1.5, 1.5]; they must lie in [0, 1]",
     "seed5": "explain modified its input x in place; it must leave x unchanged",
@@ -194,7 +195,12 @@ def test_each_bad_output_fails_its_task_with_a_precise_reason(tiny, tiny_setting
     assert len(records) == 12 and {r["verdict"] for r in records} == {"error"}
     reasons = {(r["task"], r["metric"]): r["reason"] for r in records}
     for seed, fault in EXPECTED.items():
-        fault = fault.replace("N of", f"{n} of").replace("of N", f"of {n}").replace("(N, 1", f"({n}, 1").replace("(N, K", f"({n}, K")
+        fault = (
+            fault.replace("N of", f"{n} of")
+            .replace("of N", f"of {n}")
+            .replace("(N, 1", f"({n}, 1")
+            .replace("(N, K", f"({n}, K")
+        )
         (first_id, first), (_, second) = [(i, t) for i, t in failures if f"-{seed}]" in i]
         assert first == f"cnn/ideal/{seed}: no counterfactuals: {fault}"
         assert _pointer(second) == (f"cnn/ideal/{seed}: no counterfactuals: {fault}", _named(first_id))
@@ -202,11 +208,14 @@ def test_each_bad_output_fails_its_task_with_a_precise_reason(tiny, tiny_setting
 
 
 def _task_size(pytester):
-    from cfcheck.profiles import read_user_settings, resolve_profile
+    from cfcheck.profiles import claim_section_settings, read_user_settings, resolve_profile
 
-    from cfcheck.profiles import claim_section_settings
-
-    return claim_section_settings(resolve_profile("standard", read_user_settings(pytester.path))).section("vce").n_per_source * 10
+    return (
+        claim_section_settings(resolve_profile("standard", read_user_settings(pytester.path)))
+        .section("vce")
+        .n_per_source
+        * 10
+    )
 
 
 def test_sigterm_writes_an_incomplete_scorecard(tiny, scorecard_of):
@@ -250,7 +259,10 @@ def cf_method():
 
 @pytest.mark.parametrize(
     ("setting", "problem"),
-    [('profil = "quick"', "unknown [tool.cfcheck] setting 'profil'"), ('profile = "fast"', "unknown cfcheck profile 'fast'")],
+    [
+        ('profil = "quick"', "unknown [tool.cfcheck] setting 'profil'"),
+        ('profile = "fast"', "unknown cfcheck profile 'fast'"),
+    ],
 )
 def test_a_bad_cfcheck_table_warns_without_method_and_is_an_error_with_it(pytester, setting, problem):
     pytester.makepyprojecttoml(f"[tool.cfcheck]\n{setting}\n")

@@ -97,7 +97,9 @@ def cf_method():
     return HangsOnSeed0()
 """
     )
-    result = tiny.runpytest("--method=hanging", "--cfcheck-timeout=2", "-p", "no:randomly", "-k", "vce and test_coverage")
+    result = tiny.runpytest(
+        "--method=hanging", "--cfcheck-timeout=2", "-p", "no:randomly", "-k", "vce and test_coverage"
+    )
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         ["*cnn/ideal/seed0: no counterfactuals: explain did not return within the per-call timeout of 2 s*"]
@@ -112,8 +114,16 @@ def test_dependent_tasks_are_generated_once_under_xdist(tiny):
     loadgroup both tasks stay on one worker, so each is generated exactly once."""
     tiny.makepyfile(counting=COUNTING)
     result = tiny.runpytest_subprocess(
-        "--method=counting", "-n", "2", "--dist", "loadgroup", "--cfcheck-no-cache", "-p", "no:randomly",
-        "-k", "vce and (test_validity or test_ota_gain or test_explanations_depend_on_classifier) and not contract",
+        "--method=counting",
+        "-n",
+        "2",
+        "--dist",
+        "loadgroup",
+        "--cfcheck-no-cache",
+        "-p",
+        "no:randomly",
+        "-k",
+        "vce and (test_validity or test_ota_gain or test_explanations_depend_on_classifier) and not contract",
     )
     outcomes = result.parseoutcomes()
     assert outcomes.get("error") is None and outcomes.get("passed", 0) + outcomes.get("failed", 0) >= 10
@@ -152,7 +162,12 @@ def cf_method():
     return SlowDimming()
 """
 
-COMPOSITION = ("-p", "no:randomly", "-k", "scm and do_thickness and (test_coverage or test_composition and composition_l1)")
+COMPOSITION = (
+    "-p",
+    "no:randomly",
+    "-k",
+    "scm and do_thickness and (test_coverage or test_composition and composition_l1)",
+)
 
 
 def test_composition_cycles_come_from_the_cache_and_count_as_the_methods_time(tiny, scorecard_of):

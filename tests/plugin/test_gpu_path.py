@@ -20,15 +20,33 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA is n
 #: one or more bundled methods of each kind, among them every one that draws noise on the device
 #: or carries a generative model of its own (DVCE, FastDiME, the SCM VAE, the latent searches)
 METHODS = (
-    "vce.wachter", "vce.dvce", "vce.fastdime", "vce.nearest", "vce.pgd", "vce.noise",
-    "scm.vae", "scm.gan", "scm.resample", "scm.noise",
-    "latent.growing_spheres", "latent.informed_search", "latent.dice", "latent.repeater",
-    "attribution.smoothgrad", "attribution.integrated_gradients", "attribution.random_saliency",
+    "vce.wachter",
+    "vce.dvce",
+    "vce.fastdime",
+    "vce.nearest",
+    "vce.pgd",
+    "vce.noise",
+    "scm.vae",
+    "scm.gan",
+    "scm.resample",
+    "scm.noise",
+    "latent.growing_spheres",
+    "latent.informed_search",
+    "latent.dice",
+    "latent.repeater",
+    "attribution.smoothgrad",
+    "attribution.integrated_gradients",
+    "attribution.random_saliency",
 )
 
 #: what a tensor on the wrong device raises in torch (the text a fallback leaves behind)
-MISMATCH = ("Expected all tensors to be on the same device", "Expected a 'cpu' device type for generator",
-            "Expected a 'cuda' device type for generator", "cuda:0 and cpu", "cpu and cuda:0")
+MISMATCH = (
+    "Expected all tensors to be on the same device",
+    "Expected a 'cpu' device type for generator",
+    "Expected a 'cuda' device type for generator",
+    "cuda:0 and cpu",
+    "cpu and cuda:0",
+)
 
 RECORDER = """
 import json, os
@@ -73,8 +91,15 @@ def test_a_bundled_method_runs_on_cuda(tiny, method, tmp_path, monkeypatch):
     seen = tmp_path / "devices.jsonl"
     monkeypatch.setenv("DEVICES_SEEN", str(seen))
     tiny.makeconftest(RECORDER)
-    result = tiny.runpytest_subprocess(f"--method=cfcheck.fixtures.{method}", "--cfcheck-device=cuda",
-                                       "--cfcheck-profile=quick", "-p", "no:randomly", "-p", "no:cacheprovider")
+    result = tiny.runpytest_subprocess(
+        f"--method=cfcheck.fixtures.{method}",
+        "--cfcheck-device=cuda",
+        "--cfcheck-profile=quick",
+        "-p",
+        "no:randomly",
+        "-p",
+        "no:cacheprovider",
+    )
     output = result.stdout.str()
     assert "device cuda" in output, output[-3000:]
     assert not [line for line in output.splitlines() if any(text in line for text in MISMATCH)], output[-6000:]

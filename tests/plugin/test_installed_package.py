@@ -35,7 +35,9 @@ def installed_python(tmp_path_factory):
     python = env_dir / "bin" / "python"
     purelib = subprocess.run(
         [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.strip()
     # Borrow dependencies, but not the editable cfcheck: .pth files inside a borrowed folder
     # are not processed, so the checkout's editable finder stays out.
@@ -54,12 +56,32 @@ def test_conformance_run_from_an_installed_wheel(installed_python, tmp_path):
     )
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
     result = subprocess.run(
-        [installed_python, "-m", "pytest", "--method=cfcheck.fixtures.identity", "-k", "test_target_accuracy", "-p", "no:cacheprovider"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+        [
+            installed_python,
+            "-m",
+            "pytest",
+            "--method=cfcheck.fixtures.identity",
+            "-k",
+            "test_target_accuracy",
+            "-p",
+            "no:cacheprovider",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     where = subprocess.run(
-        [installed_python, "-c", "import cfcheck.suites, cfcheck.reference_models as r; print(cfcheck.suites.__file__, r.__file__)"],
-        cwd=tmp_path, env=env, capture_output=True, text=True,
+        [
+            installed_python,
+            "-c",
+            "import cfcheck.suites, cfcheck.reference_models as r; print(cfcheck.suites.__file__, r.__file__)",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
     ).stdout
     assert str(ROOT) not in where, f"imported from the checkout, not the install: {where}"
     assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]

@@ -66,7 +66,9 @@ def test_an_scm_adapter_gets_its_contract_and_ground_truth_scored(tiny, scorecar
     assert "not built yet" not in output  # every SCM suite is built
     assert "tests of the attribution, latent, vce suites deselected: the method implements scm" not in output
     records = _records(scorecard_of("scm_identity"))
-    errors = {task: r["value"] for (kind, domain, suite, metric, task), r in records.items() if metric == "ground_truth_error"}
+    errors = {
+        task: r["value"] for (kind, domain, suite, metric, task), r in records.items() if metric == "ground_truth_error"
+    }
     assert set(errors) == {"do_thickness/seed0", "do_intensity/seed0", "do_digit/seed0"}
     assert all(value > 0.01 for value in errors.values())  # leaving the input unchanged is not the answer
     for (kind, domain, suite, metric, task), record in records.items():
@@ -81,21 +83,40 @@ def test_an_scm_adapter_gets_its_contract_and_ground_truth_scored(tiny, scorecar
     # composes perfectly), 2 effectiveness (image and predictors: it fails, nothing changes), 4
     # causal-graph scores (2 other parents, image and predictors), 3 minimality scores (CLD, its
     # parts), 2 realism scores (its images show the observed digits: wrong under do(digit))
-    failed = {(suite, metric, task) for (_, _, suite, metric, task), r in records.items()
-              if r["verdict"] in ("fail", "inconclusive")}  # n = 20: some intervals straddle the bar
-    assert {"effectiveness", "causal_graph", "ground_truth"} <= {suite for suite, _, _ in failed} <= {
-        "effectiveness", "causal_graph", "realism", "ground_truth"}
+    failed = {
+        (suite, metric, task)
+        for (_, _, suite, metric, task), r in records.items()
+        if r["verdict"] in ("fail", "inconclusive")
+    }  # n = 20: some intervals straddle the bar
+    assert (
+        {"effectiveness", "causal_graph", "ground_truth"}
+        <= {suite for suite, _, _ in failed}
+        <= {"effectiveness", "causal_graph", "realism", "ground_truth"}
+    )
     assert ("causal_graph", "preservation_error:intensity", "do_thickness/seed0") in failed
     # the contract, 3 interventions × the suites' tests, and test_domain_loads of the 3 registered domains
     assert (outcomes.get("passed"), outcomes.get("failed"), outcomes.get("error")) == (
-        2 + 3 * (4 + 6 + 2 + 4 + 3 + 2) + 3 - len(failed), len(failed), None)
+        2 + 3 * (4 + 6 + 2 + 4 + 3 + 2) + 3 - len(failed),
+        len(failed),
+        None,
+    )
     from cfcheck.reporting.examples import load_example_grids
 
     grids = load_example_grids(tiny.path / "reports" / "scm_identity-standard")
     assert [g.task for g in grids] == ["do_digit/seed0", "do_intensity/seed0", "do_thickness/seed0"]
     # composition's cycles join each grid (identity: every cycle returns the input)
-    assert grids[0].columns == ("input", "counterfactual", "difference", "true counterfactual", "after 1 null cycle",
-                                "after 10 null cycles") and len(grids[0].rows) == 4
+    assert (
+        grids[0].columns
+        == (
+            "input",
+            "counterfactual",
+            "difference",
+            "true counterfactual",
+            "after 1 null cycle",
+            "after 10 null cycles",
+        )
+        and len(grids[0].rows) == 4
+    )
     folder = tiny.path / "reports" / "scm_identity-standard"
     for row in grids[0].rows:
         assert (folder / row["after 10 null cycles"]).read_bytes() == (folder / row["input"]).read_bytes()
@@ -131,15 +152,22 @@ def test_an_attribution_adapter_gets_its_contract_randomisation_and_removal_scor
     support = randomisation["attribution_randomisation_similarity_support", "random_net/seed0"]
     assert support["value"] == pytest.approx(record["value"]) and support["verdict"] is None
     layers = ("classifier.3", "classifier.1", "features.6", "features.3", "features.0")
-    cascade = {(f"attribution_cascading_randomisation_similarity{variant}:{layer}", f"cnn~{layer}/seed0")
-               for layer in layers for variant in ("", "_support")}
-    assert set(randomisation) == cascade | {("attribution_randomisation_similarity", "random_net/seed0"),
-                                            ("attribution_randomisation_similarity_support", "random_net/seed0")}
+    cascade = {
+        (f"attribution_cascading_randomisation_similarity{variant}:{layer}", f"cnn~{layer}/seed0")
+        for layer in layers
+        for variant in ("", "_support")
+    }
+    assert set(randomisation) == cascade | {
+        ("attribution_randomisation_similarity", "random_net/seed0"),
+        ("attribution_randomisation_similarity_support", "random_net/seed0"),
+    }
     assert all(r["n"] == 8 and r["verdict"] is None and -1 <= r["value"] < 0.9 for r in randomisation.values())
     removal = {(r["domain"], r["task"], r["metric"]) for r in scores if "randomisation" not in r["metric"]}
     metrics = {f"{s}_{m}:{o}" for s in ("roar", "road") for m in ("area", "gap") for o in ("morf", "lerf")}
     metrics |= {"goar_area", "goar_gap", "roar_leakage", "goar_leakage"}
-    assert removal == {(d, f"{model}/seed0/removal", m) for d, model in (("morpho", "cnn"), ("gmm", "mlp")) for m in metrics}
+    assert removal == {
+        (d, f"{model}/seed0/removal", m) for d, model in (("morpho", "cnn"), ("gmm", "mlp")) for m in metrics
+    }
     curves = [r["extra"]["curve"] for r in scores if r["metric"] == "goar_area"]
     assert all(c["levels"] == [0.0, 1.0] and len(c["method"]) == len(c["random"]) == 2 for c in curves)
     assert all(r["n"] == 24 for r in scores if "randomisation" not in r["metric"])  # removal_test of the tiny settings
@@ -190,27 +218,30 @@ def cf_method():
     return Identity()
 """
     )
-    result = tiny.runpytest("--method=helper", "-k", "test_output_contract", "--cfcheck-domain=morpho", "-rs",
-                            "-p", "no:xdist")
+    result = tiny.runpytest(
+        "--method=helper", "-k", "test_output_contract", "--cfcheck-domain=morpho", "-rs", "-p", "no:xdist"
+    )
     result.assert_outcomes(passed=1, skipped=3)  # the VCE contract runs; SCM, latent and attribution skip
-    result.stdout.fnmatch_lines([  # the cfcheck summary, then pytest's skip reasons
-        "*method kind vce: explain(x, target, classifier, *, generator=None) takes the vce call*",
-        "*method kind not taken: counterfactual(x, target)*",
-        "*suite for scm methods; Identity implements vce; counterfactual(x, target) is not the scm call*",
-    ])
+    result.stdout.fnmatch_lines(
+        [  # the cfcheck summary, then pytest's skip reasons
+            "*method kind vce: explain(x, target, classifier, *, generator=None) takes the vce call*",
+            "*method kind not taken: counterfactual(x, target)*",
+            "*suite for scm methods; Identity implements vce; counterfactual(x, target) is not the scm call*",
+        ]
+    )
 
 
 def test_a_declared_kind_deselects_the_other_kinds_suites(tiny):
     tiny.makepyfile(declared=SCM_IDENTITY + '\ncfcheck_kind = "scm"\n')
     result = tiny.runpytest("--method=declared", "-k", "contract")
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["*tests of the attribution, latent, vce suites deselected: the method implements scm*"])
+    result.stdout.fnmatch_lines(
+        ["*tests of the attribution, latent, vce suites deselected: the method implements scm*"]
+    )
 
 
 def test_a_return_annotation_also_declares_the_kind(tiny):
-    tiny.makepyfile(
-        annotated=GRADIENT.replace("def cf_method():", "def cf_method() -> Gradient:")
-    )
+    tiny.makepyfile(annotated=GRADIENT.replace("def cf_method():", "def cf_method() -> Gradient:"))
     result = tiny.runpytest("--method=annotated", "-k", "contract")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*deselected: the method implements attribution*"])
@@ -220,7 +251,9 @@ def test_an_unknown_domain_is_a_usage_error(tiny):
     tiny.makepyfile(scm_identity=SCM_IDENTITY)
     result = tiny.runpytest("--method=scm_identity", "--cfcheck-domain=glyphz")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*no domain could be loaded: unknown domain 'glyphz'; registered domains: glyphs, gmm, morpho*"])
+    result.stderr.fnmatch_lines(
+        ["*no domain could be loaded: unknown domain 'glyphz'; registered domains: glyphs, gmm, morpho*"]
+    )
 
 
 def test_a_profile_naming_a_missing_classifier_is_a_usage_error(tiny, tiny_settings):
@@ -228,28 +261,40 @@ def test_a_profile_naming_a_missing_classifier_is_a_usage_error(tiny, tiny_setti
     tiny.makepyfile(scm_identity=SCM_IDENTITY)
     result = tiny.runpytest("--method=scm_identity")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "classifiers has unknown entries ['resnet152']; morpho explains cnn, robust_cnn, mlp, noise_cnn" in result.stderr.str()
+    assert (
+        "classifiers has unknown entries ['resnet152']; morpho explains cnn, robust_cnn, mlp, noise_cnn"
+        in result.stderr.str()
+    )
 
 
 def test_a_custom_suite_without_a_kind_is_told_to_declare_one(tiny):
     tiny.makepyfile(scm_identity=SCM_IDENTITY)
     tiny.makepyfile(test_mine="def test_mine(cfcheck_task):\n    pass\n")
     result = tiny.runpytest("--method=scm_identity", "test_mine.py")
-    result.stdout.fnmatch_lines(["*uses cfcheck_task but has no kind: mark it*cfcheck_kind(kind), kind one of 'vce', 'scm'*"])
+    result.stdout.fnmatch_lines(
+        ["*uses cfcheck_task but has no kind: mark it*cfcheck_kind(kind), kind one of 'vce', 'scm'*"]
+    )
 
 
 def test_predictor_effectiveness_passes_the_truth_and_fails_identity(tiny, scorecard_of, tiny_settings):
     """Effectiveness read by the anti-causal predictors: the true counterfactual passes every
     intervention, the input left unchanged fails every one (24 inputs: with 8 some intervals straddle)."""
-    tiny.makepyprojecttoml(tiny_settings.replace("[tool.cfcheck.scm]\nn_inputs = 8", "[tool.cfcheck.scm]\nn_inputs = 24"))
+    tiny.makepyprojecttoml(
+        tiny_settings.replace("[tool.cfcheck.scm]\nn_inputs = 8", "[tool.cfcheck.scm]\nn_inputs = 24")
+    )
     found = {}
     for name, source in (("scm_truth", SCM_TRUTH), ("scm_identity", SCM_IDENTITY)):
         tiny.makepyfile(**{name: source})
         tiny.runpytest(f"--method={name}", "-k", "scm and effectiveness_predictors")
         found[name] = {f"{s['metric']}@{s['task']}": s["verdict"] for s in scorecard_of(name)["scores"]}
-    assert set(found["scm_truth"]) == set(found["scm_identity"]) == {
-        "effectiveness_predictor_error:thickness@do_thickness/seed0",
-        "effectiveness_predictor_error:intensity@do_intensity/seed0",
-        "effectiveness_predictor_accuracy:digit@do_digit/seed0"}
+    assert (
+        set(found["scm_truth"])
+        == set(found["scm_identity"])
+        == {
+            "effectiveness_predictor_error:thickness@do_thickness/seed0",
+            "effectiveness_predictor_error:intensity@do_intensity/seed0",
+            "effectiveness_predictor_accuracy:digit@do_digit/seed0",
+        }
+    )
     assert set(found["scm_truth"].values()) == {"pass"}, found["scm_truth"]
     assert set(found["scm_identity"].values()) == {"fail"}, found["scm_identity"]

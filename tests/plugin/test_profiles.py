@@ -21,13 +21,18 @@ def test_builtin_profiles_grow_in_size(kind, size):
 
 
 def test_a_kind_table_sets_a_field_several_kinds_share(tmp_path):
-    (tmp_path / "pyproject.toml").write_text("[tool.cfcheck.scm]\nn_inputs = 7\n[tool.cfcheck.quick.attribution]\nn_inputs = 9\n")
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.cfcheck.scm]\nn_inputs = 7\n[tool.cfcheck.quick.attribution]\nn_inputs = 9\n"
+    )
     settings = read_user_settings(tmp_path)
     quick = _resolve("quick", settings)
     assert quick.section("scm").n_inputs == 7 and quick.section("attribution").n_inputs == 9
     assert quick.section("latent").n_inputs == BUILTIN_PROFILES["quick"].section("latent").n_inputs
     (tmp_path / "pyproject.toml").write_text("[tool.cfcheck]\nn_inputs = 7\n")
-    with pytest.raises(ValueError, match=r"'n_inputs' is ambiguous \(attribution, latent, scm define it\): set it in a \[tool.cfcheck.<kind>\] table"):
+    with pytest.raises(
+        ValueError,
+        match=r"'n_inputs' is ambiguous \(attribution, latent, scm define it\): set it in a \[tool.cfcheck.<kind>\] table",
+    ):
         _resolve("quick", read_user_settings(tmp_path))
 
 

@@ -7,8 +7,14 @@ from __future__ import annotations
 import pytest
 
 
-@pytest.mark.parametrize(("name", "kind", "metric"), [("my_scm", "scm", "ground_truth_error"), ("my_saliency", "attribution", "attribution_randomisation_similarity"),
-     ("my_explainer", "latent", "synbols_s_sharp")])
+@pytest.mark.parametrize(
+    ("name", "kind", "metric"),
+    [
+        ("my_scm", "scm", "ground_truth_error"),
+        ("my_saliency", "attribution", "attribution_randomisation_similarity"),
+        ("my_explainer", "latent", "synbols_s_sharp"),
+    ],
+)
 def test_readme_adapter_runs_as_printed(tiny, scorecard_of, documented_snippets, name, kind, metric):
     adapters = documented_snippets
     assert name in adapters, f"neither README.md nor docs/ has a `# {name}.py` example"
@@ -23,8 +29,11 @@ def test_readme_adapter_runs_as_printed(tiny, scorecard_of, documented_snippets,
     # (do(digit); at 20 inputs the other interventions' realism intervals may straddle the bar too)
     failing = {(r["suite"], r["task"]) for r in records if r["verdict"] not in (None, "pass")}
     if kind == "scm":
-        assert {("effectiveness", "do_digit/seed0"), ("causal_graph", "do_thickness/seed0"),
-                ("realism", "do_digit/seed0")} <= failing, failing
+        assert {
+            ("effectiveness", "do_digit/seed0"),
+            ("causal_graph", "do_thickness/seed0"),
+            ("realism", "do_digit/seed0"),
+        } <= failing, failing
         # and the ground-truth relative error: the input itself scores 1 against the bar's 0.2
         assert {("ground_truth", f"do_{p}/seed0") for p in ("digit", "intensity", "thickness")} <= failing, failing
         assert {suite for suite, _ in failing} <= {"effectiveness", "causal_graph", "realism", "ground_truth"}, failing

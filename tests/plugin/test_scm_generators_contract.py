@@ -10,5 +10,6 @@ import pytest
 def test_bundled_scm_generator_passes_the_contract(tiny, fixture):
     result = tiny.runpytest(f"--method=cfcheck.fixtures.{fixture}", "-k", "scm and contract")
     outcomes = result.parseoutcomes()
-    assert outcomes.get("passed", 0) >= 2 and not outcomes.get("failed") and not outcomes.get("error"), \
+    assert outcomes.get("passed", 0) >= 2 and not outcomes.get("failed") and not outcomes.get("error"), (
         result.stdout.str()[-3000:]
+    )

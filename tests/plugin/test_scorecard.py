@@ -20,16 +20,33 @@ def _record(metric="target_accuracy", value=0.9, task="cnn/ideal/seed0", **kwarg
     kwargs.setdefault("domain", "morpho")
     kwargs.setdefault("sample_labels", {"source": [1, 2, 3], "target": [7, 3, 5]})
     return ScoreRecord(
-        nodeid="suites/vce/test_validity.py::x", suite="validity", metric=metric, task=task, value=value,
-        n=3, direction="higher", ci_low=0.8, ci_high=1.0, threshold=">= 0.8", verdict="pass",
-        samples=[1.0, 1.0, 0.7], **kwargs,
+        nodeid="suites/vce/test_validity.py::x",
+        suite="validity",
+        metric=metric,
+        task=task,
+        value=value,
+        n=3,
+        direction="higher",
+        ci_low=0.8,
+        ci_high=1.0,
+        threshold=">= 0.8",
+        verdict="pass",
+        samples=[1.0, 1.0, 0.7],
+        **kwargs,
     )
 
 
 def _scorecard(records, status="complete"):
     return build_scorecard(
-        records, method="demo", profile={"name": "quick"}, status=status, seeds=[0], device="cpu",
-        models={"morpho/cnn": "ab" * 32}, outcomes={"passed": 1}, started=datetime.now(timezone.utc),
+        records,
+        method="demo",
+        profile={"name": "quick"},
+        status=status,
+        seeds=[0],
+        device="cpu",
+        models={"morpho/cnn": "ab" * 32},
+        outcomes={"passed": 1},
+        started=datetime.now(timezone.utc),
     )
 
 
@@ -95,7 +112,10 @@ def test_baseline_from_a_scorecard(tmp_path):
 
 
 def test_a_format_2_baseline_still_gates_by_metric_and_task(tmp_path):
-    old = {"format": 2, "scores": [{"suite": "validity", "metric": "target_accuracy", "task": "cnn/ideal/seed0", "value": 0.9}]}
+    old = {
+        "format": 2,
+        "scores": [{"suite": "validity", "metric": "target_accuracy", "task": "cnn/ideal/seed0", "value": 0.9}],
+    }
     (tmp_path / "old.json").write_text(json.dumps(old))
     baseline = Baseline.load(tmp_path / "old.json")
     record = _record(value=0.5)
@@ -106,7 +126,11 @@ def test_a_format_2_baseline_still_gates_by_metric_and_task(tmp_path):
 def test_per_sample_csv_columns_are_the_tasks_own_labels(tmp_path):
     records = [
         _record(),
-        _record(kind="scm", task="do_thickness/seed0", sample_labels={"observed": [2.1, 3.0, 1.9], "intervened": [4.0, 1.2, 2.8]}),
+        _record(
+            kind="scm",
+            task="do_thickness/seed0",
+            sample_labels={"observed": [2.1, 3.0, 1.9], "intervened": [4.0, 1.2, 2.8]},
+        ),
     ]
     write_scorecard(tmp_path, _scorecard(records), records)
     lines = (tmp_path / "samples.csv").read_text().splitlines()

@@ -9,15 +9,20 @@ from cfcheck.core.set_features import SET_FEATURES_FILE
 from cfcheck.reporting.compare import compare_runs, load_run
 
 
-@pytest.mark.parametrize(("methods", "select", "metric"), [
-    (("truth", "noise"), "vce and test_realism and fid_target", "fid_target"),
-    (("scm_truth", "scm_noise"), "scm and test_realism and scm_fid", "scm_fid"),
-], ids=["vce", "scm"])
+@pytest.mark.parametrize(
+    ("methods", "select", "metric"),
+    [
+        (("truth", "noise"), "vce and test_realism and fid_target", "fid_target"),
+        (("scm_truth", "scm_noise"), "scm and test_realism and scm_fid", "scm_fid"),
+    ],
+    ids=["vce", "scm"],
+)
 def test_two_runs_are_tested_paired_on_a_set_level_score(tiny, methods, select, metric):
     for method in methods:
         result = tiny.runpytest(f"--method=cfcheck.fixtures.{method}", "-k", select, "-p", "no:randomly")
-        assert result.parseoutcomes().get("passed", 0) + result.parseoutcomes().get("failed", 0) >= 1, \
+        assert result.parseoutcomes().get("passed", 0) + result.parseoutcomes().get("failed", 0) >= 1, (
             result.stdout.str()[-2000:]
+        )
     folders = [tiny.path / "reports" / f"{method}-standard" for method in methods]
     assert all((folder / SET_FEATURES_FILE).is_file() for folder in folders)
     comparison = compare_runs([load_run(folder) for folder in folders], set_resamples=100)

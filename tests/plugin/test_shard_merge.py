@@ -36,7 +36,9 @@ def test_assignment_is_deterministic_complete_and_balanced(sizes, count):
         assert max(loads) - min(loads) <= max(sizes.values())
 
 
-@pytest.mark.parametrize(("text", "message"), [("3/2", "between 1 and N"), ("1-2", "expects I/N"), ("0/0", "between 1 and N")])
+@pytest.mark.parametrize(
+    ("text", "message"), [("3/2", "between 1 and N"), ("1-2", "expects I/N"), ("0/0", "between 1 and N")]
+)
 def test_bad_shard_specs_are_named(text, message):
     with pytest.raises(ValueError, match=message):
         Shard.parse(text)
@@ -44,7 +46,10 @@ def test_bad_shard_specs_are_named(text, message):
 
 def _scores(path):
     card = json.loads((path / "scorecard.json").read_text())
-    return {(s["kind"], s["suite"], s["metric"], s["task"]): (s["value"], s["ci_low"], s["ci_high"], s["n"], s["verdict"]) for s in card["scores"]}
+    return {
+        (s["kind"], s["suite"], s["metric"], s["task"]): (s["value"], s["ci_low"], s["ci_high"], s["n"], s["verdict"])
+        for s in card["scores"]
+    }
 
 
 def _rows(path):
@@ -80,7 +85,15 @@ def test_merge_refuses_a_missing_shard_and_mixed_runs(tiny, tiny_settings, capsy
     assert cfcheck(["merge", str(reports / "blend-standard-shard1of2"), "--output", str(reports / "m")]) == 2
     assert "shard 2/2 is missing" in capsys.readouterr().err
     tiny.runpytest("--method=blend", "--cfcheck-shard=2/2", "--cfcheck-profile=quick", *SELECTION)
-    code = cfcheck(["merge", str(reports / "blend-standard-shard1of2"), str(reports / "blend-quick-shard2of2"), "--output", str(reports / "m")])
+    code = cfcheck(
+        [
+            "merge",
+            str(reports / "blend-standard-shard1of2"),
+            str(reports / "blend-quick-shard2of2"),
+            "--output",
+            str(reports / "m"),
+        ]
+    )
     assert code == 2 and "differ in profile ('standard' vs 'quick')" in capsys.readouterr().err
 
 

@@ -7,18 +7,23 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cfcheck.kinds.vce.tasks import ideal_targets, select_inputs
 from cfcheck.metrics.realism import fid
 from cfcheck.metrics.reference_sets import draw_reference, pool_suffices, score_realism
-from cfcheck.kinds.vce.tasks import ideal_targets, select_inputs
 
 
 def test_ideal_targets_pick_the_most_confused_other_class():
     labels = torch.tensor([0, 0, 1, 1, 2, 2])
-    probs = torch.tensor([
-        [0.7, 0.1, 0.2], [0.6, 0.1, 0.3],  # class 0 confused with 2
-        [0.1, 0.5, 0.4], [0.3, 0.6, 0.1],  # class 1: means 0.2 / 0.25 -> 2
-        [0.5, 0.1, 0.4], [0.1, 0.1, 0.8],  # class 2: means 0.3 / 0.1 -> 0
-    ])
+    probs = torch.tensor(
+        [
+            [0.7, 0.1, 0.2],
+            [0.6, 0.1, 0.3],  # class 0 confused with 2
+            [0.1, 0.5, 0.4],
+            [0.3, 0.6, 0.1],  # class 1: means 0.2 / 0.25 -> 2
+            [0.5, 0.1, 0.4],
+            [0.1, 0.1, 0.8],  # class 2: means 0.3 / 0.1 -> 0
+        ]
+    )
     assert ideal_targets(probs, labels, 3) == {0: 2, 1: 2, 2: 0}
     with pytest.raises(ValueError, match="no images of class 2"):
         ideal_targets(probs[:4], labels[:4], 3)
@@ -34,8 +39,9 @@ def test_select_inputs_by_construction(seed, n_per_source, pair_set):
     labels[:20] = torch.arange(4).repeat(5)  # every class has at least 5 images
     images = torch.rand(80, 1, 4, 4, generator=gen)
     ideal = {0: 1, 1: 0, 2: 3, 3: 2}
-    inputs = select_inputs(images, labels, pair_set=pair_set, seed=seed, n_per_source=n_per_source,
-                           ideal=ideal, num_classes=4)
+    inputs = select_inputs(
+        images, labels, pair_set=pair_set, seed=seed, n_per_source=n_per_source, ideal=ideal, num_classes=4
+    )
     assert len(inputs) == 4 * n_per_source
     assert torch.equal(inputs.x, images[inputs.index])
     assert torch.equal(inputs.source, labels[inputs.index])
@@ -46,23 +52,26 @@ def test_select_inputs_by_construction(seed, n_per_source, pair_set):
             assert target == ideal[source]
         else:
             assert target not in (source, ideal[source])
-    again = select_inputs(images, labels, pair_set=pair_set, seed=seed, n_per_source=n_per_source,
-                          ideal=ideal, num_classes=4)
+    again = select_inputs(
+        images, labels, pair_set=pair_set, seed=seed, n_per_source=n_per_source, ideal=ideal, num_classes=4
+    )
     assert torch.equal(again.index, inputs.index) and torch.equal(again.target, inputs.target)
 
 
 def test_select_inputs_errors():
     labels = torch.tensor([0, 0, 1])
     with pytest.raises(ValueError, match="only 1 images of class 1"):
-        select_inputs(torch.rand(3, 1, 2, 2), labels, pair_set="ideal", seed=0, n_per_source=2,
-                      ideal={0: 1, 1: 0}, num_classes=2)
+        select_inputs(
+            torch.rand(3, 1, 2, 2), labels, pair_set="ideal", seed=0, n_per_source=2, ideal={0: 1, 1: 0}, num_classes=2
+        )
 
 
 def test_reference_draws_are_class_matched_disjoint_and_without_replacement():
     labels = torch.arange(3).repeat_interleave(100)
     counts = {0: 5, 2: 10}
-    draw = draw_reference(labels, counts, generator=torch.Generator().manual_seed(0),
-                          reference_per_sample=8, floor_draws=4)
+    draw = draw_reference(
+        labels, counts, generator=torch.Generator().manual_seed(0), reference_per_sample=8, floor_draws=4
+    )
     assert set(draw.reference) == {0, 2}
     for cls, n_k in counts.items():
         sets = [draw.reference[cls], *(floor[cls] for floor in draw.floors)]
@@ -77,8 +86,11 @@ def test_reference_draws_are_class_matched_disjoint_and_without_replacement():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.integers(0, 3), min_size=1, max_size=60), st.lists(st.integers(0, 3), min_size=1, max_size=12),
-       st.integers(1, 5))
+@given(
+    st.lists(st.integers(0, 3), min_size=1, max_size=60),
+    st.lists(st.integers(0, 3), min_size=1, max_size=12),
+    st.integers(1, 5),
+)
 def test_pool_suffices_exactly_when_a_reference_and_floors_can_be_drawn(pool, wanted, floor_draws):
     pool_labels, classes = torch.tensor(pool), torch.tensor(wanted)
     counts = {int(c): int((classes == c).sum()) for c in classes.unique()}
@@ -111,15 +123,33 @@ def test_a_class_the_reference_split_cannot_serve_is_scored_against_the_extra_sp
     extra = domain.split("reference_extra")
     assert len(labels) == len(base_labels) + len(extra) == 40_000
     assert torch.equal(features[: len(base_labels)], base_features)  # the reference split first, unchanged
-    assert torch.equal(labels[len(base_labels):], extra.labels)
+    assert torch.equal(labels[len(base_labels) :], extra.labels)
     with pytest.raises(ValueError, match="1963 images of class 5; 300 counterfactuals"):
-        score_realism(fid, base_features, base_labels, base_features[:300], large, conditional=True,
-                      generator=torch.Generator().manual_seed(1), n_resamples=10, seed=0)
+        score_realism(
+            fid,
+            base_features,
+            base_labels,
+            base_features[:300],
+            large,
+            conditional=True,
+            generator=torch.Generator().manual_seed(1),
+            n_resamples=10,
+            seed=0,
+        )
     inputs = domain.split("test")
     sources = torch.nonzero(inputs.labels != 5).flatten()[:300]
     truth = domain.class_counterfactual(inputs.factors[sources], large)
-    score = score_realism(fid, features, labels, zoo.embed(truth), large, conditional=True,
-                          generator=torch.Generator().manual_seed(1), n_resamples=20, seed=0)
+    score = score_realism(
+        fid,
+        features,
+        labels,
+        zoo.embed(truth),
+        large,
+        conditional=True,
+        generator=torch.Generator().manual_seed(1),
+        n_resamples=20,
+        seed=0,
+    )
     assert score.n == 300 and score.value <= 2 * score.floor_max  # the fid_target bar
 
 
@@ -137,8 +167,16 @@ def test_class_conditional_score_sees_wrong_classes_the_class_matched_one_does_n
     kwargs = dict(n_resamples=20, seed=0)
 
     def score(labels, conditional):
-        return score_realism(fid, pool, pool_labels, fakes, labels, conditional=conditional,
-                             generator=torch.Generator().manual_seed(3), **kwargs)
+        return score_realism(
+            fid,
+            pool,
+            pool_labels,
+            fakes,
+            labels,
+            conditional=conditional,
+            generator=torch.Generator().manual_seed(3),
+            **kwargs,
+        )
 
     right, wrong = score(fake_labels, True), score(shuffled, True)
     assert right.value <= 1.5 * right.floor_max  # real images of the right classes sit at the floor
@@ -153,8 +191,17 @@ def test_class_conditional_score_skips_singleton_classes():
     pool, pool_labels = _gaussian_pool(200, 3, 4, seed=2)
     fakes = pool[:5]
     labels = torch.tensor([0, 0, 0, 1, 2])
-    result = score_realism(fid, pool, pool_labels, fakes, labels, conditional=True,
-                           generator=torch.Generator().manual_seed(0), n_resamples=10, seed=0)
+    result = score_realism(
+        fid,
+        pool,
+        pool_labels,
+        fakes,
+        labels,
+        conditional=True,
+        generator=torch.Generator().manual_seed(0),
+        n_resamples=10,
+        seed=0,
+    )
     assert result.classes_skipped == [1, 2] and result.n == 3
 
 
@@ -208,9 +255,15 @@ def test_every_bundled_profile_s_tasks_get_realism_references(profile):
     short = []
     for pair_set in PAIR_SETS:
         for seed in range(3):
-            inputs = select_inputs(scored.images, scored.labels, pair_set=pair_set, seed=seed,
-                                   n_per_source=SECTION_DEFAULTS[profile].n_per_source, ideal=ideal,
-                                   num_classes=domain.num_classes)
+            inputs = select_inputs(
+                scored.images,
+                scored.labels,
+                pair_set=pair_set,
+                seed=seed,
+                n_per_source=SECTION_DEFAULTS[profile].n_per_source,
+                ideal=ideal,
+                num_classes=domain.num_classes,
+            )
             assert pool_suffices(zoo.realism_pool_for(inputs.target)[1], inputs.target)
             if not pool_suffices(zoo.realism_pool[1], inputs.target):
                 short.append((pair_set, seed))

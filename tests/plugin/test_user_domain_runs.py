@@ -83,7 +83,7 @@ DOMAIN_MODULE = textwrap.dedent('''
             store.add(name, model.eval(), builder="user_domain:build", arch_kwargs=kwargs)
 ''')
 
-SETTINGS = textwrap.dedent('''
+SETTINGS = textwrap.dedent("""
     [tool.cfcheck]
     domains = ["user_domain:make_domain"]
     profile = "quick"
@@ -96,7 +96,7 @@ SETTINGS = textwrap.dedent('''
     n_inputs = 24
     removal_train = 40
     removal_test = 24
-''')
+""")
 
 
 @pytest.fixture
@@ -134,9 +134,25 @@ def test_user_domain_uncalibrated_then_calibrated(user_project):
     assert result.ret == 0, result.stdout.str()[-3000:]
 
     calibrate = subprocess.run(
-        [sys.executable, "-m", "cfcheck.cli", "calibrate", "--domain", "user_domain:make_domain", "--profile", "quick",
-         "--seeds", "0", "--out", str(pytester.path / "calibration-runs")],  # one seed: the flow, not the seeds
-        cwd=pytester.path, capture_output=True, text=True, check=False)
+        [
+            sys.executable,
+            "-m",
+            "cfcheck.cli",
+            "calibrate",
+            "--domain",
+            "user_domain:make_domain",
+            "--profile",
+            "quick",
+            "--seeds",
+            "0",
+            "--out",
+            str(pytester.path / "calibration-runs"),
+        ],  # one seed: the flow, not the seeds
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert calibrate.returncode == 0, calibrate.stderr[-3000:]
     bars = json.loads((pytester.path / "bars_domain" / "bars-quick.json").read_text())["bars"]
     # the controls separate on the classifier's target accuracy and on the distance to the input
@@ -196,16 +212,36 @@ def test_user_domain_attribution_uncalibrated_then_calibrated(larger_user_projec
     assert set(before) == {"road_gap:morf", "road_gap:lerf"} and set(before.values()) == {None}
     assert "reported only" in (pytester.path / "reports" / "attr_gradient-quick" / "badge.svg").read_text()
     calibrate = subprocess.run(
-        [sys.executable, "-m", "cfcheck.cli", "calibrate", "--domain", "user_domain:make_domain", "--kind",
-         "attribution", "--profile", "quick", "--seeds", "0", "1", "2"],
-        cwd=pytester.path, capture_output=True, text=True, check=False)
+        [
+            sys.executable,
+            "-m",
+            "cfcheck.cli",
+            "calibrate",
+            "--domain",
+            "user_domain:make_domain",
+            "--kind",
+            "attribution",
+            "--profile",
+            "quick",
+            "--seeds",
+            "0",
+            "1",
+            "2",
+        ],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert calibrate.returncode == 0, calibrate.stderr[-3000:]
     folder = pytester.path / "bars_domain"
     bars = json.loads((folder / "bars-quick.json").read_text())["bars"]
     assert set(bars) == {"road_gap_morf"} and bars["road_gap_morf"]["kind"] == "min"
     assert "on domain 'bars'" in bars["road_gap_morf"]["rationale"]
     stored = json.loads((folder / "calibration-attribution-quick.json").read_text())
-    assert stored["seeds"] == [0, 1, 2] and "the least noisy rung of the ladder" in stored["without_bar"]["road_gap_lerf"]
+    assert (
+        stored["seeds"] == [0, 1, 2] and "the least noisy rung of the ladder" in stored["without_bar"]["road_gap_lerf"]
+    )
     gradient, random = _road_gap_verdicts(pytester, "attr_gradient"), _road_gap_verdicts(pytester, "attr_random")
     assert gradient == {"road_gap:morf": "pass", "road_gap:lerf": None}
     assert random["road_gap:morf"] in ("fail", "inconclusive") and random["road_gap:lerf"] is None
@@ -264,9 +300,16 @@ def test_folder_tree_of_rgb_pngs(pytester, size):
             Image.fromarray(pixels, "RGB").save(folder / f"{i:03d}.png")
     pytester.makepyfile(tree_domain_file=FOLDER_DOMAIN)
     pytester.makefile(".toml", pyproject="[tool.cfcheck.vce]\nn_per_source = 4\n")
-    result = pytester.runpytest("--method=cfcheck.fixtures.identity", "--cfcheck-domain=tree_domain_file.py:make_domain",
-                                "--cfcheck-profile=quick", "-k", "test_contract or test_validity or test_domain_loads",
-                                "-p", "no:randomly", "-rA")
+    result = pytester.runpytest(
+        "--method=cfcheck.fixtures.identity",
+        "--cfcheck-domain=tree_domain_file.py:make_domain",
+        "--cfcheck-profile=quick",
+        "-k",
+        "test_contract or test_validity or test_domain_loads",
+        "-p",
+        "no:randomly",
+        "-rA",
+    )
     scorecard = _scorecard(pytester, "identity")
     tree_scores = [s for s in scorecard["scores"] if s["domain"] == "tree"]
     assert {s["metric"] for s in tree_scores} >= {"target_accuracy", "coverage", "committee_oracle_target_accuracy"}
@@ -304,9 +347,17 @@ def test_a_broken_domain_fails_its_test_and_the_others_run(pytester):
     domain is scored as usual and the scorecard records the failure."""
     _tree(pytester)
     pytester.makepyfile(broken_domain="def make_domain():\n    raise RuntimeError('the data server is down')\n")
-    result = pytester.runpytest("--method=cfcheck.fixtures.identity", "--cfcheck-domain=broken_domain.py:make_domain",
-                                "--cfcheck-domain=tree_domain_file.py:make_domain", "--cfcheck-profile=quick",
-                                "-k", "test_domain_loads or test_target_accuracy", "-p", "no:randomly", "-rA")
+    result = pytester.runpytest(
+        "--method=cfcheck.fixtures.identity",
+        "--cfcheck-domain=broken_domain.py:make_domain",
+        "--cfcheck-domain=tree_domain_file.py:make_domain",
+        "--cfcheck-profile=quick",
+        "-k",
+        "test_domain_loads or test_target_accuracy",
+        "-p",
+        "no:randomly",
+        "-rA",
+    )
     text = result.stdout.str()
     assert "FAILED test_domains.py::test_domain_loads[broken_domain.py:make_domain]" in text
     assert "its factory raised RuntimeError: the data server is down" in text
@@ -322,11 +373,21 @@ def test_a_conftest_hook_adds_a_domain(pytester):
     """``pytest_cfcheck_domains`` in a conftest adds a domain object; without --cfcheck-domain the
     run uses every registered domain and the hook's, and selecting it by name works too."""
     _tree(pytester)
-    pytester.makeconftest("import tree_domain_file\n\n\ndef pytest_cfcheck_domains(config):\n"
-                          "    return [tree_domain_file.make_domain()]\n")
+    pytester.makeconftest(
+        "import tree_domain_file\n\n\ndef pytest_cfcheck_domains(config):\n"
+        "    return [tree_domain_file.make_domain()]\n"
+    )
     pytester.syspathinsert()
-    result = pytester.runpytest("--method=cfcheck.fixtures.identity", "--cfcheck-domain=tree", "--cfcheck-profile=quick",
-                                "-k", "test_domain_loads or test_target_accuracy", "-p", "no:randomly", "-rA")
+    result = pytester.runpytest(
+        "--method=cfcheck.fixtures.identity",
+        "--cfcheck-domain=tree",
+        "--cfcheck-profile=quick",
+        "-k",
+        "test_domain_loads or test_target_accuracy",
+        "-p",
+        "no:randomly",
+        "-rA",
+    )
     assert "PASSED test_domains.py::test_domain_loads[tree]" in result.stdout.str()
     assert {s["domain"] for s in _scorecard(pytester, "identity")["scores"]} == {"tree"}
 
@@ -335,10 +396,19 @@ def test_a_domain_without_oracles_or_embedding_skips_what_needs_them(pytester):
     """Roles a domain does not declare skip the suites that need them, with the role in the reason;
     what needs only the explained classifier is scored ("other" pairs: no committee, no ideal pairs)."""
     _tree(pytester)
-    pytester.makepyfile(bare_domain=FOLDER_DOMAIN + '\nROLES = {"explained": ("cnn",)}  # only the explained classifier\n')
-    result = pytester.runpytest("--method=cfcheck.fixtures.identity", "--cfcheck-domain=bare_domain.py:make_domain",
-                                "--cfcheck-profile=quick", "-k", "test_validity or test_realism or test_perceptual",
-                                "-p", "no:randomly", "-rs")
+    pytester.makepyfile(
+        bare_domain=FOLDER_DOMAIN + '\nROLES = {"explained": ("cnn",)}  # only the explained classifier\n'
+    )
+    result = pytester.runpytest(
+        "--method=cfcheck.fixtures.identity",
+        "--cfcheck-domain=bare_domain.py:make_domain",
+        "--cfcheck-profile=quick",
+        "-k",
+        "test_validity or test_realism or test_perceptual",
+        "-p",
+        "no:randomly",
+        "-rs",
+    )
     text = result.stdout.str()
     assert "declares no oracle committee ('oracles')" in text
     assert "declares no 'embedding' model" in text and "which realism and the perceptual distance needs" in text

@@ -12,8 +12,9 @@ def _values(scorecard, metric):
 
 @pytest.mark.parametrize("control", ["truth", "identity"])
 def test_ground_truth_scores_of_the_truth_and_of_identity(tiny, scorecard_of, control):
-    result = tiny.runpytest(f"--method=cfcheck.fixtures.{control}", "-k", "ground_truth or attribute_changes",
-                            "-p", "no:randomly")
+    result = tiny.runpytest(
+        f"--method=cfcheck.fixtures.{control}", "-k", "ground_truth or attribute_changes", "-p", "no:randomly"
+    )
     outcomes = result.parseoutcomes()
     # identity fails the ground-truth relative error (it is the input: 1 against the bar's 0.2), nothing else
     assert outcomes.get("failed") == (None if control == "truth" else 1), result.stdout.str()[-2000:]

@@ -53,7 +53,8 @@ def test_the_attribution_view_scores_goar_on_image_domains_only(tiny, scorecard_
     result.stdout.fnmatch_lines(["*views attribution*"])
     card = scorecard_of("darken")
     assert {(r["kind"], r["domain"], r["metric"]) for r in card["scores"]} == {
-        ("attribution", "morpho", m) for m in ("goar_area", "goar_gap", "goar_leakage")}
+        ("attribution", "morpho", m) for m in ("goar_area", "goar_gap", "goar_leakage")
+    }
     assert "x − c" in card["profile"]["views"]["attribution"]
 
 

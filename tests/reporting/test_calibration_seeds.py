@@ -14,17 +14,35 @@ from cfcheck.calibration.domain_run import derive_bars
 
 
 def _score(metric, suite, task, value, verdict, low=None, high=None, domain="morpho"):
-    return {"kind": "vce", "domain": domain, "suite": suite, "metric": metric, "task": task, "value": value,
-            "ci_low": low, "ci_high": high, "verdict": verdict, "n": 40, "direction": "higher",
-            "threshold": ">= 0.8"}
+    return {
+        "kind": "vce",
+        "domain": domain,
+        "suite": suite,
+        "metric": metric,
+        "task": task,
+        "value": value,
+        "ci_low": low,
+        "ci_high": high,
+        "verdict": verdict,
+        "n": 40,
+        "direction": "higher",
+        "threshold": ">= 0.8",
+    }
 
 
 def _publish(out, seed, name, scores):
     folder = calibration.seed_folder(out, seed) / f"{name}-quick"
     folder.mkdir(parents=True)
-    card = {"format": 3, "status": "complete", "method": name, "outcomes": {}, "costs": {}, "scores": scores,
-            "profile": {"name": "quick"},
-            "provenance": {"started": "2026-01-01T00:00:00+00:00", "finished": "2026-01-01T00:00:07+00:00"}}
+    card = {
+        "format": 3,
+        "status": "complete",
+        "method": name,
+        "outcomes": {},
+        "costs": {},
+        "scores": scores,
+        "profile": {"name": "quick"},
+        "provenance": {"started": "2026-01-01T00:00:00+00:00", "finished": "2026-01-01T00:00:07+00:00"},
+    }
     (folder / "scorecard.json").write_text(json.dumps(card))
 
 
@@ -38,14 +56,23 @@ def _runs():
     seed 1's second task; identity fails everywhere but passes on seed 1's first task."""
     truth = {0: ["pass", "pass"], 1: ["pass", "inconclusive"]}
     identity = {0: ["fail", "fail"], 1: ["pass", "fail"]}
-    return {seed: {name: [_score("target_accuracy", "validity", f"cnn/{pair}/seed{seed}", 0.9, verdict)
-                          for pair, verdict in zip(("ideal", "other"), verdicts[seed])]
-                   for name, verdicts in (("truth", truth), ("identity", identity))} for seed in (0, 1)}
+    return {
+        seed: {
+            name: [
+                _score("target_accuracy", "validity", f"cnn/{pair}/seed{seed}", 0.9, verdict)
+                for pair, verdict in zip(("ideal", "other"), verdicts[seed])
+            ]
+            for name, verdicts in (("truth", truth), ("identity", identity))
+        }
+        for seed in (0, 1)
+    }
 
 
 def test_disagreements_count_each_seed_against_a_brute_force_count():
     runs = _runs()
-    found = calibration.bar_disagreements({seed: {n: {"scores": s} for n, s in by.items()} for seed, by in runs.items()})
+    found = calibration.bar_disagreements(
+        {seed: {n: {"scores": s} for n, s in by.items()} for seed, by in runs.items()}
+    )
     brute = {}
     for seed, by_control in runs.items():
         for control, scores in by_control.items():
@@ -60,8 +87,9 @@ def test_disagreements_count_each_seed_against_a_brute_force_count():
 
 def test_calibrate_over_seeds_tabulates_each_seed_and_keeps_every_seeds_values(tmp_path, monkeypatch, capsys):
     (tmp_path / "morpho").mkdir()
-    monkeypatch.setattr(calibration_store, "calibration_path",
-                        lambda domain, profile: tmp_path / domain / f"calibration-{profile}.json")
+    monkeypatch.setattr(
+        calibration_store, "calibration_path", lambda domain, profile: tmp_path / domain / f"calibration-{profile}.json"
+    )
     out = tmp_path / "published"
     runs = _runs()
     for seed, by_control in runs.items():
@@ -80,9 +108,12 @@ def test_calibrate_over_seeds_tabulates_each_seed_and_keeps_every_seeds_values(t
 
 
 def _domain_run(seed, values, lows, highs, controls=("truth", "identity")):
-    return {control: {"scores": [_score("target_accuracy", "validity", f"cnn/seed{seed}", value, None, low, high,
-                                        domain="mine")]}
-            for control, value, low, high in zip(controls, values, lows, highs)}
+    return {
+        control: {
+            "scores": [_score("target_accuracy", "validity", f"cnn/seed{seed}", value, None, low, high, domain="mine")]
+        }
+        for control, value, low, high in zip(controls, values, lows, highs)
+    }
 
 
 def test_a_domain_bar_sits_between_the_interval_ends_not_the_values():

@@ -11,16 +11,44 @@ import pytest
 from cfcheck.calibration import run as calibration
 from cfcheck.calibration import store as calibration_store
 from cfcheck.calibration.run import suite_summary
-from cfcheck.calibration.store import calibration_values, expected_sign, load_calibration_values, write_calibration_values
+from cfcheck.calibration.store import (
+    calibration_values,
+    expected_sign,
+    load_calibration_values,
+    write_calibration_values,
+)
 
 
 def _card(profile="quick", domain="morpho", value=0.5):
-    return {"profile": {"name": profile}, "scores": [
-        {"kind": "vce", "domain": domain, "suite": "validity", "metric": "tcv", "task": "cnn/ideal/seed0", "value": value},
-        {"kind": "vce", "domain": domain, "suite": "random_classifier", "metric": "ota_gain", "task": "cnn/seed0",
-         "value": value},
-        {"kind": "vce", "domain": domain, "suite": "validity", "metric": "ta", "task": "cnn/ideal/seed0", "value": None},
-    ]}
+    return {
+        "profile": {"name": profile},
+        "scores": [
+            {
+                "kind": "vce",
+                "domain": domain,
+                "suite": "validity",
+                "metric": "tcv",
+                "task": "cnn/ideal/seed0",
+                "value": value,
+            },
+            {
+                "kind": "vce",
+                "domain": domain,
+                "suite": "random_classifier",
+                "metric": "ota_gain",
+                "task": "cnn/seed0",
+                "value": value,
+            },
+            {
+                "kind": "vce",
+                "domain": domain,
+                "suite": "validity",
+                "metric": "ta",
+                "task": "cnn/ideal/seed0",
+                "value": None,
+            },
+        ],
+    }
 
 
 def test_signs_follow_the_controls_expectations_per_suite():
@@ -40,8 +68,9 @@ def test_values_keep_controls_only_with_their_sign_and_skip_missing_values():
 
 def test_written_values_are_found_by_a_scorecard_of_the_same_domain_and_profile(tmp_path, monkeypatch):
     (tmp_path / "morpho").mkdir()
-    monkeypatch.setattr(calibration_store, "calibration_path",
-                        lambda domain, profile: tmp_path / domain / f"calibration-{profile}.json")
+    monkeypatch.setattr(
+        calibration_store, "calibration_path", lambda domain, profile: tmp_path / domain / f"calibration-{profile}.json"
+    )
     paths = write_calibration_values({"truth": _card(value=1.0), "noise": _card(domain="absent")}, "quick")
     assert paths == [tmp_path / "morpho" / "calibration-quick.json"]  # no folder for "absent": nothing written
     stored = json.loads(paths[0].read_text())
@@ -64,13 +93,16 @@ def test_the_bundled_calibration_covers_the_published_scorecards(profile):
     assert any("truth" in controls for controls in values.values())
 
 
-@pytest.mark.parametrize(("counts", "expected"), [
-    ({"pass": 6}, "PASS 6/6"),
-    ({"pass": 3, "fail": 2, "inconclusive": 1}, "FAIL 3/6 (1 inconcl.)"),
-    ({"pass": 5, "inconclusive": 1}, "INCONCL. 5/6 (1 inconcl.)"),
-    ({"pass": 5, "error": 1}, "FAIL 5/6"),
-    ({}, "-"),
-])
+@pytest.mark.parametrize(
+    ("counts", "expected"),
+    [
+        ({"pass": 6}, "PASS 6/6"),
+        ({"pass": 3, "fail": 2, "inconclusive": 1}, "FAIL 3/6 (1 inconcl.)"),
+        ({"pass": 5, "inconclusive": 1}, "INCONCL. 5/6 (1 inconcl.)"),
+        ({"pass": 5, "error": 1}, "FAIL 5/6"),
+        ({}, "-"),
+    ],
+)
 def test_a_suite_summary_fails_only_on_a_failure(counts, expected):
     assert suite_summary(counts) == expected
 
@@ -81,13 +113,20 @@ def test_calibrate_redraws_the_runs_html_with_the_values_it_wrote(tmp_path, monk
     from cfcheck.reporting.views import write_views
 
     (tmp_path / "morpho").mkdir()
-    monkeypatch.setattr(calibration_store, "calibration_path",
-                        lambda domain, profile: tmp_path / domain / f"calibration-{profile}.json")
+    monkeypatch.setattr(
+        calibration_store, "calibration_path", lambda domain, profile: tmp_path / domain / f"calibration-{profile}.json"
+    )
     out = tmp_path / "published"
     for name in calibration.CONTROLS:
-        card = {**_card(value=0.25 if name == "truth" else 0.75), "format": 3, "status": "complete", "method": name,
-                "outcomes": {}, "costs": {},
-                "provenance": {"started": "2026-01-01T00:00:00+00:00", "finished": "2026-01-01T00:00:10+00:00"}}
+        card = {
+            **_card(value=0.25 if name == "truth" else 0.75),
+            "format": 3,
+            "status": "complete",
+            "method": name,
+            "outcomes": {},
+            "costs": {},
+            "provenance": {"started": "2026-01-01T00:00:00+00:00", "finished": "2026-01-01T00:00:10+00:00"},
+        }
         for score in card["scores"]:
             score.update(ci_low=None, ci_high=None, n=120, threshold=">= 0.5", verdict="pass", direction="higher")
         (out / f"{name}-quick").mkdir(parents=True)
@@ -102,18 +141,40 @@ def test_calibrate_redraws_the_runs_html_with_the_values_it_wrote(tmp_path, monk
 
 
 def _scm_card(value=0.5, domain="morpho"):
-    return {"profile": {"name": "quick"}, "scores": [
-        {"kind": "scm", "domain": domain, "suite": "composition", "metric": "composition_l1:m1",
-         "task": "do_digit/seed0", "value": value},
-        {"kind": "scm", "domain": domain, "suite": "effectiveness", "metric": "effectiveness_accuracy:digit",
-         "task": "do_digit/seed0", "value": value},
-    ]}
+    return {
+        "profile": {"name": "quick"},
+        "scores": [
+            {
+                "kind": "scm",
+                "domain": domain,
+                "suite": "composition",
+                "metric": "composition_l1:m1",
+                "task": "do_digit/seed0",
+                "value": value,
+            },
+            {
+                "kind": "scm",
+                "domain": domain,
+                "suite": "effectiveness",
+                "metric": "effectiveness_accuracy:digit",
+                "task": "do_digit/seed0",
+                "value": value,
+            },
+        ],
+    }
 
 
 def _publish(out, name, card):
     """A stored run of ``name`` under ``out``, as ``cfcheck calibrate --reuse`` reads it."""
-    card = {**card, "format": 3, "status": "complete", "method": name, "outcomes": {}, "costs": {},
-            "provenance": {"started": "2026-01-01T00:00:00+00:00", "finished": "2026-01-01T00:00:12+00:00"}}
+    card = {
+        **card,
+        "format": 3,
+        "status": "complete",
+        "method": name,
+        "outcomes": {},
+        "costs": {},
+        "provenance": {"started": "2026-01-01T00:00:00+00:00", "finished": "2026-01-01T00:00:12+00:00"},
+    }
     for score in card["scores"]:
         score.update(ci_low=None, ci_high=None, n=100, threshold="<= 0.035", verdict="pass", direction="lower")
     (out / f"{name}-quick").mkdir(parents=True)
@@ -124,12 +185,14 @@ def _publish(out, name, card):
 def calibration_folder(tmp_path, monkeypatch):
     """A temporary morpho calibration folder holding VCE values and a stale SCM entry."""
     (tmp_path / "morpho").mkdir()
-    monkeypatch.setattr(calibration_store, "calibration_path",
-                        lambda domain, profile: tmp_path / domain / f"calibration-{profile}.json")
+    monkeypatch.setattr(
+        calibration_store, "calibration_path", lambda domain, profile: tmp_path / domain / f"calibration-{profile}.json"
+    )
     paths = write_calibration_values({"truth": _card(value=1.0), "identity": _card(value=0.0)}, "quick")
     stored = json.loads(paths[0].read_text())
     stored["values"]["scm/morpho/composition/retired_metric[do_digit/seed0]"] = {
-        "scm_truth": {"value": 3.0, "expected": "+"}}
+        "scm_truth": {"value": 3.0, "expected": "+"}
+    }
     paths[0].write_text(json.dumps(stored, indent=1, sort_keys=True) + "\n")
     return paths[0]
 
@@ -137,8 +200,11 @@ def calibration_folder(tmp_path, monkeypatch):
 def _entries(path, kind):
     """The JSON text of each entry of ``kind`` as the file holds it (to compare byte for byte)."""
     values = json.loads(path.read_text())["values"]
-    return {key: json.dumps(controls, indent=1, sort_keys=True) for key, controls in values.items()
-            if key.startswith(kind + "/")}
+    return {
+        key: json.dumps(controls, indent=1, sort_keys=True)
+        for key, controls in values.items()
+        if key.startswith(kind + "/")
+    }
 
 
 def test_scm_controls_count_as_controls_and_only_complete_kinds_are_calibrated():
@@ -149,7 +215,8 @@ def test_scm_controls_count_as_controls_and_only_complete_kinds_are_calibrated()
     assert calibration.calibrated_kinds([*calibration.CONTROLS, *calibration.SCM_CONTROLS]) == ("vce", "scm")
     values = calibration_values({"scm_identity": _scm_card(value=0.0), "scm_vae": _scm_card(value=0.2)})
     assert values["scm/morpho/effectiveness/effectiveness_accuracy:digit[do_digit/seed0]"] == {
-        "scm_identity": {"value": 0.0, "expected": "-"}}  # a reference generator is not a control
+        "scm_identity": {"value": 0.0, "expected": "-"}
+    }  # a reference generator is not a control
 
 
 def test_a_partial_scm_calibration_writes_nothing(calibration_folder, tmp_path, capsys):
@@ -157,8 +224,9 @@ def test_a_partial_scm_calibration_writes_nothing(calibration_folder, tmp_path, 
     out = tmp_path / "published"
     for name in ("scm_truth", "scm_identity", "scm_resample"):  # scm_noise did not run
         _publish(out, name, _scm_card())
-    assert calibration.main(["--reuse", "--out", str(out), "--methods", "scm_truth", "scm_identity",
-                             "scm_resample"]) == 0
+    assert (
+        calibration.main(["--reuse", "--out", str(out), "--methods", "scm_truth", "scm_identity", "scm_resample"]) == 0
+    )
     assert "wrote" not in capsys.readouterr().err
     assert calibration_folder.read_bytes() == before
 
@@ -175,11 +243,17 @@ def test_a_full_scm_calibration_replaces_the_scm_entries_and_keeps_the_vce_ones(
     stored = json.loads(calibration_folder.read_text())
     assert stored["profile"] == "quick" and stored["domain"] == "morpho"
     scm = {key: controls for key, controls in stored["values"].items() if key.startswith("scm/")}
-    assert set(scm) == {"scm/morpho/composition/composition_l1:m1[do_digit/seed0]",
-                        "scm/morpho/effectiveness/effectiveness_accuracy:digit[do_digit/seed0]"}  # the stale one went
+    assert set(scm) == {
+        "scm/morpho/composition/composition_l1:m1[do_digit/seed0]",
+        "scm/morpho/effectiveness/effectiveness_accuracy:digit[do_digit/seed0]",
+    }  # the stale one went
     composition = scm["scm/morpho/composition/composition_l1:m1[do_digit/seed0]"]
     assert {name: entry["expected"] for name, entry in composition.items()} == {
-        "scm_truth": "+", "scm_identity": "+", "scm_resample": "-", "scm_noise": "-"}
+        "scm_truth": "+",
+        "scm_identity": "+",
+        "scm_resample": "-",
+        "scm_noise": "-",
+    }
     assert [composition[name]["value"] for name in calibration.SCM_CONTROLS] == [0.0, 1.0, 2.0, 3.0]
     # the run's HTML is redrawn with the values it wrote
     assert "scm_resample (expected to fail): 2" in (out / "scm_noise-quick" / "scorecard.html").read_text()
@@ -191,7 +265,8 @@ def test_recalibrating_one_kind_does_not_touch_another_and_a_damaged_file_is_not
     write_calibration_values({"truth": _card(value=0.9), "scm_truth": _scm_card(value=7.0)}, "quick", kinds=("vce",))
     assert _entries(calibration_folder, "scm") == scm_before  # scm_truth's new value was not of a recalibrated kind
     assert json.loads(calibration_folder.read_text())["values"]["vce/morpho/validity/tcv[cnn/ideal/seed0]"] == {
-        "truth": {"value": 0.9, "expected": "+"}}  # identity's old vce entry went with its kind
+        "truth": {"value": 0.9, "expected": "+"}
+    }  # identity's old vce entry went with its kind
     calibration_folder.write_text("{not json")
     with pytest.raises(ValueError, match="move it aside"):
         write_calibration_values({"truth": _card(value=0.9)}, "quick")
@@ -202,8 +277,9 @@ def test_a_kind_measured_by_another_command_keeps_its_expectations_and_its_comma
     def expected(control, suite, metric):
         return {"tcv": "+"}.get(metric, "") if control == "mine" else "-"
 
-    write_calibration_values({"mine": _card(value=0.3)}, "quick", kinds=("vce",), expected=expected,
-                             command="python tools/measure.py")
+    write_calibration_values(
+        {"mine": _card(value=0.3)}, "quick", kinds=("vce",), expected=expected, command="python tools/measure.py"
+    )
     stored = json.loads(calibration_folder.read_text())
     assert stored["commands"] == {"vce": "python tools/measure.py"}
     assert stored["values"]["vce/morpho/validity/tcv[cnn/ideal/seed0]"] == {"mine": {"value": 0.3, "expected": "+"}}

@@ -18,10 +18,21 @@ from hypothesis import strategies as st
 
 from cfcheck.cli import main
 from cfcheck.reporting.compare import (
-    CompareError, Run, compare_runs, holm, load_run, mcnemar_exact, paired_bootstrap,
+    CompareError,
+    Run,
+    compare_runs,
+    holm,
+    load_run,
+    mcnemar_exact,
+    paired_bootstrap,
 )
 from cfcheck.reporting.compare_render import (
-    behind_best, behind_best_table, differ_lines, display_names, render_html, render_markdown,
+    behind_best,
+    behind_best_table,
+    differ_lines,
+    display_names,
+    render_html,
+    render_markdown,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,9 +41,19 @@ HIT = ("vce", "morpho", "validity", "target_accuracy", "cnn/ideal/seed0")
 DIST = ("vce", "morpho", "closeness", "d1", "cnn/ideal/seed0")
 
 
-def write_run(root: Path, name: str, method: str, samples: dict[tuple, dict[int, float]], *,
-              directions: dict[tuple, str] | None = None, profile: str = "quick", seeds: list[int] | None = None,
-              models: dict[str, str] | None = None, fmt: int = 3, shuffle: bool = False) -> Path:
+def write_run(
+    root: Path,
+    name: str,
+    method: str,
+    samples: dict[tuple, dict[int, float]],
+    *,
+    directions: dict[tuple, str] | None = None,
+    profile: str = "quick",
+    seeds: list[int] | None = None,
+    models: dict[str, str] | None = None,
+    fmt: int = 3,
+    shuffle: bool = False,
+) -> Path:
     """A run folder: scorecard.json (one record per key, value = mean of its samples) and samples.csv."""
     folder = root / name
     folder.mkdir(parents=True)
@@ -40,16 +61,36 @@ def write_run(root: Path, name: str, method: str, samples: dict[tuple, dict[int,
     for key, values in samples.items():
         kind, domain, suite, metric, task = key
         mean = float(np.mean(list(values.values()))) if values else None
-        scores.append({"kind": kind, "domain": domain, "suite": suite, "metric": metric, "task": task,
-                       "value": mean, "ci_low": None if mean is None else mean - 0.1,
-                       "ci_high": None if mean is None else mean + 0.1, "n": len(values),
-                       "direction": (directions or {}).get(key, "higher" if metric != "d1" else "lower"),
-                       "threshold": None, "verdict": "pass", "reason": None})
-    card = {"format": fmt, "method": method, "status": "complete", "outcomes": {},
-            "profile": {"name": profile, "seeds": 1},
-            "provenance": {"cfcheck_version": "0.1.0", "seeds": seeds if seeds is not None else [0],
-                           "reference_models": models if models is not None else MODELS},
-            "scores": scores}
+        scores.append(
+            {
+                "kind": kind,
+                "domain": domain,
+                "suite": suite,
+                "metric": metric,
+                "task": task,
+                "value": mean,
+                "ci_low": None if mean is None else mean - 0.1,
+                "ci_high": None if mean is None else mean + 0.1,
+                "n": len(values),
+                "direction": (directions or {}).get(key, "higher" if metric != "d1" else "lower"),
+                "threshold": None,
+                "verdict": "pass",
+                "reason": None,
+            }
+        )
+    card = {
+        "format": fmt,
+        "method": method,
+        "status": "complete",
+        "outcomes": {},
+        "profile": {"name": profile, "seeds": 1},
+        "provenance": {
+            "cfcheck_version": "0.1.0",
+            "seeds": seeds if seeds is not None else [0],
+            "reference_models": models if models is not None else MODELS,
+        },
+        "scores": scores,
+    }
     (folder / "scorecard.json").write_text(json.dumps(card))
     rows = []
     for key, values in samples.items():
@@ -70,8 +111,10 @@ def _test(comparison, key):
 
 def test_identical_methods_differ_nowhere(tmp_path):
     rng = np.random.default_rng(0)
-    samples = {HIT: {i: float(rng.integers(0, 2)) for i in range(40)},
-               DIST: {i: float(rng.normal(50, 5)) for i in range(40)}}
+    samples = {
+        HIT: {i: float(rng.integers(0, 2)) for i in range(40)},
+        DIST: {i: float(rng.normal(50, 5)) for i in range(40)},
+    }
     a = write_run(tmp_path, "a", "alpha", samples)
     b = write_run(tmp_path, "b", "beta", samples, shuffle=True)
     comparison = compare_runs([load_run(a), load_run(b)])
@@ -149,28 +192,46 @@ def test_holm_adjustment():
 
 def test_holm_over_a_pair_makes_a_lone_weak_difference_insignificant(tmp_path):
     # 19 tasks without difference and one with p ~ 0.03: significant alone, not after Holm over 20
-    hits = {("vce", "morpho", "validity", "target_accuracy", f"task{k}"): dict.fromkeys(range(20), 1.0)
-            for k in range(19)}
+    hits = {
+        ("vce", "morpho", "validity", "target_accuracy", f"task{k}"): dict.fromkeys(range(20), 1.0) for k in range(19)
+    }
     weak = ("vce", "morpho", "validity", "target_accuracy", "weak")
     a = write_run(tmp_path, "a", "alpha", {**hits, weak: {i: float(i >= 6) for i in range(20)}})
     b = write_run(tmp_path, "b", "beta", {**hits, weak: dict.fromkeys(range(20), 1.0)})
-    alone = compare_runs([load_run(write_run(tmp_path, "c", "alpha", {weak: {i: float(i >= 6) for i in range(20)}})),
-                          load_run(write_run(tmp_path, "d", "beta", {weak: dict.fromkeys(range(20), 1.0)}))])
+    alone = compare_runs(
+        [
+            load_run(write_run(tmp_path, "c", "alpha", {weak: {i: float(i >= 6) for i in range(20)}})),
+            load_run(write_run(tmp_path, "d", "beta", {weak: dict.fromkeys(range(20), 1.0)})),
+        ]
+    )
     assert _test(alone, weak).p_value == pytest.approx(2 * 0.5**6) and _test(alone, weak).significant
     test = _test(compare_runs([load_run(a), load_run(b)]), weak)
     assert test.p_holm == pytest.approx(20 * 2 * 0.5**6) and not test.significant
 
 
 def _run(method: str, values: dict[int, float], key=DIST) -> Run:
-    card = {"format": 3, "method": method, "profile": {"name": "quick"},
-            "provenance": {"seeds": [0], "reference_models": MODELS},
-            "scores": [{"kind": key[0], "domain": key[1], "suite": key[2], "metric": key[3], "task": key[4],
-                        "value": float(np.mean(list(values.values()))), "direction": "lower", "n": len(values)}]}
+    card = {
+        "format": 3,
+        "method": method,
+        "profile": {"name": "quick"},
+        "provenance": {"seeds": [0], "reference_models": MODELS},
+        "scores": [
+            {
+                "kind": key[0],
+                "domain": key[1],
+                "suite": key[2],
+                "metric": key[3],
+                "task": key[4],
+                "value": float(np.mean(list(values.values()))),
+                "direction": "lower",
+                "n": len(values),
+            }
+        ],
+    }
     return Run(Path(method), method, card, {key: {str(i): v for i, v in values.items()}}, True)
 
 
-@given(st.lists(st.tuples(st.floats(-100, 100), st.floats(-100, 100)), min_size=2, max_size=40),
-       st.booleans())
+@given(st.lists(st.tuples(st.floats(-100, 100), st.floats(-100, 100)), min_size=2, max_size=40), st.booleans())
 def test_swapping_the_runs_negates_the_difference_and_keeps_the_p_value(pairs, binary):
     if binary:
         pairs = [(float(x > 0), float(y > 0)) for x, y in pairs]
@@ -185,12 +246,18 @@ def test_swapping_the_runs_negates_the_difference_and_keeps_the_p_value(pairs, b
     assert forward.test == ("mcnemar" if values <= {0.0, 1.0} else "bootstrap")
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    ({"profile": "full"}, "different profiles ('quick' vs 'full')"),
-    ({"seeds": [0, 1]}, "different seeds ([0] vs [0, 1])"),
-    ({"models": {**MODELS, "morpho/cnn": "c" * 64}}, "different reference-model hashes: morpho/cnn (aaaaaaaaaaaa vs cccc"),
-    ({"fmt": 2}, "different scorecard formats (3 vs 2"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"profile": "full"}, "different profiles ('quick' vs 'full')"),
+        ({"seeds": [0, 1]}, "different seeds ([0] vs [0, 1])"),
+        (
+            {"models": {**MODELS, "morpho/cnn": "c" * 64}},
+            "different reference-model hashes: morpho/cnn (aaaaaaaaaaaa vs cccc",
+        ),
+        ({"fmt": 2}, "different scorecard formats (3 vs 2"),
+    ],
+)
 def test_runs_made_differently_are_refused_naming_both(tmp_path, change, message):
     a = write_run(tmp_path, "a", "alpha", {HIT: {0: 1.0}})
     b = write_run(tmp_path, "b", "beta", {HIT: {0: 1.0}}, **change)
@@ -226,9 +293,20 @@ def test_set_level_metrics_are_listed_without_a_paired_test(tmp_path):
     b = write_run(tmp_path, "b", "beta", {HIT: {0: 1.0}})
     for folder, value in ((a, 3.0), (b, 5.0)):  # a set-level record: no rows in samples.csv
         card = json.loads((folder / "scorecard.json").read_text())
-        card["scores"].append({"kind": "vce", "domain": "morpho", "suite": "realism", "metric": "fid_target",
-                               "task": "cnn/ideal/seed0", "value": value, "ci_low": value - 1, "ci_high": value + 1,
-                               "n": 120, "direction": "lower"})
+        card["scores"].append(
+            {
+                "kind": "vce",
+                "domain": "morpho",
+                "suite": "realism",
+                "metric": "fid_target",
+                "task": "cnn/ideal/seed0",
+                "value": value,
+                "ci_low": value - 1,
+                "ci_high": value + 1,
+                "n": 120,
+                "direction": "lower",
+            }
+        )
         (folder / "scorecard.json").write_text(json.dumps(card))
     comparison = compare_runs([load_run(a), load_run(b)])
     assert comparison.best[fid] == ["alpha"]
@@ -242,10 +320,26 @@ def _format_2_run(root: Path, name: str, method: str, hits: float) -> Path:
     """A run as format 2 wrote it: no kind or domain on records, samples.csv without `input`."""
     folder = root / name
     folder.mkdir()
-    score = {"suite": "validity", "metric": "committee_oracle_target_accuracy", "task": "cnn/ideal/seed0",
-             "value": hits, "ci_low": hits, "ci_high": hits, "n": 4, "direction": "higher", "verdict": "pass"}
-    card = {"format": 2, "method": method, "status": "complete", "outcomes": {}, "profile": {"name": "quick"},
-            "provenance": {"cfcheck_version": "0.1.0", "seeds": [0], "reference_models": MODELS}, "scores": [score]}
+    score = {
+        "suite": "validity",
+        "metric": "committee_oracle_target_accuracy",
+        "task": "cnn/ideal/seed0",
+        "value": hits,
+        "ci_low": hits,
+        "ci_high": hits,
+        "n": 4,
+        "direction": "higher",
+        "verdict": "pass",
+    }
+    card = {
+        "format": 2,
+        "method": method,
+        "status": "complete",
+        "outcomes": {},
+        "profile": {"name": "quick"},
+        "provenance": {"cfcheck_version": "0.1.0", "seeds": [0], "reference_models": MODELS},
+        "scores": [score],
+    }
     (folder / "scorecard.json").write_text(json.dumps(card))
     rows = [f"validity,committee_oracle_target_accuracy,cnn/ideal/seed0,{i},{hits!r},{i},{i + 1}" for i in range(4)]
     (folder / "samples.csv").write_text("suite,metric,task,sample,value,source,target\n" + "\n".join(rows) + "\n")
@@ -253,7 +347,10 @@ def _format_2_run(root: Path, name: str, method: str, hits: float) -> Path:
 
 
 def test_format_2_runs_are_listed_but_not_paired(tmp_path):
-    runs = [_format_2_run(tmp_path, "noise", "cfcheck.fixtures.noise", 0.0), _format_2_run(tmp_path, "truth", "cfcheck.fixtures.truth", 1.0)]
+    runs = [
+        _format_2_run(tmp_path, "noise", "cfcheck.fixtures.noise", 0.0),
+        _format_2_run(tmp_path, "truth", "cfcheck.fixtures.truth", 1.0),
+    ]
     comparison = compare_runs([load_run(run) for run in runs])
     key = ("-", "-", "validity", "committee_oracle_target_accuracy", "cnn/ideal/seed0")
     assert comparison.best[key] == ["cfcheck.fixtures.truth"]
@@ -300,14 +397,31 @@ def test_truth_is_significantly_better_than_noise_on_real_quick_runs(tmp_path, c
     reports = tmp_path / "reports"
     for method in ("noise", "truth"):
         subprocess.run(
-            [sys.executable, "-m", "pytest", f"--method=cfcheck.fixtures.{method}", "--cfcheck-profile=quick",
-             "-k", "vce and test_validity", f"--cfcheck-report-dir={reports}", "-p", "no:randomly", "-q"],
-            cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                f"--method=cfcheck.fixtures.{method}",
+                "--cfcheck-profile=quick",
+                "-k",
+                "vce and test_validity",
+                f"--cfcheck-report-dir={reports}",
+                "-p",
+                "no:randomly",
+                "-q",
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
         )
     runs = sorted(reports.iterdir())
     assert [run.name for run in runs] == ["noise-quick", "truth-quick"]
-    assert main(["compare", str(reports / "noise-quick"), str(reports / "truth-quick"),
-                 "--output", str(tmp_path / "out")]) == 0
+    assert (
+        main(["compare", str(reports / "noise-quick"), str(reports / "truth-quick"), "--output", str(tmp_path / "out")])
+        == 0
+    )
     assert "truth better than" in (tmp_path / "out" / "comparison.md").read_text()
     comparison = compare_runs([load_run(run) for run in runs])
     tests = [t for t in comparison.tests if t.key[3] == "committee_oracle_target_accuracy"]
@@ -342,7 +456,9 @@ def test_behind_best_names_the_methods_a_paired_test_puts_behind_the_leader(tmp_
 
 def test_display_names_drop_a_shared_dotted_prefix_only_when_labels_stay_distinct():
     assert display_names(["cfcheck.fixtures.dvce", "cfcheck.fixtures.pgd"]) == {
-        "cfcheck.fixtures.dvce": "dvce", "cfcheck.fixtures.pgd": "pgd"}
+        "cfcheck.fixtures.dvce": "dvce",
+        "cfcheck.fixtures.pgd": "pgd",
+    }
     assert display_names(["a.b.c", "a.x.c"]) == {"a.b.c": "b.c", "a.x.c": "x.c"}
     assert display_names(["alpha", "beta"]) == {"alpha": "alpha", "beta": "beta"}
     assert display_names(["pkg.m", "pkg.m (2)"]) == {"pkg.m": "m", "pkg.m (2)": "m (2)"}
@@ -355,8 +471,10 @@ def test_leaderboard_marks_a_method_better_on_every_block_and_not_equal_ones(tmp
     tasks = [("vce", "morpho", "closeness", "d1", f"cnn/ideal/seed{s}") for s in range(15)]
     rng = np.random.default_rng(2)
     base = {task: rng.normal(40, 5, size=10) for task in tasks}
-    folders = [write_run(tmp_path, name, f"pkg.{name}", {t: dict(enumerate(base[t] + shift)) for t in tasks})
-               for name, shift in (("poor", 2.0), ("fair", 1.0), ("good", 0.0), ("twin", 1.0))]
+    folders = [
+        write_run(tmp_path, name, f"pkg.{name}", {t: dict(enumerate(base[t] + shift)) for t in tasks})
+        for name, shift in (("poor", 2.0), ("fair", 1.0), ("good", 0.0), ("twin", 1.0))
+    ]
     (board,) = compare_runs([load_run(f) for f in folders]).boards
     assert board.methods[0] == "pkg.good" and board.leader == "pkg.good" and len(board.blocks) == 15
     assert board.average_ranks["pkg.fair"] == board.average_ranks["pkg.twin"] == 2.5

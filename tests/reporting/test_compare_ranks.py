@@ -16,20 +16,36 @@ from hypothesis import strategies as st
 
 from cfcheck.reporting.compare_board import board_lines, cd_diagram_png, cd_diagram_text, headline
 from cfcheck.reporting.compare_ranks import (
-    block_ranks, critical_difference, leaderboards, nemenyi, not_different_groups,
+    block_ranks,
+    critical_difference,
+    leaderboards,
+    nemenyi,
+    not_different_groups,
 )
 
 FAMILY = ("vce", "morpho", "closeness")
 
 
-def frame(values: dict[str, list[float]], directions: list[str] | None = None,
-          family: tuple[str, str, str] = FAMILY) -> pd.DataFrame:
+def frame(
+    values: dict[str, list[float]], directions: list[str] | None = None, family: tuple[str, str, str] = FAMILY
+) -> pd.DataFrame:
     """A score table: method -> one value per block (block b is task "t{b}", metric "m")."""
     n = len(next(iter(values.values())))
     directions = directions or ["lower"] * n
-    rows = [{"method": method, "kind": family[0], "domain": family[1], "suite": family[2], "metric": "m",
-             "task": f"t{b:03d}", "value": v, "direction": directions[b]}
-            for method, column in values.items() for b, v in enumerate(column)]
+    rows = [
+        {
+            "method": method,
+            "kind": family[0],
+            "domain": family[1],
+            "suite": family[2],
+            "metric": "m",
+            "task": f"t{b:03d}",
+            "value": v,
+            "direction": directions[b],
+        }
+        for method, column in values.items()
+        for b, v in enumerate(column)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -85,7 +101,8 @@ def test_blocks_a_method_lacks_and_directionless_metrics_are_dropped_and_counted
     (board,) = leaderboards(scores)
     assert len(board.blocks) == 6 and board.dropped == {"a method has no value": 4, "direction none": 2}
     assert "6 (task, metric) blocks ranked; 6 dropped (a method has no value: 4, direction none: 2)" in board_lines(
-        board, {m: m for m in "abc"})
+        board, {m: m for m in "abc"}
+    )
 
 
 def test_higher_is_better_ranks_the_largest_first():
@@ -94,9 +111,13 @@ def test_higher_is_better_ranks_the_largest_first():
 
 
 def test_families_are_ranked_separately_over_the_methods_present():
-    scores = pd.concat([frame({"a": [0.0] * 4, "b": [1.0] * 4}),
-                        frame({"b": [0.0] * 4, "c": [1.0] * 4}, family=("vce", "morpho", "validity")),
-                        frame({"c": [0.0] * 4}, family=("vce", "morpho", "realism"))])
+    scores = pd.concat(
+        [
+            frame({"a": [0.0] * 4, "b": [1.0] * 4}),
+            frame({"b": [0.0] * 4, "c": [1.0] * 4}, family=("vce", "morpho", "validity")),
+            frame({"c": [0.0] * 4}, family=("vce", "morpho", "realism")),
+        ]
+    )
     boards = leaderboards(scores)
     assert [(b.family[2], b.methods) for b in boards] == [("closeness", ["a", "b"]), ("validity", ["b", "c"])]
     with pytest.raises(ValueError, match="a has two values for vce/morpho/closeness m t000"):
@@ -113,9 +134,13 @@ def brute_force_ranks(values: np.ndarray, directions: list[str]) -> np.ndarray:
     return ranks
 
 
-blocks_strategy = st.integers(2, 6).flatmap(lambda k: st.lists(
-    st.tuples(st.lists(st.integers(0, 3), min_size=k, max_size=k), st.sampled_from(["higher", "lower"])),
-    min_size=1, max_size=12))
+blocks_strategy = st.integers(2, 6).flatmap(
+    lambda k: st.lists(
+        st.tuples(st.lists(st.integers(0, 3), min_size=k, max_size=k), st.sampled_from(["higher", "lower"])),
+        min_size=1,
+        max_size=12,
+    )
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -133,7 +158,9 @@ def test_ranks_match_brute_force_sum_per_block_and_follow_relabelling(blocks, rn
     order = list(range(k))
     rnd.shuffle(order)  # relabel: method m_i's values now go under the name r_{order[i]}
     relabelled = the_board({f"r{order[i]}": list(values[:, i]) for i in range(k)}, directions)
-    assert relabelled.average_ranks == pytest.approx({f"r{order[i]}": board.average_ranks[n] for i, n in enumerate(names)})
+    assert relabelled.average_ranks == pytest.approx(
+        {f"r{order[i]}": board.average_ranks[n] for i, n in enumerate(names)}
+    )
     assert (relabelled.p_value is None) == (board.p_value is None)
     if board.p_value is not None:
         assert relabelled.p_value == pytest.approx(board.p_value)
@@ -208,7 +235,9 @@ def test_the_text_diagram_marks_only_a_significant_leader():
     base = rng.normal(50, 10, size=20)
     led = the_board({"b": list(base + 1.0), "c": list(base + 2.0), "a": list(base)})
     text = cd_diagram_text(led, {m: m for m in "abc"})
-    assert led.leader == "a" and text.count("◆") == 1 and "◆" in next(line for line in text.splitlines() if line[0] == "a")
+    assert (
+        led.leader == "a" and text.count("◆") == 1 and "◆" in next(line for line in text.splitlines() if line[0] == "a")
+    )
     assert "not different" not in text  # every pair differs significantly
     tied = the_board({"a": [0.0, 1.0] * 10, "b": [1.0, 0.0] * 10, "c": [5.0] * 20})
     assert "◆" not in cd_diagram_text(tied, {m: m for m in "abc"})
@@ -219,4 +248,5 @@ def test_a_family_without_a_shared_block_is_listed_not_ranked():
     (board,) = leaderboards(scores)
     assert board.blocks == [] and board.dropped == {"a method has no value": 2} and board.leader is None
     assert headline(board, {"a": "a", "b": "b"}) == (
-        "vce / morpho / closeness: not ranked (no block with a value for every method)")
+        "vce / morpho / closeness: not ranked (no block with a value for every method)"
+    )

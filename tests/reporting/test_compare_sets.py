@@ -11,7 +11,11 @@ import torch
 
 from cfcheck.core.records import ScoreRecord
 from cfcheck.core.set_features import (
-    SET_FEATURES_FILE, SetFeatures, join_set_features, read_set_features, write_set_features,
+    SET_FEATURES_FILE,
+    SetFeatures,
+    join_set_features,
+    read_set_features,
+    write_set_features,
 )
 from cfcheck.metrics.manifold import density
 from cfcheck.metrics.realism import fid
@@ -19,14 +23,14 @@ from cfcheck.metrics.set_statistics import kid_all_pairs
 from cfcheck.reporting.compare import compare_runs, load_run
 from cfcheck.reporting.compare_render import render_markdown
 from cfcheck.reporting.compare_sets import paired_set_test, set_statistic_of
-
 from tests.reporting.test_compare import HIT, write_run
 
 TASK = "cnn/ideal/seed0"
 
 
-def sets(rng: np.random.Generator, n: int, dim: int, shift: float, *, classes: int = 2, reference: int = 60,
-         drop: int = 0) -> tuple[SetFeatures, SetFeatures]:
+def sets(
+    rng: np.random.Generator, n: int, dim: int, shift: float, *, classes: int = 2, reference: int = 60, drop: int = 0
+) -> tuple[SetFeatures, SetFeatures]:
     """Two methods' kept features on the same n inputs (targets cycling over ``classes``): the real
     reference and method A drawn from the same class-shifted Gaussians (class c at c in every
     coordinate), method B moved by ``shift`` in each coordinate with alternating signs (away from
@@ -38,8 +42,9 @@ def sets(rng: np.random.Generator, n: int, dim: int, shift: float, *, classes: i
     b = rng.normal(size=(n, dim)) + target[:, None] + shift * (-1.0) ** np.arange(dim)
     inputs = np.arange(n)
     first = SetFeatures(a.astype(np.float32), target, inputs, real.astype(np.float32), ref_classes)
-    second = SetFeatures(b[drop:].astype(np.float32), target[drop:], inputs[drop:], real.astype(np.float32),
-                         ref_classes)
+    second = SetFeatures(
+        b[drop:].astype(np.float32), target[drop:], inputs[drop:], real.astype(np.float32), ref_classes
+    )
     return first, second
 
 
@@ -68,21 +73,30 @@ def test_the_difference_is_the_statistic_on_the_shared_inputs():
     a, b = first.features[6:].astype(np.float64), second.features.astype(np.float64)
     real, target = first.reference.astype(np.float64), first.classes[6:]
     for metric, statistic in (("fid_target", fid), ("kid_target", kid_all_pairs)):
-        expected = sum(np.mean(target == c) * (statistic(real[first.reference_classes == c], a[target == c])
-                                               - statistic(real[first.reference_classes == c], b[target == c]))
-                       for c in (0, 1))
+        expected = sum(
+            np.mean(target == c)
+            * (
+                statistic(real[first.reference_classes == c], a[target == c])
+                - statistic(real[first.reference_classes == c], b[target == c])
+            )
+            for c in (0, 1)
+        )
         result = paired_set_test(metric, first, second, resamples=50)
         assert result.n_shared == 34 and result.difference == pytest.approx(expected, rel=1e-6)
     counts = np.bincount(target)  # 17 shared inputs per class; 60 reference rows per class hold 3 × 17
     assert counts.tolist() == [17, 17]
     matched = np.concatenate([real[first.reference_classes == c][: 3 * 17] for c in (0, 1)])
     result = paired_set_test("density_domain", first, second, resamples=50)
-    assert result.difference == pytest.approx(density(torch.from_numpy(matched), torch.from_numpy(a))
-                                              - density(torch.from_numpy(matched), torch.from_numpy(b)))
+    assert result.difference == pytest.approx(
+        density(torch.from_numpy(matched), torch.from_numpy(a))
+        - density(torch.from_numpy(matched), torch.from_numpy(b))
+    )
 
 
-@pytest.mark.parametrize(("metric", "n", "rejections"), [("kid_domain", 30, 5), ("fid_domain", 30, 3),
-                                                         ("fid_target", 40, 7), ("density_domain", 30, 3)])
+@pytest.mark.parametrize(
+    ("metric", "n", "rejections"),
+    [("kid_domain", 30, 5), ("fid_domain", 30, 3), ("fid_target", 40, 7), ("density_domain", 30, 3)],
+)
 def test_equal_methods_are_rejected_at_about_the_nominal_rate(metric, n, rejections):
     """100 pairs of methods drawn from one distribution: the two-sided test at 0.05 rejects in at
     most 10 of them (P(Binomial(100, 0.05) > 10) ≈ 0.01); seeded, so the count is fixed (the
@@ -96,12 +110,14 @@ def test_equal_methods_are_rejected_at_about_the_nominal_rate(metric, n, rejecti
 
 def test_inputs_whose_targets_differ_are_refused():
     first, second = sets(np.random.default_rng(4), 10, 2, 0.0)
-    flipped = SetFeatures(second.features, 1 - second.classes, second.inputs, second.reference,
-                          second.reference_classes)
+    flipped = SetFeatures(
+        second.features, 1 - second.classes, second.inputs, second.reference, second.reference_classes
+    )
     with pytest.raises(ValueError, match="different target classes"):
         paired_set_test("fid_domain", first, flipped)
-    lone = SetFeatures(second.features[:1], second.classes[:1], np.array([99]), second.reference,
-                       second.reference_classes)
+    lone = SetFeatures(
+        second.features[:1], second.classes[:1], np.array([99]), second.reference, second.reference_classes
+    )
     with pytest.raises(ValueError, match="0 shared inputs"):
         paired_set_test("fid_domain", first, lone)
 
@@ -130,8 +146,10 @@ def test_shards_kept_features_are_joined(tmp_path):
     write_set_features(shards[1] / SET_FEATURES_FILE, {("vce", "morpho", "b"): second})
     (tmp_path / "out").mkdir()
     assert join_set_features(shards, tmp_path / "out") == 2  # the third shard kept none
-    assert sorted(read_set_features(tmp_path / "out" / SET_FEATURES_FILE)) == [("vce", "morpho", "a"),
-                                                                               ("vce", "morpho", "b")]
+    assert sorted(read_set_features(tmp_path / "out" / SET_FEATURES_FILE)) == [
+        ("vce", "morpho", "a"),
+        ("vce", "morpho", "b"),
+    ]
     assert join_set_features(shards[2:], tmp_path / "empty") == 0 and not (tmp_path / "empty").exists()
 
 
@@ -153,8 +171,20 @@ def test_records_keep_features_out_of_the_scorecard_json():
 
 def _with_set_score(folder, metric: str, value: float, kept: SetFeatures | None) -> None:
     card = json.loads((folder / "scorecard.json").read_text())
-    card["scores"].append({"kind": "vce", "domain": "morpho", "suite": "realism", "metric": metric, "task": TASK,
-                           "value": value, "ci_low": value - 1, "ci_high": value + 1, "n": 40, "direction": "lower"})
+    card["scores"].append(
+        {
+            "kind": "vce",
+            "domain": "morpho",
+            "suite": "realism",
+            "metric": metric,
+            "task": TASK,
+            "value": value,
+            "ci_low": value - 1,
+            "ci_high": value + 1,
+            "n": 40,
+            "direction": "lower",
+        }
+    )
     (folder / "scorecard.json").write_text(json.dumps(card))
     if kept is not None:
         write_set_features(folder / SET_FEATURES_FILE, {("vce", "morpho", TASK): kept})

@@ -29,7 +29,9 @@ def test_a_grid_round_trips_and_draws_what_it_was_given(tmp_path):
     difference[0, 0, 0, 0], difference[0, 0, 1, 1] = 0.5, -0.25
     saliency = torch.zeros(2, 1, 4, 4)
     saliency[1, 0, 3, 3] = -7.0
-    grid = write_example_grid(tmp_path, "vce", "morpho", "cnn/ideal/seed0", {"input": x, "difference": difference, "saliency": saliency})
+    grid = write_example_grid(
+        tmp_path, "vce", "morpho", "cnn/ideal/seed0", {"input": x, "difference": difference, "saliency": saliency}
+    )
     (loaded,) = load_example_grids(tmp_path)
     assert loaded == grid and loaded.columns == ("input", "difference", "saliency") and len(loaded.rows) == 2
     image = _pixels(tmp_path, grid.rows[0]["input"])
@@ -56,8 +58,9 @@ def test_a_vector_is_drawn_as_a_heat_strip_one_cell_per_coordinate(tmp_path):
     x[0, 0], x[0, 1] = 2.0, -1.0
     saliency = torch.zeros(1, 64)
     saliency[0, 63] = -3.0
-    grid = write_example_grid(tmp_path, "attribution", "toy", "mlp/seed0", {"input": x, "saliency": saliency},
-                              shows="saliency maps")
+    grid = write_example_grid(
+        tmp_path, "attribution", "toy", "mlp/seed0", {"input": x, "saliency": saliency}, shows="saliency maps"
+    )
     strip = _pixels(tmp_path, grid.rows[0]["input"])
     assert strip.shape == (STRIP_HEIGHT, 64 * STRIP_CELL, 3)
     assert tuple(strip[0, 0]) == (255, 0, 0)  # the largest positive coordinate: full red
@@ -75,5 +78,7 @@ def test_the_examples_heading_names_what_the_grids_show():
 
     assert examples_heading([grid("counterfactuals")]) == "Example counterfactuals"
     assert examples_heading([grid("saliency maps"), grid("saliency maps")]) == "Example saliency maps"
-    assert (examples_heading([grid("counterfactuals"), grid("saliency maps"), grid("latent counterfactuals")])
-            == "Example counterfactuals, saliency maps and latent counterfactuals")
+    assert (
+        examples_heading([grid("counterfactuals"), grid("saliency maps"), grid("latent counterfactuals")])
+        == "Example counterfactuals, saliency maps and latent counterfactuals"
+    )

@@ -22,16 +22,29 @@ from cfcheck.reporting.examples import write_example_grid
 from cfcheck.reporting.scorecard import build_scorecard, write_scorecard
 
 HOSTILE = "<script>alert(1)</script>"
-BROWSER = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None)
+BROWSER = next(
+    (shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None
+)
 
 pytestmark = pytest.mark.skipif(BROWSER is None, reason="no chromium, chromium-browser or google-chrome binary on PATH")
 
 
 def _record(metric, task, value, verdict, suite="validity", **kwargs):
     return ScoreRecord(
-        nodeid=f"x::{metric}[{task}]", suite=suite, metric=metric, task=task, value=value, n=12,
-        direction=kwargs.pop("direction", "higher"), ci_low=value - 0.05, ci_high=value + 0.05,
-        threshold=kwargs.pop("threshold", ">= 0.8"), verdict=verdict, samples=[value] * 3, kind="vce", domain="morpho",
+        nodeid=f"x::{metric}[{task}]",
+        suite=suite,
+        metric=metric,
+        task=task,
+        value=value,
+        n=12,
+        direction=kwargs.pop("direction", "higher"),
+        ci_low=value - 0.05,
+        ci_high=value + 0.05,
+        threshold=kwargs.pop("threshold", ">= 0.8"),
+        verdict=verdict,
+        samples=[value] * 3,
+        kind="vce",
+        domain="morpho",
         **kwargs,
     )
 
@@ -45,31 +58,69 @@ def page(tmp_path_factory):
         _record("tcv", "cnn/ideal/seed0", 0.78, "inconclusive"),
         _record("tcv", "mlp/ideal/seed0", float("nan"), "error", reason=f"the method raised {HOSTILE}"),
         _record("d2", "cnn/ideal/seed0", 2.0, "pass", suite="closeness", direction="lower", threshold="<= 6.2"),
-        _record("fid_target", "cnn/ideal/seed0", 28.0, "fail", suite="realism", direction="lower",
-                threshold="<= 2 × floor = 19.22", extra={"real_floor": [9.6, 5.9, 8.7]}),
+        _record(
+            "fid_target",
+            "cnn/ideal/seed0",
+            28.0,
+            "fail",
+            suite="realism",
+            direction="lower",
+            threshold="<= 2 × floor = 19.22",
+            extra={"real_floor": [9.6, 5.9, 8.7]},
+        ),
     ]
     generator = torch.Generator().manual_seed(0)
     images = torch.rand(4, 1, 16, 16, generator=generator)
-    write_example_grid(run_dir, "vce", "morpho", "cnn/ideal/seed0", {
-        "input": images, "counterfactual": images.flip(-1), "difference": images.flip(-1) - images,
-    })
-    card = build_scorecard(records, method=HOSTILE, profile={"name": "quick"}, status="complete", seeds=[0],
-                           device="cpu", models={"morpho/cnn": "ab" * 32}, outcomes={"passed": 2, "failed": 4},
-                           started=datetime.now(timezone.utc), generation={"generated": 2})
+    write_example_grid(
+        run_dir,
+        "vce",
+        "morpho",
+        "cnn/ideal/seed0",
+        {
+            "input": images,
+            "counterfactual": images.flip(-1),
+            "difference": images.flip(-1) - images,
+        },
+    )
+    card = build_scorecard(
+        records,
+        method=HOSTILE,
+        profile={"name": "quick"},
+        status="complete",
+        seeds=[0],
+        device="cpu",
+        models={"morpho/cnn": "ab" * 32},
+        outcomes={"passed": 2, "failed": 4},
+        started=datetime.now(timezone.utc),
+        generation={"generated": 2},
+    )
     write_scorecard(run_dir, card, records)
     return run_dir / "scorecard.html"
 
 
 def _chromium(*args, cwd):
-    command = [BROWSER, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
-               f"--user-data-dir={cwd / 'profile'}", *args]
+    command = [
+        BROWSER,
+        "--headless",
+        "--disable-gpu",
+        "--no-sandbox",
+        "--no-first-run",
+        f"--user-data-dir={cwd / 'profile'}",
+        *args,
+    ]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=cwd, check=False)
 
 
 def test_the_page_renders_without_console_errors_and_is_not_blank(page, tmp_path):
     shot = tmp_path / "shot.png"
-    result = _chromium("--enable-logging=stderr", "--v=0", f"--screenshot={shot}", "--window-size=1280,2000",
-                       page.as_uri(), cwd=tmp_path)
+    result = _chromium(
+        "--enable-logging=stderr",
+        "--v=0",
+        f"--screenshot={shot}",
+        "--window-size=1280,2000",
+        page.as_uri(),
+        cwd=tmp_path,
+    )
     console = [line for line in result.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
     assert not console, "\n".join(console)
     assert shot.is_file(), result.stderr[-2000:]
@@ -97,24 +148,44 @@ def test_a_wide_scorecard_does_not_scroll_the_page_sideways(tmp_path):
     """Many suites and long task names (a quick VCE run has five suites and 20 tasks): the task ×
     suite matrix scrolls inside its own box, the page never scrolls sideways at 1280 px."""
     suites = ["validity", "closeness", "realism", "ground_truth", "random_classifier", "diversity", "sanity_extra"]
-    records = [_record(f"metric_{suite}", f"noise_cnn~classifier.{i}/other_pairs/seed{i}", 0.5,
-                       ("pass", "fail", "inconclusive")[i % 3], suite=suite)
-               for suite in suites for i in range(12)]
-    card = build_scorecard(records, method="wide", profile={"name": "quick"}, status="complete", seeds=[0],
-                           device="cpu", models={}, outcomes={"passed": 1}, started=datetime.now(timezone.utc),
-                           generation={})
+    records = [
+        _record(
+            f"metric_{suite}",
+            f"noise_cnn~classifier.{i}/other_pairs/seed{i}",
+            0.5,
+            ("pass", "fail", "inconclusive")[i % 3],
+            suite=suite,
+        )
+        for suite in suites
+        for i in range(12)
+    ]
+    card = build_scorecard(
+        records,
+        method="wide",
+        profile={"name": "quick"},
+        status="complete",
+        seeds=[0],
+        device="cpu",
+        models={},
+        outcomes={"passed": 1},
+        started=datetime.now(timezone.utc),
+        generation={},
+    )
     write_scorecard(tmp_path, card, records)
     page = (tmp_path / "scorecard.html").read_text(encoding="utf-8")
     # a copy with a probe script (the scorecard itself has none): it writes the page's widths into the DOM
-    probe = ("<script>addEventListener('load', () => document.body.setAttribute('data-widths', "
-             "document.documentElement.scrollWidth + 'x' + document.documentElement.clientWidth));</script>")
+    probe = (
+        "<script>addEventListener('load', () => document.body.setAttribute('data-widths', "
+        "document.documentElement.scrollWidth + 'x' + document.documentElement.clientWidth));</script>"
+    )
     probed = tmp_path / "probed.html"
     probed.write_text(page.replace("</body>", probe + "</body>"), encoding="utf-8")
-    result = _chromium("--window-size=1280,1000", "--virtual-time-budget=5000", "--dump-dom", probed.as_uri(),
-                       cwd=tmp_path)
-    found = [part for part in result.stdout.split("data-widths=\"")[1:]]
+    result = _chromium(
+        "--window-size=1280,1000", "--virtual-time-budget=5000", "--dump-dom", probed.as_uri(), cwd=tmp_path
+    )
+    found = [part for part in result.stdout.split('data-widths="')[1:]]
     assert found, result.stderr[-2000:]
-    scroll_width, client_width = (int(v) for v in found[0].split("\"", 1)[0].split("x"))
+    scroll_width, client_width = (int(v) for v in found[0].split('"', 1)[0].split("x"))
     assert scroll_width <= client_width, f"the page is {scroll_width} px wide in a {client_width} px window"
 
 
@@ -139,8 +210,9 @@ def fold_positions(html: str, tmp_path: Path) -> dict:
     the inline example images are decoded); ``None`` for a part that is missing or not drawn."""
     probed = tmp_path / "fold.html"
     probed.write_text(html.replace("</body>", _FOLD_PROBE + "</body>"), encoding="utf-8")
-    result = _chromium("--window-size=1280,800", "--virtual-time-budget=5000", "--dump-dom", probed.as_uri(),
-                       cwd=tmp_path)
+    result = _chromium(
+        "--window-size=1280,800", "--virtual-time-budget=5000", "--dump-dom", probed.as_uri(), cwd=tmp_path
+    )
     found = re.search(r'data-fold="([^"]*)"', result.stdout)
     assert found, result.stderr[-2000:]
     return json.loads(html_lib.unescape(found.group(1)))
@@ -148,8 +220,11 @@ def fold_positions(html: str, tmp_path: Path) -> dict:
 
 def below_the_fold(positions: dict) -> list[str]:
     """The parts a person at 1280 × 800 does not see without scrolling (missing parts count)."""
-    return [f"{part} at {box}" if box else f"{part} missing" for part, box in positions.items()
-            if part != "width" and (box is None or box[1] > FOLD)]
+    return [
+        f"{part} at {box}" if box else f"{part} missing"
+        for part, box in positions.items()
+        if part != "width" and (box is None or box[1] > FOLD)
+    ]
 
 
 @pytest.mark.skipif(not PUBLISHED.is_file(), reason="needs reports/published/dvce-quick")

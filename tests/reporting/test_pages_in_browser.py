@@ -18,10 +18,19 @@ from tests.reporting.test_html_in_browser import BROWSER
 REPO = Path(__file__).resolve().parents[2]
 #: a sample of the site's pages: the home page, the first steps, the pages with tables, figures,
 #: generated references and code
-DOC_PAGES = ["index.html", "getting-started/index.html", "comparing/index.html", "scorecard/index.html",
-             "results/index.html", "reference/metrics/index.html", "reference/api/index.html",
-             "findings/controls/index.html"]
-COMPARISONS = sorted(str(p.relative_to(REPO)) for p in (REPO / "reports" / "published").glob("compare-*/comparison.html"))
+DOC_PAGES = [
+    "index.html",
+    "getting-started/index.html",
+    "comparing/index.html",
+    "scorecard/index.html",
+    "results/index.html",
+    "reference/metrics/index.html",
+    "reference/api/index.html",
+    "findings/controls/index.html",
+]
+COMPARISONS = sorted(
+    str(p.relative_to(REPO)) for p in (REPO / "reports" / "published").glob("compare-*/comparison.html")
+)
 
 pytestmark = pytest.mark.skipif(BROWSER is None, reason="no chromium, chromium-browser or google-chrome binary on PATH")
 
@@ -30,8 +39,14 @@ pytestmark = pytest.mark.skipif(BROWSER is None, reason="no chromium, chromium-b
 def site(tmp_path_factory):
     pytest.importorskip("mkdocs")
     out = tmp_path_factory.mktemp("site")
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)], cwd=REPO,
-                            capture_output=True, text=True, timeout=600, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return out
 
@@ -39,9 +54,19 @@ def site(tmp_path_factory):
 def _open(page: Path, tmp_path: Path) -> tuple[list[str], np.ndarray]:
     """Console lines Chromium logged while loading ``page``, and its screenshot at 1280 × 900."""
     shot = tmp_path / "shot.png"
-    command = [BROWSER, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
-               f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
-               f"--screenshot={shot}", "--window-size=1280,900", page.as_uri()]
+    command = [
+        BROWSER,
+        "--headless",
+        "--disable-gpu",
+        "--no-sandbox",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--enable-logging=stderr",
+        "--v=0",
+        f"--screenshot={shot}",
+        "--window-size=1280,900",
+        page.as_uri(),
+    ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path, check=False)
     assert shot.is_file(), result.stderr[-2000:]
     from PIL import Image
@@ -55,8 +80,10 @@ def _drawn(pixels: np.ndarray) -> bool:
 
 
 def test_every_published_comparison_is_found():
-    assert COMPARISONS == ["reports/published/compare-scm-quick/comparison.html",
-                           "reports/published/compare-vce-quick/comparison.html"]
+    assert COMPARISONS == [
+        "reports/published/compare-scm-quick/comparison.html",
+        "reports/published/compare-vce-quick/comparison.html",
+    ]
 
 
 @pytest.mark.parametrize("page", DOC_PAGES)

@@ -13,12 +13,18 @@ from cfcheck.results import SAMPLE_COLUMNS, SCORE_COLUMNS, ResultsError, load_sa
 REPO = Path(__file__).resolve().parents[2]
 
 
-def make_run(root: Path, name: str, method: str, scores: list[dict], samples: str | None = None,
-             seeds: list[int] | None = None) -> Path:
+def make_run(
+    root: Path, name: str, method: str, scores: list[dict], samples: str | None = None, seeds: list[int] | None = None
+) -> Path:
     folder = root / name
     folder.mkdir()
-    card = {"format": 3, "method": method, "profile": {"name": "quick"},
-            "provenance": {"seeds": [0] if seeds is None else seeds}, "scores": scores}
+    card = {
+        "format": 3,
+        "method": method,
+        "profile": {"name": "quick"},
+        "provenance": {"seeds": [0] if seeds is None else seeds},
+        "scores": scores,
+    }
     (folder / "scorecard.json").write_text(json.dumps(card))
     if samples is not None:
         (folder / "samples.csv").write_text(samples)
@@ -26,20 +32,38 @@ def make_run(root: Path, name: str, method: str, scores: list[dict], samples: st
 
 
 def score(metric: str, task: str, value, **extra) -> dict:
-    return {"kind": "vce", "domain": "morpho", "suite": "closeness", "metric": metric, "task": task, "value": value,
-            "ci_low": None if value is None else value - 1, "ci_high": None if value is None else value + 1, "n": 12,
-            "verdict": "pass", "threshold": "<= 78", **extra}
+    return {
+        "kind": "vce",
+        "domain": "morpho",
+        "suite": "closeness",
+        "metric": metric,
+        "task": task,
+        "value": value,
+        "ci_low": None if value is None else value - 1,
+        "ci_high": None if value is None else value + 1,
+        "n": 12,
+        "verdict": "pass",
+        "threshold": "<= 78",
+        **extra,
+    }
 
 
 def test_scores_of_two_runs_in_long_format(tmp_path):
-    a = make_run(tmp_path, "a", "pkg.alpha", [score("d1", "cnn/ideal/seed3", 10.0), score("im1", "cnn/other/seed3", 0.5)])
+    a = make_run(
+        tmp_path, "a", "pkg.alpha", [score("d1", "cnn/ideal/seed3", 10.0), score("im1", "cnn/other/seed3", 0.5)]
+    )
     b = make_run(tmp_path, "b", "pkg.beta", [score("d1", "cnn/ideal/seed3", None, verdict="skip")], seeds=[3])
     frame = load_scores([a, b / "scorecard.json"])  # a folder or its scorecard.json
     assert list(frame.columns) == SCORE_COLUMNS and len(frame) == 3
     assert list(frame["method"]) == ["pkg.alpha", "pkg.alpha", "pkg.beta"]
     first = frame.iloc[0]
     assert (first["kind"], first["domain"], first["suite"], first["metric"], first["task"]) == (
-        "vce", "morpho", "closeness", "d1", "cnn/ideal/seed3")
+        "vce",
+        "morpho",
+        "closeness",
+        "d1",
+        "cnn/ideal/seed3",
+    )
     assert (first["value"], first["ci_low"], first["ci_high"], first["n"]) == (10.0, 9.0, 11.0, 12)
     assert first["seed"] == 3 and first["run"] == str(a) and first["profile"] == "quick"
     assert pd.isna(frame.iloc[2]["value"]) and frame.iloc[2]["verdict"] == "skip"
@@ -49,9 +73,16 @@ def test_scores_of_two_runs_in_long_format(tmp_path):
 
 
 def test_direction_comes_from_the_card_and_falls_back_to_the_record(tmp_path):
-    run = make_run(tmp_path, "a", "m", [score("oracle_score:oracle_lenet", "t", 0.5, direction="lower"),
-                                        score("my_metric", "t", 1.0, direction="higher"),
-                                        score("other_metric", "t", 1.0)])
+    run = make_run(
+        tmp_path,
+        "a",
+        "m",
+        [
+            score("oracle_score:oracle_lenet", "t", 0.5, direction="lower"),
+            score("my_metric", "t", 1.0, direction="higher"),
+            score("other_metric", "t", 1.0),
+        ],
+    )
     frame = load_scores(run)
     assert list(frame["direction"]) == ["higher", "higher", "none"]
 
@@ -64,10 +95,12 @@ def test_seed_from_the_task_else_the_runs_only_seed(tmp_path):
 
 
 def test_samples_with_inputs_and_booleans(tmp_path):
-    rows = ("kind,domain,suite,metric,task,sample,value,input,source,target\n"
-            "vce,morpho,validity,target_accuracy,cnn/ideal/seed0,0,True,4,0,9\n"
-            "vce,morpho,validity,target_accuracy,cnn/ideal/seed0,1,False,6,0,9\n"
-            "vce,morpho,closeness,d1,cnn/ideal/seed0,0,57.5,4,0,9\n")
+    rows = (
+        "kind,domain,suite,metric,task,sample,value,input,source,target\n"
+        "vce,morpho,validity,target_accuracy,cnn/ideal/seed0,0,True,4,0,9\n"
+        "vce,morpho,validity,target_accuracy,cnn/ideal/seed0,1,False,6,0,9\n"
+        "vce,morpho,closeness,d1,cnn/ideal/seed0,0,57.5,4,0,9\n"
+    )
     run = make_run(tmp_path, "a", "pkg.alpha", [score("d1", "cnn/ideal/seed0", 57.5)], samples=rows)
     frame = load_samples(run)
     assert list(frame.columns) == SAMPLE_COLUMNS and len(frame) == 3

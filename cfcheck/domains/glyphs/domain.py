@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from cfcheck.domains.base import BundledDomain, INTERVENTION_COUNTERFACTUAL, require
+from cfcheck.domains.base import INTERVENTION_COUNTERFACTUAL, BundledDomain, require
 from cfcheck.metrics.synbols import CategoricalGroup, LatentLayout
 
 from .fonts import CHARACTERS, FONTS
@@ -192,8 +192,9 @@ class GlyphsDomain(BundledDomain):
         the character and font embeddings with their radii, then the continuous attributes."""
         radii = self.proximity_radii()
         groups = [
-            CategoricalGroup("character", (CHARACTER_SLICE.start, CHARACTER_SLICE.stop), self.character_embedding,
-                             radii["character"]),
+            CategoricalGroup(
+                "character", (CHARACTER_SLICE.start, CHARACTER_SLICE.stop), self.character_embedding, radii["character"]
+            ),
             CategoricalGroup("font", (FONT_SLICE.start, FONT_SLICE.stop), self.font_embedding, radii["font"]),
         ]
         continuous = (CONTINUOUS_SLICE.start, CONTINUOUS_SLICE.stop)
@@ -226,15 +227,17 @@ class GlyphsDomain(BundledDomain):
             raise ValueError(f"unknown split {split!r}; expected one of {sorted(SPLIT_SEEDS)}")
         return {}
 
-    def sample_intervention(self, factor: str, parents: dict[str, torch.Tensor], generator: torch.Generator
-                            ) -> torch.Tensor:
+    def sample_intervention(
+        self, factor: str, parents: dict[str, torch.Tensor], generator: torch.Generator
+    ) -> torch.Tensor:
         raise ValueError(f"unknown factor {factor!r}: the glyphs domain has no structural causal model (no factors)")
 
     def parent_bin(self, factor: str, values: torch.Tensor) -> torch.Tensor:
         raise ValueError(f"unknown factor {factor!r}: the glyphs domain has no structural causal model (no factors)")
 
-    def intervention_counterfactual(self, split: str, index: torch.Tensor, intervention: dict[str, torch.Tensor]
-                                    ) -> torch.Tensor:
+    def intervention_counterfactual(
+        self, split: str, index: torch.Tensor, intervention: dict[str, torch.Tensor]
+    ) -> torch.Tensor:
         require(self, INTERVENTION_COUNTERFACTUAL)  # always raises MissingCapability
         raise AssertionError("unreachable")
 

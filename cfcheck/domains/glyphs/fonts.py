@@ -23,7 +23,13 @@ import torch
 
 from cfcheck.core.cache import file_digest, memoise_on_disk
 from cfcheck.domains import truetype
-from cfcheck.domains.truetype import FONT_DIR, FONT_FILES_DIGEST, cached_usable_fonts, centred_glyph, rasterise_character
+from cfcheck.domains.truetype import (
+    FONT_DIR,
+    FONT_FILES_DIGEST,
+    cached_usable_fonts,
+    centred_glyph,
+    rasterise_character,
+)
 
 #: The 48 characters: digits and letters of both cases less the shapes one could confuse (0/O,
 #: 1/I/l, and the lowercase letters that are their capital made small: c o p s u v w x z).
@@ -65,5 +71,6 @@ def glyph_bank() -> torch.Tensor:
         maps = [_bank_coverage(os.path.join(FONT_DIR, name), char) for name in FONTS for char in CHARACTERS]
         return {"bank": torch.from_numpy(np.stack(maps)).unsqueeze(1)}
 
-    return memoise_on_disk("glyphs.bank", compute, fonts="\n".join(FONTS), characters=CHARACTERS,
-                           **FONT_SOURCES)["bank"]
+    return memoise_on_disk("glyphs.bank", compute, fonts="\n".join(FONTS), characters=CHARACTERS, **FONT_SOURCES)[
+        "bank"
+    ]

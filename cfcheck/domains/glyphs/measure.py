@@ -24,18 +24,20 @@ def scenario_rows() -> list[dict[str, float | int | str]]:
     for name, scenario in SCENARIOS.items():
         factors = split_factors(name, "train")
         correlation, count = spurious_correlation(factors, scenario)
-        rows.append({
-            "scenario": name,
-            "n": len(factors),
-            "label_noise": float((factors.label != factors.parity).double().mean()),
-            "correlation": correlation,
-            "spurious_images": count,
-            "correlation_se": math.sqrt(scenario.correlation * (1 - scenario.correlation) / count),
-            "inverse_rate": float(factors.inverse.mean()),
-            "rotation_sd": float(factors.rotation.std()),
-            "log_scale_sd": float(torch.log(factors.scale / 0.6).std()),
-            "shift_range": float(torch.stack([factors.shift_x, factors.shift_y]).abs().max()),
-        })
+        rows.append(
+            {
+                "scenario": name,
+                "n": len(factors),
+                "label_noise": float((factors.label != factors.parity).double().mean()),
+                "correlation": correlation,
+                "spurious_images": count,
+                "correlation_se": math.sqrt(scenario.correlation * (1 - scenario.correlation) / count),
+                "inverse_rate": float(factors.inverse.mean()),
+                "rotation_sd": float(factors.rotation.std()),
+                "log_scale_sd": float(torch.log(factors.scale / 0.6).std()),
+                "shift_range": float(torch.stack([factors.shift_x, factors.shift_y]).abs().max()),
+            }
+        )
     return rows
 
 

@@ -35,7 +35,11 @@ CANONICAL_FRACTION = 0.9
 MIN_SCALE = 0.05
 
 #: encoder heads: character logits, font logits, continuous attributes (raw units)
-ENCODER_HEADS = {"character": NUM_CHARACTERS, "font": NUM_FONTS, "continuous": CONTINUOUS_SLICE.stop - CONTINUOUS_SLICE.start}
+ENCODER_HEADS = {
+    "character": NUM_CHARACTERS,
+    "font": NUM_FONTS,
+    "continuous": CONTINUOUS_SLICE.stop - CONTINUOUS_SLICE.start,
+}
 
 
 def _vector(values: Sequence[float] | None, default: float, name: str) -> torch.Tensor:
@@ -49,8 +53,10 @@ def _vector(values: Sequence[float] | None, default: float, name: str) -> torch.
 
 def _check_latents(z: torch.Tensor) -> None:
     if not isinstance(z, torch.Tensor) or z.ndim != 2 or z.shape[1] != LATENT_DIM:
-        raise ValueError(f"expected raw latents shaped N×{LATENT_DIM}, got "
-                         f"{tuple(z.shape) if isinstance(z, torch.Tensor) else type(z).__name__}")
+        raise ValueError(
+            f"expected raw latents shaped N×{LATENT_DIM}, got "
+            f"{tuple(z.shape) if isinstance(z, torch.Tensor) else type(z).__name__}"
+        )
 
 
 class GlyphGenerator(nn.Module):
@@ -74,8 +80,14 @@ class GlyphGenerator(nn.Module):
     latent_mean: torch.Tensor  # a buffer (register_buffer)
     latent_std: torch.Tensor  # a buffer (register_buffer)
 
-    def __init__(self, width: int = 128, hidden: int = 256, block_channels: Sequence[int] = (32, 16, 8),
-                 latent_mean: Sequence[float] | None = None, latent_std: Sequence[float] | None = None) -> None:
+    def __init__(
+        self,
+        width: int = 128,
+        hidden: int = 256,
+        block_channels: Sequence[int] = (32, 16, 8),
+        latent_mean: Sequence[float] | None = None,
+        latent_std: Sequence[float] | None = None,
+    ) -> None:
         super().__init__()
         if width < 1:
             raise ValueError(f"width must be positive, got {width}")
@@ -89,8 +101,12 @@ class GlyphGenerator(nn.Module):
         blocks: list[nn.Module] = []
         channels = width
         for out in block_channels:  # 4 -> 8 -> 16 -> 32; convolving before upsampling keeps the CPU cost low
-            blocks += [nn.Conv2d(channels, out, 3, padding=1), nn.GroupNorm(4, out), nn.SiLU(),
-                       nn.Upsample(scale_factor=2, mode="nearest")]
+            blocks += [
+                nn.Conv2d(channels, out, 3, padding=1),
+                nn.GroupNorm(4, out),
+                nn.SiLU(),
+                nn.Upsample(scale_factor=2, mode="nearest"),
+            ]
             channels = out
         self.upsample = nn.Sequential(*blocks)
         self.to_image = nn.Conv2d(channels, 1, 3, padding=1)
@@ -113,8 +129,9 @@ class GlyphGenerator(nn.Module):
         theta = torch.cat([linear, offset], -1)
         side = CANVAS * SUPERSAMPLE
         grid = F.affine_grid(theta, [len(theta), 1, side, side], align_corners=False)
-        warped = F.avg_pool2d(F.grid_sample(coverage, grid, mode="bilinear", padding_mode="zeros",
-                                            align_corners=False), SUPERSAMPLE)
+        warped = F.avg_pool2d(
+            F.grid_sample(coverage, grid, mode="bilinear", padding_mode="zeros", align_corners=False), SUPERSAMPLE
+        )
         mix = inverse.clamp(0.0, 1.0)[:, None, None, None]
         return mix * (1.0 - warped) + (1.0 - mix) * warped
 
@@ -126,8 +143,11 @@ def _strided_features(channels: Sequence[int]) -> nn.Sequential:
     layers: list[nn.Module] = []
     previous = 1
     for index, out in enumerate(channels):
-        layers += [nn.Conv2d(previous, out, 3, padding=1, stride=1 if index == 0 else 2), nn.GroupNorm(8, out),
-                   nn.SiLU()]
+        layers += [
+            nn.Conv2d(previous, out, 3, padding=1, stride=1 if index == 0 else 2),
+            nn.GroupNorm(8, out),
+            nn.SiLU(),
+        ]
         previous = out
     return nn.Sequential(*layers, nn.Flatten())
 
@@ -146,8 +166,9 @@ class GlyphClassifier(nn.Module):
         self.num_classes = num_classes
         self.features = _strided_features(channels)
         side = CANVAS // 8
-        self.classifier = nn.Sequential(nn.Linear(channels[-1] * side * side, hidden), nn.SiLU(),
-                                        nn.Linear(hidden, num_classes))
+        self.classifier = nn.Sequential(
+            nn.Linear(channels[-1] * side * side, hidden), nn.SiLU(), nn.Linear(hidden, num_classes)
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_images(x)
@@ -167,8 +188,13 @@ class GlyphEncoder(nn.Module):
     latent_mean: torch.Tensor  # a buffer (register_buffer)
     latent_std: torch.Tensor  # a buffer (register_buffer)
 
-    def __init__(self, channels: Sequence[int] = (16, 32, 64, 96), hidden: int = 256,
-                 latent_mean: Sequence[float] | None = None, latent_std: Sequence[float] | None = None) -> None:
+    def __init__(
+        self,
+        channels: Sequence[int] = (16, 32, 64, 96),
+        hidden: int = 256,
+        latent_mean: Sequence[float] | None = None,
+        latent_std: Sequence[float] | None = None,
+    ) -> None:
         super().__init__()
         self.register_buffer("latent_mean", _vector(latent_mean, 0.0, "latent_mean"))
         self.register_buffer("latent_std", _vector(latent_std, 1.0, "latent_std"))
@@ -180,9 +206,11 @@ class GlyphEncoder(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_images(x)
         out = self.head(self.body(self.features(x * 2.0 - 1.0)))
-        continuous = out[:, -ENCODER_HEADS["continuous"]:]
+        continuous = out[:, -ENCODER_HEADS["continuous"] :]
         scale = self.latent_std[CONTINUOUS_SLICE]
-        return torch.cat([out[:, :-ENCODER_HEADS["continuous"]], continuous * scale + self.latent_mean[CONTINUOUS_SLICE]], 1)
+        return torch.cat(
+            [out[:, : -ENCODER_HEADS["continuous"]], continuous * scale + self.latent_mean[CONTINUOUS_SLICE]], 1
+        )
 
     def heads(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
         """The output split by head: character logits, font logits, continuous (raw units)."""
@@ -228,4 +256,11 @@ register_generative_architecture("glyph_generator", GlyphGenerator, family="auto
 register_architecture("glyph_encoder", GlyphEncoder, family="classifier", input_shape=(1, CANVAS, CANVAS))
 register_architecture("glyph_classifier", GlyphClassifier, family="classifier", input_shape=(1, CANVAS, CANVAS))
 
-__all__ = ["ENCODER_HEADS", "GlyphClassifier", "GlyphEncoder", "GlyphGenerator", "LatentClassifier", "StandardisedGenerator"]
+__all__ = [
+    "ENCODER_HEADS",
+    "GlyphClassifier",
+    "GlyphEncoder",
+    "GlyphGenerator",
+    "LatentClassifier",
+    "StandardisedGenerator",
+]

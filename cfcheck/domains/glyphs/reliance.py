@@ -89,8 +89,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         r = latent_font_swap_flip_rates(domain.variant(name), args.n, args.seed)
         other, neutral = r["other_label_spurious"], r["neutral"]
         se = math.sqrt((other * (1 - other) + neutral * (1 - neutral)) / args.n)
-        print(f"| {name} | {other:.3f} | {r['own_label_spurious']:.3f} | {neutral:.3f} | "
-              f"{other - neutral:+.3f} (± {1.96 * se:.3f}) |")
+        print(
+            f"| {name} | {other:.3f} | {r['own_label_spurious']:.3f} | {neutral:.3f} | "
+            f"{other - neutral:+.3f} (± {1.96 * se:.3f}) |"
+        )
     return 0
 
 

@@ -40,8 +40,13 @@ MAX_SHIFT = 5.0  # pixels
 #: classifiers could not tell apart at 32×32 (spurious and neutral font swaps flipped them equally
 #: often), so no explainer could find a reliance to report.
 SPURIOUS_FONT_ORDER: tuple[tuple[str, ...], tuple[str, ...]] = (
-    ("DejaVuSans-Bold.ttf", "DejaVuSerif-Bold.ttf", "DejaVuSansMono-Bold.ttf", "DejaVuSans-BoldOblique.ttf",
-     "DejaVuSerif-BoldItalic.ttf"),
+    (
+        "DejaVuSans-Bold.ttf",
+        "DejaVuSerif-Bold.ttf",
+        "DejaVuSansMono-Bold.ttf",
+        "DejaVuSans-BoldOblique.ttf",
+        "DejaVuSerif-BoldItalic.ttf",
+    ),
     ("cmr10.ttf", "cmti10.ttf", "cmmi10.ttf", "STIXGeneralItalic.ttf", "STIXGeneral.ttf"),
 )
 
@@ -63,8 +68,10 @@ class Scenario:
         per_label = self.n_spurious // 2
         missing = [name for group in SPURIOUS_FONT_ORDER for name in group[:per_label] if name not in FONTS]
         if missing:
-            raise RuntimeError(f"spurious font(s) {missing} are not among the usable fonts {FONTS}; the glyph "
-                               "scenarios need matplotlib's bundled DejaVu, STIX and Computer Modern fonts")
+            raise RuntimeError(
+                f"spurious font(s) {missing} are not among the usable fonts {FONTS}; the glyph "
+                "scenarios need matplotlib's bundled DejaVu, STIX and Computer Modern fonts"
+            )
         fonts = tuple(tuple(sorted(FONTS.index(name) for name in group[:per_label])) for group in SPURIOUS_FONT_ORDER)
         return cast(tuple[tuple[int, ...], tuple[int, ...]], fonts)  # SPURIOUS_FONT_ORDER holds two groups
 
@@ -175,8 +182,16 @@ def sample_factors(n: int, seed: int, scenario: Scenario) -> GlyphFactors:
     rotation = ROTATION_SD * torch.randn(n, generator=g)
     scale = SCALE_MEDIAN * torch.exp(SCALE_LOG_SD * torch.randn(n, generator=g))
     shift = (torch.rand(2, n, generator=g) * 2.0 - 1.0) * MAX_SHIFT
-    return GlyphFactors(character=character, font=font, label=label, inverse=inverse, rotation=rotation,
-                        scale=scale, shift_x=shift[0].clone(), shift_y=shift[1].clone())
+    return GlyphFactors(
+        character=character,
+        font=font,
+        label=label,
+        inverse=inverse,
+        rotation=rotation,
+        scale=scale,
+        shift_x=shift[0].clone(),
+        shift_y=shift[1].clone(),
+    )
 
 
 def spurious_correlation(factors: GlyphFactors, scenario: Scenario) -> tuple[float, int]:

@@ -99,10 +99,18 @@ def _rendered_split(scenario: str, split: str, n: int) -> GlyphImages:
     factors = split_factors(scenario, split, n)
     if 0 < n <= DISK_CACHED_IMAGES:
         code = file_digest(*sorted(Path(__file__).parent.glob("*.py")))
-        images = memoise_on_disk("glyphs.split", lambda: {"images": render(factors)}, scenario=scenario,
-                                 split=split, n=n, code=code, font_files=FONT_SOURCES["font_files"],
-                                 seed=split_seed(scenario, split))["images"]
+        images = memoise_on_disk(
+            "glyphs.split",
+            lambda: {"images": render(factors)},
+            scenario=scenario,
+            split=split,
+            n=n,
+            code=code,
+            font_files=FONT_SOURCES["font_files"],
+            seed=split_seed(scenario, split),
+        )["images"]
     else:
         images = render(factors)
-    return GlyphImages(images=images, labels=factors.label.clone(), factors=factors,
-                       latents=split_latents(scenario, split, n))
+    return GlyphImages(
+        images=images, labels=factors.label.clone(), factors=factors, latents=split_latents(scenario, split, n)
+    )

@@ -18,18 +18,18 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from cfcheck.models.builders import build_model
-from cfcheck.models.inference import batched_apply
-from cfcheck.models.publishing import train_into_folder
-from cfcheck.models.cards import write_model_cards
-from cfcheck.models.shuffling import epoch_orders
-from cfcheck.models.registry import MANIFEST_NAME, domain_dir, load_manifest, load_model, save_weights, update_manifest
 from cfcheck.core.retrain import RetrainRequest, add_retrain_arguments, retrain_request
 from cfcheck.core.thresholds import bar_violations, parse_bars
+from cfcheck.models.builders import build_model
+from cfcheck.models.cards import write_model_cards
+from cfcheck.models.inference import batched_apply
+from cfcheck.models.publishing import train_into_folder
+from cfcheck.models.registry import MANIFEST_NAME, domain_dir, load_manifest, load_model, save_weights, update_manifest
+from cfcheck.models.shuffling import epoch_orders
 
 from . import networks  # noqa: F401  (registers the glyph architectures)
-from .latent import CONTINUOUS_SLICE, raw_latents
 from .fonts import NUM_CHARACTERS, NUM_FONTS
+from .latent import CONTINUOUS_SLICE, raw_latents
 from .networks import CANONICAL_FRACTION, ENCODER_HEADS, GlyphEncoder, GlyphGenerator, StandardisedGenerator
 from .recipes import GlyphRecipe, glyph_recipes
 from .rendering import render, render_coverage
@@ -39,8 +39,9 @@ from .splits import SPLIT_SIZES, load_split, standardiser
 DOMAIN = "glyphs"
 
 
-def _optimise(model: nn.Module, recipe: GlyphRecipe, n: int, loss_of_batch: Callable[[torch.Tensor], torch.Tensor]
-              ) -> float:
+def _optimise(
+    model: nn.Module, recipe: GlyphRecipe, n: int, loss_of_batch: Callable[[torch.Tensor], torch.Tensor]
+) -> float:
     """AdamW with a per-step cosine schedule over ``recipe.epochs`` seeded shuffles of ``n``
     examples; ``loss_of_batch(index)`` returns the loss of the examples at ``index``. Returns
     the mean loss of the last epoch."""
@@ -71,9 +72,16 @@ def canonical_renders() -> tuple[torch.Tensor, torch.Tensor]:
     font, character = torch.meshgrid(torch.arange(NUM_FONTS), torch.arange(NUM_CHARACTERS), indexing="ij")
     n = font.numel()
     zeros = torch.zeros(n)
-    factors = GlyphFactors(character=character.flatten(), font=font.flatten(), label=character.flatten() % 2,
-                           inverse=zeros, rotation=zeros, scale=torch.full((n,), CANONICAL_FRACTION),
-                           shift_x=zeros, shift_y=zeros)
+    factors = GlyphFactors(
+        character=character.flatten(),
+        font=font.flatten(),
+        label=character.flatten() % 2,
+        inverse=zeros,
+        rotation=zeros,
+        scale=torch.full((n,), CANONICAL_FRACTION),
+        shift_x=zeros,
+        shift_y=zeros,
+    )
     return raw_latents(factors), render_coverage(factors)
 
 
@@ -129,7 +137,8 @@ def generator_quality(generator: nn.Module, data: Any, encoder: nn.Module | None
         for suffix, images in (("", fake), ("_real", data.images)):
             logits = batched_apply(encoder, images)[:, : ENCODER_HEADS["character"]]
             quality[f"encoder_character_accuracy{suffix}"] = float(
-                (logits.argmax(1) == data.factors.character).double().mean())
+                (logits.argmax(1) == data.factors.character).double().mean()
+            )
     return quality
 
 
@@ -181,6 +190,7 @@ def _train_network(recipe: GlyphRecipe, folder: Path) -> tuple[nn.Module, dict[s
     model = build_model(recipe.architecture, **kwargs)
     n = len(data)
     if recipe.kind == "classifier":
+
         def loss(index: torch.Tensor) -> torch.Tensor:
             return F.cross_entropy(model(data.images[index]), data.labels[index])
     elif recipe.kind == "encoder":
@@ -189,9 +199,11 @@ def _train_network(recipe: GlyphRecipe, folder: Path) -> tuple[nn.Module, dict[s
 
         def loss(index: torch.Tensor) -> torch.Tensor:
             heads = cast(GlyphEncoder, model).heads(data.images[index])  # an encoder recipe builds a glyph_encoder
-            return (F.cross_entropy(heads["character"], data.factors.character[index])
-                    + F.cross_entropy(heads["font"], data.factors.font[index])
-                    + ((heads["continuous"] - raw_continuous[index]).abs() / std).mean())
+            return (
+                F.cross_entropy(heads["character"], data.factors.character[index])
+                + F.cross_entropy(heads["font"], data.factors.font[index])
+                + ((heads["continuous"] - raw_continuous[index]).abs() / std).mean()
+            )
     else:
         latents = raw_latents(data.factors)
 
@@ -229,23 +241,38 @@ def train_glyph_model(recipe: GlyphRecipe, folder: Path, log: Callable[[str], No
     model, quality = _train_network(recipe, folder)
     seconds = quality.pop("train_seconds")
     file_name = f"{DOMAIN}_{recipe.name}.safetensors"
-    sha256 = save_weights(model, folder / file_name,
-                          {"domain": DOMAIN, "name": recipe.name, "architecture": recipe.architecture})
+    sha256 = save_weights(
+        model, folder / file_name, {"domain": DOMAIN, "name": recipe.name, "architecture": recipe.architecture}
+    )
     problems = bar_violations(quality, recipe.quality_bar)
-    log(f"[{recipe.name}] {seconds:.0f}s, quality {quality} — "
-        + ("meets its quality bar" if not problems else "BELOW BAR: " + "; ".join(problems)))
+    log(
+        f"[{recipe.name}] {seconds:.0f}s, quality {quality} — "
+        + ("meets its quality bar" if not problems else "BELOW BAR: " + "; ".join(problems))
+    )
     kwargs = dict(recipe.arch_kwargs)
     if recipe.kind != "classifier":
         kwargs.update(_raw_affine(recipe))
     entry = {
-        "file": file_name, "sha256": sha256, "architecture": recipe.architecture, "arch_kwargs": kwargs,
-        "role": recipe.role, "purpose": recipe.purpose, "interface": recipe.interface,
-        "notes": list(recipe.notes), "training": recipe.training(),
-        "data": {"split": recipe.split, "n": recipe.n if recipe.n is not None else SPLIT_SIZES[recipe.split],
-                 "scenario": recipe.scenario},
-        "quality": quality, "quality_bar": recipe.quality_bar,
+        "file": file_name,
+        "sha256": sha256,
+        "architecture": recipe.architecture,
+        "arch_kwargs": kwargs,
+        "role": recipe.role,
+        "purpose": recipe.purpose,
+        "interface": recipe.interface,
+        "notes": list(recipe.notes),
+        "training": recipe.training(),
+        "data": {
+            "split": recipe.split,
+            "n": recipe.n if recipe.n is not None else SPLIT_SIZES[recipe.split],
+            "scenario": recipe.scenario,
+        },
+        "quality": quality,
+        "quality_bar": recipe.quality_bar,
         "parameters": sum(p.numel() for p in model.parameters()),
-        "torch_version": torch.__version__, "trained_on": "cpu", "train_seconds": seconds,
+        "torch_version": torch.__version__,
+        "trained_on": "cpu",
+        "train_seconds": seconds,
     }
     if recipe.kind == "classifier":
         entry["num_classes"] = 2
@@ -253,8 +280,13 @@ def train_glyph_model(recipe: GlyphRecipe, folder: Path, log: Callable[[str], No
     return entry
 
 
-def train_glyph_models(names: Sequence[str] | None = None, out_dir: str | Path | None = None, *,
-                       smoke: bool = False, log: Callable[[str], None] = print) -> dict[str, dict[str, Any]]:
+def train_glyph_models(
+    names: Sequence[str] | None = None,
+    out_dir: str | Path | None = None,
+    *,
+    smoke: bool = False,
+    log: Callable[[str], None] = print,
+) -> dict[str, dict[str, Any]]:
     """Trains the glyph models (all, or ``names``) into ``out_dir`` (default: the bundled folder)."""
     recipes = glyph_recipes()
     selected = list(recipes) if names is None else list(names)
@@ -273,8 +305,10 @@ def retrain_glyph_models(request: RetrainRequest) -> dict[str, dict[str, Any]]:
     """The glyph domain's recipe function (``cfcheck retrain --domain glyphs``): trains the glyph
     models of ``request`` on the CPU, one thread."""
     if request.device != "cpu" or request.threads != 1:
-        raise ValueError(f"the glyph recipes train on the CPU with one thread (got --device {request.device}, "
-                         f"--threads {request.threads})")
+        raise ValueError(
+            f"the glyph recipes train on the CPU with one thread (got --device {request.device}, "
+            f"--threads {request.threads})"
+        )
     return train_glyph_models(request.only, request.out, smoke=request.smoke, log=request.log)
 
 
@@ -303,8 +337,11 @@ def standardised_generator(generator: nn.Module, scenario: str) -> StandardisedG
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     add_retrain_arguments(parser, domain=None)
-    parser.add_argument("--refresh-bars", action="store_true",
-                        help="copy the recipes' quality bars and notes into the manifest and cards; no training")
+    parser.add_argument(
+        "--refresh-bars",
+        action="store_true",
+        help="copy the recipes' quality bars and notes into the manifest and cards; no training",
+    )
     args = parser.parse_args(argv)
     if args.refresh_bars:
         print("refreshed:", ", ".join(refresh_bars_and_cards(args.out)))

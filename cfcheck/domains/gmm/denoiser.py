@@ -123,8 +123,13 @@ class MixtureDenoiser(torch.nn.Module):
     def sampling_scheduler(self):
         from diffusers import DDIMScheduler
 
-        return DDIMScheduler(num_train_timesteps=self.num_train_timesteps, beta_schedule="linear",
-                             prediction_type="epsilon", clip_sample=False, set_alpha_to_one=True)
+        return DDIMScheduler(
+            num_train_timesteps=self.num_train_timesteps,
+            beta_schedule="linear",
+            prediction_type="epsilon",
+            clip_sample=False,
+            set_alpha_to_one=True,
+        )
 
     def forward(self, x_t: Tensor, t: Tensor) -> Tensor:
         alpha = self.alphas_cumprod.to(torch.float64)[torch.as_tensor(t).long().expand(x_t.shape[0]).cpu()]

@@ -22,6 +22,7 @@ from cfcheck.domains.base import BundledDomain, split_prefix_size
 from . import denoiser
 from .mixture import DIM, SPLIT_SEEDS, SPLIT_SIZES, VARIANCE, LabeledPoints, default_means, sample_mixture
 
+
 class GMMDomain(BundledDomain):
     """Park et al.'s two-class Gaussian mixture (see the module docstring).
 
@@ -54,8 +55,11 @@ class GMMDomain(BundledDomain):
         else:
             centres = torch.as_tensor(means, dtype=torch.float64).clone()
             expected = "2×D" if dim is None else f"2×{dim}"
-            if centres.ndim != 2 or centres.shape[0] != 2 or centres.shape[1] < 1 or (
-                dim is not None and centres.shape[1] != dim
+            if (
+                centres.ndim != 2
+                or centres.shape[0] != 2
+                or centres.shape[1] < 1
+                or (dim is not None and centres.shape[1] != dim)
             ):
                 raise ValueError(f"`means` must be {expected} (one row per class), got shape {tuple(centres.shape)}")
             if not bool(torch.isfinite(centres).all()):

@@ -22,9 +22,22 @@ __all__ = ["GMM_RECIPES", "MLP_SPEC", "GMMRecipes"]
 TASKS = ("label",)
 
 MLP_SPEC = ModelSpec(
-    "mlp", "classifier", "label", "vector_mlp", {"in_features": DIM, "num_classes": 2, "hidden": 64},
-    TrainingRecipe(seed=71, split="train", n=None, epochs=3, batch_size=256, lr=3e-4, select_on="last",
-                   selection_split="val", selection_n=2000),
+    "mlp",
+    "classifier",
+    "label",
+    "vector_mlp",
+    {"in_features": DIM, "num_classes": 2, "hidden": 64},
+    TrainingRecipe(
+        seed=71,
+        split="train",
+        n=None,
+        epochs=3,
+        batch_size=256,
+        lr=3e-4,
+        select_on="last",
+        selection_split="val",
+        selection_n=2000,
+    ),
     {"test_accuracy": {"min": 0.99}},
     "classifier to explain on the Gaussian-mixture toy (Park et al. 2023 §5.1): 64 → 64 → 64 → 2, ReLU",
 )

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from cfcheck.domains.base import (
-    BundledDomain,
     CLASS_COUNTERFACTUAL,
     FACTOR_MEASUREMENT,
     INTERVENTION_COUNTERFACTUAL,
     PARENT_RESAMPLING,
+    BundledDomain,
 )
 
 from .rendering import IMAGE_SHAPE, render
@@ -43,8 +43,13 @@ class MorphoDomain(BundledDomain):
     class_names = tuple(str(d) for d in range(NUM_CLASSES))
     factor_names = ("thickness", "intensity", "digit")
     categorical_factors = ("digit",)
-    split_roles = {"train": "train", "selection": "val", "scored": "test", "reference": "reference",
-                   "reference_extra": "reference_extra"}
+    split_roles = {
+        "train": "train",
+        "selection": "val",
+        "scored": "test",
+        "reference": "reference",
+        "reference_extra": "reference_extra",
+    }
     model_roles: Mapping[str, tuple[str, ...]] = {
         "explained": ("cnn", "robust_cnn", "mlp", "noise_cnn"),
         "random": ("random_net",),
@@ -62,8 +67,7 @@ class MorphoDomain(BundledDomain):
         "embedding": ("embedding",),
         "autoencoders": ("ae_all", *(f"ae_class{digit}" for digit in range(NUM_CLASSES))),
     }
-    capabilities = frozenset({CLASS_COUNTERFACTUAL, INTERVENTION_COUNTERFACTUAL, FACTOR_MEASUREMENT,
-                              PARENT_RESAMPLING})
+    capabilities = frozenset({CLASS_COUNTERFACTUAL, INTERVENTION_COUNTERFACTUAL, FACTOR_MEASUREMENT, PARENT_RESAMPLING})
 
     def split(self, name: str, n: int | None = None) -> LabeledImages:
         return load_split(name, n)
@@ -89,8 +93,7 @@ class MorphoDomain(BundledDomain):
         factors = split_factors(self.split_roles["train"])
         levels = torch.linspace(0, 1, INTERVENTION_BINS + 1, dtype=torch.float64)
         return {
-            name: torch.quantile(getattr(factors, name).double(), levels).float()
-            for name in ("thickness", "intensity")
+            name: torch.quantile(getattr(factors, name).double(), levels).float() for name in ("thickness", "intensity")
         }
 
     def sample_intervention(
@@ -135,8 +138,9 @@ class MorphoDomain(BundledDomain):
         factors = intervene(split_factors(split)[index], **intervention)
         return {name: getattr(factors, name).clone() for name in self.factor_names}
 
-    def propagate_parents(self, parents: dict[str, torch.Tensor], intervention: dict[str, torch.Tensor]
-                          ) -> dict[str, torch.Tensor]:
+    def propagate_parents(
+        self, parents: dict[str, torch.Tensor], intervention: dict[str, torch.Tensor]
+    ) -> dict[str, torch.Tensor]:
         """Counterfactual parents from the observed ones alone (abduction of the intensity noise ε
         from thickness and intensity, action, prediction): what an SCM method can compute."""
         new = {name: parents[name].clone() for name in self.factor_names}
@@ -155,8 +159,9 @@ class MorphoDomain(BundledDomain):
     def resample_with_parents(self, parents: dict[str, torch.Tensor], seed: int) -> torch.Tensor:
         """New images with exactly these parents and a fresh style (font, pose) drawn from ``seed``."""
         style = sample_factors(len(parents["digit"]), seed)
-        factors = intervene(style, digit=parents["digit"], thickness=parents["thickness"],
-                            intensity=parents["intensity"])
+        factors = intervene(
+            style, digit=parents["digit"], thickness=parents["thickness"], intensity=parents["intensity"]
+        )
         return render(factors)
 
     # -- reference models --------------------------------------------------------------

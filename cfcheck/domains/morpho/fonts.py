@@ -20,8 +20,13 @@ import torch
 
 from cfcheck.core.cache import file_digest, memoise_on_disk
 from cfcheck.domains import truetype
-from cfcheck.domains.truetype import FONT_DIR, FONT_FILES_DIGEST, cached_usable_fonts, centred_glyph, rasterise_character
-
+from cfcheck.domains.truetype import (
+    FONT_DIR,
+    FONT_FILES_DIGEST,
+    cached_usable_fonts,
+    centred_glyph,
+    rasterise_character,
+)
 
 #: Output canvas side in pixels (images are 1×CANVAS×CANVAS).
 CANVAS = 32
@@ -55,11 +60,14 @@ def _glyph_sdf(path: str, digit: int) -> tuple[np.ndarray, float]:
     side = CANVAS * _RASTER_RESOLUTION
     raster = rasterise_character(path, str(digit), _RASTER_FONT_SIZE)
     inside = centred_glyph(raster, GLYPH_BOX * _RASTER_RESOLUTION, side) >= 128
-    sdf = np.where(
-        inside,
-        ndimage.distance_transform_edt(inside) - 0.5,
-        -(ndimage.distance_transform_edt(~inside) - 0.5),
-    ) / _RASTER_RESOLUTION
+    sdf = (
+        np.where(
+            inside,
+            ndimage.distance_transform_edt(inside) - 0.5,
+            -(ndimage.distance_transform_edt(~inside) - 0.5),
+        )
+        / _RASTER_RESOLUTION
+    )
     stroke_width = 4.0 * float(sdf[inside].mean())
     pool = _RASTER_RESOLUTION // BANK_RESOLUTION
     pooled = sdf.reshape(side // pool, pool, side // pool, pool).mean(axis=(1, 3))
@@ -77,8 +85,10 @@ def glyph_bank() -> tuple[torch.Tensor, torch.Tensor]:
                 field, width = _glyph_sdf(os.path.join(FONT_DIR, name), digit)
                 fields.append(field)
                 widths.append(width)
-        return {"bank": torch.from_numpy(np.stack(fields)).unsqueeze(1),
-                "widths": torch.tensor(widths, dtype=torch.float32)}
+        return {
+            "bank": torch.from_numpy(np.stack(fields)).unsqueeze(1),
+            "widths": torch.tensor(widths, dtype=torch.float32),
+        }
 
     stored = memoise_on_disk("morpho.glyph_bank", compute, fonts="\n".join(FONTS), **FONT_SOURCES)
     return stored["bank"], stored["widths"]

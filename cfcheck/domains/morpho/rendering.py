@@ -38,13 +38,16 @@ def _inverse_affine(factors: MorphoFactors) -> torch.Tensor:
     cos, sin = torch.cos(angle), torch.sin(angle)
     shear, scale = factors.shear.double(), factors.scale.double()
     # R·Sh with Sh = [[1, shear], [0, 1]], times scale.
-    forward = torch.stack(
-        [
-            torch.stack([cos, cos * shear - sin], dim=-1),
-            torch.stack([sin, sin * shear + cos], dim=-1),
-        ],
-        dim=-2,
-    ) * scale[:, None, None]
+    forward = (
+        torch.stack(
+            [
+                torch.stack([cos, cos * shear - sin], dim=-1),
+                torch.stack([sin, sin * shear + cos], dim=-1),
+            ],
+            dim=-2,
+        )
+        * scale[:, None, None]
+    )
     inverse = torch.linalg.inv(forward)
     shift = torch.stack([factors.shift_x, factors.shift_y], dim=-1).double() * (2.0 / CANVAS)
     offset = -(inverse @ shift.unsqueeze(-1))
@@ -78,9 +81,7 @@ def render_coverage(factors: MorphoFactors, *, chunk_size: int = 512) -> torch.T
         part = factors[start : start + chunk_size]
         rows = part.font * 10 + part.digit
         grid = _sampling_grid(_inverse_affine(part), side)
-        sdf = F.grid_sample(
-            bank[rows], grid, mode="bilinear", padding_mode="border", align_corners=False
-        )
+        sdf = F.grid_sample(bank[rows], grid, mode="bilinear", padding_mode="border", align_corners=False)
         # level = scale·sdf + (t − scale·w)/2 is the signed distance to the new stroke edge in
         # output pixels; the ramp maps ±half a supersampled pixel to coverage 0..1.
         gain = (part.scale * SUPERSAMPLE)[:, None, None, None]
@@ -110,4 +111,3 @@ def render(factors: MorphoFactors, *, chunk_size: int = 512) -> torch.Tensor:
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
     return apply_intensity(render_coverage(factors, chunk_size=chunk_size), factors.intensity)
-

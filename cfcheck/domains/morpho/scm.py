@@ -12,9 +12,9 @@ cheap and consistent with large ones.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Union
-from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -30,7 +30,14 @@ MAX_SHIFT_PX = 2.0
 
 _INT_FIELDS = ("digit", "font")
 _FLOAT_FIELDS = (
-    "rotation", "shear", "scale", "shift_x", "shift_y", "thickness", "intensity", "eps",
+    "rotation",
+    "shear",
+    "scale",
+    "shift_x",
+    "shift_y",
+    "thickness",
+    "intensity",
+    "eps",
 )
 Index = Union[int, slice, torch.Tensor, Sequence[int]]
 
@@ -70,8 +77,7 @@ class MorphoFactors:
                 length = value.shape[0]
             elif value.shape[0] != length:
                 raise ValueError(
-                    f"MorphoFactors fields must share one length; digit has {length}, "
-                    f"{f.name} has {value.shape[0]}"
+                    f"MorphoFactors fields must share one length; digit has {length}, {f.name} has {value.shape[0]}"
                 )
 
     def __len__(self) -> int:
@@ -129,10 +135,7 @@ def sample_factors(n: int, seed: int) -> MorphoFactors:
     def f32(array: np.ndarray) -> torch.Tensor:
         return torch.from_numpy(np.asarray(array, dtype=np.float32))
 
-    thickness = f32(
-        THICKNESS_OFFSET
-        + s_thick.gamma(THICKNESS_CONCENTRATION, 1.0 / THICKNESS_RATE, size=n)
-    )
+    thickness = f32(THICKNESS_OFFSET + s_thick.gamma(THICKNESS_CONCENTRATION, 1.0 / THICKNESS_RATE, size=n))
     eps = f32(s_eps.standard_normal(n))
     return MorphoFactors(
         digit=torch.from_numpy(s_digit.integers(0, NUM_CLASSES, size=n, dtype=np.int64)),

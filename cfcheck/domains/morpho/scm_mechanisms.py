@@ -42,8 +42,7 @@ from .scm import (
     intensity_mechanism,
 )
 
-__all__ = ["FLOW_RECIPES", "MorphoAttributeMechanisms", "parent_condition", "true_intensity_cdf",
-           "true_thickness_cdf"]
+__all__ = ["FLOW_RECIPES", "MorphoAttributeMechanisms", "parent_condition", "true_intensity_cdf", "true_thickness_cdf"]
 
 QUALITY_SEED, QUALITY_SAMPLES = 12, 5000
 FLOW_ARCH = {"num_layers": 2, "hidden": 32, "num_blocks": 2, "num_bins": 8, "tail_bound": 3.0}
@@ -80,11 +79,16 @@ def thickness_quality(flow: ScalarSplineFlow, config: GenerativeTrainConfig) -> 
     from scipy.stats import kstest
 
     test = _test_factors(config)
-    samples = flow.sample(min(QUALITY_SAMPLES, 10 * len(test)),
-                          generator=torch.Generator().manual_seed(QUALITY_SEED)).double().numpy()
+    samples = (
+        flow.sample(min(QUALITY_SAMPLES, 10 * len(test)), generator=torch.Generator().manual_seed(QUALITY_SEED))
+        .double()
+        .numpy()
+    )
     roundtrip = flow.predict(flow.abduct(test.thickness)) - test.thickness
-    return {"ks": float(kstest(samples, true_thickness_cdf).statistic),
-            "roundtrip_max_error": float(roundtrip.abs().max())}
+    return {
+        "ks": float(kstest(samples, true_thickness_cdf).statistic),
+        "roundtrip_max_error": float(roundtrip.abs().max()),
+    }
 
 
 def intensity_quality(flow: ScalarSplineFlow, config: GenerativeTrainConfig) -> dict[str, float]:
@@ -99,9 +103,11 @@ def intensity_quality(flow: ScalarSplineFlow, config: GenerativeTrainConfig) -> 
     other = test.thickness[torch.randperm(len(test), generator=torch.Generator().manual_seed(QUALITY_SEED))]
     cf = flow.predict(flow.abduct(test.intensity, t), other[:, None])
     truth = intensity_mechanism(other, test.eps)
-    return {"conditional_ks": float(kstest(pit, "uniform").statistic),
-            "roundtrip_max_error": float(roundtrip.abs().max()),
-            "cf_intensity_mae": float((cf - truth).abs().mean())}
+    return {
+        "conditional_ks": float(kstest(pit, "uniform").statistic),
+        "roundtrip_max_error": float(roundtrip.abs().max()),
+        "cf_intensity_mae": float((cf - truth).abs().mean()),
+    }
 
 
 def _thickness_columns(data: Any) -> tuple[torch.Tensor, None]:
@@ -115,29 +121,44 @@ def _intensity_columns(data: Any) -> tuple[torch.Tensor, torch.Tensor]:
 #: Bars: a KS statistic of 0.03 is about 1.5x the 95% sampling quantile of 5,000 exact draws (0.019);
 #: round trips must be exact to float32 precision; counterfactual intensities within 3 grey levels.
 THICKNESS_FLOW = FlowRecipe(
-    name="thickness_flow", arch_kwargs={"context_features": 0, **FLOW_ARCH}, config=FLOW_CONFIG, smoke=FLOW_SMOKE,
+    name="thickness_flow",
+    arch_kwargs={"context_features": 0, **FLOW_ARCH},
+    config=FLOW_CONFIG,
+    smoke=FLOW_SMOKE,
     quality_bar={"ks": {"max": 0.03}, "roundtrip_max_error": {"max": 1e-3}},
     purpose="Attribute mechanism of the SCM reference generators: thickness as a 1-D spline flow of its exogenous "
-            "noise (abduction = inverse pass, prediction = forward pass).",
-    columns=_thickness_columns, measure_quality=thickness_quality,
-    notes=("ks: one-sample Kolmogorov–Smirnov statistic of 5,000 flow samples (seed 12) against the SCM's "
-           "thickness CDF 0.5 + Gamma(10, rate 5). Bar 0.03 (the 95% quantile for exact samples is 0.019).",
-           "roundtrip_max_error: max |predict(abduct(t)) − t| over the 5,000 test thicknesses (pixels). Bar 1e-3."),
+    "noise (abduction = inverse pass, prediction = forward pass).",
+    columns=_thickness_columns,
+    measure_quality=thickness_quality,
+    notes=(
+        "ks: one-sample Kolmogorov–Smirnov statistic of 5,000 flow samples (seed 12) against the SCM's "
+        "thickness CDF 0.5 + Gamma(10, rate 5). Bar 0.03 (the 95% quantile for exact samples is 0.019).",
+        "roundtrip_max_error: max |predict(abduct(t)) − t| over the 5,000 test thicknesses (pixels). Bar 1e-3.",
+    ),
 )
 INTENSITY_FLOW = FlowRecipe(
-    name="intensity_flow", arch_kwargs={"context_features": 1, **FLOW_ARCH, "num_bins": 16}, config=FLOW_CONFIG, smoke=FLOW_SMOKE,
-    quality_bar={"conditional_ks": {"max": 0.03}, "roundtrip_max_error": {"max": 0.05},
-                 "cf_intensity_mae": {"max": 3.0}},
+    name="intensity_flow",
+    arch_kwargs={"context_features": 1, **FLOW_ARCH, "num_bins": 16},
+    config=FLOW_CONFIG,
+    smoke=FLOW_SMOKE,
+    quality_bar={
+        "conditional_ks": {"max": 0.03},
+        "roundtrip_max_error": {"max": 0.05},
+        "cf_intensity_mae": {"max": 3.0},
+    },
     purpose="Attribute mechanism of the SCM reference generators: intensity as a conditional spline flow given "
-            "thickness (abduction = inverse pass under the observed thickness, prediction = forward pass under "
-            "the counterfactual one).",
-    columns=_intensity_columns, measure_quality=intensity_quality,
-    notes=("conditional_ks: each of the 5,000 test thicknesses draws one intensity from the flow (seed 12); the "
-           "SCM's true conditional CDF F(i | t) = Φ((logit((i − 64)/191) − 2(t − 2.5))/0.5) of the draws must be "
-           "uniform: KS statistic against U(0, 1). Bar 0.03.",
-           "roundtrip_max_error: max |predict(abduct(i | t) | t) − i| over the test split (grey levels). Bar 0.05.",
-           "cf_intensity_mae: under do(thickness = a permuted test thickness), mean |flow counterfactual intensity − "
-           "the SCM's (same ε)| in grey levels. Bar 3."),
+    "thickness (abduction = inverse pass under the observed thickness, prediction = forward pass under "
+    "the counterfactual one).",
+    columns=_intensity_columns,
+    measure_quality=intensity_quality,
+    notes=(
+        "conditional_ks: each of the 5,000 test thicknesses draws one intensity from the flow (seed 12); the "
+        "SCM's true conditional CDF F(i | t) = Φ((logit((i − 64)/191) − 2(t − 2.5))/0.5) of the draws must be "
+        "uniform: KS statistic against U(0, 1). Bar 0.03.",
+        "roundtrip_max_error: max |predict(abduct(i | t) | t) − i| over the test split (grey levels). Bar 0.05.",
+        "cf_intensity_mae: under do(thickness = a permuted test thickness), mean |flow counterfactual intensity − "
+        "the SCM's (same ε)| in grey levels. Bar 3.",
+    ),
 )
 FLOW_RECIPES = {THICKNESS_FLOW.name: THICKNESS_FLOW, INTENSITY_FLOW.name: INTENSITY_FLOW}
 
@@ -152,8 +173,9 @@ def parent_condition(parents: dict[str, torch.Tensor]) -> torch.Tensor:
     if digit.ndim != 1 or ((digit < 0) | (digit >= NUM_CLASSES)).any():
         raise ValueError(f"digit must be an N-tensor in [0, {NUM_CLASSES - 1}]")
     one_hot = torch.nn.functional.one_hot(digit.cpu(), NUM_CLASSES).float()
-    return torch.cat([parents["thickness"].float().cpu()[:, None], parents["intensity"].float().cpu()[:, None],
-                      one_hot], dim=1)
+    return torch.cat(
+        [parents["thickness"].float().cpu()[:, None], parents["intensity"].float().cpu()[:, None], one_hot], dim=1
+    )
 
 
 class MorphoAttributeMechanisms:
@@ -176,8 +198,9 @@ class MorphoAttributeMechanisms:
         return parent_condition(parents)
 
     @torch.no_grad()
-    def propagate(self, parents: dict[str, torch.Tensor], intervention: dict[str, torch.Tensor]
-                  ) -> dict[str, torch.Tensor]:
+    def propagate(
+        self, parents: dict[str, torch.Tensor], intervention: dict[str, torch.Tensor]
+    ) -> dict[str, torch.Tensor]:
         """Counterfactual parents: abduct (inverse passes), act, predict (forward passes).
 
         Args:
@@ -197,7 +220,10 @@ class MorphoAttributeMechanisms:
         u_t = self.thickness_flow.abduct(t_obs)
         u_i = self.intensity_flow.abduct(observed["intensity"].float(), t_obs[:, None])
         t_new = action["thickness"].float() if "thickness" in action else self.thickness_flow.predict(u_t)
-        i_new = (action["intensity"].float() if "intensity" in action
-                 else self.intensity_flow.predict(u_i, t_new[:, None]).clamp(0.0, 255.0))
+        i_new = (
+            action["intensity"].float()
+            if "intensity" in action
+            else self.intensity_flow.predict(u_i, t_new[:, None]).clamp(0.0, 255.0)
+        )
         digit = action["digit"].long() if "digit" in action else observed["digit"].clone()
         return {"thickness": t_new.cpu(), "intensity": i_new.cpu(), "digit": digit.cpu()}

@@ -22,10 +22,22 @@ from .scm import MorphoFactors, sample_factors
 #: reference_extra (more such images, for the tasks whose class of counterfactuals outgrows the
 #: reference split: the full profile's "ideal" pairs send 300 inputs to one class, which needs
 #: 2,100 real images of it where the reference split holds 1,963).
-SPLIT_SEEDS = {"train": 1_000, "val": 2_000, "test": 3_000, "oracle": 4_000, "reference": 5_000,
-               "reference_extra": 6_000}
-SPLIT_SIZES = {"train": 30_000, "val": 3_000, "test": 5_000, "oracle": 30_000, "reference": 20_000,
-               "reference_extra": 20_000}
+SPLIT_SEEDS = {
+    "train": 1_000,
+    "val": 2_000,
+    "test": 3_000,
+    "oracle": 4_000,
+    "reference": 5_000,
+    "reference_extra": 6_000,
+}
+SPLIT_SIZES = {
+    "train": 30_000,
+    "val": 3_000,
+    "test": 5_000,
+    "oracle": 30_000,
+    "reference": 20_000,
+    "reference_extra": 20_000,
+}
 
 #: Inner edges of 3 equal-mass bins of the SCM marginals (tertiles). Thickness from the Gamma
 #: quantile function; intensity from 4·10⁶ Monte-Carlo draws (re-checked in the tests).
@@ -102,8 +114,15 @@ def _rendered_split(name: str, n: int) -> LabeledImages:
     if 0 < n <= DISK_CACHED_IMAGES:
         # rendering depends on the domain's code and on the font files
         code = file_digest(*sorted(Path(__file__).parent.glob("*.py")))
-        images = memoise_on_disk("morpho.split", lambda: {"images": render(factors)}, split=name, n=n,
-                                 code=code, font_files=FONT_SOURCES["font_files"], seed=SPLIT_SEEDS[name])["images"]
+        images = memoise_on_disk(
+            "morpho.split",
+            lambda: {"images": render(factors)},
+            split=name,
+            n=n,
+            code=code,
+            font_files=FONT_SOURCES["font_files"],
+            seed=SPLIT_SEEDS[name],
+        )["images"]
     else:
         images = render(factors)
     return LabeledImages(images=images, labels=factors.digit.clone(), factors=factors)

@@ -44,14 +44,24 @@ import torch
 from cfcheck.core.thresholds import Bar
 from cfcheck.kinds.attribution.controls import NOISE_LADDER, OTHER_RANDOM_SEEDS, attribution_controls
 
-__all__ = ["CALIBRATED", "NOISE_LADDER", "OTHER_RANDOM_SEEDS", "RANDOMISATION_SCORES", "attribution_controls", "calibrate_attribution",
-           "derive_gap_bars", "measure_randomisation"]
+__all__ = [
+    "CALIBRATED",
+    "NOISE_LADDER",
+    "OTHER_RANDOM_SEEDS",
+    "RANDOMISATION_SCORES",
+    "attribution_controls",
+    "calibrate_attribution",
+    "derive_gap_bars",
+    "measure_randomisation",
+]
 
 #: the scores this calibration gives bars to: (strategy, order) of a gap
 CALIBRATED = (("road", "morf"), ("road", "lerf"), ("roar", "morf"), ("roar", "lerf"), ("goar", "morf"))
 #: the randomisation similarity scores measured on the controls (support of each), without a bar
-RANDOMISATION_SCORES = (("attribution_randomisation_similarity", "all"),
-                        ("attribution_randomisation_similarity_support", "nonzero"))
+RANDOMISATION_SCORES = (
+    ("attribution_randomisation_similarity", "all"),
+    ("attribution_randomisation_similarity_support", "nonzero"),
+)
 
 
 def gap_key(strategy: str, order: str) -> str:
@@ -62,8 +72,13 @@ def gap_key(strategy: str, order: str) -> str:
     return removal_key(strategy, "gap", order).bar_key
 
 
-def derive_gap_bars(values: Mapping[str, Mapping[str, Mapping[int, float]]], roles: Mapping[str, str],
-                    domain: str, profile: str, seeds: Sequence[int] = ()) -> dict[str, tuple[Bar | None, str]]:
+def derive_gap_bars(
+    values: Mapping[str, Mapping[str, Mapping[int, float]]],
+    roles: Mapping[str, str],
+    domain: str,
+    profile: str,
+    seeds: Sequence[int] = (),
+) -> dict[str, tuple[Bar | None, str]]:
     """Bar key (``road_gap_morf``, ``goar_gap``) → (bar or None, rationale), from score → control → seed → gap.
 
     Args:
@@ -82,8 +97,9 @@ def derive_gap_bars(values: Mapping[str, Mapping[str, Mapping[int, float]]], rol
     resolution and the margin the bar keeps above the best negative.
     """
     bars: dict[str, tuple[Bar | None, str]] = {}
-    ladder = sorted((float(role.split(":", 1)[1]), control) for control, role in roles.items()
-                    if role.startswith("ladder:"))
+    ladder = sorted(
+        (float(role.split(":", 1)[1]), control) for control, role in roles.items() if role.startswith("ladder:")
+    )
     for key, by_control in sorted(values.items()):
         measured = sorted({seed for per_seed in by_control.values() for seed in per_seed})
         on_seeds = f"seed{'s' * (len(measured) > 1)} {', '.join(map(str, measured))}"
@@ -97,46 +113,66 @@ def derive_gap_bars(values: Mapping[str, Mapping[str, Mapping[int, float]]], rol
         resolved = 0  # the rungs that clear every negative on every seed, from the least noisy up
         while resolved < len(rungs) and min(by_control[rungs[resolved][1]].values()) > neg:
             resolved += 1
-        falling = rungs[:resolved + 1]
+        falling = rungs[: resolved + 1]
         for seed in measured:
             seen = [(ratio, by_control[control][seed]) for ratio, control in falling if seed in by_control[control]]
             if any(a <= b for (_, a), (_, b) in zip(seen, seen[1:])):
                 quoted = ", ".join(f"{r:g}: {v:+.3f}" for r, v in seen)
-                bars[key] = (None, f"the noisy ladder does not fall as the noise grows on seed {seed} ({quoted}) "
-                                   f"on domain {domain!r}: the score does not track how much signal is left")
+                bars[key] = (
+                    None,
+                    f"the noisy ladder does not fall as the noise grows on seed {seed} ({quoted}) "
+                    f"on domain {domain!r}: the score does not track how much signal is left",
+                )
                 break
         if key in bars:
             continue
         if rungs and not resolved:
             ratio, control = rungs[0]
-            bars[key] = (None, f"the controls overlap: {control}, the least noisy rung of the ladder, reaches "
-                               f"{min(by_control[control].values()):+.4g} at worst, {neg_control} {neg:+.4g} at "
-                               f"best, over {on_seeds} on domain {domain!r} ({profile} profile): the score does "
-                               f"not tell an attribution with noise {ratio:g}× its norm from random")
+            bars[key] = (
+                None,
+                f"the controls overlap: {control}, the least noisy rung of the ladder, reaches "
+                f"{min(by_control[control].values()):+.4g} at worst, {neg_control} {neg:+.4g} at "
+                f"best, over {on_seeds} on domain {domain!r} ({profile} profile): the score does "
+                f"not tell an attribution with noise {ratio:g}× its norm from random",
+            )
             continue
         positives = references + [(c, v) for _, c in rungs[:resolved] for v in by_control[c].values()]
         pos_control, pos = min(positives, key=lambda cv: cv[1])
         low = min(v for _, v in negatives)
         n_neg = len({c for c, _ in negatives})
-        spread = (f"the {len(negatives)} negative value{'s' * (len(negatives) > 1)} ({n_neg} random "
-                  f"attribution{'s' * (n_neg > 1)} on {on_seeds}) span {low:+.4g} to {neg:+.4g}")
+        spread = (
+            f"the {len(negatives)} negative value{'s' * (len(negatives) > 1)} ({n_neg} random "
+            f"attribution{'s' * (n_neg > 1)} on {on_seeds}) span {low:+.4g} to {neg:+.4g}"
+        )
         resolution = ""
         if resolved < len(rungs):
-            beyond = ", ".join(f"{ratio:g}× (worst {min(by_control[c].values()):+.4g})" for ratio, c in rungs[resolved:])
-            resolution = (f"; the score resolves noise up to {rungs[resolved - 1][0]:g}× the signal's norm: the "
-                          f"noisier rungs, {beyond}, do not clear every negative and count as neither")
-        quoted = (f"{pos_control} (better than random by construction) reaches {pos:+.4g} at worst, {neg_control} "
-                  f"{neg:+.4g} at best, over {on_seeds} on domain {domain!r} ({profile} "
-                  f"profile); {spread}{resolution}")
+            beyond = ", ".join(
+                f"{ratio:g}× (worst {min(by_control[c].values()):+.4g})" for ratio, c in rungs[resolved:]
+            )
+            resolution = (
+                f"; the score resolves noise up to {rungs[resolved - 1][0]:g}× the signal's norm: the "
+                f"noisier rungs, {beyond}, do not clear every negative and count as neither"
+            )
+        quoted = (
+            f"{pos_control} (better than random by construction) reaches {pos:+.4g} at worst, {neg_control} "
+            f"{neg:+.4g} at best, over {on_seeds} on domain {domain!r} ({profile} "
+            f"profile); {spread}{resolution}"
+        )
         missing = sorted(set(seeds) - set(measured))
         if pos > neg and missing:  # the seeds measured do not rule a bar out; the others might
-            bars[key] = (None, f"measured on {on_seeds} only "
-                               f"(not on {', '.join(map(str, missing))}): a bar needs every one of seeds "
-                               f"{', '.join(map(str, seeds))}; so far {quoted}")
+            bars[key] = (
+                None,
+                f"measured on {on_seeds} only "
+                f"(not on {', '.join(map(str, missing))}): a bar needs every one of seeds "
+                f"{', '.join(map(str, seeds))}; so far {quoted}",
+            )
         elif pos > neg:
             bound = (pos + neg) / 2
-            bars[key] = (Bar(bound, "min"), f"halfway: {quoted}; the bar keeps {bound - neg:.4g} above the best "
-                                            f"negative ({(bound - neg) / max(neg - low, 1e-12):.2g}× their spread)")
+            bars[key] = (
+                Bar(bound, "min"),
+                f"halfway: {quoted}; the bar keeps {bound - neg:.4g} above the best "
+                f"negative ({(bound - neg) / max(neg - low, 1e-12):.2g}× their spread)",
+            )
         else:
             bars[key] = (None, f"the controls overlap: {quoted}")
     return bars
@@ -146,9 +182,15 @@ def derive_gap_bars(values: Mapping[str, Mapping[str, Mapping[int, float]]], rol
 BASELINE = "random (cfcheck's baseline)"
 
 
-def measure_gaps(domain: Any, section: Any, seeds: Sequence[int], log: Callable[[str], None] = print,
-                 strategies: Sequence[tuple[str, str]] = CALIBRATED, controls: Sequence[str] | None = None,
-                 checkpoint: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+def measure_gaps(
+    domain: Any,
+    section: Any,
+    seeds: Sequence[int],
+    log: Callable[[str], None] = print,
+    strategies: Sequence[tuple[str, str]] = CALIBRATED,
+    controls: Sequence[str] | None = None,
+    checkpoint: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
     """Every control's mean gap and mean area per score and seed.
 
     Args:
@@ -162,8 +204,8 @@ def measure_gaps(domain: Any, section: Any, seeds: Sequence[int], log: Callable[
     """
     import time
 
-    from cfcheck.kinds.attribution.removal import missing_for, removal_curve, removal_gap
     from cfcheck.kinds.attribution.local_run import LocalRun, removal_data
+    from cfcheck.kinds.attribution.removal import missing_for, removal_curve, removal_gap
     from cfcheck.methods.attribution.saliency import RandomAttribution
     from cfcheck.metrics.removal_curves import curve_area
 
@@ -173,8 +215,13 @@ def measure_gaps(domain: Any, section: Any, seeds: Sequence[int], log: Callable[
         raise ValueError(f"unknown attribution controls {unknown}; expected some of {sorted(every)}")
     chosen = {name: every[name] for name in (controls or every)}
     model = domain.model_roles["explained"][0]
-    out: dict[str, Any] = {"values": {}, "areas": {}, "roles": {n: r for n, (r, _) in chosen.items()}, "seconds": {},
-                           "unavailable": {}}
+    out: dict[str, Any] = {
+        "values": {},
+        "areas": {},
+        "roles": {n: r for n, (r, _) in chosen.items()},
+        "seconds": {},
+        "unavailable": {},
+    }
     for strategy, order in strategies:  # ROAR and GOAR need a retraining recipe (GOAR a denoiser too)
         reason = missing_for(None, domain, strategy)
         if reason is not None:
@@ -188,7 +235,8 @@ def measure_gaps(domain: Any, section: Any, seeds: Sequence[int], log: Callable[
             curve = removal_curve(run, baseline_data, strategy, order)
             baseline[strategy, order] = curve_area(curve.outcomes, curve.levels)
             out["areas"].setdefault(f"{strategy}:{order}", {}).setdefault(BASELINE, {})[seed] = float(
-                baseline[strategy, order].mean())
+                baseline[strategy, order].mean()
+            )
         for name, (_, method) in chosen.items():
             started = time.perf_counter()
             data = removal_data(run, domain, model, method, seed=seed)
@@ -199,8 +247,10 @@ def measure_gaps(domain: Any, section: Any, seeds: Sequence[int], log: Callable[
                 out["values"].setdefault(gap_key(strategy, order), {}).setdefault(name, {})[seed] = float(gap.mean())
                 out["areas"].setdefault(f"{strategy}:{order}", {}).setdefault(name, {})[seed] = float(area.mean())
             out["seconds"].setdefault(name, {})[seed] = round(time.perf_counter() - started, 1)
-            log(f"seed {seed} {name} ({out['seconds'][name][seed]:.0f} s): " + ", ".join(
-                f"{k} {v[name][seed]:+.3f}" for k, v in out["values"].items() if seed in v.get(name, {})))
+            log(
+                f"seed {seed} {name} ({out['seconds'][name][seed]:.0f} s): "
+                + ", ".join(f"{k} {v[name][seed]:+.3f}" for k, v in out["values"].items() if seed in v.get(name, {}))
+            )
             if checkpoint is not None:
                 checkpoint(out)
     return out
@@ -219,16 +269,22 @@ def merge_measurements(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                     into = merged[section].setdefault(key, {}).setdefault(control, {})
                     for seed, value in per_seed.items():
                         if int(seed) in into and into[int(seed)] != value:
-                            raise ValueError(f"two measurements of {section} {key} / {control} / seed {seed} differ: "
-                                             f"{into[int(seed)]} and {value}")
+                            raise ValueError(
+                                f"two measurements of {section} {key} / {control} / seed {seed} differ: "
+                                f"{into[int(seed)]} and {value}"
+                            )
                         into[int(seed)] = value
         for control, per_seed in part.get("seconds", {}).items():
             merged["seconds"].setdefault(control, {}).update({int(s): v for s, v in per_seed.items()})
     return merged
 
 
-def measure_randomisation(domain: Any, section: Any, seeds: Sequence[int], log: Callable[[str], None] = print,
-                          ) -> dict[str, dict[str, dict[int, float]]]:
+def measure_randomisation(
+    domain: Any,
+    section: Any,
+    seeds: Sequence[int],
+    log: Callable[[str], None] = print,
+) -> dict[str, dict[str, dict[int, float]]]:
     """Each control's model-randomisation similarity per seed, plain and on the support:
     score key → control → seed → mean over the section's random draws and scored inputs, from
     the inputs, targets and random networks the suite's random task uses. Empty on a domain
@@ -240,8 +296,8 @@ def measure_randomisation(domain: Any, section: Any, seeds: Sequence[int], log: 
         seeds: the task seeds.
         log: receives one line per seed and control.
     """
-    from cfcheck.kinds.attribution.randomisation import draw_models, similarity_table
     from cfcheck.kinds.attribution.local_run import LocalRun, attribute_batched
+    from cfcheck.kinds.attribution.randomisation import draw_models, similarity_table
     from cfcheck.kinds.attribution.spec import SPEC, AttributionTask
 
     random, counterparts = domain.model_roles.get("random"), domain.model_roles.get("randomisation_counterpart")
@@ -260,8 +316,10 @@ def measure_randomisation(domain: Any, section: Any, seeds: Sequence[int], log: 
             for key, support in RANDOMISATION_SCORES:
                 table = similarity_table(trained, randomised, support=support)
                 values.setdefault(key, {}).setdefault(name, {})[seed] = float(table.mean())
-            log(f"seed {seed} {name}: randomisation similarity " + ", ".join(
-                f"{support} {values[key][name][seed]:.3f}" for key, support in RANDOMISATION_SCORES))
+            log(
+                f"seed {seed} {name}: randomisation similarity "
+                + ", ".join(f"{support} {values[key][name][seed]:.3f}" for key, support in RANDOMISATION_SCORES)
+            )
     return values
 
 
@@ -274,10 +332,17 @@ def _as_partial(part: dict[str, Any]) -> dict[str, Any]:
     return part
 
 
-def calibrate_attribution(spec: str, profile: str = "quick", seeds: Sequence[int] = (0, 1, 2),
-                          log: Callable[[str], None] = print, strategies: Sequence[tuple[str, str]] | None = None,
-                          controls: Sequence[str] | None = None, partial: Path | None = None,
-                          merge: Sequence[Path] = (), randomisation: bool = True) -> dict[str, Any]:
+def calibrate_attribution(
+    spec: str,
+    profile: str = "quick",
+    seeds: Sequence[int] = (0, 1, 2),
+    log: Callable[[str], None] = print,
+    strategies: Sequence[tuple[str, str]] | None = None,
+    controls: Sequence[str] | None = None,
+    partial: Path | None = None,
+    merge: Sequence[Path] = (),
+    randomisation: bool = True,
+) -> dict[str, Any]:
     """Measure the controls on ``spec``, derive its removal bars and write them into the domain's folder.
 
     Args:
@@ -293,8 +358,8 @@ def calibrate_attribution(spec: str, profile: str = "quick", seeds: Sequence[int
         ``{"partial": path}``).
     """
     from cfcheck.calibration.bars import bars_path, write_domain_bars
-    from cfcheck.domains import get_domain
     from cfcheck.core.io import atomic_write_text
+    from cfcheck.domains import get_domain
     from cfcheck.kinds.attribution.section import SECTION_DEFAULTS
 
     domain = get_domain(spec)
@@ -304,9 +369,12 @@ def calibrate_attribution(spec: str, profile: str = "quick", seeds: Sequence[int
         raise ValueError(f"unknown profile {profile!r}; expected one of {sorted(SECTION_DEFAULTS)}")
     section = dataclasses.replace(SECTION_DEFAULTS[profile])
     if partial is not None:
+
         def keep(measured: dict[str, Any]) -> None:
-            atomic_write_text(Path(partial), json.dumps({"domain": domain.name, "profile": profile, **measured},
-                                                        indent=1, sort_keys=True) + "\n")
+            atomic_write_text(
+                Path(partial),
+                json.dumps({"domain": domain.name, "profile": profile, **measured}, indent=1, sort_keys=True) + "\n",
+            )
 
         measured = measure_gaps(domain, section, seeds, log, strategies or CALIBRATED, controls, keep)
         if randomisation:
@@ -315,20 +383,27 @@ def calibrate_attribution(spec: str, profile: str = "quick", seeds: Sequence[int
         return {"partial": Path(partial)}
     if merge:
         parts = [_as_partial(json.loads(Path(path).read_text(encoding="utf-8"))) for path in merge]
-        wrong = [str(path) for path, part in zip(merge, parts) if (part.get("domain"), part.get("profile"))
-                 != (domain.name, profile)]
+        wrong = [
+            str(path)
+            for path, part in zip(merge, parts)
+            if (part.get("domain"), part.get("profile")) != (domain.name, profile)
+        ]
         if wrong:
             raise ValueError(f"partial calibration files {wrong} are not of domain {domain.name!r} at {profile!r}")
         measured = merge_measurements(parts)
-        similarity = merge_measurements([{"values": part.get("randomisation", {}), "areas": {}, "roles": {}}
-                                         for part in parts])["values"]
-        seeds = sorted({int(s) for by_control in measured["values"].values() for per in by_control.values()
-                        for s in per})
+        similarity = merge_measurements(
+            [{"values": part.get("randomisation", {}), "areas": {}, "roles": {}} for part in parts]
+        )["values"]
+        seeds = sorted(
+            {int(s) for by_control in measured["values"].values() for per in by_control.values() for s in per}
+        )
     else:
         measured = measure_gaps(domain, section, seeds, log, strategies or CALIBRATED, controls)
         similarity = measure_randomisation(domain, section, seeds, log) if randomisation else {}
     values, roles = measured["values"], measured["roles"]
-    derived = derive_gap_bars(values, roles, domain.name, profile, seeds)  # the removal gaps only: the similarity has no bar
+    derived = derive_gap_bars(
+        values, roles, domain.name, profile, seeds
+    )  # the removal gaps only: the similarity has no bar
     derived.update({key: (None, why) for key, why in measured["unavailable"].items()})
     values.update(similarity)
     folder = Path(domain.calibration_dir)
@@ -337,19 +412,41 @@ def calibrate_attribution(spec: str, profile: str = "quick", seeds: Sequence[int
     path = bars_path(folder, profile)
     written = None
     if earned or path.is_file():
-        written = write_domain_bars(path, earned, domain=domain.name, profile=profile, method_kind="attribution",
-                                    controls=dict(roles))
+        written = write_domain_bars(
+            path, earned, domain=domain.name, profile=profile, method_kind="attribution", controls=dict(roles)
+        )
     values_path = folder / f"calibration-attribution-{profile}.json"
-    atomic_write_text(values_path, json.dumps(
-        {"profile": profile, "domain": domain.name, "seeds": list(seeds), "roles": roles, "values": values,
-         "areas": measured["areas"], "seconds": measured["seconds"],
-         "without_bar": {k: why for k, (bar, why) in derived.items() if bar is None}}, indent=1, sort_keys=True) + "\n")
+    atomic_write_text(
+        values_path,
+        json.dumps(
+            {
+                "profile": profile,
+                "domain": domain.name,
+                "seeds": list(seeds),
+                "roles": roles,
+                "values": values,
+                "areas": measured["areas"],
+                "seconds": measured["seconds"],
+                "without_bar": {k: why for k, (bar, why) in derived.items() if bar is None},
+            },
+            indent=1,
+            sort_keys=True,
+        )
+        + "\n",
+    )
     return {"bars": written, "values": values_path, "derived": derived}
 
 
-def main(spec: str, profile: str, seeds: Sequence[int], strategies: Sequence[str] | None = None,
-         controls: Sequence[str] | None = None, partial: Path | None = None, merge: Sequence[Path] = (),
-         randomisation: bool = False) -> int:
+def main(
+    spec: str,
+    profile: str,
+    seeds: Sequence[int],
+    strategies: Sequence[str] | None = None,
+    controls: Sequence[str] | None = None,
+    partial: Path | None = None,
+    merge: Sequence[Path] = (),
+    randomisation: bool = False,
+) -> int:
     """The command behind ``cfcheck calibrate --kind attribution`` (strategies as ``roar:morf``)."""
     from cfcheck.calibration.bars import render_domain_bars
 
@@ -359,11 +456,20 @@ def main(spec: str, profile: str, seeds: Sequence[int], strategies: Sequence[str
         pairs = [tuple(item.split(":", 1)) for item in strategies]
         bad = [item for item, pair in zip(strategies, pairs) if pair not in CALIBRATED]
         if bad:
-            raise ValueError(f"unknown removal strategies {bad}; expected some of "
-                             f"{[f'{s}:{o}' for s, o in CALIBRATED]}")
-    outcome = calibrate_attribution(spec, profile, seeds, lambda line: print(line, file=sys.stderr, flush=True),
-                                    cast("list[tuple[str, str]] | None", pairs),  # pairs: checked in CALIBRATED
-                                    controls, partial, merge, randomisation=partial is None or randomisation)
+            raise ValueError(
+                f"unknown removal strategies {bad}; expected some of {[f'{s}:{o}' for s, o in CALIBRATED]}"
+            )
+    outcome = calibrate_attribution(
+        spec,
+        profile,
+        seeds,
+        lambda line: print(line, file=sys.stderr, flush=True),
+        cast("list[tuple[str, str]] | None", pairs),  # pairs: checked in CALIBRATED
+        controls,
+        partial,
+        merge,
+        randomisation=partial is None or randomisation,
+    )
     if "partial" in outcome:
         print(f"wrote {outcome['partial']} (merge it with --merge)", file=sys.stderr)
         return 0

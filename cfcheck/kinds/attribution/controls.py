@@ -41,10 +41,21 @@ def attribution_controls(domain: Any) -> dict[str, tuple[str, Any]]:
         signal, reference = A.TrueFeature(domain), {"true feature": A.TrueFeature(domain)}
     else:
         signal = A.Gradient()
-        reference = {"gradient": signal, "input×gradient": A.InputTimesGradient(), "smoothgrad": A.SmoothGrad(),
-                     "integrated gradients": A.IntegratedGradients()}
+        reference = {
+            "gradient": signal,
+            "input×gradient": A.InputTimesGradient(),
+            "smoothgrad": A.SmoothGrad(),
+            "integrated gradients": A.IntegratedGradients(),
+        }
     controls: dict[str, tuple[str, Any]] = {name: ("+", method) for name, method in reference.items()}
-    controls.update({f"{'true feature' if isinstance(domain, ClassFeature) else 'gradient'} + noise {r:g}":
-                     (f"ladder:{r:g}", A.NoisyAttribution(signal, r)) for r in NOISE_LADDER})
+    controls.update(
+        {
+            f"{'true feature' if isinstance(domain, ClassFeature) else 'gradient'} + noise {r:g}": (
+                f"ladder:{r:g}",
+                A.NoisyAttribution(signal, r),
+            )
+            for r in NOISE_LADDER
+        }
+    )
     controls.update({f"random (seed {seed})": ("-", _OtherRandom(seed)) for seed in OTHER_RANDOM_SEEDS})
     return controls

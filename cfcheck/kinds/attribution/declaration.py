@@ -23,6 +23,10 @@ DECLARATION = KindDeclaration(
     protocol=FeatureAttribution,
     task_sets=("explained", "random", "cascade", "removal"),
     # a visual counterfactual explainer seen as an attribution (opt-in with --cfcheck-view attribution)
-    views={"vce": ("cfcheck.methods.attribution.saliency:CounterfactualDirection",
-                   "the counterfactual direction v = x − c towards the class the model ranks second")},
+    views={
+        "vce": (
+            "cfcheck.methods.attribution.saliency:CounterfactualDirection",
+            "the counterfactual direction v = x − c towards the class the model ranks second",
+        )
+    },
 )

@@ -24,8 +24,9 @@ __all__ = ["LocalRun", "attribute_batched", "removal_data"]
 class LocalRun(RunResources):
     """The part of a cfcheck session the removal engine uses, without pytest."""
 
-    def __init__(self, section: AttributionSection, device: str = "cpu", seed: int = 0,
-                 domains: Sequence[Any] = ()) -> None:
+    def __init__(
+        self, section: AttributionSection, device: str = "cpu", seed: int = 0, domains: Sequence[Any] = ()
+    ) -> None:
         self.device, self.seed = torch.device(device), seed
         self._section, self._memo, self._zoos = section, {}, {}
         self.method_clock = MethodClock()  # a Run's (kinds.base.Run): seconds inside the method's calls
@@ -50,9 +51,9 @@ class LocalRun(RunResources):
         return (self.seed,)
 
 
-
-def attribute_batched(method: Any, x: torch.Tensor, model: torch.nn.Module, target: torch.Tensor,
-                      seed: int) -> torch.Tensor:
+def attribute_batched(
+    method: Any, x: torch.Tensor, model: torch.nn.Module, target: torch.Tensor, seed: int
+) -> torch.Tensor:
     """``method.attribute`` on ``x`` in batches of 250, detached; a method that takes a
     ``generator`` gets one seeded ``seed`` + the batch's first index."""
     import inspect
@@ -65,7 +66,9 @@ def attribute_batched(method: Any, x: torch.Tensor, model: torch.nn.Module, targ
     for start in range(0, len(x), 250):
         part = slice(start, start + 250)
         kwargs = {"generator": torch.Generator().manual_seed(seed + start)} if takes_generator else {}
-        parts.append(method.attribute(x[part].to(device), model, target[part].to(device), **kwargs).detach().to(x.device))
+        parts.append(
+            method.attribute(x[part].to(device), model, target[part].to(device), **kwargs).detach().to(x.device)
+        )
     return torch.cat(parts)
 
 
@@ -78,7 +81,7 @@ def removal_data(run: LocalRun, domain: Any, model_name: str, method: Any, seed:
     for split_role, n, offset in (("train", section.removal_train, 6), ("scored", section.removal_test, 7)):
         data = domain.split(domain.split_roles[split_role])
         generator = torch.Generator().manual_seed(seeded(seed, TASK_INPUTS, offset))
-        index = torch.randperm(len(data.labels), generator=generator)[:min(n, len(data.labels))].sort().values
+        index = torch.randperm(len(data.labels), generator=generator)[: min(n, len(data.labels))].sort().values
         x = data.images[index].clone()
         target = run.zoo(domain).logits(model_name, x).argmax(1)
         parts += [x, data.labels[index], attribute_batched(method, x, model, target, seeded(offset, RETRAINING))]

@@ -38,14 +38,23 @@ from cfcheck.metrics.key import MetricKey
 if TYPE_CHECKING:
     from cfcheck.domains.base import Domain
 
-__all__ = ["RemovalCurve", "RemovalData", "STRATEGIES", "removal_curve", "removal_key", "removal_scale", "task_curves",
-           "task_removal_data"]
+__all__ = [
+    "RemovalCurve",
+    "RemovalData",
+    "STRATEGIES",
+    "removal_curve",
+    "removal_key",
+    "removal_scale",
+    "task_curves",
+    "task_removal_data",
+]
 
 
 class _SessionRun(Run, Protocol):
     """The session a suite scores with: a run that also gives the method's outputs for a task."""
 
     def outputs(self, task: Any, method: Any) -> Any: ...
+
 
 #: strategy → the orders it is run in
 STRATEGIES = {"roar": ("morf", "lerf"), "road": ("morf", "lerf"), "goar": ("morf",)}
@@ -107,7 +116,9 @@ def _as_grid(run: Run, domain: Any, x: torch.Tensor) -> torch.Tensor:
 
     grid = domain.pixel_grid if isinstance(domain, PixelGrid) else None
     if grid is None:
-        raise ValueError(f"domain {domain.name!r} inputs are {tuple(x.shape[1:])}, not images, and it declares no pixel_grid")
+        raise ValueError(
+            f"domain {domain.name!r} inputs are {tuple(x.shape[1:])}, not images, and it declares no pixel_grid"
+        )
     return x.reshape(x.shape[0], *grid)
 
 
@@ -120,8 +131,14 @@ def _retrain(run: Run, domain: Any, images: torch.Tensor, labels: torch.Tensor) 
     epochs = run.profile.section("attribution").retrain_epochs
     # batches of 32: a few thousand inputs still give the optimiser enough steps (measured: the
     # bundled digit CNN reaches 0.97 test accuracy from 1,000 clean images in 8 epochs, 9 s on one thread)
-    recipe = dataclasses.replace(spec.recipe, seed=seeded(run.seed, RETRAINING), epochs=epochs, batch_size=RETRAIN_BATCH,
-                                 select_on="last", n=None)
+    recipe = dataclasses.replace(
+        spec.recipe,
+        seed=seeded(run.seed, RETRAINING),
+        epochs=epochs,
+        batch_size=RETRAIN_BATCH,
+        select_on="last",
+        n=None,
+    )
     spec = dataclasses.replace(spec, recipe=recipe, logit_calibration=None)
     return fit(spec, _TrainingSet(images, labels), None, device=run.device, log=lambda _: None)
 
@@ -154,7 +171,10 @@ def removal_curve(run: Run, data: RemovalData, strategy: str, order: str) -> Rem
     """The ``strategy`` curve (``"roar"``, ``"road"`` or ``"goar"``) in ``order`` for ``data``."""
     from cfcheck.metrics.removal import noisy_linear_imputation, removal_mask
     from cfcheck.metrics.removal_curves import (
-        cumulative_errors, feature_removal, fixed_value_removal, manifold_projection,
+        cumulative_errors,
+        feature_removal,
+        fixed_value_removal,
+        manifold_projection,
     )
 
     if strategy not in STRATEGIES or order not in STRATEGIES[strategy]:
@@ -181,8 +201,11 @@ def removal_curve(run: Run, data: RemovalData, strategy: str, order: str) -> Rem
         for fraction in levels:
             removed_train = fixed_value_removal(x_train, removal_mask(a_train, fraction, order), fill)
             removed_test = fixed_value_removal(x_test, removal_mask(a_test, fraction, order), fill)
-            model = _clean_model(run, data) if fraction == 0 else _retrain(
-                run, data.domain, removed_train.reshape(-1, *shape), data.y_train)
+            model = (
+                _clean_model(run, data)
+                if fraction == 0
+                else _retrain(run, data.domain, removed_train.reshape(-1, *shape), data.y_train)
+            )
             rows.append(_correct(model, removed_test.reshape(-1, *shape), data.y_test))
         return RemovalCurve(strategy, order, levels, torch.stack(rows))
     denoiser = _denoiser(run, data.domain)
@@ -193,8 +216,10 @@ def removal_curve(run: Run, data: RemovalData, strategy: str, order: str) -> Rem
             rows.append(_correct(_clean_model(run, data), data.x_test, data.y_test))
             continue
         strength = level * scale
-        projected = [manifold_projection(feature_removal(x, a, strength), strength, denoiser, generator=generator)
-                     for x, a in ((data.x_train, data.a_train), (data.x_test, data.a_test))]
+        projected = [
+            manifold_projection(feature_removal(x, a, strength), strength, denoiser, generator=generator)
+            for x, a in ((data.x_train, data.a_train), (data.x_test, data.a_test))
+        ]
         model = _retrain(run, data.domain, projected[0], data.y_train)
         rows.append(_correct(model, projected[1], data.y_test))
     return RemovalCurve(strategy, order, levels, cumulative_errors(torch.stack(rows)))
@@ -219,7 +244,9 @@ def _denoiser(run: Run, domain: Domain) -> Any:
         return run.memo(("exact_denoiser", domain.name), domain.exact_denoiser)
     diffusion = domain.model_roles.get("diffusion")
     if not diffusion:
-        raise ValueError(f"domain {domain.name!r} has neither an exact denoiser nor a diffusion model: GOAR cannot project")
+        raise ValueError(
+            f"domain {domain.name!r} has neither an exact denoiser nor a diffusion model: GOAR cannot project"
+        )
     return run.zoo(domain)[diffusion[0]]
 
 
@@ -229,8 +256,10 @@ def task_removal_data(run: Run, result: Any, train: Any, *, random: bool = False
     attribution of the same inputs."""
     for part, name in ((result, "removal_test"), (train, "removal_train")):
         if not bool(part.valid.all()):
-            raise ValueError(f"the method abstained on {int((~part.valid).sum())} of the {name} inputs: "
-                             "removal benchmarks need an attribution for every input")
+            raise ValueError(
+                f"the method abstained on {int((~part.valid).sum())} of the {name} inputs: "
+                "removal benchmarks need an attribution for every input"
+            )
     task = result.task
     a_train, a_test = train.saliency, result.saliency
     if random:
@@ -240,17 +269,29 @@ def task_removal_data(run: Run, result: Any, train: Any, *, random: bool = False
         model = run.zoo(task.domain)[task.model]
         a_train = RandomAttribution().attribute(train.x, model, train.target, generator=generator)
         a_test = RandomAttribution().attribute(result.x, model, result.target, generator=generator)
-    return RemovalData(task.domain, task.model, train.x, train.inputs.labels["label"], a_train,
-                       result.x, result.inputs.labels["label"], a_test)
+    return RemovalData(
+        task.domain,
+        task.model,
+        train.x,
+        train.inputs.labels["label"],
+        a_train,
+        result.x,
+        result.inputs.labels["label"],
+        a_test,
+    )
 
 
 def task_curves(run: Run, result: Any, train: Any, strategy: str, order: str) -> tuple[RemovalCurve, RemovalCurve]:
     """The method's curve and the random attribution's for one removal task (both memoised)."""
     task = result.task
-    method = run.memo(("removal_curve", task, strategy, order, "method"),
-                      lambda: removal_curve(run, task_removal_data(run, result, train), strategy, order))
-    baseline = run.memo(("removal_curve", task, strategy, order, "random"),
-                        lambda: removal_curve(run, task_removal_data(run, result, train, random=True), strategy, order))
+    method = run.memo(
+        ("removal_curve", task, strategy, order, "method"),
+        lambda: removal_curve(run, task_removal_data(run, result, train), strategy, order),
+    )
+    baseline = run.memo(
+        ("removal_curve", task, strategy, order, "random"),
+        lambda: removal_curve(run, task_removal_data(run, result, train, random=True), strategy, order),
+    )
     return method, baseline
 
 
@@ -258,8 +299,10 @@ def missing_for(run: Run | None, domain: Any, strategy: str) -> str | None:
     """Why ``domain`` (the object) cannot run ``strategy`` (None: it can): ROAR and GOAR retrain the
     domain's ``retrained`` model by its recipe; GOAR also projects with an exact denoiser or a diffusion model."""
     if strategy in ("roar", "goar") and not domain.model_roles.get("retrained"):
-        return (f"{strategy.upper()} retrains a model on removed data: domain {domain.name!r} declares no 'retrained' "
-                "model with a training recipe")
+        return (
+            f"{strategy.upper()} retrains a model on removed data: domain {domain.name!r} declares no 'retrained' "
+            "model with a training recipe"
+        )
     from cfcheck.kinds.attribution.capabilities import ExactDenoiser
 
     if strategy == "goar" and not domain.model_roles.get("diffusion") and not isinstance(domain, ExactDenoiser):
@@ -320,8 +363,10 @@ def leakage(run: Run, data: RemovalData, strategy: str) -> torch.Tensor:
     shape = data.x_test.shape[1:]
     if strategy == "roar":
         fraction = section.removal_fractions[len(section.removal_fractions) // 2]
-        parts = [removal_mask(_as_grid(run, data.domain, a), fraction, "morf").to(data.x_train.dtype)
-                 .reshape(-1, *shape) for a in (data.a_train, data.a_test)]
+        parts = [
+            removal_mask(_as_grid(run, data.domain, a), fraction, "morf").to(data.x_train.dtype).reshape(-1, *shape)
+            for a in (data.a_train, data.a_test)
+        ]
     elif strategy == "goar":
         scale = _memo_scale(run, data)
         strength = section.goar_levels_for(data.domain)[-1] * scale

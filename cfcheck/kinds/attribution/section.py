@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
 #: GOAR strengths (multiples of the domain's removal scale) for a domain that names none
 DEFAULT_GOAR_LEVELS: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0)
 
@@ -52,7 +51,9 @@ class AttributionSection:
             if not levels or any(b <= a for a, b in zip(levels, levels[1:])) or levels[0] <= 0:
                 raise ValueError(f"{name} must be positive and increasing, got {levels}")
         if max(self.removal_fractions) >= 1:
-            raise ValueError(f"removal_fractions must lie below 1 (something must be kept), got {self.removal_fractions}")
+            raise ValueError(
+                f"removal_fractions must lie below 1 (something must be kept), got {self.removal_fractions}"
+            )
 
     def goar_levels_for(self, domain: object) -> tuple[float, ...]:
         """The GOAR strengths used on ``domain``: the profile's, else the domain's, else the default."""
@@ -68,6 +69,7 @@ SECTION_DEFAULTS = {
     # for the method's and the random attribution's curves): 900 images keep a bundled 32×32 domain's run near 5 minutes
     "quick": AttributionSection(n_inputs=50, models=("cnn",), removal_train=600, removal_test=300),
     "standard": AttributionSection(n_inputs=200),
-    "full": AttributionSection(n_inputs=500, removal_train=10000, removal_test=2000, retrain_epochs=10,
-                               randomisation_draws=10),
+    "full": AttributionSection(
+        n_inputs=500, removal_train=10000, removal_test=2000, retrain_epochs=10, randomisation_draws=10
+    ),
 }

@@ -19,18 +19,16 @@ from typing import Any, ClassVar
 
 import torch
 
-from cfcheck.domains.base import Domain
-from cfcheck.kinds.base import Inputs, KindSpec, Run, Task
 from cfcheck.core.seeds import TASK_INPUTS, seeded
-from cfcheck.kinds.calling import MethodOutput, OutputSpec
+from cfcheck.domains.base import Domain
 from cfcheck.kinds.attribution.declaration import DECLARATION
 from cfcheck.kinds.attribution.randomisation import draw_models
 from cfcheck.kinds.attribution.section import SECTION_DEFAULTS
+from cfcheck.kinds.base import Inputs, KindSpec, Run, Task
+from cfcheck.kinds.calling import MethodOutput, OutputSpec
 
 #: offset of the attribution tasks' input draws from the seed (other kinds use other offsets)
 SEED_OFFSET = 5
-
-
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,12 +108,22 @@ class AttributionSpec(KindSpec[AttributionTask, AttributionResult]):
             return [AttributionTask(domain=domain, model=m, seed=s) for m in models for s in run.seeds]
         if which == "removal":
             # the scored inputs' task needs the training inputs' (both feed every removal curve)
-            return [AttributionTask(domain=domain, model=m, seed=s, inputs_from="removal_test",
-                                    needs=(AttributionTask(domain=domain, model=m, seed=s, inputs_from="removal_train"),))
-                    for m in models for s in run.seeds]
+            return [
+                AttributionTask(
+                    domain=domain,
+                    model=m,
+                    seed=s,
+                    inputs_from="removal_test",
+                    needs=(AttributionTask(domain=domain, model=m, seed=s, inputs_from="removal_train"),),
+                )
+                for m in models
+                for s in run.seeds
+            ]
         if which not in ("random", "cascade"):
-            raise ValueError("attribution suites have 'explained', 'random', 'cascade' and 'removal' tasks, "
-                             f"got cfcheck_tasks({which!r})")
+            raise ValueError(
+                "attribution suites have 'explained', 'random', 'cascade' and 'removal' tasks, "
+                f"got cfcheck_tasks({which!r})"
+            )
         counterparts = domain.model_roles.get("randomisation_counterpart")
         if not counterparts or (which == "random" and not domain.model_roles.get("random")):
             return []  # the suites skip: the domain declares no trained counterpart (or random classifier)
@@ -127,12 +135,20 @@ class AttributionSpec(KindSpec[AttributionTask, AttributionResult]):
             if which == "cascade":
                 return (trained,)
             others = draw_models(model, counterpart, seed, run.profile.section("attribution").randomisation_draws)[1:]
-            return (trained, *(AttributionTask(domain=domain, model=name, seed=seed, needs=(trained,)) for name in others))
+            return (
+                trained,
+                *(AttributionTask(domain=domain, model=name, seed=seed, needs=(trained,)) for name in others),
+            )
 
         # "cascade": the counterpart with its layers re-initialised from the top down, one stage per layer
-        randomised = (domain.model_roles["random"] if which == "random"
-                      else run.zoo(domain).randomisation_stages(counterpart))
-        return [AttributionTask(domain=domain, model=name, seed=s, needs=needs(name, s)) for name in randomised for s in run.seeds]
+        randomised = (
+            domain.model_roles["random"] if which == "random" else run.zoo(domain).randomisation_stages(counterpart)
+        )
+        return [
+            AttributionTask(domain=domain, model=name, seed=s, needs=needs(name, s))
+            for name in randomised
+            for s in run.seeds
+        ]
 
     def inputs(self, run: Run, task: AttributionTask) -> Inputs:
         domain = task.domain
@@ -155,12 +171,16 @@ class AttributionSpec(KindSpec[AttributionTask, AttributionResult]):
                 raise TypeError(f"task {task.id} needs {needed!r}, not an attribution task")
             decider = needed.model
         target = run.zoo(task.domain).logits(decider, x).argmax(1)
-        return Inputs(like=x, arguments={"x": x, "target": target}, labels={"label": data.labels[index], "target": target})
+        return Inputs(
+            like=x, arguments={"x": x, "target": target}, labels={"label": data.labels[index], "target": target}
+        )
 
     def arguments(self, run: Run, task: AttributionTask, batch: Mapping[str, Any]) -> tuple[Any, ...]:
         return batch["x"], run.zoo(task.domain)[task.model], batch["target"]
 
-    def result(self, run: Run, task: AttributionTask, inputs: Inputs, output: MethodOutput, seconds: float) -> AttributionResult:
+    def result(
+        self, run: Run, task: AttributionTask, inputs: Inputs, output: MethodOutput, seconds: float
+    ) -> AttributionResult:
         return AttributionResult(task, inputs, output, seconds)
 
 

@@ -1,6 +1,6 @@
 """The adapter ``cfcheck new-adapter attribution`` writes: a feature attribution in ten lines."""
 
-ADAPTER = '''\
+ADAPTER = """\
 # {name}.py: a feature attribution for cfcheck (pytest --method={name}.py)
 import pytest
 
@@ -16,4 +16,4 @@ class MyAttribution:
 @pytest.fixture
 def cf_method() -> MyAttribution:  # the annotation tells cfcheck the kind before the run starts
     return MyAttribution()
-'''
+"""

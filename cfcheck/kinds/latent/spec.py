@@ -31,12 +31,12 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import torch
 
+from cfcheck.core.seeds import TASK_INPUTS, seeded
 from cfcheck.domains.base import Domain
 from cfcheck.kinds.base import Inputs, KindSpec, Run, Task
-from cfcheck.core.seeds import TASK_INPUTS, seeded
 from cfcheck.kinds.calling import MethodOutput, OutputSpec
-from cfcheck.kinds.latent.section import SECTION_DEFAULTS
 from cfcheck.kinds.latent.declaration import DECLARATION
+from cfcheck.kinds.latent.section import SECTION_DEFAULTS
 from cfcheck.metrics.synbols import SynbolsScores, synbols_scores
 
 #: the capability a domain declares when it offers the latent interface of the module docstring
@@ -103,13 +103,20 @@ def latent_models(run: Run, task: LatentTask) -> LatentModels:
 def class_one_probability(latent_classifier: torch.nn.Module, z: torch.Tensor, batch_size: int = 256) -> torch.Tensor:
     """p(class 1 | z) under a two-class latent classifier, batched (float64 on the CPU)."""
     device = next(iter(latent_classifier.parameters())).device
-    parts = [torch.softmax(latent_classifier(z[i : i + batch_size].to(device)).double(), 1)[:, 1].cpu()
-             for i in range(0, len(z), batch_size)]
+    parts = [
+        torch.softmax(latent_classifier(z[i : i + batch_size].to(device)).double(), 1)[:, 1].cpu()
+        for i in range(0, len(z), batch_size)
+    ]
     return torch.cat(parts)
 
 
-def confidence_buckets(probability: torch.Tensor, correct: torch.Tensor, levels: tuple[float, ...], n_inputs: int,
-                       generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def confidence_buckets(
+    probability: torch.Tensor,
+    correct: torch.Tensor,
+    levels: tuple[float, ...],
+    n_inputs: int,
+    generator: torch.Generator,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Indices of the chosen inputs, their level and their correctness (see the module docstring)."""
     buckets = [(level, flag) for level in levels for flag in (True, False)]
     base, extra = divmod(n_inputs, len(buckets))
@@ -164,9 +171,13 @@ class LatentResult:
         n, k, d = self.z_cf.shape
         flat = self.z_cf.reshape(n * k, d)
         return synbols_scores(
-            self.z, self.z_cf, self.domain.latent_layout(),
-            self._labels(self.z), self._labels(flat).reshape(n, k),
-            self.domain.causal_oracle(self.z), self.domain.causal_oracle(self.z_cf),
+            self.z,
+            self.z_cf,
+            self.domain.latent_layout(),
+            self._labels(self.z),
+            self._labels(flat).reshape(n, k),
+            self.domain.causal_oracle(self.z),
+            self.domain.causal_oracle(self.z_cf),
             valid=self.valid[:, None].expand(n, k),
         )
 
@@ -200,8 +211,11 @@ class LatentSpec(KindSpec[LatentTask, LatentResult]):
             raise ValueError(f"latent suites have only 'explained' tasks, got cfcheck_tasks({which!r})")
         section = run.profile.section("latent")
         variants = section.variants or variant_names(domain)
-        return [LatentTask(domain=domain, variant=v, seed=seed, k=section.counterfactuals_per_input)
-                for v in variants for seed in run.seeds]
+        return [
+            LatentTask(domain=domain, variant=v, seed=seed, k=section.counterfactuals_per_input)
+            for v in variants
+            for seed in run.seeds
+        ]
 
     def _pool(self, run: Run, task: LatentTask) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The scored split's latents, p(class 1) and correctness for the variant (memoised)."""
@@ -220,11 +234,19 @@ class LatentSpec(KindSpec[LatentTask, LatentResult]):
         z, probability, correct = self._pool(run, task)
         position = variant_names(task.domain).index(task.variant)
         generator = torch.Generator().manual_seed(seeded(task.seed, TASK_INPUTS, SEED_OFFSET, position))
-        index, level, is_correct = confidence_buckets(probability, correct, tuple(section.confidence_levels),
-                                                      section.n_inputs, generator)
-        return Inputs(like=z[index], arguments={"z": z[index].clone()},
-                      labels={"index": index, "confidence_level": level, "correct": is_correct,
-                              "probability": probability[index]})
+        index, level, is_correct = confidence_buckets(
+            probability, correct, tuple(section.confidence_levels), section.n_inputs, generator
+        )
+        return Inputs(
+            like=z[index],
+            arguments={"z": z[index].clone()},
+            labels={
+                "index": index,
+                "confidence_level": level,
+                "correct": is_correct,
+                "probability": probability[index],
+            },
+        )
 
     def inputs(self, run: Run, task: LatentTask) -> Inputs:
         return run.memo(("latent-draw", task), lambda: self._draw(run, task))
@@ -242,8 +264,9 @@ class LatentSpec(KindSpec[LatentTask, LatentResult]):
         models = latent_models(run, task)
         return batch["z"], models.latent_classifier, models.generator
 
-    def generate(self, run: Run, task: LatentTask, method: Any, inputs: Inputs,
-                 write: Callable[[str], None] | None) -> MethodOutput:
+    def generate(
+        self, run: Run, task: LatentTask, method: Any, inputs: Inputs, write: Callable[[str], None] | None
+    ) -> MethodOutput:
         """As every kind, and K must be the profile's ``counterfactuals_per_input``."""
         __tracebackhide__ = True
         output = super().generate(run, task, method, inputs, write)
@@ -251,8 +274,10 @@ class LatentSpec(KindSpec[LatentTask, LatentResult]):
         if output.values.shape[1] != k:
             from cfcheck.kinds.calling import MethodOutputError
 
-            raise MethodOutputError(f"explain returned {output.values.shape[1]} counterfactuals per input; "
-                                    f"the profile asks for K = {k} (counterfactuals_per_input)")
+            raise MethodOutputError(
+                f"explain returned {output.values.shape[1]} counterfactuals per input; "
+                f"the profile asks for K = {k} (counterfactuals_per_input)"
+            )
         return output
 
     def examples(self, run: Run, result: LatentResult, k: int) -> dict[str, torch.Tensor]:

@@ -1,6 +1,6 @@
 """The adapter ``cfcheck new-adapter latent`` writes: a latent explainer in ten lines."""
 
-ADAPTER = '''\
+ADAPTER = """\
 # {name}.py: a latent explainer for cfcheck (pytest --method={name}.py)
 import pytest
 
@@ -15,4 +15,4 @@ class MyLatentExplainer:
 @pytest.fixture
 def cf_method() -> MyLatentExplainer:  # the annotation tells cfcheck the kind before the run starts
     return MyLatentExplainer()
-'''
+"""

@@ -20,8 +20,9 @@ __all__ = ["CYCLES", "composition_cycles"]
 CYCLES = (1, 10)
 
 
-def composition_cycles(session: Any, task: Any, method: Any, cycles: Sequence[int] = CYCLES
-                       ) -> dict[int, tuple[torch.Tensor, torch.Tensor]]:
+def composition_cycles(
+    session: Any, task: Any, method: Any, cycles: Sequence[int] = CYCLES
+) -> dict[int, tuple[torch.Tensor, torch.Tensor]]:
     """m → (the image after m null-intervention cycles, inputs never abstained on so far).
 
     Raises:
@@ -38,17 +39,22 @@ def composition_cycles(session: Any, task: Any, method: Any, cycles: Sequence[in
         kept = torch.ones(len(x), dtype=torch.bool)
         found = {}
         for m in range(1, max(cycles) + 1):
-            step = Inputs(like=inputs.like, arguments={"x": x, "parents": parents, "intervention": null},
-                          labels=inputs.labels)
+            step = Inputs(
+                like=inputs.like, arguments={"x": x, "parents": parents, "intervention": null}, labels=inputs.labels
+            )
             output = session.cached_call(task, method, step)
             x, kept = output.values[:, 0], kept & output.valid
             if m in cycles:
                 found[m] = (x, kept.clone())
         # the example grid shows them beside the task's counterfactuals (an abstention: its input)
         start = inputs.arguments["x"]
-        session.add_example_columns(task, {
-            f"after {m} null cycle{'s' if m > 1 else ''}": torch.where(kept_m[:, None, None, None], x_m, start)
-            for m, (x_m, kept_m) in found.items()})
+        session.add_example_columns(
+            task,
+            {
+                f"after {m} null cycle{'s' if m > 1 else ''}": torch.where(kept_m[:, None, None, None], x_m, start)
+                for m, (x_m, kept_m) in found.items()
+            },
+        )
         return found
 
     return session.memo(("scm-composition", task, tuple(cycles)), run)

@@ -47,6 +47,9 @@ def cld_scores(result: Any, zoo: Any) -> tuple[torch.Tensor, torch.Tensor, torch
     pool_bins = domain.parent_bin(parent, pool_parents[parent])
     factual_bins = domain.parent_bin(parent, result.parents[parent][keep])
     counterfactual_bins = domain.parent_bin(parent, result.intervention[parent][keep])
-    return counterfactual_latent_divergence(div.clamp_min(0.0), distances.clamp_min(0.0),
-                                            pool_bins[None] == factual_bins[:, None],
-                                            pool_bins[None] == counterfactual_bins[:, None])
+    return counterfactual_latent_divergence(
+        div.clamp_min(0.0),
+        distances.clamp_min(0.0),
+        pool_bins[None] == factual_bins[:, None],
+        pool_bins[None] == counterfactual_bins[:, None],
+    )

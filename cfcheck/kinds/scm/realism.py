@@ -75,12 +75,14 @@ def scm_realism_sets(result: Any, zoo: Any) -> RealismSets:
         domain = result.domain
         parents = {name: value[keep] for name, value in result.target_parents.items()}
         copies = REFERENCE_PER_SAMPLE + FLOOR_DRAWS
-        real = reference_renders(domain, parents, copies,
-                                 seeded(result.task.seed, REALISM_DRAWS, _REFERENCE_SEED_OFFSET))
+        real = reference_renders(
+            domain, parents, copies, seeded(result.task.seed, REALISM_DRAWS, _REFERENCE_SEED_OFFSET)
+        )
         match = _matching_parent(domain)
         classes = parents[match].long() if match is not None else torch.zeros(n, dtype=torch.long)
-        return RealismSets(zoo.embed(result.x_cf[keep]), classes, zoo.embed(real), classes.repeat(copies),
-                           match is not None)
+        return RealismSets(
+            zoo.embed(result.x_cf[keep]), classes, zoo.embed(real), classes.repeat(copies), match is not None
+        )
 
     return cast(RealismSets, result.evaluated("realism sets (embedded counterfactuals, rendered reference)", build))
 

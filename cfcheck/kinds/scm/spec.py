@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import torch
 
+from cfcheck.core.seeds import TASK_INPUTS, seeded
 from cfcheck.domains.base import INTERVENTION_COUNTERFACTUAL, Domain, require
 from cfcheck.kinds.base import EvaluatedOnce, Inputs, KindSpec, Run, Task
-from cfcheck.core.seeds import TASK_INPUTS, seeded
 from cfcheck.kinds.calling import MethodOutput, OutputSpec
-from cfcheck.kinds.scm.declaration import DECLARATION
 from cfcheck.kinds.scm.capabilities import CounterfactualParents, StructuralCausalModel
+from cfcheck.kinds.scm.declaration import DECLARATION
 from cfcheck.kinds.scm.section import SECTION_DEFAULTS
 
 if TYPE_CHECKING:
@@ -29,8 +29,6 @@ if TYPE_CHECKING:
 
 #: offset of the SCM tasks' input draws from the seed (other kinds use other offsets)
 SEED_OFFSET = 3
-
-
 
 
 def scm(domain: Domain) -> StructuralCausalModel:
@@ -89,8 +87,9 @@ class SCMResult(EvaluatedOnce):
     def true_cf(self) -> torch.Tensor:
         """The domain's true counterfactual of every input under the task's intervention."""
         require(self.domain, INTERVENTION_COUNTERFACTUAL)
-        return scm(self.domain).intervention_counterfactual(self.domain.split_roles["scored"], self.index,
-                                                            self.intervention)
+        return scm(self.domain).intervention_counterfactual(
+            self.domain.split_roles["scored"], self.index, self.intervention
+        )
 
     @cached_property
     def target_parents(self) -> dict[str, torch.Tensor]:

@@ -1,6 +1,6 @@
 """The adapter ``cfcheck new-adapter scm`` writes: an SCM counterfactual generator in ten lines."""
 
-ADAPTER = '''\
+ADAPTER = """\
 # {name}.py: an SCM counterfactual image generator for cfcheck (pytest --method={name}.py)
 import pytest
 
@@ -15,4 +15,4 @@ class MySCM:
 @pytest.fixture
 def cf_method() -> MySCM:  # the annotation tells cfcheck the kind before the run starts
     return MySCM()
-'''
+"""

@@ -65,8 +65,9 @@ class VCEResult(EvaluatedOnce):
             raise ValueError(f"on must be 'cf' or 'x', got {on!r}")
         key = (model, on)
         if key not in self._logits:
-            self._logits[key] = (self.zoo.logits(model, self.x_cf) if on == "cf"
-                                 else self.zoo.stored_logits(model, self.x))
+            self._logits[key] = (
+                self.zoo.logits(model, self.x_cf) if on == "cf" else self.zoo.stored_logits(model, self.x)
+            )
         return self._logits[key]
 
     def predictions(self, model: str, on: str = "cf") -> torch.Tensor:

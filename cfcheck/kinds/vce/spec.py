@@ -18,16 +18,14 @@ from cfcheck.domains.base import Domain
 from cfcheck.kinds.base import Inputs, KindSpec, Run, task_param
 from cfcheck.kinds.calling import MethodOutput, OutputSpec
 from cfcheck.kinds.vce.declaration import DECLARATION
-from cfcheck.kinds.vce.section import SECTION_DEFAULTS
 from cfcheck.kinds.vce.result import VCEResult
+from cfcheck.kinds.vce.section import SECTION_DEFAULTS
 from cfcheck.kinds.vce.tasks import TaskInputs, VCETask, ideal_targets, select_inputs
 
 if TYPE_CHECKING:
     import pytest
 
     from cfcheck.models.zoo import ModelZoo
-
-
 
 
 def committee_ideal_targets(zoo: ModelZoo, domain: Domain) -> dict[int, int]:
@@ -71,9 +69,11 @@ class VCEContext:
                 num_classes=self.domain.num_classes,
             )
         except ValueError as error:
-            raise ValueError(f"domain {self.domain.name!r}, scored split: {error} (the profile's n_per_source); "
-                             "give the scored split more images or set a smaller n_per_source in "
-                             "[tool.cfcheck.vce]") from None
+            raise ValueError(
+                f"domain {self.domain.name!r}, scored split: {error} (the profile's n_per_source); "
+                "give the scored split more images or set a smaller n_per_source in "
+                "[tool.cfcheck.vce]"
+            ) from None
 
 
 def unrelated_attributes(zoo: ModelZoo) -> list[str]:
@@ -111,7 +111,9 @@ class VCESpec(KindSpec[VCETask, VCEResult]):
         explained = domain.model_roles["explained"]
         unknown = sorted(set(requested) - set(explained))
         if unknown:
-            raise ValueError(f"classifiers has unknown entries {unknown}; {domain.name} explains {', '.join(explained)}")
+            raise ValueError(
+                f"classifiers has unknown entries {unknown}; {domain.name} explains {', '.join(explained)}"
+            )
 
     def provenance(self, run: Run, domain: Domain) -> dict[str, Any]:
         targets = context(run, domain).ideal_targets
@@ -143,8 +145,11 @@ class VCESpec(KindSpec[VCETask, VCEResult]):
         other than its own and its ideal one, which needs a third class where there are oracles."""
         sets = run.profile.section("vce").pair_sets
         oracles = bool(domain.model_roles.get("oracles"))
-        return tuple(p for p in sets if (p != "other" or domain.num_classes >= (3 if oracles else 2))
-                     and (p != "ideal" or oracles))
+        return tuple(
+            p
+            for p in sets
+            if (p != "other" or domain.num_classes >= (3 if oracles else 2)) and (p != "ideal" or oracles)
+        )
 
     def tasks(self, run: Run, domain: Domain, which: str) -> list[VCETask]:
         pair_sets = self.pair_sets(run, domain)
@@ -166,8 +171,13 @@ class VCESpec(KindSpec[VCETask, VCEResult]):
         else:
             raise ValueError(f"cfcheck_tasks({which!r}): expected 'explained', 'random' or 'cascade'")
         return [
-            VCETask(domain=domain, classifier=name, pair_set=pair_set, seed=seed,
-                    needs=(VCETask(domain=domain, classifier=counterpart, pair_set=pair_set, seed=seed),))
+            VCETask(
+                domain=domain,
+                classifier=name,
+                pair_set=pair_set,
+                seed=seed,
+                needs=(VCETask(domain=domain, classifier=counterpart, pair_set=pair_set, seed=seed),),
+            )
             for name in randomised
             for pair_set in pair_sets
             for seed in run.seeds

@@ -21,7 +21,6 @@ from cfcheck.kinds.base import Task
 from cfcheck.kinds.vce.section import PAIR_SETS
 
 
-
 @dataclass(frozen=True, kw_only=True)
 class VCETask(Task):
     kind: ClassVar[str] = "vce"

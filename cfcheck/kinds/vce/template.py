@@ -1,6 +1,6 @@
 """The adapter ``cfcheck new-adapter vce`` writes: a visual counterfactual explainer in ten lines."""
 
-ADAPTER = '''\
+ADAPTER = """\
 # {name}.py: a visual counterfactual explainer for cfcheck (pytest --method={name}.py)
 import pytest
 
@@ -15,4 +15,4 @@ class MyExplainer:
 @pytest.fixture
 def cf_method() -> MyExplainer:  # the annotation tells cfcheck the kind before the run starts
     return MyExplainer()
-'''
+"""

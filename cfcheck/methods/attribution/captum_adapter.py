@@ -54,8 +54,9 @@ class CaptumAttribution:
         validate_attribution_inputs(x, model, target)
         explainer = self.algorithm(model, **self.init)
         with torch.enable_grad():
-            saliency = explainer.attribute(x.detach().clone().requires_grad_(True), target=target,
-                                           **self.attribute_kwargs)
+            saliency = explainer.attribute(
+                x.detach().clone().requires_grad_(True), target=target, **self.attribute_kwargs
+            )
         if isinstance(saliency, tuple):  # captum returns a tuple for tuple inputs only
             (saliency,) = saliency
         return saliency.detach()

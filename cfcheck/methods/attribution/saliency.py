@@ -59,7 +59,9 @@ def validate_attribution_inputs(x: object, model: object, target: object) -> Non
     if not isinstance(target, torch.Tensor) or target.dtype != torch.int64:
         raise TypeError(f"Expected `target` to be an int64 torch.Tensor, but got {_describe(target)}.")
     if target.shape != (x.shape[0],):
-        raise ValueError(f"Expected `target` to have shape ({x.shape[0]},) to match `x`, but got {tuple(target.shape)}.")
+        raise ValueError(
+            f"Expected `target` to have shape ({x.shape[0]},) to match `x`, but got {tuple(target.shape)}."
+        )
     if target.device != x.device:
         raise ValueError(f"Expected `target` on the device of `x` ({x.device}), but got {target.device}.")
 
@@ -106,8 +108,9 @@ class SmoothGrad:
         check_positive("noise_level", noise_level)
         self.samples, self.noise_level = samples, float(noise_level)
 
-    def attribute(self, x: torch.Tensor, model: nn.Module, target: torch.Tensor, *,
-                  generator: torch.Generator | None = None) -> torch.Tensor:
+    def attribute(
+        self, x: torch.Tensor, model: nn.Module, target: torch.Tensor, *, generator: torch.Generator | None = None
+    ) -> torch.Tensor:
         validate_attribution_inputs(x, model, target)
         generator = resolve_generator(generator)
         flat = x.flatten(1)
@@ -143,8 +146,9 @@ class IntegratedGradients:
 class RandomAttribution:
     """Standard normal noise shaped like the input, from the supplied generator."""
 
-    def attribute(self, x: torch.Tensor, model: nn.Module, target: torch.Tensor, *,
-                  generator: torch.Generator | None = None) -> torch.Tensor:
+    def attribute(
+        self, x: torch.Tensor, model: nn.Module, target: torch.Tensor, *, generator: torch.Generator | None = None
+    ) -> torch.Tensor:
         validate_attribution_inputs(x, model, target)
         generator = resolve_generator(generator)
         return torch.randn(x.shape, generator=generator, device=generator.device).to(x)
@@ -160,13 +164,16 @@ class NoisyAttribution:
 
     def __init__(self, base: Any, ratio: float) -> None:
         if not callable(getattr(base, "attribute", None)):
-            raise TypeError(f"Expected `base` to have an attribute(x, model, target) method, got {type(base).__name__}.")
+            raise TypeError(
+                f"Expected `base` to have an attribute(x, model, target) method, got {type(base).__name__}."
+            )
         if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 <= ratio < float("inf"):
             raise ValueError(f"Expected `ratio` to be a finite number ≥ 0, but got {ratio!r}.")
         self.base, self.ratio = base, float(ratio)
 
-    def attribute(self, x: torch.Tensor, model: nn.Module, target: torch.Tensor, *,
-                  generator: torch.Generator | None = None) -> torch.Tensor:
+    def attribute(
+        self, x: torch.Tensor, model: nn.Module, target: torch.Tensor, *, generator: torch.Generator | None = None
+    ) -> torch.Tensor:
         generator = resolve_generator(generator)
         feature = self.base.attribute(x, model, target)
         noise = torch.randn(x.shape, generator=generator, device=generator.device).to(feature)
@@ -190,8 +197,10 @@ class TrueFeature:
         from cfcheck.kinds.attribution.capabilities import ClassFeature
 
         if not isinstance(domain, ClassFeature):
-            raise ValueError(f"domain {getattr(domain, 'name', domain)!r} has no ground-truth feature direction "
-                             "(class_feature); TrueFeature needs one")
+            raise ValueError(
+                f"domain {getattr(domain, 'name', domain)!r} has no ground-truth feature direction "
+                "(class_feature); TrueFeature needs one"
+            )
         self.domain = domain
 
     def attribute(self, x: torch.Tensor, model: nn.Module, target: torch.Tensor) -> torch.Tensor:
@@ -214,20 +223,26 @@ class CounterfactualDirection:
 
     def __init__(self, explainer: Any) -> None:
         if not callable(getattr(explainer, "explain", None)):
-            raise TypeError(f"Expected a visual counterfactual explainer with explain(x, target, classifier), "
-                            f"got {type(explainer).__name__}.")
+            raise TypeError(
+                f"Expected a visual counterfactual explainer with explain(x, target, classifier), "
+                f"got {type(explainer).__name__}."
+            )
         self.explainer = explainer
 
-    def attribute(self, x: torch.Tensor, model: nn.Module, target: torch.Tensor, *,
-                  generator: torch.Generator | None = None) -> torch.Tensor:
+    def attribute(
+        self, x: torch.Tensor, model: nn.Module, target: torch.Tensor, *, generator: torch.Generator | None = None
+    ) -> torch.Tensor:
         import inspect
 
         validate_attribution_inputs(x, model, target)
         with torch.no_grad():
             logits = model(x)
         runner_up = logits.scatter(1, target[:, None], float("-inf")).argmax(1)
-        kwargs = {"generator": resolve_generator(generator)} if "generator" in inspect.signature(
-            self.explainer.explain).parameters else {}
+        kwargs = (
+            {"generator": resolve_generator(generator)}
+            if "generator" in inspect.signature(self.explainer.explain).parameters
+            else {}
+        )
         output = self.explainer.explain(x, runner_up, model, **kwargs)
         counterfactual = output[0] if isinstance(output, tuple) else output
         return (x - counterfactual).detach()

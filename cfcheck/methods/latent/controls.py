@@ -32,8 +32,9 @@ class LatentIdentity:
         check_positive("k", k, integer=True)
         self.k = int(k)
 
-    def explain(self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, *,
-                rng: torch.Generator | None = None) -> torch.Tensor:
+    def explain(
+        self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, *, rng: torch.Generator | None = None
+    ) -> torch.Tensor:
         validate_latent_inputs(z, latent_classifier)
         return z.detach()[:, None, :].repeat(1, self.k, 1)
 
@@ -46,8 +47,9 @@ class LatentNoise:
         check_positive("spread", spread)
         self.k, self.spread = int(k), float(spread)
 
-    def explain(self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, *,
-                rng: torch.Generator | None = None) -> torch.Tensor:
+    def explain(
+        self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, *, rng: torch.Generator | None = None
+    ) -> torch.Tensor:
         validate_latent_inputs(z, latent_classifier)
         rng = resolve_generator(rng)
         noise = torch.randn((z.shape[0], self.k, z.shape[1]), generator=rng, device=rng.device).to(z)
@@ -70,8 +72,9 @@ class LatentRepeater:
         check_positive("max_step", max_step)
         self.k, self.jitter, self.max_step = int(k), float(jitter), float(max_step)
 
-    def explain(self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, *,
-                rng: torch.Generator | None = None) -> torch.Tensor:
+    def explain(
+        self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, *, rng: torch.Generator | None = None
+    ) -> torch.Tensor:
         validate_latent_inputs(z, latent_classifier)
         rng = resolve_generator(rng)
         n, d = z.shape

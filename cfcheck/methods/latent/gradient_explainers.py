@@ -46,8 +46,11 @@ def _non_negative(name: str, value: float) -> float:
 
 
 def _cross_entropy(state: SearchState) -> torch.Tensor:
-    return -torch.log_softmax(state.logits, -1).gather(
-        -1, state.target[:, None, None].expand(-1, state.logits.shape[1], 1)).squeeze(-1)
+    return (
+        -torch.log_softmax(state.logits, -1)
+        .gather(-1, state.target[:, None, None].expand(-1, state.logits.shape[1], 1))
+        .squeeze(-1)
+    )
 
 
 class DiCE(LatentGradientSearch):
@@ -62,8 +65,16 @@ class DiCE(LatentGradientSearch):
     stop_probability = 0.5
     stop_when_all = True
 
-    def __init__(self, k: int = 10, lr: float = 0.1, max_iterations: int = 50, start_spread: float = 0.1,
-                 proximity_weight: float = 1.0, diversity_weight: float = 1.0, margin: float = 1.0) -> None:
+    def __init__(
+        self,
+        k: int = 10,
+        lr: float = 0.1,
+        max_iterations: int = 50,
+        start_spread: float = 0.1,
+        proximity_weight: float = 1.0,
+        diversity_weight: float = 1.0,
+        margin: float = 1.0,
+    ) -> None:
         super().__init__(k=k, lr=lr, max_iterations=max_iterations, start_spread=start_spread)
         self.proximity_weight = _non_negative("proximity_weight", proximity_weight)
         self.diversity_weight = _non_negative("diversity_weight", diversity_weight)
@@ -94,8 +105,14 @@ class XGEM(LatentGradientSearch):
     name = "xGEM"
     stop_probability = 0.5
 
-    def __init__(self, k: int = 10, lr: float = 0.1, max_iterations: int = 50, start_spread: float = 0.1,
-                 proximity_weight: float = 1e-3) -> None:
+    def __init__(
+        self,
+        k: int = 10,
+        lr: float = 0.1,
+        max_iterations: int = 50,
+        start_spread: float = 0.1,
+        proximity_weight: float = 1e-3,
+    ) -> None:
         super().__init__(k=k, lr=lr, max_iterations=max_iterations, start_spread=start_spread)
         self.proximity_weight = _non_negative("proximity_weight", proximity_weight)
 
@@ -130,9 +147,17 @@ class DiVE(LatentGradientSearch):
     stop_probability = 0.5
     stop_when_all = True
 
-    def __init__(self, k: int = 10, lr: float = 0.1, max_iterations: int = 50, start_spread: float = 0.1,
-                 proximity_weight: float = 1e-4, sparsity_weight: float = 0.1, diversity_weight: float = 1e-3,
-                 masked: int = 3) -> None:
+    def __init__(
+        self,
+        k: int = 10,
+        lr: float = 0.1,
+        max_iterations: int = 50,
+        start_spread: float = 0.1,
+        proximity_weight: float = 1e-4,
+        sparsity_weight: float = 0.1,
+        diversity_weight: float = 1e-3,
+        masked: int = 3,
+    ) -> None:
         super().__init__(k=k, lr=lr, max_iterations=max_iterations, start_spread=start_spread)
         self.proximity_weight = _non_negative("proximity_weight", proximity_weight)
         self.sparsity_weight = _non_negative("sparsity_weight", sparsity_weight)
@@ -163,6 +188,9 @@ class DiVE(LatentGradientSearch):
         return off_diagonal.sum(-1) / (k - 1)
 
     def objective(self, state: SearchState) -> torch.Tensor:
-        return (_cross_entropy(state) + self.proximity_weight * state.image_distance()
-                + self.sparsity_weight * state.l1_distance()
-                + self.diversity_weight * self.perturbation_similarity(state.z, state.z_cf))
+        return (
+            _cross_entropy(state)
+            + self.proximity_weight * state.image_distance()
+            + self.sparsity_weight * state.l1_distance()
+            + self.diversity_weight * self.perturbation_similarity(state.z, state.z_cf)
+        )

@@ -30,8 +30,9 @@ from cfcheck.methods.latent.contract import validate_latent_inputs
 __all__ = ["GrowingSpheres", "sample_spherical_layer"]
 
 
-def sample_spherical_layer(center: torch.Tensor, low: float, high: float, n: int,
-                           generator: torch.Generator) -> torch.Tensor:
+def sample_spherical_layer(
+    center: torch.Tensor, low: float, high: float, n: int, generator: torch.Generator
+) -> torch.Tensor:
     """``n`` points uniform in {x : low < ‖x − center‖₂ ≤ high} (``low`` 0: the ball): a Gaussian
     direction and a radius whose d-th power is uniform between low^d and high^d."""
     d = center.numel()
@@ -60,8 +61,9 @@ class GrowingSpheres:
         check_positive("max_layers", max_layers, integer=True)
         self.k, self.radius, self.candidates, self.max_layers = int(k), float(radius), int(candidates), int(max_layers)
 
-    def explain(self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, *,
-                rng: torch.Generator | None = None) -> torch.Tensor:
+    def explain(
+        self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, *, rng: torch.Generator | None = None
+    ) -> torch.Tensor:
         validate_latent_inputs(z, latent_classifier)
         rng = resolve_generator(rng)
         with torch.no_grad():

@@ -73,12 +73,21 @@ class InformedSearch:
         self.k = int(k)
 
     @torch.no_grad()
-    def explain(self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, *,
-                rng: torch.Generator | None = None, oracle_domain: Any = None) -> torch.Tensor:
+    def explain(
+        self,
+        z: torch.Tensor,
+        latent_classifier: nn.Module,
+        generator: nn.Module,
+        *,
+        rng: torch.Generator | None = None,
+        oracle_domain: Any = None,
+    ) -> torch.Tensor:
         validate_latent_inputs(z, latent_classifier)
         if oracle_domain is None:
-            raise TypeError("informed search is an oracle: it needs oracle_domain= (cfcheck's latent kind passes "
-                            "the variant's domain to a method that names that keyword)")
+            raise TypeError(
+                "informed search is an oracle: it needs oracle_domain= (cfcheck's latent kind passes "
+                "the variant's domain to a method that names that keyword)"
+            )
         z = z.detach()
         source = two_class_logits(latent_classifier, z, "informed search").argmax(1)
         candidates = _spurious_candidates(z, source, oracle_domain)

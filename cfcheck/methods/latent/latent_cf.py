@@ -41,8 +41,15 @@ class LatentCF(LatentGradientSearch):
 
     name = "Latent-CF"
 
-    def __init__(self, k: int = 10, lr: float = 0.1, p: float = 0.1, tolerance: float = 0.5,
-                 max_iterations: int = 50, start_spread: float = 0.1) -> None:
+    def __init__(
+        self,
+        k: int = 10,
+        lr: float = 0.1,
+        p: float = 0.1,
+        tolerance: float = 0.5,
+        max_iterations: int = 50,
+        start_spread: float = 0.1,
+    ) -> None:
         super().__init__(k=k, lr=lr, max_iterations=max_iterations, start_spread=start_spread)
         self.p = _check_probability("p", p)
         self.tolerance = self.stop_probability = _check_probability("tolerance", tolerance)

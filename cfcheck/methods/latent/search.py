@@ -107,7 +107,12 @@ class LatentGradientSearch(ABC):
         check_positive("max_iterations", max_iterations, integer=True)
         if not float(start_spread) >= 0.0:
             raise ValueError(f"start_spread must be >= 0, got {start_spread!r}")
-        self.k, self.lr, self.max_iterations, self.start_spread = int(k), float(lr), int(max_iterations), float(start_spread)
+        self.k, self.lr, self.max_iterations, self.start_spread = (
+            int(k),
+            float(lr),
+            int(max_iterations),
+            float(start_spread),
+        )
 
     @abstractmethod
     def objective(self, state: SearchState) -> torch.Tensor:
@@ -117,8 +122,9 @@ class LatentGradientSearch(ABC):
         """N×D bool of the coordinates allowed to move (None: all)."""
         return None
 
-    def explain(self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, *,
-                rng: torch.Generator | None = None) -> torch.Tensor:
+    def explain(
+        self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, *, rng: torch.Generator | None = None
+    ) -> torch.Tensor:
         validate_latent_inputs(z, latent_classifier)
         rng = resolve_generator(rng)
         n, d = z.shape

@@ -44,8 +44,9 @@ class StylExAttFind:
         self.k, self.shift_size = int(k), float(shift_size)
 
     @torch.no_grad()
-    def explain(self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, *,
-                rng: torch.Generator | None = None) -> torch.Tensor:
+    def explain(
+        self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, *, rng: torch.Generator | None = None
+    ) -> torch.Tensor:
         validate_latent_inputs(z, latent_classifier)
         n, d = z.shape
         z = z.detach()

@@ -35,8 +35,9 @@ class SCMIdentity:
 class SCMNoise:
     """Uniform noise images from the supplied generator."""
 
-    def counterfactual(self, x: torch.Tensor, parents: dict, intervention: dict, *,
-                       generator: torch.Generator | None = None) -> torch.Tensor:
+    def counterfactual(
+        self, x: torch.Tensor, parents: dict, intervention: dict, *, generator: torch.Generator | None = None
+    ) -> torch.Tensor:
         return uniform_like(x, resolve_generator(generator))
 
 
@@ -72,8 +73,9 @@ class SCMResample:
         require(domain, PARENT_RESAMPLING)
         self._domain = domain
 
-    def counterfactual(self, x: torch.Tensor, parents: dict, intervention: dict, *,
-                       generator: torch.Generator | None = None) -> torch.Tensor:
+    def counterfactual(
+        self, x: torch.Tensor, parents: dict, intervention: dict, *, generator: torch.Generator | None = None
+    ) -> torch.Tensor:
         observed = {name: value.detach().cpu() for name, value in parents.items()}
         action = {name: value.detach().cpu() for name, value in intervention.items()}
         new_parents = self._domain.propagate_parents(observed, action)

@@ -23,8 +23,8 @@ Everything is deterministic (no sampling), so the method needs no generator.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 import torch
@@ -38,8 +38,14 @@ class ImageMechanism(Protocol):
 
     def parameters(self) -> Iterator[nn.Parameter]: ...
 
-    def counterfactual(self, x: torch.Tensor, condition: torch.Tensor, counterfactual_condition: torch.Tensor, *,
-                       abduct_pixel_noise: bool = True) -> torch.Tensor: ...
+    def counterfactual(
+        self,
+        x: torch.Tensor,
+        condition: torch.Tensor,
+        counterfactual_condition: torch.Tensor,
+        *,
+        abduct_pixel_noise: bool = True,
+    ) -> torch.Tensor: ...
 
 
 class AttributeMechanisms(Protocol):
@@ -51,8 +57,9 @@ class AttributeMechanisms(Protocol):
         """The image mechanism's condition vectors (N × condition_features) of these parents."""
         ...
 
-    def propagate(self, parents: dict[str, torch.Tensor], intervention: dict[str, torch.Tensor]
-                  ) -> dict[str, torch.Tensor]:
+    def propagate(
+        self, parents: dict[str, torch.Tensor], intervention: dict[str, torch.Tensor]
+    ) -> dict[str, torch.Tensor]:
         """Every parent after the intervention: abduction, action, prediction."""
         ...
 
@@ -80,12 +87,16 @@ class SCMVAE:
     def __post_init__(self) -> None:
         for name in ("encode", "decode", "counterfactual"):
             if not callable(getattr(self.vae, name, None)):
-                raise TypeError(f"vae must be a ConditionalVAE, ConditionalHVAE or ConditionalGAN (with encode, "
-                                f"decode, counterfactual); {type(self.vae).__name__} has no {name}()")
+                raise TypeError(
+                    f"vae must be a ConditionalVAE, ConditionalHVAE or ConditionalGAN (with encode, "
+                    f"decode, counterfactual); {type(self.vae).__name__} has no {name}()"
+                )
         for name in ("condition", "propagate"):
             if not callable(getattr(self.mechanisms, name, None)):
-                raise TypeError(f"mechanisms must offer condition() and propagate(); "
-                                f"{type(self.mechanisms).__name__} has no {name}()")
+                raise TypeError(
+                    f"mechanisms must offer condition() and propagate(); "
+                    f"{type(self.mechanisms).__name__} has no {name}()"
+                )
         if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
             raise ValueError(f"batch_size must be a positive int, got {self.batch_size!r}")
 
@@ -116,7 +127,12 @@ class SCMVAE:
         out = []
         for start in range(0, n, self.batch_size):
             rows = slice(start, start + self.batch_size)
-            out.append(self.vae.counterfactual(x[rows].to(device=device, dtype=torch.float32),
-                                               condition[rows].to(device), condition_cf[rows].to(device),
-                                               abduct_pixel_noise=self.abduct_pixel_noise))
+            out.append(
+                self.vae.counterfactual(
+                    x[rows].to(device=device, dtype=torch.float32),
+                    condition[rows].to(device),
+                    condition_cf[rows].to(device),
+                    abduct_pixel_noise=self.abduct_pixel_noise,
+                )
+            )
         return torch.cat(out).to(device=x.device, dtype=x.dtype) if out else x.clone()

@@ -50,8 +50,9 @@ class TargetedPGD(VisualExplainer):
         """The step size actually used (the default rule applied when none was given)."""
         return self.step_size if self.step_size is not None else 2.5 * self.eps / self.steps
 
-    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
-                        generator: torch.Generator) -> torch.Tensor:
+    def counterfactuals(
+        self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module, generator: torch.Generator
+    ) -> torch.Tensor:
         """Return ``x_adv`` with ``‖x_adv − x‖∞ ≤ eps``, values in [0, 1], pushed to ``target``."""
         with torch.no_grad():
             validate_target_range(target, classifier(x[:1]).shape[1])

@@ -44,9 +44,7 @@ __all__ = [
 ]
 
 
-def validate_explain_inputs(
-    x: object, target: object, *, x_name: str = "x", target_name: str = "target"
-) -> None:
+def validate_explain_inputs(x: object, target: object, *, x_name: str = "x", target_name: str = "target") -> None:
     """Raise ``TypeError``/``ValueError`` unless ``x`` is N×C×H×W float in [0, 1] and
     ``target`` is an int64 vector of length N on the same device (the names only change
     the messages, so image banks and their labels are reported as such)."""
@@ -63,15 +61,12 @@ def validate_explain_inputs(
         raise TypeError(f"Expected {tn} to have dtype torch.int64, but got {target.dtype}.")
     if target.dim() != 1 or target.shape[0] != x.shape[0]:
         raise ValueError(
-            f"Expected {tn} to have shape ({x.shape[0]},) to match {xn}, "
-            f"but got shape {tuple(target.shape)}."
+            f"Expected {tn} to have shape ({x.shape[0]},) to match {xn}, but got shape {tuple(target.shape)}."
         )
     if target.device != x.device:
         raise ValueError(f"Expected {tn} on the device of {xn} ({x.device}), but got {target.device}.")
     if x.numel() > 0 and (bool(x.min() < 0) or bool(x.max() > 1)):
-        raise ValueError(
-            f"Expected {xn} in [0, 1], but got values in [{x.min().item():.4g}, {x.max().item():.4g}]."
-        )
+        raise ValueError(f"Expected {xn} in [0, 1], but got values in [{x.min().item():.4g}, {x.max().item():.4g}].")
 
 
 def validate_target_range(target: torch.Tensor, num_classes: int) -> None:
@@ -121,8 +116,9 @@ class VisualExplainer(ABC):
         return self.counterfactuals(x, target, classifier, generator)
 
     @abstractmethod
-    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
-                        generator: torch.Generator) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    def counterfactuals(
+        self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module, generator: torch.Generator
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """The method itself, on checked, non-empty inputs: ``x_cf`` (``(x_cf, valid)`` where
         ``returns_valid``), shaped like ``x`` (or N×K×C×H×W for K counterfactuals per input); a
         subclass that does not define it cannot be instantiated."""

@@ -25,8 +25,9 @@ class IdentityControl(VisualExplainer):
     cfcheck must fail it on validity.
     """
 
-    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
-                        generator: torch.Generator) -> torch.Tensor:
+    def counterfactuals(
+        self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module, generator: torch.Generator
+    ) -> torch.Tensor:
         """Return ``x.clone()`` (a copy, so a caller mutating the output cannot alter ``x``)."""
         return x.clone()
 
@@ -40,8 +41,9 @@ class UniformNoiseControl(VisualExplainer):
     from the supplied generator only, so a fixed seed reproduces it exactly.
     """
 
-    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
-                        generator: torch.Generator) -> torch.Tensor:
+    def counterfactuals(
+        self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module, generator: torch.Generator
+    ) -> torch.Tensor:
         """Return uniform [0, 1) noise with the shape, dtype and device of ``x``."""
         return uniform_like(x, generator)
 
@@ -69,11 +71,14 @@ class ClassMeanImage(VisualExplainer):
         validate_explain_inputs(images, labels, x_name="bank_images", target_name="bank_labels")
         self._means = {int(c): images[labels == c].double().mean(0).to(images.dtype) for c in labels.unique()}
 
-    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
-                        generator: torch.Generator) -> torch.Tensor:
+    def counterfactuals(
+        self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module, generator: torch.Generator
+    ) -> torch.Tensor:
         """The bank's mean image of each input's target class (``generator`` is not used)."""
         missing = sorted({int(t) for t in target.tolist()} - set(self._means))
         if missing:
-            raise ValueError(f"the image bank has no image of target class(es) {missing}; it holds {sorted(self._means)}")
+            raise ValueError(
+                f"the image bank has no image of target class(es) {missing}; it holds {sorted(self._means)}"
+            )
         means = torch.stack([self._means[int(t)] for t in target.tolist()])
         return means.to(device=x.device, dtype=x.dtype)

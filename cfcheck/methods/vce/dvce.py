@@ -151,8 +151,9 @@ class DiffusionCounterfactual(VisualExplainer):
         if not 0.0 < self.cone_angle < 90.0:
             raise ValueError(f"Expected `cone_angle` in (0, 90) degrees, but got {self.cone_angle}.")
 
-    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
-                        generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    def counterfactuals(
+        self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module, generator: torch.Generator
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Return ``(x_cf, valid)``: N×C×H×W (K = 1) or N×K×C×H×W, and the kept inputs."""
         from cfcheck.models.generative.diffusion.sampling import encode_decode
 
@@ -163,12 +164,16 @@ class DiffusionCounterfactual(VisualExplainer):
             chunks = []
             for part, chunk_generator in seeded_chunks(generator, n, self.batch_size, x.device):
                 guide = self._guide(network, x[part].detach(), target[part], classifier)
-                chunks.append(encode_decode(network, x[part].detach(), self.start_fraction, self.num_steps,
-                                            chunk_generator, guide=guide))
+                chunks.append(
+                    encode_decode(
+                        network, x[part].detach(), self.start_fraction, self.num_steps, chunk_generator, guide=guide
+                    )
+                )
             outputs.append(torch.cat(chunks))
         cfs = torch.stack(outputs, dim=1).to(x.dtype)
-        hits = torch.stack([predict_logits(classifier, cfs[:, k], 256).argmax(1) == target
-                            for k in range(cfs.shape[1])], dim=1)
+        hits = torch.stack(
+            [predict_logits(classifier, cfs[:, k], 256).argmax(1) == target for k in range(cfs.shape[1])], dim=1
+        )
         valid = hits.all(1) if self.rejection else torch.ones(n, dtype=torch.bool, device=x.device)
         return (cfs[:, 0] if self.num_counterfactuals == 1 else cfs), valid
 

@@ -89,27 +89,39 @@ class FastDiME(VisualExplainer):
         if not 0.0 < self.start_fraction <= 1.0:
             raise ValueError(f"Expected `start_fraction` in (0, 1], but got {self.start_fraction}.")
         if self.distance_weight < 0 or self.dilation < 0:
-            raise ValueError(f"Expected `distance_weight` and `dilation` >= 0, but got "
-                             f"{self.distance_weight} and {self.dilation}.")
+            raise ValueError(
+                f"Expected `distance_weight` and `dilation` >= 0, but got {self.distance_weight} and {self.dilation}."
+            )
         if not 0.0 < self.mask_threshold < 1.0 or not 0.0 <= self.mask_after <= 1.0:
-            raise ValueError(f"Expected `mask_threshold` in (0, 1) and `mask_after` in [0, 1], but got "
-                             f"{self.mask_threshold} and {self.mask_after}.")
+            raise ValueError(
+                f"Expected `mask_threshold` in (0, 1) and `mask_after` in [0, 1], but got "
+                f"{self.mask_threshold} and {self.mask_after}."
+            )
 
-    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
-                        generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    def counterfactuals(
+        self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module, generator: torch.Generator
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Return ``(x_cf, valid)``: N×C×H×W in [0, 1] and the kept inputs."""
         n = x.shape[0]
         network = self.diffusion.to(x.device)
-        cfs = torch.cat([
-            self._counterfactual(network, x[part].detach(), target[part], classifier, chunk_generator)
-            for part, chunk_generator in seeded_chunks(generator, n, self.batch_size, x.device)
-        ])
+        cfs = torch.cat(
+            [
+                self._counterfactual(network, x[part].detach(), target[part], classifier, chunk_generator)
+                for part, chunk_generator in seeded_chunks(generator, n, self.batch_size, x.device)
+            ]
+        )
         hits = predict_logits(classifier, cfs, 256).argmax(1) == target
         valid = hits if self.rejection else torch.ones(n, dtype=torch.bool, device=x.device)
         return cfs.to(x.dtype), valid
 
-    def _counterfactual(self, network: DenoisingUNet, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
-                        generator: torch.Generator) -> torch.Tensor:
+    def _counterfactual(
+        self,
+        network: DenoisingUNet,
+        x: torch.Tensor,
+        target: torch.Tensor,
+        classifier: nn.Module,
+        generator: torch.Generator,
+    ) -> torch.Tensor:
         from cfcheck.models.generative.diffusion.sampling import (
             ddim_timesteps,
             denoise,

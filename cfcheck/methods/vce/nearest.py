@@ -47,9 +47,7 @@ class NearestTargetNeighbour(VisualExplainer):
 
     returns_valid: ClassVar[bool] = True
 
-    def __init__(
-        self, bank_images: torch.Tensor, bank_labels: torch.Tensor, batch_size: int = 1024
-    ) -> None:
+    def __init__(self, bank_images: torch.Tensor, bank_labels: torch.Tensor, batch_size: int = 1024) -> None:
         validate_explain_inputs(bank_images, bank_labels, x_name="bank_images", target_name="bank_labels")
         if bank_images.shape[0] == 0:
             raise ValueError("Expected a non-empty bank of images, but got 0 images.")
@@ -58,15 +56,12 @@ class NearestTargetNeighbour(VisualExplainer):
         self.bank_labels = bank_labels.detach().clone()
         self.batch_size = batch_size
         self._bank_on_device: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
-        self._prediction_cache: weakref.WeakKeyDictionary[
-            nn.Module, tuple[tuple[int, ...], torch.Tensor, int]
-        ] = weakref.WeakKeyDictionary()
+        self._prediction_cache: weakref.WeakKeyDictionary[nn.Module, tuple[tuple[int, ...], torch.Tensor, int]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def __repr__(self) -> str:
-        return (
-            f"{type(self).__name__}(bank_size={self.bank_images.shape[0]}, "
-            f"batch_size={self.batch_size})"
-        )
+        return f"{type(self).__name__}(bank_size={self.bank_images.shape[0]}, batch_size={self.batch_size})"
 
     def _bank(self, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
         """Flattened bank images and labels on ``device`` (moved once per device)."""
@@ -75,9 +70,7 @@ class NearestTargetNeighbour(VisualExplainer):
             self._bank_on_device[device] = (flat, self.bank_labels.to(device))
         return self._bank_on_device[device]
 
-    def bank_predictions(
-        self, classifier: nn.Module, device: torch.device
-    ) -> tuple[torch.Tensor, int]:
+    def bank_predictions(self, classifier: nn.Module, device: torch.device) -> tuple[torch.Tensor, int]:
         """``(predicted labels of the bank, number of logits)``, once per classifier object."""
         validate_classifier(classifier)
         versions = _parameter_versions(classifier)
@@ -95,8 +88,9 @@ class NearestTargetNeighbour(VisualExplainer):
         self._prediction_cache = weakref.WeakKeyDictionary()
         self._bank_on_device.clear()
 
-    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
-                        generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    def counterfactuals(
+        self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module, generator: torch.Generator
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Return ``(x_cf, valid)``; deterministic, so ``generator`` is accepted and unused."""
         if x.shape[1:] != self.bank_images.shape[1:]:
             raise ValueError(

@@ -57,8 +57,9 @@ class TrueCounterfactual(VisualExplainer):
     def returns_valid(self) -> bool:  # type: ignore[override]
         return self.reject
 
-    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
-                        generator: torch.Generator) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    def counterfactuals(
+        self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module, generator: torch.Generator
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """True counterfactuals of ``x`` towards ``target`` (and the rejection mask if asked)."""
         factors = self._data.factors[self._lookup.indices(x)]
         x_cf = self._domain.class_counterfactual(factors, target.cpu()).to(device=x.device, dtype=x.dtype)
@@ -80,8 +81,10 @@ def input_share(x: torch.Tensor, share: float, salt: bytes = b"cfcheck-mixture")
     """
     if not 0.0 <= share <= 1.0:
         raise ValueError(f"`share` must be in [0, 1], got {share!r}")
-    draws = [int.from_bytes(hashlib.blake2b(image_key(image), key=salt, digest_size=8).digest(), "big") / 2.0**64
-             for image in x]
+    draws = [
+        int.from_bytes(hashlib.blake2b(image_key(image), key=salt, digest_size=8).digest(), "big") / 2.0**64
+        for image in x
+    ]
     return torch.tensor(draws, dtype=torch.float64) < share
 
 
@@ -101,10 +104,13 @@ class TruthMixture(VisualExplainer):
         self.share = float(share)
         self._truth = TrueCounterfactual(domain)
 
-    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
-                        generator: torch.Generator) -> torch.Tensor:
+    def counterfactuals(
+        self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module, generator: torch.Generator
+    ) -> torch.Tensor:
         """The truth where :func:`input_share` picks the input, else the input itself."""
-        x_cf = cast(torch.Tensor, self._truth.counterfactuals(x, target, classifier, generator))  # reject=False: a tensor
+        x_cf = cast(
+            torch.Tensor, self._truth.counterfactuals(x, target, classifier, generator)
+        )  # reject=False: a tensor
         chosen = input_share(x, self.share).to(x.device)
         return torch.where(chosen[:, None, None, None], x_cf, x)
 
@@ -122,8 +128,9 @@ class RandomTargetImage(VisualExplainer):
         self._images = images
         self._by_class = {int(c): torch.nonzero(labels == c).flatten() for c in labels.unique()}
 
-    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
-                        generator: torch.Generator) -> torch.Tensor:
+    def counterfactuals(
+        self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module, generator: torch.Generator
+    ) -> torch.Tensor:
         """One bank image of each input's target class, drawn from ``generator``."""
         picks = []
         for t in target.tolist():

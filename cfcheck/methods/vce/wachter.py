@@ -92,8 +92,9 @@ class WachterCounterfactual(VisualExplainer):
         if len(self.betas) != 2 or not all(0.0 <= b < 1.0 for b in self.betas):
             raise ValueError(f"Expected `betas` as two numbers in [0, 1), but got {self.betas}.")
 
-    def counterfactuals(self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module,
-                        generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    def counterfactuals(
+        self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module, generator: torch.Generator
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Return ``(x_cf, valid)``; ``x_cf`` in [0, 1] with the shape/dtype/device of ``x``."""
         x0 = x.detach()
         n = x0.shape[0]
@@ -124,9 +125,7 @@ class WachterCounterfactual(VisualExplainer):
             new_first = beta1 * first_moment + (1 - beta1) * pseudo_grad
             new_second = beta2 * second_moment + (1 - beta2) * pseudo_grad.square()
             t = steps_taken.clamp_min(1.0)
-            update = (new_first / (1 - beta1**t)) / (
-                (new_second / (1 - beta2**t)).sqrt() + self.adam_eps
-            )
+            update = (new_first / (1 - beta1**t)) / ((new_second / (1 - beta2**t)).sqrt() + self.adam_eps)
             candidate = delta - self.learning_rate * update
             # Orthant constraint: a pixel whose change would flip sign stops at zero instead,
             # and forgets its momentum so it does not immediately cross back.

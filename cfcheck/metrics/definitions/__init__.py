@@ -18,7 +18,17 @@ from cfcheck.metrics.definitions.scm_realism import SCM_REALISM_CARDS
 from cfcheck.metrics.definitions.synbols import SYNBOLS_CARDS
 from cfcheck.metrics.definitions.validity import TRANSITION_CARDS, VALIDITY_CARDS
 
-ALL_CARDS = (*VALIDITY_CARDS, *TRANSITION_CARDS, *CLOSENESS_CARDS, *REALISM_CARDS, *SANITY_CARDS, *SCM_CARDS,
-             *SCM_MODEL_CARDS, *SCM_REALISM_CARDS, *REMOVAL_CARDS, *SYNBOLS_CARDS)
+ALL_CARDS = (
+    *VALIDITY_CARDS,
+    *TRANSITION_CARDS,
+    *CLOSENESS_CARDS,
+    *REALISM_CARDS,
+    *SANITY_CARDS,
+    *SCM_CARDS,
+    *SCM_MODEL_CARDS,
+    *SCM_REALISM_CARDS,
+    *REMOVAL_CARDS,
+    *SYNBOLS_CARDS,
+)
 
 __all__ = ["ALL_CARDS"]

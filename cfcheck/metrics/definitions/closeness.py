@@ -10,158 +10,243 @@ from cfcheck.metrics.card import Bar, MetricCard
 from cfcheck.metrics.definitions._common import EXCLUDED, HVILSHOJ, IMAGES
 
 _PIXELS = "pixel intensity ([0,1] scale) summed over all pixels"
-_SEEDS = ("Placed on the 95% intervals of the controls over seeds 0, 1 and 2 (`cfcheck calibrate --seeds 0 1 2`), "
-          "so the truth passes and random_target fails on each seed.")
+_SEEDS = (
+    "Placed on the 95% intervals of the controls over seeds 0, 1 and 2 (`cfcheck calibrate --seeds 0 1 2`), "
+    "so the truth passes and random_target fails on each seed."
+)
 _SEEDS_SHORT = "the truth's highest upper end equals random_target's lowest lower end to two decimals"
 
 
 def _distance(key: str, name: str, formula: str, citation: str, **kwargs: Any) -> MetricCard:
-    return MetricCard(key, name, formula, "lower", (0.0, math.inf), _PIXELS, IMAGES, EXCLUDED, citation, True,
-                      **kwargs)
+    return MetricCard(key, name, formula, "lower", (0.0, math.inf), _PIXELS, IMAGES, EXCLUDED, citation, True, **kwargs)
 
 
 CLOSENESS_CARDS = (
-    _distance("d1", "L1 distance (D_1)", "D_1 = 1/|X| Σ_x ‖x − c(x)‖_1", "Väth et al. 2023, §3.2",
-              tolerance=5.0, rationale=("The true counterfactual (with and without rejection) edits the object; a random real image "
-                  f"of the target class redraws it and lies further; noise far beyond. {_SEEDS} 80 sits halfway "
-                  "between the truth's highest interval end and random_target's lowest, so it fails a method that "
-                  "redraws the object instead of editing it. The L2-nearest real neighbour of the target class, "
-                  "expected to fail closeness, passes: it is closer than the truth in pixels (see d2); "
-                  "lvs_unrelated and mnac fail it."), bar=Bar(80.0, "max"),
+    _distance(
+        "d1",
+        "L1 distance (D_1)",
+        "D_1 = 1/|X| Σ_x ‖x − c(x)‖_1",
+        "Väth et al. 2023, §3.2",
+        tolerance=5.0,
+        rationale=(
+            "The true counterfactual (with and without rejection) edits the object; a random real image "
+            f"of the target class redraws it and lies further; noise far beyond. {_SEEDS} 80 sits halfway "
+            "between the truth's highest interval end and random_target's lowest, so it fails a method that "
+            "redraws the object instead of editing it. The L2-nearest real neighbour of the target class, "
+            "expected to fail closeness, passes: it is closer than the truth in pixels (see d2); "
+            "lvs_unrelated and mnac fail it."
+        ),
+        bar=Bar(80.0, "max"),
         computed_by=("cfcheck.metrics.closeness.minkowski_distance",),
     ),
-    _distance("d1_5", "L1.5 distance (D_1.5)", "D_1.5 = 1/|X| Σ_x ‖x − c(x)‖_1.5", "Väth et al. 2023, §3.2",
-              tolerance=1.5, rationale=(f"Truth below, random_target above, noise far above. {_SEEDS} 14.6 sits halfway "
-                  "between the truth's highest interval end and random_target's lowest; the margin is narrow "
-                  "(a few per cent of the value). The L2-nearest real neighbour passes, as on d1."),
-              bar=Bar(14.6, "max"),
+    _distance(
+        "d1_5",
+        "L1.5 distance (D_1.5)",
+        "D_1.5 = 1/|X| Σ_x ‖x − c(x)‖_1.5",
+        "Väth et al. 2023, §3.2",
+        tolerance=1.5,
+        rationale=(
+            f"Truth below, random_target above, noise far above. {_SEEDS} 14.6 sits halfway "
+            "between the truth's highest interval end and random_target's lowest; the margin is narrow "
+            "(a few per cent of the value). The L2-nearest real neighbour passes, as on d1."
+        ),
+        bar=Bar(14.6, "max"),
         computed_by=("cfcheck.metrics.closeness.minkowski_distance",),
     ),
-    _distance("d2", "L2 distance (D_2)", "D_2 = 1/|X| Σ_x ‖x − c(x)‖_2", "Väth et al. 2023, §3.2",
-              tolerance=0.7, rationale=("No bar: on the pairs of another class the truth's own distance is nearly that of a random "
-                  f"real image of the target class, and over seeds 0, 1 and 2 their 95% intervals meet ({_SEEDS_SHORT}): "
-                  "no L2 bar passes the truth on every seed and fails random_target. Noise lies far above, "
-                  "identity at 0. The L2-nearest real neighbour, expected to fail closeness, is closer than the "
-                  "truth in pixels: pixel distances cannot tell a minimal edit from a well-chosen other image; "
-                  "lvs_unrelated does, and ground_truth_relative_error judges closeness to the true "
-                  "counterfactual itself."),
+    _distance(
+        "d2",
+        "L2 distance (D_2)",
+        "D_2 = 1/|X| Σ_x ‖x − c(x)‖_2",
+        "Väth et al. 2023, §3.2",
+        tolerance=0.7,
+        rationale=(
+            "No bar: on the pairs of another class the truth's own distance is nearly that of a random "
+            f"real image of the target class, and over seeds 0, 1 and 2 their 95% intervals meet ({_SEEDS_SHORT}): "
+            "no L2 bar passes the truth on every seed and fails random_target. Noise lies far above, "
+            "identity at 0. The L2-nearest real neighbour, expected to fail closeness, is closer than the "
+            "truth in pixels: pixel distances cannot tell a minimal edit from a well-chosen other image; "
+            "lvs_unrelated does, and ground_truth_relative_error judges closeness to the true "
+            "counterfactual itself."
+        ),
         computed_by=("cfcheck.metrics.closeness.minkowski_distance",),
     ),
-    _distance("elastic_net", "Elastic-net distance (EN)", "EN = 1/|X| Σ_x (‖x − c(x)‖_1 + ‖x − c(x)‖_2)",
-              f"{HVILSHOJ}, §3.1", tolerance=5.0, rationale=(f"Truth below, random_target above, noise far above. {_SEEDS} 86 sits "
-                  "halfway between the truth's highest interval end and random_target's lowest. The L2-nearest "
-                  "real neighbour passes, as on d1."), bar=Bar(86.0, "max"),
+    _distance(
+        "elastic_net",
+        "Elastic-net distance (EN)",
+        "EN = 1/|X| Σ_x (‖x − c(x)‖_1 + ‖x − c(x)‖_2)",
+        f"{HVILSHOJ}, §3.1",
+        tolerance=5.0,
+        rationale=(
+            f"Truth below, random_target above, noise far above. {_SEEDS} 86 sits "
+            "halfway between the truth's highest interval end and random_target's lowest. The L2-nearest "
+            "real neighbour passes, as on d1."
+        ),
+        bar=Bar(86.0, "max"),
         computed_by=("cfcheck.metrics.closeness.elastic_net_distance",),
     ),
     MetricCard(
-        "perceptual_distance", "Perceptual distance (LPIPS formula, domain network)",
+        "perceptual_distance",
+        "Perceptual distance (LPIPS formula, domain network)",
         "d = Σ_l 1/(H_l W_l) Σ_{h,w} ‖x̂_l,hw − ĉ_l,hw‖², x̂ = activations unit-normalised over channels",
-        "lower", (0.0, math.inf), "unitless (each layer contributes at most 4)",
-        f"{IMAGES}; activations of the bundled domain embedding network's layers", EXCLUDED,
-        "Zhang et al. 2018 (LPIPS) as used by Väth et al. 2023, §3.2", True,
+        "lower",
+        (0.0, math.inf),
+        "unitless (each layer contributes at most 4)",
+        f"{IMAGES}; activations of the bundled domain embedding network's layers",
+        EXCLUDED,
+        "Zhang et al. 2018 (LPIPS) as used by Väth et al. 2023, §3.2",
+        True,
         notes="Uniform channel weights: LPIPS' learned 'lin' weights need human similarity judgements, "
-              "which do not exist for the bundled domains.",
-        bar=Bar(1.45, "max"), tolerance=0.1, rationale=("Truth below, random_target above, noise far above; 1.45 sits midway between truth and "
-                  "random_target. The L2-nearest real neighbour passes, as on d1: the domain network sees it as "
-                  "close as the truth."),
+        "which do not exist for the bundled domains.",
+        bar=Bar(1.45, "max"),
+        tolerance=0.1,
+        rationale=(
+            "Truth below, random_target above, noise far above; 1.45 sits midway between truth and "
+            "random_target. The L2-nearest real neighbour passes, as on d1: the domain network sees it as "
+            "close as the truth."
+        ),
         failure_hint="the counterfactuals look far from their inputs to the domain network",
         computed_by=("cfcheck.metrics.closeness.perceptual_distance",),
     ),
     MetricCard(
-        "lpips", "LPIPS (learned, ImageNet backbone)",
-        "d = Σ_l 1/(H_l W_l) Σ_{h,w} ‖w_l ⊙ (x̂_l,hw − ĉ_l,hw)‖², learned w_l ≥ 0", "lower",
-        (0.0, math.inf), "unitless",
+        "lpips",
+        "LPIPS (learned, ImageNet backbone)",
+        "d = Σ_l 1/(H_l W_l) Σ_{h,w} ‖w_l ⊙ (x̂_l,hw − ĉ_l,hw)‖², learned w_l ≥ 0",
+        "lower",
+        (0.0, math.inf),
+        "unitless",
         "images in [0,1], grey repeated to 3 channels, mapped to [-1,1]; lpips package, AlexNet by default",
-        EXCLUDED, "Zhang et al. 2018 (LPIPS); Väth et al. 2023, §3.2", True,
-        notes="Optional: needs `pip install \"cfcheck[lpips]\"` and a torchvision matching torch. No bar: it "
-              "has never been calibrated on the controls (torchvision cannot run beside the CPU torch here).",
+        EXCLUDED,
+        "Zhang et al. 2018 (LPIPS); Väth et al. 2023, §3.2",
+        True,
+        notes='Optional: needs `pip install "cfcheck[lpips]"` and a torchvision matching torch. No bar: it '
+        "has never been calibrated on the controls (torchvision cannot run beside the CPU torch here).",
         tolerance=0.03,
         computed_by=("cfcheck.metrics.closeness.lpips_distance",),
     ),
     MetricCard(
-        "lvs_unrelated", "Label variation of an unrelated attribute (LVS)",
+        "lvs_unrelated",
+        "Label variation of an unrelated attribute (LVS)",
         "LVS_l = 1/|X| Σ_x JS_2(o_l(x) ‖ o_l(c(x))), o_l = an attribute the intervention must not change",
-        "lower", (0.0, 1.0), "bits (JS divergence, log base 2)",
-        f"softmax probabilities of the attribute oracle o_l; {IMAGES}", EXCLUDED, f"{HVILSHOJ}, §3.2 eq. (5)",
-        True, notes="Recorded as lvs_unrelated:<attribute> (each attribute oracle of the domain).",
-        bar=Bar(0.15, "max"), tolerance=0.05, rationale=("The truth keeps the unrelated attributes (near 0 bits); the nearest real neighbour of the "
-                  "target class changes them (L2-nearest images have a small norm), a random real image "
-                  "of the target class and noise more. 0.15 sits between the truth and the nearest neighbour."),
+        "lower",
+        (0.0, 1.0),
+        "bits (JS divergence, log base 2)",
+        f"softmax probabilities of the attribute oracle o_l; {IMAGES}",
+        EXCLUDED,
+        f"{HVILSHOJ}, §3.2 eq. (5)",
+        True,
+        notes="Recorded as lvs_unrelated:<attribute> (each attribute oracle of the domain).",
+        bar=Bar(0.15, "max"),
+        tolerance=0.05,
+        rationale=(
+            "The truth keeps the unrelated attributes (near 0 bits); the nearest real neighbour of the "
+            "target class changes them (L2-nearest images have a small norm), a random real image "
+            "of the target class and noise more. 0.15 sits between the truth and the nearest neighbour."
+        ),
         failure_hint="the counterfactuals change an attribute the target does not involve",
         computed_by=("cfcheck.metrics.validity.label_variation",),
     ),
     MetricCard(
-        "diversity", "Diversity (mean pairwise perceptual distance)",
-        "div(x) = 2/(K(K−1)) Σ_{i<j} d(c_i(x), c_j(x)), d = perceptual_distance", "higher",
-        (0.0, math.inf), "unitless (as perceptual_distance)",
-        f"{IMAGES}; K ≥ 2 counterfactuals per input from different seeds", EXCLUDED,
-        "Väth et al. 2023, §3.4", True,
+        "diversity",
+        "Diversity (mean pairwise perceptual distance)",
+        "div(x) = 2/(K(K−1)) Σ_{i<j} d(c_i(x), c_j(x)), d = perceptual_distance",
+        "higher",
+        (0.0, math.inf),
+        "unitless (as perceptual_distance)",
+        f"{IMAGES}; K ≥ 2 counterfactuals per input from different seeds",
+        EXCLUDED,
+        "Väth et al. 2023, §3.4",
+        True,
         notes="Inputs with fewer than 2 non-abstained counterfactuals are excluded. No bar: no bundled control "
-              "returns several counterfactuals, so none could be calibrated.",
+        "returns several counterfactuals, so none could be calibrated.",
         tolerance=0.05,
         computed_by=("cfcheck.metrics.diversity.pairwise_diversity", "cfcheck.metrics.closeness.perceptual_distance"),
     ),
     MetricCard(
-        "ground_truth_error", "Ground-truth counterfactual error",
+        "ground_truth_error",
+        "Ground-truth counterfactual error",
         "GT(x) = 1/D Σ_d |x*_d − x_true_d|: mean absolute pixel difference between the method's counterfactual "
-        "and the domain's true counterfactual of the same input under the same intervention", "lower",
-        (0.0, 1.0), "mean absolute pixel difference", IMAGES,
+        "and the domain's true counterfactual of the same input under the same intervention",
+        "lower",
+        (0.0, 1.0),
+        "mean absolute pixel difference",
+        IMAGES,
         "excluded; the number of counterfactuals scored is n",
         "cfcheck (no benchmark on real data can compute it; Melistas et al. 2024 measure effectiveness and "
-        "composition because the true counterfactual is unknown there)", True,
+        "composition because the true counterfactual is unknown there)",
+        True,
         notes="The true counterfactual keeps every exogenous variable of the input (style, noise), applies the "
-              "intervention and propagates it through the domain's SCM. Recorded by the SCM suite (the task's "
-              "intervention) and by the VCE suite (do(class = target)). Reported without a verdict: its scale "
-              "depends on how far the truth is from the input (a class change moves more pixels than a "
-              "change of one attribute), so ground_truth_relative_error, which divides by that distance, carries the bar.",
+        "intervention and propagates it through the domain's SCM. Recorded by the SCM suite (the task's "
+        "intervention) and by the VCE suite (do(class = target)). Reported without a verdict: its scale "
+        "depends on how far the truth is from the input (a class change moves more pixels than a "
+        "change of one attribute), so ground_truth_relative_error, which divides by that distance, carries the bar.",
         computed_by=("cfcheck.metrics.closeness.ground_truth_error",),
     ),
     MetricCard(
-        "ground_truth_relative_error", "Ground-truth counterfactual error, relative to the input's",
+        "ground_truth_relative_error",
+        "Ground-truth counterfactual error, relative to the input's",
         "GT_rel(x) = d(x*, x_true) / d(x, x_true), d = mean absolute pixel difference (ground_truth_error); "
-        "an abstention counts as x* = x", "lower",
-        (0.0, math.inf), "fraction of the input's own distance to the truth",
+        "an abstention counts as x* = x",
+        "lower",
+        (0.0, math.inf),
+        "fraction of the input's own distance to the truth",
         f"{IMAGES}; inputs equal to their true counterfactual (nothing to move) are left out",
         "counted as the unchanged input (1): an abstention is not a right counterfactual",
-        "cfcheck (as ground_truth_error; no benchmark on real data can compute it)", True,
+        "cfcheck (as ground_truth_error; no benchmark on real data can compute it)",
+        True,
         notes="0 is the true counterfactual, 1 the unchanged input or any image as far from the truth; above 1, "
-              "further from the truth than the input itself (a different style, noise). Recorded by the VCE "
-              "suite (do(class = target)) and the SCM suite (the task's intervention).",
-        bar=Bar(0.2, "max"), tolerance=0.05,
-        rationale=("A method that returns the truth for a share s of its inputs and the input for the rest "
-                   "scores 1 − s on average, so 0.2 asks for 80 % right counterfactuals, as the validity bars "
-                   "do: the truth mixtures land at 0.5, 0.3, 0.2, 0.1 and 0.05 by construction. The truth "
-                   "scores 0; identity 1; targeted PGD and uniform noise, which stay near the input or leave "
-                   "it for noise, 1 and above. A method can pass validity and closeness and still fail here: "
-                   "a counterfactual that reaches the target but draws a different digit than the input's true "
-                   "counterfactual is no nearer the truth than the input was."),
+        "further from the truth than the input itself (a different style, noise). Recorded by the VCE "
+        "suite (do(class = target)) and the SCM suite (the task's intervention).",
+        bar=Bar(0.2, "max"),
+        tolerance=0.05,
+        rationale=(
+            "A method that returns the truth for a share s of its inputs and the input for the rest "
+            "scores 1 − s on average, so 0.2 asks for 80 % right counterfactuals, as the validity bars "
+            "do: the truth mixtures land at 0.5, 0.3, 0.2, 0.1 and 0.05 by construction. The truth "
+            "scores 0; identity 1; targeted PGD and uniform noise, which stay near the input or leave "
+            "it for noise, 1 and above. A method can pass validity and closeness and still fail here: "
+            "a counterfactual that reaches the target but draws a different digit than the input's true "
+            "counterfactual is no nearer the truth than the input was."
+        ),
         failure_hint="the counterfactuals are not nearer the input's true counterfactual than the input itself",
         computed_by=("cfcheck.metrics.closeness.ground_truth_relative_error",),
     ),
     MetricCard(
-        "ground_truth_perceptual", "Ground-truth counterfactual error, perceptual",
-        "GT_p(x) = d(x_true, x*), d = perceptual_distance on the domain embedding network", "lower",
-        (0.0, math.inf), "unitless (as perceptual_distance)", f"{IMAGES}; activations of the bundled domain "
-        "embedding network's layers", "excluded; the number of counterfactuals scored is n",
-        "cfcheck, as ground_truth_error; the distance is Zhang et al.'s LPIPS formula (Väth et al. 2023, §3.2)", True,
+        "ground_truth_perceptual",
+        "Ground-truth counterfactual error, perceptual",
+        "GT_p(x) = d(x_true, x*), d = perceptual_distance on the domain embedding network",
+        "lower",
+        (0.0, math.inf),
+        "unitless (as perceptual_distance)",
+        f"{IMAGES}; activations of the bundled domain embedding network's layers",
+        "excluded; the number of counterfactuals scored is n",
+        "cfcheck, as ground_truth_error; the distance is Zhang et al.'s LPIPS formula (Väth et al. 2023, §3.2)",
+        True,
         notes="The pixel error punishes a counterfactual that draws the right digit a pixel to the side as much as "
-              "a wrong one; the perceptual error much less. No bar, for the reason given on ground_truth_error.",
+        "a wrong one; the perceptual error much less. No bar, for the reason given on ground_truth_error.",
         tolerance=0.1,
         computed_by=("cfcheck.metrics.closeness.perceptual_distance",),
     ),
     MetricCard(
-        "mnac", "Mean number of attributes changed (MNAC)",
+        "mnac",
+        "Mean number of attributes changed (MNAC)",
         "MNAC = 1/|X| Σ_x Σ_{a ∈ A} [o_a(x) ≠ o_a(c(x))], A = the attributes the target must not involve",
-        "lower", (0.0, math.inf), "attributes (at most |A|)",
+        "lower",
+        (0.0, math.inf),
+        "attributes (at most |A|)",
         f"predicted labels of the attribute oracles o_a (e.g. tertiles of a continuous attribute); {IMAGES}",
-        EXCLUDED, "Rodríguez et al. 2021 (DiVE), as used by Jeanneret et al. 2022 (DiME) and 2023 (ACE)", True,
+        EXCLUDED,
+        "Rodríguez et al. 2021 (DiVE), as used by Jeanneret et al. 2022 (DiME) and 2023 (ACE)",
+        True,
         notes="The count behind lvs_unrelated's probabilities: an attribute counts as changed when its oracle's "
-              "predicted label flips (the truth is not at 0: the tertile oracles err near the bin edges).",
-        bar=Bar(0.5, "max"), tolerance=0.1,
-        rationale=("Positive controls of closeness: the truth (the tertile oracles err near the bin edges) and "
-                  "identity stay well below one attribute; negative: the L2-nearest real image of the target "
-                  "class changes nearly one, a random one and noise more. 0.5 sits between the truth and the "
-                  "nearest neighbour."),
+        "predicted label flips (the truth is not at 0: the tertile oracles err near the bin edges).",
+        bar=Bar(0.5, "max"),
+        tolerance=0.1,
+        rationale=(
+            "Positive controls of closeness: the truth (the tertile oracles err near the bin edges) and "
+            "identity stay well below one attribute; negative: the L2-nearest real image of the target "
+            "class changes nearly one, a random one and noise more. 0.5 sits between the truth and the "
+            "nearest neighbour."
+        ),
         failure_hint="the attribute oracles see an unrelated attribute change along with the class",
         computed_by=("cfcheck.metrics.closeness.attribute_changes",),
     ),

@@ -21,203 +21,331 @@ _FID_CITE = f"Väth et al. 2023, §3.3; {HVILSHOJ}, §3.1 eq. (4)"
 _KID_CITE = "Bińkowski et al. 2018 (Demystifying MMD GANs), as in torchmetrics' KernelInceptionDistance"
 _FID = "FID(A, B) = ‖μ_A − μ_B‖² + tr(Σ_A + Σ_B − 2 (Σ_A^½ Σ_B Σ_A^½)^½)"
 _KID = "KID(A, B) = unbiased MMD² with k(a,b) = (aᵀb / D + 1)³"
-_PER_CLASS = ("Per target class k: the counterfactuals with target k against real images of class k; then "
-              "pooled as Σ_k (n_k / n) · score_k over classes with ≥ 2 counterfactuals (the others are "
-              "counted in extra.classes_skipped).")
-_ESTIMATES = ("The CI estimates the expected score of a counterfactual set of this size and class mix against a "
-              "fresh reference draw (both sets vary).")
-_SIMULATED = ("Simulated at quick-profile sizes with real images in place of counterfactuals "
-              "(tests/metrics/test_realism_intervals.py): ")
-_SET_CI = ("Set-level; 95% CI by resampling the counterfactuals and the reference independently within each class "
-           "with replacement, shifted by the bootstrap bias (the resamples' median − the value; a resample's "
-           "duplicated rows raise FID), so it is centred on the full-set value, which is reported unchanged. It "
-           "covers the expected FID at this n and class mix, small-n bias included (the floor carries the same "
-           f"bias). {_ESTIMATES} {_SIMULATED}it held that expectation in 39–40 of 40 runs, 1.5–1.7× as wide as the "
-           "central 95% of the score over fresh draws where the sets share a distribution or differ in mean, "
-           "1.1–1.5× where the covariance differs: conservative, so some verdicts are inconclusive that a "
-           "tighter valid interval would decide. No tighter one held up (benchmarks/fid_intervals.py): "
-           "half-sampling with its spread corrected by a permutation null is 1.0–1.2× wide and covers 39–40 of "
-           "40 where the sets share a distribution, but 32 of 40 (0.82×) for fid_domain when the counterfactuals "
-           "are less varied than real images (features × 0.77). extra.real_floor holds the floor draws.")
-_KID_CI = ("Set-level; 95% CI by half-sampling the counterfactuals and the reference within each class (a bootstrap "
-           f"duplicates rows, which the unbiased estimator reads as perfect matches). {_ESTIMATES} {_SIMULATED}it "
-           "held that expectation in 39–40 of 40 runs, 1.0–1.4× as wide as the central 95% of the score over fresh "
-           "draws where the covariance differs, 1.7× (conservative) where the sets share a distribution. "
-           "extra.real_floor holds the floor draws.")
+_PER_CLASS = (
+    "Per target class k: the counterfactuals with target k against real images of class k; then "
+    "pooled as Σ_k (n_k / n) · score_k over classes with ≥ 2 counterfactuals (the others are "
+    "counted in extra.classes_skipped)."
+)
+_ESTIMATES = (
+    "The CI estimates the expected score of a counterfactual set of this size and class mix against a "
+    "fresh reference draw (both sets vary)."
+)
+_SIMULATED = (
+    "Simulated at quick-profile sizes with real images in place of counterfactuals "
+    "(tests/metrics/test_realism_intervals.py): "
+)
+_SET_CI = (
+    "Set-level; 95% CI by resampling the counterfactuals and the reference independently within each class "
+    "with replacement, shifted by the bootstrap bias (the resamples' median − the value; a resample's "
+    "duplicated rows raise FID), so it is centred on the full-set value, which is reported unchanged. It "
+    "covers the expected FID at this n and class mix, small-n bias included (the floor carries the same "
+    f"bias). {_ESTIMATES} {_SIMULATED}it held that expectation in 39–40 of 40 runs, 1.5–1.7× as wide as the "
+    "central 95% of the score over fresh draws where the sets share a distribution or differ in mean, "
+    "1.1–1.5× where the covariance differs: conservative, so some verdicts are inconclusive that a "
+    "tighter valid interval would decide. No tighter one held up (benchmarks/fid_intervals.py): "
+    "half-sampling with its spread corrected by a permutation null is 1.0–1.2× wide and covers 39–40 of "
+    "40 where the sets share a distribution, but 32 of 40 (0.82×) for fid_domain when the counterfactuals "
+    "are less varied than real images (features × 0.77). extra.real_floor holds the floor draws."
+)
+_KID_CI = (
+    "Set-level; 95% CI by half-sampling the counterfactuals and the reference within each class (a bootstrap "
+    f"duplicates rows, which the unbiased estimator reads as perfect matches). {_ESTIMATES} {_SIMULATED}it "
+    "held that expectation in 39–40 of 40 runs, 1.0–1.4× as wide as the central 95% of the score over fresh "
+    "draws where the covariance differs, 1.7× (conservative) where the sets share a distribution. "
+    "extra.real_floor holds the floor draws."
+)
 
 _NAEEM_CITE = "Naeem et al. 2020, Reliable Fidelity and Diversity Metrics for Generative Models, §3 (k = 5)"
-_NAEEM_BALL = ("B_i = the closed ball around real image i with radius the distance to its 5th nearest other real "
-               "image; density(A, C) = (1/(5M)) Σ_j Σ_i 1[c_j ∈ B_i], coverage(A, C) = (1/N) Σ_i 1[∃ j: c_j ∈ B_i]")
-_MATCHED = ("Against the union of the per-class reference draws (real images with the counterfactuals' class mix), "
-            "so it judges realism and variety whatever the class.")
-_DENSITY_MEANS = ("About 1 for sets drawn like the real images (extra.real_floor); above 1 when the counterfactuals "
-                  "crowd into dense real regions, towards 0 when they lie off the real images' manifold. Density "
-                  "does not reward variety: a set collapsed onto a typical real image can score high.")
-_COVERAGE_MEANS = ("The share of real images whose neighbourhood holds a counterfactual: it falls when the "
-                   "counterfactuals lie off the manifold and also when they collapse onto few modes (a prototype "
-                   "per class covers only the balls around it). With M counterfactuals against N real images and "
-                   "k = 5, real-vs-real coverage is below 1 and depends on M/N; the floor draws show it.")
-_MANIFOLD_CI = ("Set-level; 95% CI by half-sampling the counterfactuals and the reference within each class "
-                "(a bootstrap duplicates real rows, which shrinks their k-NN balls to zero radius), as for KID, "
-                "with the deviations taken from the half-samples' median (half a reference has wider balls, which "
-                "moves both statistics). "
-                f"{_ESTIMATES} {_SIMULATED}it held that expectation in 36–40 of 40 runs (226 of 240 over real "
-                "sets, a shifted mean and a wider covariance), 1.1–1.2× as wide as the central 95% of the score over "
-                "fresh draws: about nominal, not conservative. extra.real_floor holds the floor draws; the floor "
-                "passed to a bar is the lowest draw (higher is better).")
+_NAEEM_BALL = (
+    "B_i = the closed ball around real image i with radius the distance to its 5th nearest other real "
+    "image; density(A, C) = (1/(5M)) Σ_j Σ_i 1[c_j ∈ B_i], coverage(A, C) = (1/N) Σ_i 1[∃ j: c_j ∈ B_i]"
+)
+_MATCHED = (
+    "Against the union of the per-class reference draws (real images with the counterfactuals' class mix), "
+    "so it judges realism and variety whatever the class."
+)
+_DENSITY_MEANS = (
+    "About 1 for sets drawn like the real images (extra.real_floor); above 1 when the counterfactuals "
+    "crowd into dense real regions, towards 0 when they lie off the real images' manifold. Density "
+    "does not reward variety: a set collapsed onto a typical real image can score high."
+)
+_COVERAGE_MEANS = (
+    "The share of real images whose neighbourhood holds a counterfactual: it falls when the "
+    "counterfactuals lie off the manifold and also when they collapse onto few modes (a prototype "
+    "per class covers only the balls around it). With M counterfactuals against N real images and "
+    "k = 5, real-vs-real coverage is below 1 and depends on M/N; the floor draws show it."
+)
+_MANIFOLD_CI = (
+    "Set-level; 95% CI by half-sampling the counterfactuals and the reference within each class "
+    "(a bootstrap duplicates real rows, which shrinks their k-NN balls to zero radius), as for KID, "
+    "with the deviations taken from the half-samples' median (half a reference has wider balls, which "
+    "moves both statistics). "
+    f"{_ESTIMATES} {_SIMULATED}it held that expectation in 36–40 of 40 runs (226 of 240 over real "
+    "sets, a shifted mean and a wider covariance), 1.1–1.2× as wide as the central 95% of the score over "
+    "fresh draws: about nominal, not conservative. extra.real_floor holds the floor draws; the floor "
+    "passed to a bar is the lowest draw (higher is better)."
+)
 _SEEDS = "Over seeds 0, 1 and 2 (`cfcheck calibrate --seeds 0 1 2`)"
-_POSITIVES = ("Real images of the target class (truth, truth_rejecting, random_target) sit near the real-vs-real "
-              "floor draws")
-_HALFWAY = ("the bar sits halfway between the positive controls' lowest interval end and the negative controls' "
-            "highest, in units of the lowest floor draw, with a wide margin on either side")
-_DENSITY_NO_VARIETY = ("class_mean (one mean image per target class), expected to fail realism, lies where its class "
-                       "is dense and passes or is inconclusive: density does not ask for variety; coverage, FID and "
-                       "kid_domain fail it")
-_SMALL_SETS = ("At the quick profile's set sizes its floor draws vary by a tenth or two and the truth's interval spans "
-               "about a fifth of its value, where FID's floor draws vary by half or more and its interval spans about "
-               "its value; relative to the floor, the gap between the positive and negative controls' intervals is wider "
-               "than FID's.")
+_POSITIVES = (
+    "Real images of the target class (truth, truth_rejecting, random_target) sit near the real-vs-real floor draws"
+)
+_HALFWAY = (
+    "the bar sits halfway between the positive controls' lowest interval end and the negative controls' "
+    "highest, in units of the lowest floor draw, with a wide margin on either side"
+)
+_DENSITY_NO_VARIETY = (
+    "class_mean (one mean image per target class), expected to fail realism, lies where its class "
+    "is dense and passes or is inconclusive: density does not ask for variety; coverage, FID and "
+    "kid_domain fail it"
+)
+_SMALL_SETS = (
+    "At the quick profile's set sizes its floor draws vary by a tenth or two and the truth's interval spans "
+    "about a fifth of its value, where FID's floor draws vary by half or more and its interval spans about "
+    "its value; relative to the floor, the gap between the positive and negative controls' intervals is wider "
+    "than FID's."
+)
 #: (bar in units of the lowest floor draw, why) per score: see the cards' rationale.
 _MANIFOLD_BARS: dict[str, tuple[float, str]] = {
-    "density_target": (0.46, (
-        f"{_POSITIVES}; identity (real images of the source class) and noise lie in almost no ball of a "
-        f"target-class real image. {_SEEDS} every positive interval stays near the floor and every negative one "
-        f"near 0; {_HALFWAY}. {_DENSITY_NO_VARIETY}. The 50 % truth mixture (truth_mixture_50) straddles the bar: "
-        "density is a mean over counterfactuals, so it follows the share of right ones, and this bar asks for about "
-        f"half, where fid_target asks for about 80 %. {_SMALL_SETS}")),
-    "density_domain": (0.45, (
-        f"{_POSITIVES}; noise lies in no ball. {_SEEDS} {_HALFWAY}. Identity, expected to fail realism, passes "
-        f"(it returns real images of the domain; density_target fails it). {_DENSITY_NO_VARIETY}. PGD's "
-        f"perturbed inputs fall below the bar or are inconclusive. {_SMALL_SETS}")),
-    "coverage_target": (0.51, (
-        f"{_POSITIVES}; identity (real images of the source class), noise and class_mean (one mean image per "
-        f"target class: it covers only the balls around it) cover almost none. {_SEEDS} {_HALFWAY}. The 50 % "
-        "truth mixture (truth_mixture_50) is inconclusive or passes: half of a class's counterfactuals cover most "
-        f"of its balls, so coverage judges variety and nearness, not the share of right counterfactuals that "
-        f"fid_target asks for. {_SMALL_SETS}")),
-    "coverage_domain": (0.50, (
-        f"{_POSITIVES}; noise and class_mean cover almost none. {_SEEDS} {_HALFWAY}. Identity, expected to fail "
-        "realism, passes (real images of the domain with the inputs' class mix; coverage_target fails it). "
-        f"{_SMALL_SETS}")),
+    "density_target": (
+        0.46,
+        (
+            f"{_POSITIVES}; identity (real images of the source class) and noise lie in almost no ball of a "
+            f"target-class real image. {_SEEDS} every positive interval stays near the floor and every negative one "
+            f"near 0; {_HALFWAY}. {_DENSITY_NO_VARIETY}. The 50 % truth mixture (truth_mixture_50) straddles the bar: "
+            "density is a mean over counterfactuals, so it follows the share of right ones, and this bar asks for about "
+            f"half, where fid_target asks for about 80 %. {_SMALL_SETS}"
+        ),
+    ),
+    "density_domain": (
+        0.45,
+        (
+            f"{_POSITIVES}; noise lies in no ball. {_SEEDS} {_HALFWAY}. Identity, expected to fail realism, passes "
+            f"(it returns real images of the domain; density_target fails it). {_DENSITY_NO_VARIETY}. PGD's "
+            f"perturbed inputs fall below the bar or are inconclusive. {_SMALL_SETS}"
+        ),
+    ),
+    "coverage_target": (
+        0.51,
+        (
+            f"{_POSITIVES}; identity (real images of the source class), noise and class_mean (one mean image per "
+            f"target class: it covers only the balls around it) cover almost none. {_SEEDS} {_HALFWAY}. The 50 % "
+            "truth mixture (truth_mixture_50) is inconclusive or passes: half of a class's counterfactuals cover most "
+            f"of its balls, so coverage judges variety and nearness, not the share of right counterfactuals that "
+            f"fid_target asks for. {_SMALL_SETS}"
+        ),
+    ),
+    "coverage_domain": (
+        0.50,
+        (
+            f"{_POSITIVES}; noise and class_mean cover almost none. {_SEEDS} {_HALFWAY}. Identity, expected to fail "
+            "realism, passes (real images of the domain with the inputs' class mix; coverage_target fails it). "
+            f"{_SMALL_SETS}"
+        ),
+    ),
 }
 
 
 REALISM_CARDS = (
     MetricCard(
-        "fid_target", "Class-conditional FID to the target class",
-        f"Σ_k (n_k/n) FID(real_k, C_k), {_FID}", "lower", (0.0, math.inf), "squared embedding units",
-        _FEATURES, EXCLUDED, _FID_CITE, False, notes=f"{_PER_CLASS} {_SET_CI}",
-        bar=Bar(2.0, "max", "times_floor"), tolerance=2.0, rationale=("Real images of the target class sit at the floor: truth and random_target near the floor "
-                  "draws; identity (real images of the source class) lies far above, noise further (quick "
-                  "profile, seed 0, `cfcheck calibrate`; the floors in each score's extra.real_floor). 2 × the highest of 5 floor "
-                  "draws sits between. The L2-nearest real neighbour lands near the bar: real images, but a "
-                  "biased subset (fainter, thinner shapes). Share of right counterfactuals: the 50 % truth "
-                  "mixture (truth_mixture_50) fails or is inconclusive on every task, the 80 % one passes on "
-                  "the ideal pairs and sits on the bar on the others (quick profile, seed 0, "
-                  "`pytest --method=cfcheck.fixtures.truth_mixture_80`): FID is not linear in the share, and "
-                  "the bar asks for about 80 %, as the validity bars do."),
+        "fid_target",
+        "Class-conditional FID to the target class",
+        f"Σ_k (n_k/n) FID(real_k, C_k), {_FID}",
+        "lower",
+        (0.0, math.inf),
+        "squared embedding units",
+        _FEATURES,
+        EXCLUDED,
+        _FID_CITE,
+        False,
+        notes=f"{_PER_CLASS} {_SET_CI}",
+        bar=Bar(2.0, "max", "times_floor"),
+        tolerance=2.0,
+        rationale=(
+            "Real images of the target class sit at the floor: truth and random_target near the floor "
+            "draws; identity (real images of the source class) lies far above, noise further (quick "
+            "profile, seed 0, `cfcheck calibrate`; the floors in each score's extra.real_floor). 2 × the highest of 5 floor "
+            "draws sits between. The L2-nearest real neighbour lands near the bar: real images, but a "
+            "biased subset (fainter, thinner shapes). Share of right counterfactuals: the 50 % truth "
+            "mixture (truth_mixture_50) fails or is inconclusive on every task, the 80 % one passes on "
+            "the ideal pairs and sits on the bar on the others (quick profile, seed 0, "
+            "`pytest --method=cfcheck.fixtures.truth_mixture_80`): FID is not linear in the share, and "
+            "the bar asks for about 80 %, as the validity bars do."
+        ),
         failure_hint="the counterfactuals do not look like real images of their target classes",
         computed_by=("cfcheck.metrics.realism.fid", "cfcheck.metrics.reference_sets.score_realism"),
     ),
     MetricCard(
-        "fid_domain", "FID to the domain (class mix matched)",
-        f"{_FID}, A = real images drawn with the counterfactuals' target-class mix", "lower", (0.0, math.inf),
-        "squared embedding units", _FEATURES, EXCLUDED, _FID_CITE, False,
+        "fid_domain",
+        "FID to the domain (class mix matched)",
+        f"{_FID}, A = real images drawn with the counterfactuals' target-class mix",
+        "lower",
+        (0.0, math.inf),
+        "squared embedding units",
+        _FEATURES,
+        EXCLUDED,
+        _FID_CITE,
+        False,
         notes=f"Pure realism whatever the class; the reference has the counterfactuals' class mix, so a skewed "
-              f"mix of perfect counterfactuals is not penalised. {_SET_CI}",
-        bar=Bar(4.0, "max", "times_floor"), tolerance=2.0, rationale=("Truth and random_target sit near the floor draws; noise "
-                  "far above. FID's interval is wide at the quick profile's set sizes: over seeds 0, 1 and 2 "
-                  "(`cfcheck calibrate --seeds 0 1 2`) random_target's upper interval end reaches a little over 3 "
-                  "× the highest floor draw, noise's lower end stays above 40 ×. 4 × the highest floor draw passes "
-                  "every positive control on every seed and fails noise with a wide margin; it judges whether the "
-                  "counterfactuals look like the domain at all, fid_target whether they look like the target "
-                  "class. Identity, expected to fail realism, passes where the class mix matches (it returns "
-                  "real images) and fails where it does not (the ideal pairs)."),
+        f"mix of perfect counterfactuals is not penalised. {_SET_CI}",
+        bar=Bar(4.0, "max", "times_floor"),
+        tolerance=2.0,
+        rationale=(
+            "Truth and random_target sit near the floor draws; noise "
+            "far above. FID's interval is wide at the quick profile's set sizes: over seeds 0, 1 and 2 "
+            "(`cfcheck calibrate --seeds 0 1 2`) random_target's upper interval end reaches a little over 3 "
+            "× the highest floor draw, noise's lower end stays above 40 ×. 4 × the highest floor draw passes "
+            "every positive control on every seed and fails noise with a wide margin; it judges whether the "
+            "counterfactuals look like the domain at all, fid_target whether they look like the target "
+            "class. Identity, expected to fail realism, passes where the class mix matches (it returns "
+            "real images) and fails where it does not (the ideal pairs)."
+        ),
         failure_hint="the counterfactuals do not look like real images of the domain",
         computed_by=("cfcheck.metrics.realism.fid", "cfcheck.metrics.reference_sets.score_realism"),
     ),
     MetricCard(
-        "kid_target", "Class-conditional KID to the target class",
-        f"Σ_k (n_k/n) KID(real_k, C_k), {_KID}", "lower", (-math.inf, math.inf), "squared kernel-feature units",
-        _FEATURES, EXCLUDED, _KID_CITE, False,
+        "kid_target",
+        "Class-conditional KID to the target class",
+        f"Σ_k (n_k/n) KID(real_k, C_k), {_KID}",
+        "lower",
+        (-math.inf, math.inf),
+        "squared kernel-feature units",
+        _FEATURES,
+        EXCLUDED,
+        _KID_CITE,
+        False,
         notes=f"{_PER_CLASS} Unbiased, so slightly negative values occur when both sets share a distribution. "
-              f"{_KID_CI}",
-        bar=None, tolerance=0.05, rationale=("No bar: per-class KID is too noisy at the quick profile's 12 counterfactuals per class "
-                  "(the floor draws alone spread by several tenths; `cfcheck calibrate`) to require 80 % right "
-                  "counterfactuals, the share "
-                  "the validity bars ask for. The truth and random_target sit near 0, identity a few units above, "
-                  "noise an order of magnitude further, but the 50 % truth mixture (fixture truth_mixture_50) "
-                  "scores inside any additive bar that keeps the truth's verdicts (it passes floor + 1 on the "
-                  "ideal pairs). fid_target gates target-class realism; KID is reported beside it."),
+        f"{_KID_CI}",
+        bar=None,
+        tolerance=0.05,
+        rationale=(
+            "No bar: per-class KID is too noisy at the quick profile's 12 counterfactuals per class "
+            "(the floor draws alone spread by several tenths; `cfcheck calibrate`) to require 80 % right "
+            "counterfactuals, the share "
+            "the validity bars ask for. The truth and random_target sit near 0, identity a few units above, "
+            "noise an order of magnitude further, but the 50 % truth mixture (fixture truth_mixture_50) "
+            "scores inside any additive bar that keeps the truth's verdicts (it passes floor + 1 on the "
+            "ideal pairs). fid_target gates target-class realism; KID is reported beside it."
+        ),
         failure_hint="the counterfactuals do not look like real images of their target classes",
         computed_by=("cfcheck.metrics.set_statistics.kid_all_pairs", "cfcheck.metrics.reference_sets.score_realism"),
     ),
     MetricCard(
-        "kid_domain", "KID to the domain (class mix matched)",
-        f"{_KID}, A = real images drawn with the counterfactuals' target-class mix", "lower",
-        (-math.inf, math.inf), "squared kernel-feature units", _FEATURES, EXCLUDED, _KID_CITE, False,
+        "kid_domain",
+        "KID to the domain (class mix matched)",
+        f"{_KID}, A = real images drawn with the counterfactuals' target-class mix",
+        "lower",
+        (-math.inf, math.inf),
+        "squared kernel-feature units",
+        _FEATURES,
+        EXCLUDED,
+        _KID_CITE,
+        False,
         notes=f"Read beside kid_target. {_KID_CI}",
-        bar=Bar(0.2, "max", "plus_floor"), tolerance=0.05, rationale=("Truth and random_target sit near 0 against floors near "
-                  "0; noise far above. Over seeds 0, 1 and 2 (`cfcheck calibrate --seeds 0 1 2`) random_target's "
-                  "upper interval end reaches floor + 0.13 at most and noise's lower end stays above floor + 14: "
-                  "floor + 0.2 passes every positive control on every seed. Identity, expected to fail realism, "
-                  "passes (it returns real images of the domain; kid_target and fid_target fail it); PGD lies "
-                  "around the bar."),
+        bar=Bar(0.2, "max", "plus_floor"),
+        tolerance=0.05,
+        rationale=(
+            "Truth and random_target sit near 0 against floors near "
+            "0; noise far above. Over seeds 0, 1 and 2 (`cfcheck calibrate --seeds 0 1 2`) random_target's "
+            "upper interval end reaches floor + 0.13 at most and noise's lower end stays above floor + 14: "
+            "floor + 0.2 passes every positive control on every seed. Identity, expected to fail realism, "
+            "passes (it returns real images of the domain; kid_target and fid_target fail it); PGD lies "
+            "around the bar."
+        ),
         failure_hint="the counterfactuals do not look like real images of the domain",
         computed_by=("cfcheck.metrics.set_statistics.kid_all_pairs", "cfcheck.metrics.reference_sets.score_realism"),
     ),
     *(
         MetricCard(
-            f"{statistic}_{scope}", f"{title} {'to the target class' if scope == 'target' else '(class mix matched)'}",
-            (f"Σ_k (n_k/n) {formula}(real_k, C_k)" if scope == "target" else
-             f"{formula}(A, C), A = real images drawn with the counterfactuals' target-class mix") + f"; {_NAEEM_BALL}",
-            "higher", value_range, units, _FEATURES, EXCLUDED, _NAEEM_CITE, False,
+            f"{statistic}_{scope}",
+            f"{title} {'to the target class' if scope == 'target' else '(class mix matched)'}",
+            (
+                f"Σ_k (n_k/n) {formula}(real_k, C_k)"
+                if scope == "target"
+                else f"{formula}(A, C), A = real images drawn with the counterfactuals' target-class mix"
+            )
+            + f"; {_NAEEM_BALL}",
+            "higher",
+            value_range,
+            units,
+            _FEATURES,
+            EXCLUDED,
+            _NAEEM_CITE,
+            False,
             notes=f"{_PER_CLASS if scope == 'target' else _MATCHED} {meaning} {_MANIFOLD_CI}",
-            bar=Bar(_MANIFOLD_BARS[f"{statistic}_{scope}"][0], "min", "times_floor"), tolerance=0.05,
+            bar=Bar(_MANIFOLD_BARS[f"{statistic}_{scope}"][0], "min", "times_floor"),
+            tolerance=0.05,
             rationale=_MANIFOLD_BARS[f"{statistic}_{scope}"][1],
             interval="half-samples of both sets within each class, centred on their median",
             failure_hint=hint,
             computed_by=(f"cfcheck.metrics.manifold.{statistic}", "cfcheck.metrics.reference_sets.score_realism"),
         )
         for statistic, title, formula, value_range, units, meaning, hint in (
-            ("density", "k-NN density", "density", (0.0, math.inf), "real k-NN balls per fake, over k",
-             _DENSITY_MEANS, "the counterfactuals do not lie where real images of their target classes are dense"),
-            ("coverage", "k-NN coverage", "coverage", (0.0, 1.0), "share of real images",
-             _COVERAGE_MEANS, "the counterfactuals cover only part of the real images' variety (e.g. one mode)"),
+            (
+                "density",
+                "k-NN density",
+                "density",
+                (0.0, math.inf),
+                "real k-NN balls per fake, over k",
+                _DENSITY_MEANS,
+                "the counterfactuals do not lie where real images of their target classes are dense",
+            ),
+            (
+                "coverage",
+                "k-NN coverage",
+                "coverage",
+                (0.0, 1.0),
+                "share of real images",
+                _COVERAGE_MEANS,
+                "the counterfactuals cover only part of the real images' variety (e.g. one mode)",
+            ),
         )
         for scope in ("target", "domain")
     ),
     MetricCard(
-        "im1", "IM1 (target- vs source-class autoencoder)",
+        "im1",
+        "IM1 (target- vs source-class autoencoder)",
         "IM1(c) = ‖c − AE_q(c)‖² / (‖c − AE_p(c)‖² + 1e-8), AE_k = the autoencoder of class k, q the target, "
-        "p the input's class", "lower", (0.0, math.inf), "ratio of squared reconstruction errors",
-        f"{IMAGES}; the domain's bundled per-class autoencoders (trained on the oracle split)", EXCLUDED,
-        f"Van Looveren & Klaise 2021, eq. (9); {HVILSHOJ}, §3.1 eq. (2)", True,
+        "p the input's class",
+        "lower",
+        (0.0, math.inf),
+        "ratio of squared reconstruction errors",
+        f"{IMAGES}; the domain's bundled per-class autoencoders (trained on the oracle split)",
+        EXCLUDED,
+        f"Van Looveren & Klaise 2021, eq. (9); {HVILSHOJ}, §3.1 eq. (2)",
+        True,
         notes="Below 1: the target class's autoencoder reconstructs the counterfactual better than the source "
-              "class's. Hvilshøj et al. find it rewards tiny changes and skews by target class; read it beside FID "
-              "and the oracle scores. Mean over counterfactuals, 95% percentile-bootstrap CI.",
-        bar=Bar(0.92, "max"), tolerance=0.05,
-        rationale=("Real images of the target class (truth, random_target, nearest) score well below 1; images "
-                  "that are not score about 1 or more: noise, PGD, identity, and Wachter's counterfactuals "
-                  "(0.97–1.22: the wachter baseline of `cfcheck calibrate`, quick profile, seed 0). 0.92 sits "
-                  "between; a blank or faded image scores near 1 (both autoencoders reconstruct it alike), so "
-                  "it does not pass either. The class_mean control (the target class's mean image, expected to "
-                  "fail realism) is what the target class's autoencoder reconstructs best: on the ideal pairs its "
-                  "value lies just under the bar with an interval across it (inconclusive on seeds 0–2, never a "
-                  "pass), on the pairs of another class above it; fid_target and coverage fail it."),
+        "class's. Hvilshøj et al. find it rewards tiny changes and skews by target class; read it beside FID "
+        "and the oracle scores. Mean over counterfactuals, 95% percentile-bootstrap CI.",
+        bar=Bar(0.92, "max"),
+        tolerance=0.05,
+        rationale=(
+            "Real images of the target class (truth, random_target, nearest) score well below 1; images "
+            "that are not score about 1 or more: noise, PGD, identity, and Wachter's counterfactuals "
+            "(0.97–1.22: the wachter baseline of `cfcheck calibrate`, quick profile, seed 0). 0.92 sits "
+            "between; a blank or faded image scores near 1 (both autoencoders reconstruct it alike), so "
+            "it does not pass either. The class_mean control (the target class's mean image, expected to "
+            "fail realism) is what the target class's autoencoder reconstructs best: on the ideal pairs its "
+            "value lies just under the bar with an interval across it (inconclusive on seeds 0–2, never a "
+            "pass), on the pairs of another class above it; fid_target and coverage fail it."
+        ),
         failure_hint="the target class's autoencoder does not reconstruct the counterfactuals better than the source's",
         computed_by=("cfcheck.metrics.interpretability.im1",),
     ),
     MetricCard(
-        "im2", "IM2 (target-class vs all-class autoencoder)",
-        "IM2(c) = ‖AE_q(c) − AE(c)‖² / (‖c‖₁ + 1e-8), AE = the autoencoder of every class", "lower",
-        (0.0, math.inf), "squared pixel units per unit of L1 mass",
-        f"{IMAGES}; the domain's bundled per-class and all-class autoencoders", EXCLUDED,
-        f"Van Looveren & Klaise 2021, eq. (10); {HVILSHOJ}, §3.1 eq. (3)", True,
+        "im2",
+        "IM2 (target-class vs all-class autoencoder)",
+        "IM2(c) = ‖AE_q(c) − AE(c)‖² / (‖c‖₁ + 1e-8), AE = the autoencoder of every class",
+        "lower",
+        (0.0, math.inf),
+        "squared pixel units per unit of L1 mass",
+        f"{IMAGES}; the domain's bundled per-class and all-class autoencoders",
+        EXCLUDED,
+        f"Van Looveren & Klaise 2021, eq. (10); {HVILSHOJ}, §3.1 eq. (3)",
+        True,
         notes="Hvilshøj et al. show it decreases as pixels fade towards 0, so a blank image scores well; read it "
-              "beside the oracle scores. Images in [0, 1] (the normalisation changes IM2 by an order of "
-              "magnitude). Mean over counterfactuals, 95% percentile-bootstrap CI. No bar: PGD's values fall "
-              "inside the positive controls' (random_target's), so no bar separates them.",
+        "beside the oracle scores. Images in [0, 1] (the normalisation changes IM2 by an order of "
+        "magnitude). Mean over counterfactuals, 95% percentile-bootstrap CI. No bar: PGD's values fall "
+        "inside the positive controls' (random_target's), so no bar separates them.",
         tolerance=0.05,
         computed_by=("cfcheck.metrics.interpretability.im2",),
     ),

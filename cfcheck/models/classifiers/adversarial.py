@@ -28,9 +28,7 @@ def _project(delta: torch.Tensor, eps: float, norm: str) -> torch.Tensor:
     return delta * factor
 
 
-def _random_start(
-    x: torch.Tensor, eps: float, norm: str, generator: torch.Generator | None
-) -> torch.Tensor:
+def _random_start(x: torch.Tensor, eps: float, norm: str, generator: torch.Generator | None) -> torch.Tensor:
     # drawn on the generator's device, so a CPU generator gives the same start everywhere
     device = generator.device if generator is not None else torch.device("cpu")
     if norm == "linf":
@@ -65,9 +63,7 @@ def pgd_attack(
     if eps < 0 or steps < 0:
         raise ValueError(f"eps and steps must be non-negative, got eps={eps}, steps={steps}")
     if images.shape[0] != labels.shape[0]:
-        raise ValueError(
-            f"images and labels disagree on batch size: {images.shape[0]} vs {labels.shape[0]}"
-        )
+        raise ValueError(f"images and labels disagree on batch size: {images.shape[0]} vs {labels.shape[0]}")
     if eps == 0 or steps == 0:
         return images.detach().clone()
     alpha = 2.5 * eps / steps if step_size is None else step_size
@@ -119,8 +115,8 @@ def robust_accuracy(
     """Accuracy under a deterministic PGD-``steps`` attack (no random start)."""
     correct = 0
     for start in range(0, images.shape[0], batch_size):
-        x = images[start:start + batch_size]
-        y = labels[start:start + batch_size]
+        x = images[start : start + batch_size]
+        y = labels[start : start + batch_size]
         x_adv = pgd_attack(model, x, y, eps=eps, steps=steps, norm=norm)
         correct += int((_predict(model, x_adv) == y).sum())
     return correct / max(images.shape[0], 1)

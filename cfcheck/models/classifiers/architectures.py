@@ -50,8 +50,7 @@ class _Standardise(nn.Module):
 def _check_images(x: torch.Tensor) -> None:
     if x.ndim != 4 or tuple(x.shape[1:]) != IMAGE_SHAPE:
         raise ValueError(
-            f"expected images shaped N×{IMAGE_SHAPE[0]}×{IMAGE_SHAPE[1]}×{IMAGE_SHAPE[2]}, "
-            f"got {tuple(x.shape)}"
+            f"expected images shaped N×{IMAGE_SHAPE[0]}×{IMAGE_SHAPE[1]}×{IMAGE_SHAPE[2]}, got {tuple(x.shape)}"
         )
 
 
@@ -77,12 +76,20 @@ class SmallCNN(nn.Module):
         self.num_classes = num_classes
         self.standardise = _Standardise()
         self.features = nn.Sequential(
-            nn.Conv2d(1, width, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(width, 2 * width, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(2 * width, 2 * width, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(1, width, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(width, 2 * width, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(2 * width, 2 * width, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
         )
         self.classifier = nn.Sequential(
-            nn.Flatten(), nn.Linear(2 * width * 4 * 4, hidden), nn.ReLU(),
+            nn.Flatten(),
+            nn.Linear(2 * width * 4 * 4, hidden),
+            nn.ReLU(),
             nn.Linear(hidden, num_classes),
         )
         # registered last: the buffers draw no random numbers, so weights stay seed-identical
@@ -103,9 +110,7 @@ class MLP(nn.Module):
         super().__init__()
         self.num_classes = num_classes
         self.standardise = _Standardise()
-        self.net = nn.Sequential(
-            nn.Flatten(), nn.Linear(32 * 32, hidden), nn.ReLU(), nn.Linear(hidden, num_classes)
-        )
+        self.net = nn.Sequential(nn.Flatten(), nn.Linear(32 * 32, hidden), nn.ReLU(), nn.Linear(hidden, num_classes))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_images(x)
@@ -142,7 +147,8 @@ class SmallResNet(nn.Module):
         self.num_classes = num_classes
         self.standardise = _Standardise()
         self.stem = nn.Sequential(  # stride 2: 16×16 feature maps keep it CPU-cheap
-            nn.Conv2d(1, width, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(width),
+            nn.Conv2d(1, width, 3, stride=2, padding=1, bias=False),
+            nn.BatchNorm2d(width),
             nn.ReLU(),
         )
         self.stages = nn.Sequential(
@@ -150,9 +156,7 @@ class SmallResNet(nn.Module):
             _BasicBlock(width, 2 * width, 2),
             _BasicBlock(2 * width, 4 * width, 2),
         )
-        self.head = nn.Sequential(
-            nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4 * width, num_classes)
-        )
+        self.head = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4 * width, num_classes))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_images(x)
@@ -174,14 +178,25 @@ class WideCNN(nn.Module):
         self.standardise = _Standardise()
         c1, c2, c3, c4 = channels
         self.features = nn.Sequential(
-            nn.Conv2d(1, c1, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(c1, c2, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(c2, c3, 3, padding=1), nn.ReLU(),
-            nn.Conv2d(c3, c4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(1, c1, 5, padding=2),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(c1, c2, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(c2, c3, 3, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(c3, c4, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
         )
         self.classifier = nn.Sequential(
-            nn.Flatten(), nn.Dropout(dropout), nn.Linear(c4 * 4 * 4, hidden), nn.ReLU(),
-            nn.Dropout(dropout), nn.Linear(hidden, num_classes),
+            nn.Flatten(),
+            nn.Dropout(dropout),
+            nn.Linear(c4 * 4 * 4, hidden),
+            nn.ReLU(),
+            nn.Dropout(dropout),
+            nn.Linear(hidden, num_classes),
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -198,11 +213,19 @@ class LeNet(nn.Module):
         self.standardise = _Standardise()
         c1, c2 = channels
         self.features = nn.Sequential(
-            nn.Conv2d(1, c1, 5), nn.Tanh(), nn.AvgPool2d(2),   # 32 -> 28 -> 14
-            nn.Conv2d(c1, c2, 5), nn.Tanh(), nn.AvgPool2d(2),  # 14 -> 10 -> 5
+            nn.Conv2d(1, c1, 5),
+            nn.Tanh(),
+            nn.AvgPool2d(2),  # 32 -> 28 -> 14
+            nn.Conv2d(c1, c2, 5),
+            nn.Tanh(),
+            nn.AvgPool2d(2),  # 14 -> 10 -> 5
         )
         self.classifier = nn.Sequential(
-            nn.Flatten(), nn.Linear(c2 * 5 * 5, 120), nn.Tanh(), nn.Linear(120, 84), nn.Tanh(),
+            nn.Flatten(),
+            nn.Linear(c2 * 5 * 5, 120),
+            nn.Tanh(),
+            nn.Linear(120, 84),
+            nn.Tanh(),
             nn.Linear(84, num_classes),
         )
 
@@ -220,7 +243,9 @@ class AllConvNet(nn.Module):
     """
 
     def __init__(
-        self, num_classes: int = 10, channels: tuple[int, int, int] = (32, 64, 96),
+        self,
+        num_classes: int = 10,
+        channels: tuple[int, int, int] = (32, 64, 96),
         groups: int = 8,
     ) -> None:
         super().__init__()
@@ -229,17 +254,17 @@ class AllConvNet(nn.Module):
         c1, c2, c3 = channels
 
         def block(cin: int, cout: int, stride: int) -> list[nn.Module]:
-            return [nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.GroupNorm(groups, cout),
-                    nn.SiLU()]
+            return [nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.GroupNorm(groups, cout), nn.SiLU()]
 
         self.features = nn.Sequential(
-            *block(1, c1, 1), *block(c1, c1, 2),    # 32² -> 16²
-            *block(c1, c2, 1), *block(c2, c2, 2),   # 16² -> 8²
-            *block(c2, c3, 1), *block(c3, c3, 2),   # 8² -> 4²
+            *block(1, c1, 1),
+            *block(c1, c1, 2),  # 32² -> 16²
+            *block(c1, c2, 1),
+            *block(c2, c2, 2),  # 16² -> 8²
+            *block(c2, c3, 1),
+            *block(c3, c3, 2),  # 8² -> 4²
         )
-        self.classifier = nn.Sequential(
-            nn.Conv2d(c3, num_classes, 1), nn.AdaptiveAvgPool2d(1), nn.Flatten()
-        )
+        self.classifier = nn.Sequential(nn.Conv2d(c3, num_classes, 1), nn.AdaptiveAvgPool2d(1), nn.Flatten())
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_images(x)
@@ -267,14 +292,18 @@ class EmbeddingNet(nn.Module):
         self.head_classes = dict(head_classes)
         self.standardise = _Standardise()
         w = width
-        self.blocks = nn.ModuleList([
-            nn.Sequential(nn.Conv2d(1, w, 3, padding=1), nn.ReLU()),                           # 32²
-            nn.Sequential(nn.MaxPool2d(2), nn.Conv2d(w, 2 * w, 3, padding=1), nn.ReLU()),      # 16²
-            nn.Sequential(nn.MaxPool2d(2), nn.Conv2d(2 * w, 4 * w, 3, padding=1), nn.ReLU()),  # 8²
-            nn.Sequential(nn.MaxPool2d(2), nn.Conv2d(4 * w, 4 * w, 3, padding=1), nn.ReLU()),  # 4²
-        ])
+        self.blocks = nn.ModuleList(
+            [
+                nn.Sequential(nn.Conv2d(1, w, 3, padding=1), nn.ReLU()),  # 32²
+                nn.Sequential(nn.MaxPool2d(2), nn.Conv2d(w, 2 * w, 3, padding=1), nn.ReLU()),  # 16²
+                nn.Sequential(nn.MaxPool2d(2), nn.Conv2d(2 * w, 4 * w, 3, padding=1), nn.ReLU()),  # 8²
+                nn.Sequential(nn.MaxPool2d(2), nn.Conv2d(4 * w, 4 * w, 3, padding=1), nn.ReLU()),  # 4²
+            ]
+        )
         self.project = nn.Sequential(
-            nn.Flatten(), nn.Linear(4 * w * 4 * 4, 128), nn.ReLU(),
+            nn.Flatten(),
+            nn.Linear(4 * w * 4 * 4, 128),
+            nn.ReLU(),
             nn.Linear(128, self.num_features),
         )
         self.heads = nn.ModuleDict(
@@ -327,9 +356,7 @@ def build_model(architecture: str, **kwargs: object) -> nn.Module:
     try:
         factory = ARCHITECTURES[architecture]
     except KeyError:
-        raise ValueError(
-            f"unknown architecture {architecture!r}; expected one of {sorted(ARCHITECTURES)}"
-        ) from None
+        raise ValueError(f"unknown architecture {architecture!r}; expected one of {sorted(ARCHITECTURES)}") from None
     channels = kwargs.get("channels")
     if isinstance(channels, list):
         kwargs["channels"] = tuple(channels)  # JSON round-trip turns tuples to lists

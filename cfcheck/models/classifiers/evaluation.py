@@ -70,8 +70,7 @@ def head_logits(model: nn.Module, x: torch.Tensor) -> dict[str, torch.Tensor]:
 
 def predict(model: nn.Module, images: torch.Tensor, batch_size: int = 1000) -> dict[str, torch.Tensor]:
     """Predicted class per head for ``images`` (model left in whatever mode it is in)."""
-    logits = batched_apply(lambda x: head_logits(model, x), images, batch_size=batch_size,
-                           device=model_device(model))
+    logits = batched_apply(lambda x: head_logits(model, x), images, batch_size=batch_size, device=model_device(model))
     return {name: value.argmax(dim=1) for name, value in logits.items()}
 
 
@@ -135,8 +134,12 @@ def measure_quality(model: nn.Module, spec: ModelSpec, test_data: Any) -> dict[s
             n = min(int(cfg["n"]), test_data.images.shape[0])
             device = next(model.parameters()).device
             quality["robust_accuracy"] = robust_accuracy(
-                model, test_data.images[:n].to(device), targets["label"][:n].to(device),
-                eps=float(cfg["eps"]), steps=int(cfg["steps"]), norm=str(cfg["norm"]),
+                model,
+                test_data.images[:n].to(device),
+                targets["label"][:n].to(device),
+                eps=float(cfg["eps"]),
+                steps=int(cfg["steps"]),
+                norm=str(cfg["norm"]),
             )
             quality.update({f"robust_{k}": v for k, v in cfg.items()})
         if spec.logit_calibration is not None or set(DISTRIBUTION_KEYS) & set(spec.quality_bar):
@@ -149,9 +152,14 @@ def measure_quality(model: nn.Module, spec: ModelSpec, test_data: Any) -> dict[s
             cfg = dict(spec.transfer_eval)
             assert spec.domain is not None  # task_targets above raised otherwise
             rates = adversarial_transfer(
-                int(cfg["n"]), eps=float(cfg["eps"]), steps=int(cfg["steps"]),
-                seed=int(cfg["seed"]), source=str(cfg["source"]), evaluated=[spec.name],
-                models={spec.name: model}, domain=spec.domain,
+                int(cfg["n"]),
+                eps=float(cfg["eps"]),
+                steps=int(cfg["steps"]),
+                seed=int(cfg["seed"]),
+                source=str(cfg["source"]),
+                evaluated=[spec.name],
+                models={spec.name: model},
+                domain=spec.domain,
             )
             quality["transfer_target_rate"] = rates[spec.name]
             quality["transfer_source_rate"] = rates[str(cfg["source"])]

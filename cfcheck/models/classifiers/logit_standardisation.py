@@ -46,7 +46,10 @@ class LogitStandardisation(nn.Module):
 
     @torch.no_grad()
     def set_statistics(
-        self, raw_logits: torch.Tensor, balance: bool = False, min_std: float = 1e-12,
+        self,
+        raw_logits: torch.Tensor,
+        balance: bool = False,
+        min_std: float = 1e-12,
     ) -> None:
         """Fits the affine to ``raw_logits`` (N×K, N ≥ 2), the network's own output on
         unlabelled images; with ``balance`` also the class-balancing ``bias``."""
@@ -96,7 +99,10 @@ class StandardisedLogits(nn.Module):
 
 @torch.no_grad()
 def calibrate_logits(
-    model: nn.Module, images: torch.Tensor, balance: bool = False, batch_size: int = 500,
+    model: nn.Module,
+    images: torch.Tensor,
+    balance: bool = False,
+    batch_size: int = 500,
 ) -> nn.Module:
     """Fits ``model.logit_standardisation`` to the model's raw logits on ``images``.
 

@@ -32,6 +32,7 @@ from .architectures import StandardisedLogits, calibrate_logits
 
 __all__ = ["RandomisationStage", "cascading_randomisation", "parametrised_layers", "reinitialised"]
 
+
 @runtime_checkable
 class _Resettable(Protocol):
     def reset_parameters(self) -> None: ...
@@ -76,12 +77,16 @@ def parametrised_layers(
     """
     probe = copy.deepcopy(model).eval()
     types: tuple[type[nn.Module], ...] = tuple(layer_types)  # (mypy infers tuple() inside isinstance as empty)
-    names = {module: name for name, module in probe.named_modules()
-             if isinstance(module, types) and any(True for _ in module.parameters())}
+    names = {
+        module: name
+        for name, module in probe.named_modules()
+        if isinstance(module, types) and any(True for _ in module.parameters())
+    }
     order: list[str] = []
-    handles = [module.register_forward_hook(
-        lambda m, _i, _o: order.append(names[m]) if names[m] not in order else None)
-        for module in names]
+    handles = [
+        module.register_forward_hook(lambda m, _i, _o: order.append(names[m]) if names[m] not in order else None)
+        for module in names
+    ]
     try:
         with torch.no_grad():
             probe(example_input)
@@ -202,11 +207,19 @@ def reinitialised(
     return _finish(working, model, calibration_images, device, standardise, balance)
 
 
-def _plan(model: nn.Module, calibration_images: torch.Tensor, seed: int, layer_types: Sequence[type[nn.Module]],
-          ) -> tuple[torch.device, torch.Tensor, list[str], dict[str, int]]:
+def _plan(
+    model: nn.Module,
+    calibration_images: torch.Tensor,
+    seed: int,
+    layer_types: Sequence[type[nn.Module]],
+) -> tuple[torch.device, torch.Tensor, list[str], dict[str, int]]:
     """Checks the arguments; the model's device, the images on it, the layers' forward order and
     each layer's re-initialisation seed (drawn in that order from a generator seeded with ``seed``)."""
-    if not isinstance(calibration_images, torch.Tensor) or calibration_images.ndim < 2 or calibration_images.shape[0] < 2:
+    if (
+        not isinstance(calibration_images, torch.Tensor)
+        or calibration_images.ndim < 2
+        or calibration_images.shape[0] < 2
+    ):
         raise ValueError(
             f"calibration_images must hold at least 2 images, got shape {tuple(getattr(calibration_images, 'shape', ()))}"
         )
@@ -225,8 +238,14 @@ def _plan(model: nn.Module, calibration_images: torch.Tensor, seed: int, layer_t
     return device, calibration_images, order, layer_seeds
 
 
-def _finish(network: nn.Module, model: nn.Module, calibration_images: torch.Tensor, device: torch.device,
-            standardise: bool, balance: bool) -> nn.Module:
+def _finish(
+    network: nn.Module,
+    model: nn.Module,
+    calibration_images: torch.Tensor,
+    device: torch.device,
+    standardise: bool,
+    balance: bool,
+) -> nn.Module:
     """``network`` (a randomised copy of ``model``), standardised when asked, frozen."""
     if standardise:
         with torch.no_grad():

@@ -118,8 +118,7 @@ class ModelSpec:
             tasks = domain_recipes(self.domain).tasks
             if self.task not in tasks:
                 raise ValueError(
-                    f"task must be one of {tasks} (the tasks of domain {self.domain!r}), "
-                    f"got {self.task!r}"
+                    f"task must be one of {tasks} (the tasks of domain {self.domain!r}), got {self.task!r}"
                 )
         if (self.role == "attribute_oracle") != (self.attribute is not None):
             raise ValueError(f"{self.name}: exactly the attribute oracles name an attribute")
@@ -131,15 +130,12 @@ def domain_recipes(domain: str) -> ModelRecipes:
     A domain has reference models when its :class:`cfcheck.domains.base.Domain` defines the
     optional ``model_recipes()`` hook (returning a :class:`ModelRecipes`).
     """
-    from cfcheck.models.domain_access import domain_named as get_domain
-
     from cfcheck.models.capabilities import ClassifierRecipes
+    from cfcheck.models.domain_access import domain_named as get_domain
 
     found = get_domain(domain)
     if not isinstance(found, ClassifierRecipes):
-        raise ValueError(
-            f"domain {domain!r} has no reference-model recipes: its Domain defines no model_recipes()"
-        )
+        raise ValueError(f"domain {domain!r} has no reference-model recipes: its Domain defines no model_recipes()")
     return found.model_recipes()
 
 
@@ -162,14 +158,11 @@ def model_specs(domain: str) -> dict[str, ModelSpec]:
 
 def smoke_spec(spec: ModelSpec) -> ModelSpec:
     """The same recipe on a tiny budget: 192 images, one epoch, small evaluation sets."""
-    recipe = dataclasses.replace(
-        spec.recipe, n=192, epochs=min(spec.recipe.epochs, 1), batch_size=64, selection_n=64
-    )
+    recipe = dataclasses.replace(spec.recipe, n=192, epochs=min(spec.recipe.epochs, 1), batch_size=64, selection_n=64)
     robust_eval = None
     if spec.robust_eval is not None:
         robust_eval = {**spec.robust_eval, "steps": 2, "n": 32}
     transfer_eval = None
     if spec.transfer_eval is not None:
         transfer_eval = {**spec.transfer_eval, "steps": 2, "n": 16}
-    return dataclasses.replace(spec, recipe=recipe, robust_eval=robust_eval,
-                               transfer_eval=transfer_eval, test_n=128)
+    return dataclasses.replace(spec, recipe=recipe, robust_eval=robust_eval, transfer_eval=transfer_eval, test_n=128)

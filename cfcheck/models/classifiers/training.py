@@ -27,10 +27,10 @@ from torch.nn import functional as F
 
 from cfcheck.core.retrain import add_retrain_arguments, retrain_request
 
+from ..builders import build_model
 from ..registry import save_weights
 from ..shuffling import epoch_orders
 from .adversarial import pgd_attack
-from ..builders import build_model
 from .architectures import calibrate_logits, count_parameters
 from .evaluation import bar_violations, head_logits, main_accuracy, measure_quality, task_targets
 from .recipes import ModelSpec, TrainingRecipe, domain_recipes, model_specs, smoke_spec
@@ -61,8 +61,9 @@ def _optimizer(recipe: TrainingRecipe, model: nn.Module) -> torch.optim.Optimize
     if recipe.optimizer == "adamw":
         return torch.optim.AdamW(model.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
     if recipe.optimizer == "sgd":
-        return torch.optim.SGD(model.parameters(), lr=recipe.lr, momentum=0.9, nesterov=True,
-                               weight_decay=recipe.weight_decay)
+        return torch.optim.SGD(
+            model.parameters(), lr=recipe.lr, momentum=0.9, nesterov=True, weight_decay=recipe.weight_decay
+        )
     raise ValueError(f"optimizer must be 'adamw' or 'sgd', got {recipe.optimizer!r}")
 
 
@@ -101,9 +102,16 @@ def _augment(
         warmup = float(augmentation.get("eps_warmup_epochs", 0))
         eps = augmentation["eps"] * (min(1.0, progress / warmup) if warmup > 0 else 1.0)
         model.eval()  # attack the network as it will be used, then resume training
-        x_adv = pgd_attack(model, x, targets["label"], eps=eps, steps=augmentation["steps"],
-                           norm=augmentation.get("norm", "l2"), random_start=True,
-                           generator=generator)
+        x_adv = pgd_attack(
+            model,
+            x,
+            targets["label"],
+            eps=eps,
+            steps=augmentation["steps"],
+            norm=augmentation.get("norm", "l2"),
+            random_start=True,
+            generator=generator,
+        )
         model.train()
         return x_adv
     raise ValueError(f"augmentation kind must be 'gaussian_noise' or 'pgd', got {kind!r}")
@@ -130,8 +138,7 @@ def fit(
     model = _fit(spec, train_data, val_data, device, log)
     if spec.logit_calibration is not None:
         n = int(spec.logit_calibration["n"])
-        calibrate_logits(model, train_data.images[:n],
-                         balance=bool(spec.logit_calibration.get("balance", False)))
+        calibrate_logits(model, train_data.images[:n], balance=bool(spec.logit_calibration.get("balance", False)))
         log(f"[{spec.name}] logits standardised on {min(n, len(train_data))} unlabelled images")
     return model.eval()
 
@@ -166,11 +173,10 @@ def _fit(
             model.train()
             started, total_loss = time.perf_counter(), 0.0
             for step in range(steps_per_epoch):
-                index = order[step * recipe.batch_size:(step + 1) * recipe.batch_size]
+                index = order[step * recipe.batch_size : (step + 1) * recipe.batch_size]
                 x = images[index].to(device)
                 y = {name: t[index].to(device) for name, t in targets.items()}
-                x = _augment(model, x, y, recipe.augmentation, epoch + step / steps_per_epoch,
-                             augment_rng)
+                x = _augment(model, x, y, recipe.augmentation, epoch + step / steps_per_epoch, augment_rng)
                 loss = _loss(model, x, y)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
@@ -228,8 +234,9 @@ def train_model(
     model = fit(spec, train_data, val_data, device=device, log=log)
     train_seconds = time.perf_counter() - started
     file_name = f"{domain}_{spec.name}.safetensors"
-    sha256 = save_weights(model, Path(out_dir) / file_name,
-                          {"domain": domain, "name": spec.name, "architecture": spec.architecture})
+    sha256 = save_weights(
+        model, Path(out_dir) / file_name, {"domain": domain, "name": spec.name, "architecture": spec.architecture}
+    )
     quality = measure_quality(model, spec, _load_data(domain, _scored_split(domain), spec.test_n))
     entry: dict[str, Any] = {
         "file": file_name,
@@ -242,8 +249,11 @@ def train_model(
         "num_classes": _num_classes(spec),
         "parameters": count_parameters(model),
         "training": recipe.to_dict(),
-        "data": {"split": recipe.split, "n": int(train_data.images.shape[0]),
-                 "seed": _split_seed(domain, recipe.split)},
+        "data": {
+            "split": recipe.split,
+            "n": int(train_data.images.shape[0]),
+            "seed": _split_seed(domain, recipe.split),
+        },
         "quality": quality,
         "quality_bar": spec.quality_bar,
         "torch_version": torch.__version__,
@@ -254,7 +264,8 @@ def train_model(
         entry["attribute"] = spec.attribute
     if spec.logit_calibration is not None:
         entry["logit_calibration"] = {
-            **spec.logit_calibration, "split": recipe.split,
+            **spec.logit_calibration,
+            "split": recipe.split,
             "n": min(int(spec.logit_calibration["n"]), int(train_data.images.shape[0])),
             "labels_used": False,
         }
@@ -305,8 +316,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_retrain_arguments(parser, domain="required")
     request = retrain_request(parser.parse_args(argv))
     started = time.perf_counter()
-    train_reference_models(request.domain, request.only, request.out, request.smoke, request.device,
-                           num_threads=request.threads)
+    train_reference_models(
+        request.domain, request.only, request.out, request.smoke, request.device, num_threads=request.threads
+    )
     print(f"done in {time.perf_counter() - started:.0f}s")
     return 0
 

@@ -68,8 +68,8 @@ def adversarial_transfer(
         >>> rates = adversarial_transfer(n=300, domain=name)  # doctest: +SKIP
         >>> rates["cnn"], rates["attr_digit"], rates["committee_majority"]  # doctest: +SKIP
     """
-    from cfcheck.models.domain_access import domain_named as get_domain
     from cfcheck.models.classifiers.adversarial import pgd_attack
+    from cfcheck.models.domain_access import domain_named as get_domain
 
     found = get_domain(domain)
     roles = found.model_roles
@@ -93,10 +93,18 @@ def adversarial_transfer(
     loaded = {name: supplied[name] if name in supplied else found.model_store.load(name) for name in names}
     # the bundled pgd control's attack (targeted L∞, random start, step 2.5·eps/steps), called directly:
     # models sit below methods
-    x_adv = pgd_attack(loaded[source], x, target, eps=eps, steps=steps, norm="linf", random_start=True,
-                       generator=torch.Generator().manual_seed(seed), targeted=True)
-    hits = {name: batched_logits(model, x_adv, batch_size=500).argmax(1) == target
-            for name, model in loaded.items()}
+    x_adv = pgd_attack(
+        loaded[source],
+        x,
+        target,
+        eps=eps,
+        steps=steps,
+        norm="linf",
+        random_start=True,
+        generator=torch.Generator().manual_seed(seed),
+        targeted=True,
+    )
+    hits = {name: batched_logits(model, x_adv, batch_size=500).argmax(1) == target for name, model in loaded.items()}
     # exact count / n: the manifest holds the decimal a reader recomputes
     rates = {name: int(hit.sum()) / n for name, hit in hits.items()}
     if committee:
@@ -107,22 +115,44 @@ def adversarial_transfer(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--domain", required=True,
-                        help="domain of the split and models (a registered name)")
+    parser.add_argument("--domain", required=True, help="domain of the split and models (a registered name)")
     parser.add_argument("--n", type=int, default=300)
     parser.add_argument("--eps", type=float, default=0.15)
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--source", default=None, help="the attacked model (default: the domain's first explained one)")
-    parser.add_argument("--evaluated", nargs="*", default=None,
-                        help="models whose target rate is reported too (default: the class-attribute oracle)")
+    parser.add_argument(
+        "--evaluated",
+        nargs="*",
+        default=None,
+        help="models whose target rate is reported too (default: the class-attribute oracle)",
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    rates = adversarial_transfer(args.n, domain=args.domain, eps=args.eps, steps=args.steps, seed=args.seed,
-                                 source=args.source, evaluated=args.evaluated)
-    print(json.dumps({"domain": args.domain, "n": args.n, "eps": args.eps, "steps": args.steps, "seed": args.seed,
-                      "source": next(iter(rates)), "target_rate": rates}, indent=2))  # the source comes first
+    rates = adversarial_transfer(
+        args.n,
+        domain=args.domain,
+        eps=args.eps,
+        steps=args.steps,
+        seed=args.seed,
+        source=args.source,
+        evaluated=args.evaluated,
+    )
+    print(
+        json.dumps(
+            {
+                "domain": args.domain,
+                "n": args.n,
+                "eps": args.eps,
+                "steps": args.steps,
+                "seed": args.seed,
+                "source": next(iter(rates)),
+                "target_rate": rates,
+            },
+            indent=2,
+        )
+    )  # the source comes first
     return 0
 
 

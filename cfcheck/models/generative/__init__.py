@@ -10,6 +10,7 @@ here (``diffusion/``, ``flow/``, ``vae/``, ``gan/``) whose import registers its 
 
 from __future__ import annotations
 
+from . import autoencoder, diffusion, flow, gan, vae  # noqa: E402  (register their architectures)
 from .base import (
     GENERATIVE_FAMILIES,
     GenerativeRecipe,
@@ -19,8 +20,6 @@ from .base import (
     train_generative_model,
     train_generative_models,
 )
-
-from . import autoencoder, diffusion, flow, gan, vae  # noqa: E402  (register their architectures)
 
 __all__ = [
     "GENERATIVE_FAMILIES",

@@ -39,13 +39,20 @@ class ConvAutoencoder(nn.Module):
     def __init__(self, channels: int = 1, width: int = 16) -> None:
         super().__init__()
         self.encoder = nn.Sequential(
-            nn.Conv2d(channels, width, 3, padding=1), nn.ReLU(),
-            nn.Conv2d(width, width, 3, padding=1), nn.ReLU(),
-            nn.MaxPool2d(2), nn.Conv2d(width, 1, 3, padding=1),
+            nn.Conv2d(channels, width, 3, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(width, width, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(width, 1, 3, padding=1),
         )
         self.decoder = nn.Sequential(
-            nn.Conv2d(1, width, 3, padding=1), nn.ReLU(), nn.Upsample(scale_factor=2),
-            nn.Conv2d(width, width, 3, padding=1), nn.ReLU(), nn.Conv2d(width, channels, 3, padding=1),
+            nn.Conv2d(1, width, 3, padding=1),
+            nn.ReLU(),
+            nn.Upsample(scale_factor=2),
+            nn.Conv2d(width, width, 3, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(width, channels, 3, padding=1),
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -53,12 +60,14 @@ class ConvAutoencoder(nn.Module):
         return self.decoder(self.encoder(x))
 
 
-register_generative_architecture("conv_autoencoder", ConvAutoencoder, family="autoencoder", input_shape=None,
-                                  replace=True)
+register_generative_architecture(
+    "conv_autoencoder", ConvAutoencoder, family="autoencoder", input_shape=None, replace=True
+)
 
 
-def train_autoencoder(images: torch.Tensor, arch_kwargs: Mapping[str, Any], config: GenerativeTrainConfig
-                      ) -> tuple[dict[str, torch.Tensor], float]:
+def train_autoencoder(
+    images: torch.Tensor, arch_kwargs: Mapping[str, Any], config: GenerativeTrainConfig
+) -> tuple[dict[str, torch.Tensor], float]:
     """MSE training with Adam; returns the state dict and the last epoch's mean loss."""
     model = ConvAutoencoder(**dict(arch_kwargs))
     optimiser = torch.optim.Adam(model.parameters(), lr=config.lr, eps=1e-7)
@@ -67,7 +76,7 @@ def train_autoencoder(images: torch.Tensor, arch_kwargs: Mapping[str, Any], conf
     for _, order in epoch_orders(n, config.epochs, seed=config.seed, stream=SMALL_NET_EPOCH_ORDER):
         loss_sum = 0.0
         for start in range(0, n, config.batch_size):
-            batch = images[order[start:start + config.batch_size]]
+            batch = images[order[start : start + config.batch_size]]
             loss = torch.nn.functional.mse_loss(model(batch), batch)
             optimiser.zero_grad(set_to_none=True)
             loss.backward()
@@ -124,5 +133,6 @@ class AutoencoderRecipe:
         test = self.test_images(self.label)
         with torch.no_grad():
             test_mse = float(torch.nn.functional.mse_loss(model(test), test))
-        return GenerativeTrainResult(state_dict=state, quality={"train_mse": final_loss, "test_mse": test_mse},
-                                     examples=int(images.shape[0]))
+        return GenerativeTrainResult(
+            state_dict=state, quality={"train_mse": final_loss, "test_mse": test_mse}, examples=int(images.shape[0])
+        )

@@ -76,8 +76,7 @@ def register_generative_architecture(
     """
     if family not in GENERATIVE_FAMILIES:
         raise ValueError(f"family must be one of {GENERATIVE_FAMILIES}, got {family!r}")
-    return register_architecture(name, factory, family=family, input_shape=input_shape,
-                                 replace=replace)
+    return register_architecture(name, factory, family=family, input_shape=input_shape, replace=replace)
 
 
 @dataclass(frozen=True)
@@ -242,13 +241,17 @@ def train_generative_model(
         ReferenceModelError: if the returned state dict does not fit the architecture.
     """
     if not isinstance(recipe, GenerativeRecipe):
-        raise TypeError(f"{type(recipe).__name__} does not implement GenerativeRecipe "
-                        "(name, role, architecture, arch_kwargs, config, quality_bar, purpose, "
-                        "smoke_config(), train())")
+        raise TypeError(
+            f"{type(recipe).__name__} does not implement GenerativeRecipe "
+            "(name, role, architecture, arch_kwargs, config, quality_bar, purpose, "
+            "smoke_config(), train())"
+        )
     spec = architecture(recipe.architecture)
     if spec.family not in GENERATIVE_FAMILIES:
-        raise ValueError(f"{recipe.name}: architecture {recipe.architecture!r} is of family "
-                         f"{spec.family!r}, not a generative one {GENERATIVE_FAMILIES}")
+        raise ValueError(
+            f"{recipe.name}: architecture {recipe.architecture!r} is of family "
+            f"{spec.family!r}, not a generative one {GENERATIVE_FAMILIES}"
+        )
     parse_bars(recipe.quality_bar)  # a malformed bar fails before the training time is spent
     config = recipe.smoke_config() if smoke else recipe.config
     started = time.perf_counter()
@@ -260,16 +263,21 @@ def train_generative_model(
     try:
         model.load_state_dict(dict(result.state_dict), strict=True)
     except RuntimeError as error:
-        raise ReferenceModelError(f"{recipe.name}: the trained state dict does not fit "
-                                  f"{recipe.architecture!r}: {error}") from error
+        raise ReferenceModelError(
+            f"{recipe.name}: the trained state dict does not fit {recipe.architecture!r}: {error}"
+        ) from error
     file_name = f"{domain}_{recipe.name}.safetensors"
-    sha256 = save_state_dict(dict(result.state_dict), Path(out_dir) / file_name,
-                             {"domain": domain, "name": recipe.name,
-                              "architecture": recipe.architecture})
+    sha256 = save_state_dict(
+        dict(result.state_dict),
+        Path(out_dir) / file_name,
+        {"domain": domain, "name": recipe.name, "architecture": recipe.architecture},
+    )
     quality = dict(result.quality)
     problems = bar_violations(quality, recipe.quality_bar)
-    log(f"[{recipe.name}] {seconds:.0f}s, quality {quality} — "
-        + ("meets its quality bar" if not problems else "BELOW BAR: " + "; ".join(problems)))
+    log(
+        f"[{recipe.name}] {seconds:.0f}s, quality {quality} — "
+        + ("meets its quality bar" if not problems else "BELOW BAR: " + "; ".join(problems))
+    )
     return {
         "file": file_name,
         "sha256": sha256,
@@ -330,7 +338,8 @@ def train_generative_models(
     def train_one(name: str, folder: Path) -> dict[str, Any]:
         recipe = recipes[name]
         config = recipe.smoke_config() if smoke else recipe.config
-        return train_generative_model(recipe, dom.split(config.split, config.n), folder, domain=domain,
-                                      smoke=smoke, log=log)
+        return train_generative_model(
+            recipe, dom.split(config.split, config.n), folder, domain=domain, smoke=smoke, log=log
+        )
 
     return train_into_folder(domain, selected, train_one, out_dir, smoke=smoke, num_threads=num_threads)

@@ -36,5 +36,12 @@ def load_images() -> ArraySource:
 
 
 def make_domain() -> ImageDomain:
-    return ImageDomain("sklearn_digits", load_images(), root=ROOT, model_roles=MODEL_ROLES,
-                       class_names=[str(d) for d in range(10)], seed=0, fractions=FRACTIONS)
+    return ImageDomain(
+        "sklearn_digits",
+        load_images(),
+        root=ROOT,
+        model_roles=MODEL_ROLES,
+        class_names=[str(d) for d in range(10)],
+        seed=0,
+        fractions=FRACTIONS,
+    )

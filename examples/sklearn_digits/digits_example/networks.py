@@ -13,8 +13,12 @@ class SmallCNN(nn.Module):
     def __init__(self, width: int = 16, classes: int = 10) -> None:
         super().__init__()
         self.features = nn.Sequential(
-            nn.Conv2d(1, width, 3, padding=1), nn.ReLU(),
-            nn.Conv2d(width, 2 * width, 3, padding=1), nn.ReLU(), nn.AvgPool2d(2))
+            nn.Conv2d(1, width, 3, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(width, 2 * width, 3, padding=1),
+            nn.ReLU(),
+            nn.AvgPool2d(2),
+        )
         self.head = nn.Linear(2 * width * 16, classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -37,8 +41,15 @@ class PoolCNN(nn.Module):
 
     def __init__(self, width: int = 24, classes: int = 10) -> None:
         super().__init__()
-        self.net = nn.Sequential(nn.Conv2d(1, width, 5, padding=2), nn.Tanh(), nn.MaxPool2d(2), nn.Flatten(),
-                                 nn.Linear(width * 16, 96), nn.Tanh(), nn.Linear(96, classes))
+        self.net = nn.Sequential(
+            nn.Conv2d(1, width, 5, padding=2),
+            nn.Tanh(),
+            nn.MaxPool2d(2),
+            nn.Flatten(),
+            nn.Linear(width * 16, 96),
+            nn.Tanh(),
+            nn.Linear(96, classes),
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.net(x)

@@ -34,7 +34,7 @@ def train(model: nn.Module, images: torch.Tensor, labels: torch.Tensor, *, epoch
     for _ in range(epochs):
         order = torch.randperm(len(labels), generator=generator)
         for start in range(0, len(order), 32):
-            rows = order[start:start + 32]
+            rows = order[start : start + 32]
             optimiser.zero_grad()
             nn.functional.cross_entropy(classify(images[rows]), labels[rows]).backward()
             optimiser.step()
@@ -62,8 +62,14 @@ def main(argv: list[str] | None = None) -> None:
         torch.manual_seed(seed)
         model = train(getattr(networks, builder)(**kwargs), data.images, data.labels, epochs=args.epochs, seed=seed)
         quality = accuracy(model, held_out.images, held_out.labels)
-        store.add(name, model, builder=f"digits_example.networks:{builder}", arch_kwargs=kwargs,
-                  trained_on=split, quality={"selection_accuracy": round(quality, 4)})
+        store.add(
+            name,
+            model,
+            builder=f"digits_example.networks:{builder}",
+            arch_kwargs=kwargs,
+            trained_on=split,
+            quality={"selection_accuracy": round(quality, 4)},
+        )
         print(f"{name}: selection accuracy {quality:.3f}")
 
 

@@ -63,16 +63,22 @@ class DenoisingUNet(nn.Module):
 
         levels = len(block_out_channels)
         if levels < 1 or any(c % norm_num_groups for c in block_out_channels):
-            raise ValueError(f"norm_num_groups={norm_num_groups} must divide every entry of "
-                             f"block_out_channels={tuple(block_out_channels)}")
+            raise ValueError(
+                f"norm_num_groups={norm_num_groups} must divide every entry of "
+                f"block_out_channels={tuple(block_out_channels)}"
+            )
         self.sample_size = sample_size
         self.channels = channels
         self.num_train_timesteps = num_train_timesteps
         self.beta_schedule = beta_schedule
         self.unet = UNet2DModel(
-            sample_size=sample_size, in_channels=channels, out_channels=channels,
-            block_out_channels=tuple(block_out_channels), layers_per_block=layers_per_block,
-            down_block_types=("DownBlock2D",) * levels, up_block_types=("UpBlock2D",) * levels,
+            sample_size=sample_size,
+            in_channels=channels,
+            out_channels=channels,
+            block_out_channels=tuple(block_out_channels),
+            layers_per_block=layers_per_block,
+            down_block_types=("DownBlock2D",) * levels,
+            up_block_types=("UpBlock2D",) * levels,
             norm_num_groups=norm_num_groups,
         )
         scheduler = self.training_scheduler()
@@ -100,13 +106,18 @@ class DenoisingUNet(nn.Module):
         """A fresh ``DDPMScheduler`` with this network's schedule (ε prediction)."""
         from diffusers import DDPMScheduler
 
-        return DDPMScheduler(num_train_timesteps=self.num_train_timesteps,
-                             beta_schedule=self.beta_schedule, prediction_type="epsilon")
+        return DDPMScheduler(
+            num_train_timesteps=self.num_train_timesteps, beta_schedule=self.beta_schedule, prediction_type="epsilon"
+        )
 
     def sampling_scheduler(self):
         """A fresh ``DDIMScheduler`` with this network's schedule (η = 0, no clipping)."""
         from diffusers import DDIMScheduler
 
-        return DDIMScheduler(num_train_timesteps=self.num_train_timesteps,
-                             beta_schedule=self.beta_schedule, prediction_type="epsilon",
-                             clip_sample=False, set_alpha_to_one=True)
+        return DDIMScheduler(
+            num_train_timesteps=self.num_train_timesteps,
+            beta_schedule=self.beta_schedule,
+            prediction_type="epsilon",
+            clip_sample=False,
+            set_alpha_to_one=True,
+        )

@@ -24,8 +24,9 @@ from .training import train_denoiser
 __all__ = ["DiffusionRecipe", "training_checkpoint"]
 
 
-def training_checkpoint(name: str, arch_kwargs: Mapping[str, Any], config: GenerativeTrainConfig,
-                        directory: Path | None = None) -> Path:
+def training_checkpoint(
+    name: str, arch_kwargs: Mapping[str, Any], config: GenerativeTrainConfig, directory: Path | None = None
+) -> Path:
     """Where the training of ``name`` under ``config`` checkpoints (keyed by both settings)."""
     from cfcheck.core.cache import default_cache_dir
 
@@ -55,17 +56,24 @@ class DiffusionRecipe(RecipeFields):
 
     role: str = "diffusion"
     architecture: str = "ddpm_unet"
-    interface: str = ("predicts the noise ε̂(x_t, t) of a noisy batch x_t in diffusion space [-1, 1] "
-                      "(images x map to 2x − 1) at integer timesteps t; the schedule is rebuilt from arch_kwargs.")
+    interface: str = (
+        "predicts the noise ε̂(x_t, t) of a noisy batch x_t in diffusion space [-1, 1] "
+        "(images x map to 2x − 1) at integer timesteps t; the schedule is rebuilt from arch_kwargs."
+    )
 
     def train(self, config: GenerativeTrainConfig, data: Any) -> GenerativeTrainResult:
         """Trains on ``data.images`` (or an image tensor), resuming from its checkpoint."""
         images = data.images if hasattr(data, "images") else data
         if config.n is not None:
-            images = images[:config.n]
+            images = images[: config.n]
         state, info = train_denoiser(
-            images, self.arch_kwargs, seed=config.seed, epochs=config.epochs,
-            batch_size=config.batch_size, lr=config.lr, options=config.options,
+            images,
+            self.arch_kwargs,
+            seed=config.seed,
+            epochs=config.epochs,
+            batch_size=config.batch_size,
+            lr=config.lr,
+            options=config.options,
             checkpoint=training_checkpoint(self.name, self.arch_kwargs, config),
         )
         network = DenoisingUNet(**dict(self.arch_kwargs))

@@ -18,8 +18,16 @@ import torch
 
 from .network import DenoisingUNet, to_diffusion_space, to_image_space
 
-__all__ = ["Guide", "ddim_timesteps", "denoise", "encode_decode", "noise_to", "predict_x0", "predicted_noise",
-           "sample_images"]
+__all__ = [
+    "Guide",
+    "ddim_timesteps",
+    "denoise",
+    "encode_decode",
+    "noise_to",
+    "predict_x0",
+    "predicted_noise",
+    "sample_images",
+]
 
 #: ``guide(x_t, t) -> eps'``: called at every step with the noisy batch and the timestep instead
 #: of the network; returns the noise the DDIM step should use (usually the network's prediction
@@ -58,7 +66,9 @@ def _alpha(network: DenoisingUNet, t: int, like: torch.Tensor) -> torch.Tensor:
     return network.alphas_cumprod[t].to(like.device, like.dtype)
 
 
-def noise_to(network: DenoisingUNet, x0: torch.Tensor, t: int, generator: torch.Generator | None = None) -> torch.Tensor:
+def noise_to(
+    network: DenoisingUNet, x0: torch.Tensor, t: int, generator: torch.Generator | None = None
+) -> torch.Tensor:
     """``x_t`` drawn from q(x_t | x_0) for a batch in diffusion space (noise from ``generator``)."""
     a = _alpha(network, t, x0)
     noise = torch.randn(x0.shape, generator=generator, device=x0.device, dtype=x0.dtype)
@@ -142,8 +152,14 @@ def sample_images(
     return torch.cat(out) if out else torch.zeros((0, *shape))
 
 
-def encode_decode(network: DenoisingUNet, images: torch.Tensor, start_fraction: float, num_steps: int,
-                  generator: torch.Generator | None = None, guide: Guide | None = None) -> torch.Tensor:
+def encode_decode(
+    network: DenoisingUNet,
+    images: torch.Tensor,
+    start_fraction: float,
+    num_steps: int,
+    generator: torch.Generator | None = None,
+    guide: Guide | None = None,
+) -> torch.Tensor:
     """Noises ``images`` (``[0, 1]``) to ``start_fraction``·T and denoises them (optionally guided)."""
     timesteps = ddim_timesteps(network, num_steps, start_fraction)
     x_t = noise_to(network, to_diffusion_space(images), timesteps[0], generator)

@@ -29,9 +29,9 @@ __all__ = ["DIFFUSION_OPTIONS", "train_denoiser"]
 
 #: the options a diffusion recipe's ``GenerativeTrainConfig.options`` may set, with defaults
 DIFFUSION_OPTIONS: Mapping[str, Any] = {
-    "steps": None,            # optimiser steps (None: ``epochs`` passes over the data)
-    "warmup_steps": 200,      # linear learning-rate warm-up, then cosine decay to 0
-    "ema_decay": 0.999,       # exponential moving average of the weights (what is shipped)
+    "steps": None,  # optimiser steps (None: ``epochs`` passes over the data)
+    "warmup_steps": 200,  # linear learning-rate warm-up, then cosine decay to 0
+    "ema_decay": 0.999,  # exponential moving average of the weights (what is shipped)
     "weight_decay": 0.0,
     "checkpoint_every": 250,
 }
@@ -116,7 +116,7 @@ def train_denoiser(
         epoch, position = divmod(step, per_epoch)
         # each epoch's order comes from its own seed, so resuming mid-epoch needs no saved order
         order = epoch_order(n, seed, epoch)
-        batch = to_diffusion_space(images[order[position * batch_size:(position + 1) * batch_size]])
+        batch = to_diffusion_space(images[order[position * batch_size : (position + 1) * batch_size]])
         batch = batch.contiguous(memory_format=torch.channels_last)
         t = torch.randint(0, model.num_train_timesteps, (batch.shape[0],), generator=generator)
         noise = torch.randn(batch.shape, generator=generator)
@@ -136,9 +136,17 @@ def train_denoiser(
         step += 1
         if step % settings["checkpoint_every"] == 0 or step == total:
             if path is not None:
-                _save(path, {"model": model.state_dict(), "ema": ema.state_dict(),
-                             "optimiser": optimiser.state_dict(), "generator": generator.get_state(),
-                             "step": step, "losses": losses})
+                _save(
+                    path,
+                    {
+                        "model": model.state_dict(),
+                        "ema": ema.state_dict(),
+                        "optimiser": optimiser.state_dict(),
+                        "generator": generator.get_state(),
+                        "step": step,
+                        "losses": losses,
+                    },
+                )
             rate = (time.perf_counter() - started) / max(1, step - first_step)
             log(f"step {step}/{total} loss {sum(losses) / len(losses):.4f} ({rate:.2f} s/step this run)")
     ema_state = {k: v.detach().clone() for k, v in ema.state_dict().items()}

@@ -60,21 +60,41 @@ class ScalarSplineFlow(nn.Module):
     context_loc: torch.Tensor  # a buffer (register_buffer)
     context_scale: torch.Tensor  # a buffer (register_buffer)
 
-    def __init__(self, context_features: int = 0, num_layers: int = 2, hidden: int = 32, num_blocks: int = 2,
-                 num_bins: int = 8, tail_bound: float = 3.0) -> None:
+    def __init__(
+        self,
+        context_features: int = 0,
+        num_layers: int = 2,
+        hidden: int = 32,
+        num_blocks: int = 2,
+        num_bins: int = 8,
+        tail_bound: float = 3.0,
+    ) -> None:
         super().__init__()
         import normflows as nf
 
-        for name, value, low in (("context_features", context_features, 0), ("num_layers", num_layers, 1),
-                                 ("hidden", hidden, 1), ("num_blocks", num_blocks, 1), ("num_bins", num_bins, 2)):
+        for name, value, low in (
+            ("context_features", context_features, 0),
+            ("num_layers", num_layers, 1),
+            ("hidden", hidden, 1),
+            ("num_blocks", num_blocks, 1),
+            ("num_bins", num_bins, 2),
+        ):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
         if not tail_bound > 0:
             raise ValueError(f"tail_bound must be > 0, got {tail_bound!r}")
         self.context_features = context_features
-        layers = [nf.flows.AutoregressiveRationalQuadraticSpline(
-            1, num_blocks, hidden, num_context_channels=context_features or None, num_bins=num_bins,
-            tail_bound=tail_bound) for _ in range(num_layers)]
+        layers = [
+            nf.flows.AutoregressiveRationalQuadraticSpline(
+                1,
+                num_blocks,
+                hidden,
+                num_context_channels=context_features or None,
+                num_bins=num_bins,
+                tail_bound=tail_bound,
+            )
+            for _ in range(num_layers)
+        ]
         self.flow = nf.ConditionalNormalizingFlow(nf.distributions.DiagGaussian(1, trainable=False), layers)
         self.register_buffer("value_loc", torch.zeros(1))
         self.register_buffer("value_scale", torch.ones(1))
@@ -140,8 +160,9 @@ class ScalarSplineFlow(nn.Module):
         c = self._context(context, v.shape[0])
         return self.flow.log_prob((v - self.value_loc) / self.value_scale, c) - self.value_scale.log().sum()
 
-    def sample(self, n: int, context: torch.Tensor | None = None, *,
-               generator: torch.Generator | None = None) -> torch.Tensor:
+    def sample(
+        self, n: int, context: torch.Tensor | None = None, *, generator: torch.Generator | None = None
+    ) -> torch.Tensor:
         """n values (N,) drawn from p(v | c): u ~ N(0, 1) from ``generator``, then predicted."""
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
             raise ValueError(f"n must be a non-negative int, got {n!r}")

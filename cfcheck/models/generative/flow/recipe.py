@@ -22,8 +22,9 @@ from .network import ScalarSplineFlow
 __all__ = ["FlowRecipe", "train_flow"]
 
 
-def train_flow(values: torch.Tensor, context: torch.Tensor | None, arch_kwargs: Mapping[str, Any],
-               config: GenerativeTrainConfig) -> tuple[ScalarSplineFlow, float]:
+def train_flow(
+    values: torch.Tensor, context: torch.Tensor | None, arch_kwargs: Mapping[str, Any], config: GenerativeTrainConfig
+) -> tuple[ScalarSplineFlow, float]:
     """Fits p(values | context) by maximum likelihood.
 
     Args:
@@ -39,8 +40,8 @@ def train_flow(values: torch.Tensor, context: torch.Tensor | None, arch_kwargs: 
     if not isinstance(values, torch.Tensor) or values.ndim != 1 or values.shape[0] < 2:
         raise ValueError(f"values must be a 1-D tensor of at least 2 values, got {getattr(values, 'shape', values)}")
     if config.n is not None:
-        values = values[:config.n]
-        context = None if context is None else context[:config.n]
+        values = values[: config.n]
+        context = None if context is None else context[: config.n]
     torch.manual_seed(config.seed)
     flow = ScalarSplineFlow(**dict(arch_kwargs))
     flow.set_standardisation(values, context)
@@ -51,7 +52,7 @@ def train_flow(values: torch.Tensor, context: torch.Tensor | None, arch_kwargs: 
     for _, order in epoch_orders(n, config.epochs, seed=config.seed, stream=FLOW_EPOCH_ORDER):
         total = 0.0
         for start in range(0, n, config.batch_size):
-            rows = order[start:start + config.batch_size]
+            rows = order[start : start + config.batch_size]
             c = None if context is None else context[rows]
             loss = -(flow.log_prob(values[rows], c) + flow.value_scale.log().sum()).mean()
             optimiser.zero_grad(set_to_none=True)
@@ -82,9 +83,11 @@ class FlowRecipe(RecipeFields):
     columns: Callable[[Any], tuple[torch.Tensor, torch.Tensor | None]] = field(compare=False)
     role: str = "attribute_mechanism"
     architecture: str = "scalar_spline_flow"
-    interface: str = ("abduct(v, context) -> exogenous noise u (inverse pass); predict(u, context) -> v (forward "
-                      "pass); log_prob(v, context); values and context in the data's units (standardised inside "
-                      "the module, outside the flow).")
+    interface: str = (
+        "abduct(v, context) -> exogenous noise u (inverse pass); predict(u, context) -> v (forward "
+        "pass); log_prob(v, context); values and context in the data's units (standardised inside "
+        "the module, outside the flow)."
+    )
 
     def train(self, config: GenerativeTrainConfig, data: Any) -> GenerativeTrainResult:
         values, context = self.columns(data)
@@ -92,4 +95,6 @@ class FlowRecipe(RecipeFields):
         with torch.no_grad():
             quality = {"train_nll": nll, **self.measure_quality(flow, config)}
         state = {k: v.detach().clone() for k, v in flow.state_dict().items()}
-        return GenerativeTrainResult(state_dict=state, quality=quality, examples=int(min(len(values), config.n or len(values))))
+        return GenerativeTrainResult(
+            state_dict=state, quality=quality, examples=int(min(len(values), config.n or len(values)))
+        )

@@ -51,24 +51,51 @@ class ConditionalGAN(ConditionedNetwork):
         torch.Size([2, 1, 32, 32])
     """
 
-    def __init__(self, condition_features: int, latent_dim: int = 32, width: int = 32, channels: int = 1,
-                 standardised_columns: int = 0) -> None:
+    def __init__(
+        self,
+        condition_features: int,
+        latent_dim: int = 32,
+        width: int = 32,
+        channels: int = 1,
+        standardised_columns: int = 0,
+    ) -> None:
         super().__init__(condition_features, channels, standardised_columns, latent_dim=latent_dim, width=width)
         self.latent_dim, self.width = latent_dim, width
         w, k = width, condition_features
         self.generator_input = nn.Sequential(nn.Linear(latent_dim + k, 4 * w * 16), _act())
         self.generator = nn.Sequential(
-            nn.ConvTranspose2d(4 * w, 2 * w, 4, 2, 1), _act(), nn.ConvTranspose2d(2 * w, w, 4, 2, 1), _act(),
-            nn.ConvTranspose2d(w, channels, 4, 2, 1), nn.Sigmoid())
+            nn.ConvTranspose2d(4 * w, 2 * w, 4, 2, 1),
+            _act(),
+            nn.ConvTranspose2d(2 * w, w, 4, 2, 1),
+            _act(),
+            nn.ConvTranspose2d(w, channels, 4, 2, 1),
+            nn.Sigmoid(),
+        )
         self.encoder = nn.Sequential(
-            nn.Conv2d(channels + k, w, 4, 2, 1), _act(), nn.Conv2d(w, 2 * w, 4, 2, 1), _act(),
-            nn.Conv2d(2 * w, 4 * w, 4, 2, 1), _act(), nn.Flatten(), nn.Linear(4 * w * 16, latent_dim))
+            nn.Conv2d(channels + k, w, 4, 2, 1),
+            _act(),
+            nn.Conv2d(w, 2 * w, 4, 2, 1),
+            _act(),
+            nn.Conv2d(2 * w, 4 * w, 4, 2, 1),
+            _act(),
+            nn.Flatten(),
+            nn.Linear(4 * w * 16, latent_dim),
+        )
         self.critic_image = nn.Sequential(
-            _sn(nn.Conv2d(channels + k, w, 4, 2, 1)), _act(), nn.Dropout(0.2), _sn(nn.Conv2d(w, 2 * w, 4, 2, 1)),
-            _act(), nn.Dropout(0.2), _sn(nn.Conv2d(2 * w, 4 * w, 4, 2, 1)), _act(), nn.Flatten())
+            _sn(nn.Conv2d(channels + k, w, 4, 2, 1)),
+            _act(),
+            nn.Dropout(0.2),
+            _sn(nn.Conv2d(w, 2 * w, 4, 2, 1)),
+            _act(),
+            nn.Dropout(0.2),
+            _sn(nn.Conv2d(2 * w, 4 * w, 4, 2, 1)),
+            _act(),
+            nn.Flatten(),
+        )
         self.critic_latent = nn.Sequential(_sn(nn.Linear(latent_dim, 256)), _act(), nn.Dropout(0.2))
-        self.critic_joint = nn.Sequential(_sn(nn.Linear(4 * w * 16 + 256, 256)), _act(), nn.Dropout(0.2),
-                                          _sn(nn.Linear(256, 1)))
+        self.critic_joint = nn.Sequential(
+            _sn(nn.Linear(4 * w * 16 + 256, 256)), _act(), nn.Dropout(0.2), _sn(nn.Linear(256, 1))
+        )
 
     def _with_condition(self, x: torch.Tensor, condition: torch.Tensor) -> torch.Tensor:
         self._check_images(x)
@@ -95,8 +122,14 @@ class ConditionalGAN(ConditionedNetwork):
         """G(E(x, c), c)."""
         return self.decode(self.encode(x, condition), condition)
 
-    def counterfactual(self, x: torch.Tensor, condition: torch.Tensor, counterfactual_condition: torch.Tensor, *,
-                       abduct_pixel_noise: bool = False) -> torch.Tensor:
+    def counterfactual(
+        self,
+        x: torch.Tensor,
+        condition: torch.Tensor,
+        counterfactual_condition: torch.Tensor,
+        *,
+        abduct_pixel_noise: bool = False,
+    ) -> torch.Tensor:
         """x* = G(E(x, c), c*) (eq. 6). ``abduct_pixel_noise`` must be False: a GAN has no pixel noise."""
         if abduct_pixel_noise:
             raise ValueError("a GAN has no pixel noise to abduct; use abduct_pixel_noise=False")

@@ -22,14 +22,25 @@ class ConditionalGANRecipe(ConditionalVAERecipe):
     :data:`~cfcheck.models.generative.gan.training.GAN_OPTIONS`)."""
 
     architecture: str = "conditional_gan"
-    interface: str = ("encode(x, c) -> the abducted latent z = E(x, c); decode(z, c) -> the generated image G(z, c) "
-                      "in [0, 1]; discriminate(x, z, c) -> D's logit; counterfactual(x, c, c*) = G(E(x, c), c*). "
-                      "c: the parents as the domain encodes them.")
+    interface: str = (
+        "encode(x, c) -> the abducted latent z = E(x, c); decode(z, c) -> the generated image G(z, c) "
+        "in [0, 1]; discriminate(x, z, c) -> D's logit; counterfactual(x, c, c*) = G(E(x, c), c*). "
+        "c: the parents as the domain encodes them."
+    )
     final_keys: ClassVar[tuple[str, ...]] = ("final_d_loss", "final_g_loss", "final_cycle")
 
-    def fit(self, images: torch.Tensor, condition: torch.Tensor, config: GenerativeTrainConfig
-            ) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
+    def fit(
+        self, images: torch.Tensor, condition: torch.Tensor, config: GenerativeTrainConfig
+    ) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
         """The adversarial phase, the encoder's fine-tuning on the cyclic cost, then (``counterfactual_epochs``)
         the counterfactual fine-tuning of encoder and generator (:func:`~cfcheck.models.generative.gan.train_cgan`)."""
-        return train_cgan(images, condition, self.arch_kwargs, seed=config.seed, epochs=config.epochs,
-                          batch_size=config.batch_size, lr=config.lr, options=config.options)
+        return train_cgan(
+            images,
+            condition,
+            self.arch_kwargs,
+            seed=config.seed,
+            epochs=config.epochs,
+            batch_size=config.batch_size,
+            lr=config.lr,
+            options=config.options,
+        )

@@ -37,10 +37,20 @@ __all__ = ["GAN_OPTIONS", "cyclic_fit", "train_cgan"]
 
 #: the options a GAN recipe's ``GenerativeTrainConfig.options`` may set, with defaults; the ``counterfactual_*``
 #: and ``predictor_*`` ones configure the counterfactual fine-tuning (phase 3, off unless counterfactual_epochs > 0)
-GAN_OPTIONS: Mapping[str, Any] = {"finetune_epochs": 1, "adam_beta1": 0.5, "finetune_lr": 1e-4, "log_every": 100,
-                                   "real_label": 0.9, "counterfactual_epochs": 0, "counterfactual_lr": 1e-4,
-                                   "counterfactual_weight": 1.0, "predictor_epochs": 2, "predictor_mixup": True,
-                                   "adversarial_weight": 0.0, "reconstruction_weight": 1.0}
+GAN_OPTIONS: Mapping[str, Any] = {
+    "finetune_epochs": 1,
+    "adam_beta1": 0.5,
+    "finetune_lr": 1e-4,
+    "log_every": 100,
+    "real_label": 0.9,
+    "counterfactual_epochs": 0,
+    "counterfactual_lr": 1e-4,
+    "counterfactual_weight": 1.0,
+    "predictor_epochs": 2,
+    "predictor_mixup": True,
+    "adversarial_weight": 0.0,
+    "reconstruction_weight": 1.0,
+}
 
 
 def cyclic_fit(reconstruction_weight: float = 1.0, adversarial_weight: float = 0.0) -> FitTerm:
@@ -49,11 +59,14 @@ def cyclic_fit(reconstruction_weight: float = 1.0, adversarial_weight: float = 0
     elements), plus, with ``adversarial_weight``, that weight × the non-saturating loss of the (frozen)
     discriminator calling the reconstruction pair (G(E(x, c), c), E(x, c), c) real. Logs the image term."""
     if reconstruction_weight <= 0 or adversarial_weight < 0:
-        raise ValueError(f"need reconstruction_weight > 0 and adversarial_weight >= 0, got {reconstruction_weight} "
-                         f"and {adversarial_weight}")
+        raise ValueError(
+            f"need reconstruction_weight > 0 and adversarial_weight >= 0, got {reconstruction_weight} "
+            f"and {adversarial_weight}"
+        )
 
-    def fit(model: ConditionalGAN, x: torch.Tensor, c: torch.Tensor, generator: torch.Generator
-            ) -> tuple[torch.Tensor, torch.Tensor]:
+    def fit(
+        model: ConditionalGAN, x: torch.Tensor, c: torch.Tensor, generator: torch.Generator
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         z = torch.randn(len(x), model.latent_dim, generator=generator)
         abducted = model.encode(x, c)
         reconstruction = model.decode(abducted, c)
@@ -68,9 +81,18 @@ def cyclic_fit(reconstruction_weight: float = 1.0, adversarial_weight: float = 0
     return fit
 
 
-def train_cgan(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mapping[str, Any], *, seed: int,
-               epochs: int, batch_size: int, lr: float, options: Mapping[str, Any] | None = None,
-               log: Callable[[str], None] = print) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
+def train_cgan(
+    images: torch.Tensor,
+    condition: torch.Tensor,
+    arch_kwargs: Mapping[str, Any],
+    *,
+    seed: int,
+    epochs: int,
+    batch_size: int,
+    lr: float,
+    options: Mapping[str, Any] | None = None,
+    log: Callable[[str], None] = print,
+) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
     """Trains a :class:`ConditionalGAN` on ``images`` (N×C×32×32 in [0, 1]) given ``condition`` (N×k).
 
     Args:
@@ -94,8 +116,10 @@ def train_cgan(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mappi
         raise ValueError(f"unknown GAN option(s) {unknown}; expected some of {sorted(GAN_OPTIONS)}")
     settings = {**GAN_OPTIONS, **(options or {})}
     if images.ndim != 4 or images.shape[0] < 1 or condition.ndim != 2 or condition.shape[0] != images.shape[0]:
-        raise ValueError(f"images must be N×C×H×W and condition N×k with the same N, got {tuple(images.shape)} "
-                         f"and {tuple(condition.shape)}")
+        raise ValueError(
+            f"images must be N×C×H×W and condition N×k with the same N, got {tuple(images.shape)} "
+            f"and {tuple(condition.shape)}"
+        )
     torch.manual_seed(seed)
     model = ConditionalGAN(**dict(arch_kwargs))
     model.set_standardisation(condition)
@@ -114,21 +138,24 @@ def train_cgan(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mappi
         z = torch.randn(len(rows), model.latent_dim, generator=noise)
         real, fake = (x, model.encode(x, c)), (model.decode(z, c), z)
         ones, zeros = torch.ones(len(rows)), torch.zeros(len(rows))
-        d_loss = (F.binary_cross_entropy_with_logits(model.discriminate(real[0], real[1].detach(), c),
-                                                     ones * settings["real_label"])
-                  + F.binary_cross_entropy_with_logits(model.discriminate(fake[0].detach(), fake[1], c), zeros))
+        d_loss = F.binary_cross_entropy_with_logits(
+            model.discriminate(real[0], real[1].detach(), c), ones * settings["real_label"]
+        ) + F.binary_cross_entropy_with_logits(model.discriminate(fake[0].detach(), fake[1], c), zeros)
         opt_d.zero_grad(set_to_none=True)
         d_loss.backward()
         opt_d.step()
-        g_loss = (F.binary_cross_entropy_with_logits(model.discriminate(*real, c), zeros)
-                  + F.binary_cross_entropy_with_logits(model.discriminate(*fake, c), ones))
+        g_loss = F.binary_cross_entropy_with_logits(
+            model.discriminate(*real, c), zeros
+        ) + F.binary_cross_entropy_with_logits(model.discriminate(*fake, c), ones)
         opt_g.zero_grad(set_to_none=True)
         g_loss.backward()
         opt_g.step()
         d_hist, g_hist, step = (d_hist + [d_loss.item()])[-100:], (g_hist + [g_loss.item()])[-100:], step + 1
         if step % settings["log_every"] == 0:
-            log(f"adversarial step {step} d {sum(d_hist) / len(d_hist):.3f} g {sum(g_hist) / len(g_hist):.3f} "
-                f"({(time.perf_counter() - started) / step:.2f} s/step)")
+            log(
+                f"adversarial step {step} d {sum(d_hist) / len(d_hist):.3f} g {sum(g_hist) / len(g_hist):.3f} "
+                f"({(time.perf_counter() - started) / step:.2f} s/step)"
+            )
     for parameter in critic + [*model.generator_input.parameters(), *model.generator.parameters()]:
         parameter.requires_grad_(False)
     model.eval()  # the frozen networks' dropout off; the encoder has none
@@ -149,12 +176,23 @@ def train_cgan(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mappi
         players = [*model.encoder.parameters(), *model.generator_input.parameters(), *model.generator.parameters()]
         for parameter in players:
             parameter.requires_grad_(True)
-        info.update(counterfactual_finetune(
-            model, images, condition, seed=seed + 11, epochs=settings["counterfactual_epochs"],
-            batch_size=batch_size, lr=settings["counterfactual_lr"], weight=settings["counterfactual_weight"],
-            predictor_epochs=settings["predictor_epochs"], predictor_mixup=bool(settings["predictor_mixup"]),
-            fit=cyclic_fit(settings["reconstruction_weight"], settings["adversarial_weight"]), parameters=players,
-            log=log))
+        info.update(
+            counterfactual_finetune(
+                model,
+                images,
+                condition,
+                seed=seed + 11,
+                epochs=settings["counterfactual_epochs"],
+                batch_size=batch_size,
+                lr=settings["counterfactual_lr"],
+                weight=settings["counterfactual_weight"],
+                predictor_epochs=settings["predictor_epochs"],
+                predictor_mixup=bool(settings["predictor_mixup"]),
+                fit=cyclic_fit(settings["reconstruction_weight"], settings["adversarial_weight"]),
+                parameters=players,
+                log=log,
+            )
+        )
         step += settings["counterfactual_epochs"] * steps_per_epoch(n, batch_size)
     model.requires_grad_(True)
     info["steps"] = float(step)

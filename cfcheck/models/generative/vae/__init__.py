@@ -13,9 +13,16 @@ from .recipe import ConditionalVAERecipe
 from .training import VAE_OPTIONS, train_cvae
 from .unconditional import UnconditionalVAE, UnconditionalVAERecipe, train_unconditional_vae
 
-__all__ = ["VAE_OPTIONS", "ConditionalHVAE", "ConditionalVAE",
-           "ConditionalVAERecipe", "UnconditionalVAE", "UnconditionalVAERecipe",
-           "train_cvae", "train_unconditional_vae"]
+__all__ = [
+    "VAE_OPTIONS",
+    "ConditionalHVAE",
+    "ConditionalVAE",
+    "ConditionalVAERecipe",
+    "UnconditionalVAE",
+    "UnconditionalVAERecipe",
+    "train_cvae",
+    "train_unconditional_vae",
+]
 
 register_generative_architecture("conditional_vae", ConditionalVAE, family="vae", input_shape=None, replace=True)
 register_generative_architecture("conditional_hvae", ConditionalHVAE, family="vae", input_shape=None, replace=True)

@@ -29,8 +29,15 @@ from torch import nn
 
 from ..base import epoch_batches
 
-__all__ = ["ConditionPredictor", "FitTerm", "condition_loss", "counterfactual_finetune", "elbo_fit",
-           "standardised_condition", "train_condition_predictor"]
+__all__ = [
+    "ConditionPredictor",
+    "FitTerm",
+    "condition_loss",
+    "counterfactual_finetune",
+    "elbo_fit",
+    "standardised_condition",
+    "train_condition_predictor",
+]
 
 
 class ConditionPredictor(nn.Module):
@@ -41,16 +48,25 @@ class ConditionPredictor(nn.Module):
         super().__init__()
         self.continuous, self.classes = continuous, classes
         self.net = nn.Sequential(
-            nn.Conv2d(channels, 32, 3, 2, 1), nn.ReLU(), nn.Conv2d(32, 64, 3, 2, 1), nn.ReLU(),
-            nn.Conv2d(64, 64, 3, 2, 1), nn.ReLU(), nn.Flatten(), nn.Linear(64 * 16, 128), nn.ReLU(),
-            nn.Linear(128, continuous + classes))
+            nn.Conv2d(channels, 32, 3, 2, 1),
+            nn.ReLU(),
+            nn.Conv2d(32, 64, 3, 2, 1),
+            nn.ReLU(),
+            nn.Conv2d(64, 64, 3, 2, 1),
+            nn.ReLU(),
+            nn.Flatten(),
+            nn.Linear(64 * 16, 128),
+            nn.ReLU(),
+            nn.Linear(128, continuous + classes),
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.net(x)
 
 
-def condition_loss(predicted: torch.Tensor, standardised: torch.Tensor, continuous: int, *,
-                   soft: bool = False) -> torch.Tensor:
+def condition_loss(
+    predicted: torch.Tensor, standardised: torch.Tensor, continuous: int, *, soft: bool = False
+) -> torch.Tensor:
     """Mean squared error on the ``continuous`` standardised columns plus the cross-entropy of the one-hot block
     (with ``soft``, against the block as class probabilities: for mixed targets)."""
     regression = F.mse_loss(predicted[:, :continuous], standardised[:, :continuous])
@@ -58,9 +74,17 @@ def condition_loss(predicted: torch.Tensor, standardised: torch.Tensor, continuo
     return regression + F.cross_entropy(predicted[:, continuous:], classes)
 
 
-def train_condition_predictor(images: torch.Tensor, standardised: torch.Tensor, continuous: int, *, seed: int,
-                              epochs: int, batch_size: int = 128, lr: float = 1e-3,
-                              mixup: bool = False) -> ConditionPredictor:
+def train_condition_predictor(
+    images: torch.Tensor,
+    standardised: torch.Tensor,
+    continuous: int,
+    *,
+    seed: int,
+    epochs: int,
+    batch_size: int = 128,
+    lr: float = 1e-3,
+    mixup: bool = False,
+) -> ConditionPredictor:
     """Trains the auxiliary predictor of the standardised condition on the training images (Adam).
 
     With ``mixup`` each batch is also seen blended with a shuffled copy of itself, x = λx₁ + (1 − λ)x₂ with
@@ -92,26 +116,43 @@ def standardised_condition(model: Any, condition: torch.Tensor, chunk: int = 409
     if condition.ndim != 2 or chunk < 1:
         raise ValueError(f"condition must be N×k and chunk >= 1, got {tuple(condition.shape)} and {chunk}")
     with torch.no_grad():
-        return torch.cat([model._standardise(condition[i:i + chunk], len(condition[i:i + chunk]))
-                          for i in range(0, len(condition), chunk)])
+        return torch.cat(
+            [
+                model._standardise(condition[i : i + chunk], len(condition[i : i + chunk]))
+                for i in range(0, len(condition), chunk)
+            ]
+        )
 
 
 #: ``(model, x, c, generator) -> (objective, logged value)``: the fit term of the counterfactual fine-tuning
 FitTerm = Callable[[Any, torch.Tensor, torch.Tensor, torch.Generator], tuple[torch.Tensor, torch.Tensor]]
 
 
-def elbo_fit(model: Any, x: torch.Tensor, c: torch.Tensor, generator: torch.Generator
-             ) -> tuple[torch.Tensor, torch.Tensor]:
+def elbo_fit(
+    model: Any, x: torch.Tensor, c: torch.Tensor, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
     """A conditional VAE's fit term: the negative ELBO per pixel (and its reconstruction NLL, logged)."""
     loss, nll, _ = (v.mean() for v in model.negative_elbo(x, c, generator=generator))
     return loss / x[0].numel(), nll
 
 
-def counterfactual_finetune(model: Any, images: torch.Tensor, condition: torch.Tensor, *, seed: int, epochs: int,
-                            batch_size: int, lr: float, weight: float, predictor_epochs: int,
-                            abduct_pixel_noise: bool = False, predictor_mixup: bool = False,
-                            fit: FitTerm = elbo_fit, parameters: list[nn.Parameter] | None = None,
-                            log: Callable[[str], None] = print) -> dict[str, float]:
+def counterfactual_finetune(
+    model: Any,
+    images: torch.Tensor,
+    condition: torch.Tensor,
+    *,
+    seed: int,
+    epochs: int,
+    batch_size: int,
+    lr: float,
+    weight: float,
+    predictor_epochs: int,
+    abduct_pixel_noise: bool = False,
+    predictor_mixup: bool = False,
+    fit: FitTerm = elbo_fit,
+    parameters: list[nn.Parameter] | None = None,
+    log: Callable[[str], None] = print,
+) -> dict[str, float]:
     """Fine-tunes ``model`` in place on the fit term (default: negative ELBO per pixel) + ``weight`` × the
     counterfactual loss.
 
@@ -136,13 +177,16 @@ def counterfactual_finetune(model: Any, images: torch.Tensor, condition: torch.T
         last 100 steps, and the predictor's loss on the factual images of the last batch (``predictor_loss``).
     """
     if epochs < 1 or predictor_epochs < 1 or batch_size < 1 or lr <= 0 or weight < 0:
-        raise ValueError(f"need epochs >= 1, predictor_epochs >= 1, batch_size >= 1, lr > 0 and weight >= 0; got "
-                         f"{epochs}, {predictor_epochs}, {batch_size}, {lr} and {weight}")
+        raise ValueError(
+            f"need epochs >= 1, predictor_epochs >= 1, batch_size >= 1, lr > 0 and weight >= 0; got "
+            f"{epochs}, {predictor_epochs}, {batch_size}, {lr} and {weight}"
+        )
     continuous = model.standardised_columns
     standardised = standardised_condition(model, condition)
     started = time.perf_counter()
-    predictor = train_condition_predictor(images, standardised, continuous, seed=seed, epochs=predictor_epochs,
-                                          mixup=predictor_mixup)
+    predictor = train_condition_predictor(
+        images, standardised, continuous, seed=seed, epochs=predictor_epochs, mixup=predictor_mixup
+    )
     log(f"auxiliary predictor: {predictor_epochs} epoch(s) in {time.perf_counter() - started:.0f} s")
     optimised = list(model.parameters()) if parameters is None else list(parameters)
     optimiser = torch.optim.AdamW(optimised, lr=lr, betas=(0.9, 0.9), weight_decay=0.01)
@@ -162,11 +206,16 @@ def counterfactual_finetune(model: Any, images: torch.Tensor, condition: torch.T
         optimiser.step()
         history, step = (history + [(cf.item(), nll.item())])[-100:], step + 1
         if step % 50 == 0:
-            log(f"counterfactual step {step} cf {sum(h[0] for h in history) / len(history):.3f} "
-                f"({(time.perf_counter() - started) / step:.2f} s/step)")
+            log(
+                f"counterfactual step {step} cf {sum(h[0] for h in history) / len(history):.3f} "
+                f"({(time.perf_counter() - started) / step:.2f} s/step)"
+            )
     model.eval()
     with torch.no_grad():
         factual = float(condition_loss(predictor(images[rows]), standardised[rows], continuous))
     count = max(1, len(history))
-    return {"cf_loss": sum(h[0] for h in history) / count, "cf_nll": sum(h[1] for h in history) / count,
-            "predictor_loss": factual}
+    return {
+        "cf_loss": sum(h[0] for h in history) / count,
+        "cf_nll": sum(h[1] for h in history) / count,
+        "predictor_loss": factual,
+    }

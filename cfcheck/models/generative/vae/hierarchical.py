@@ -34,8 +34,9 @@ from .network import GaussianImageMechanism, gaussian_nll
 __all__ = ["ConditionalHVAE", "gaussian_kl"]
 
 
-def gaussian_kl(mean: torch.Tensor, log_var: torch.Tensor, prior_mean: torch.Tensor,
-                prior_log_var: torch.Tensor) -> torch.Tensor:
+def gaussian_kl(
+    mean: torch.Tensor, log_var: torch.Tensor, prior_mean: torch.Tensor, prior_log_var: torch.Tensor
+) -> torch.Tensor:
     """Per-example KL(N(mean, e^log_var) ‖ N(prior_mean, e^prior_log_var)), summed over all but the first axis."""
     kl = 0.5 * (prior_log_var - log_var + (log_var.exp() + (mean - prior_mean) ** 2) / prior_log_var.exp() - 1.0)
     return kl.flatten(1).sum(1)
@@ -64,10 +65,26 @@ class ConditionalHVAE(GaussianImageMechanism):
         torch.Size([2, 1, 32, 32])
     """
 
-    def __init__(self, condition_features: int, top_dim: int = 16, mid_channels: int = 8, low_channels: int = 4,
-                 width: int = 32, channels: int = 1, standardised_columns: int = 0, sigma_min: float = 0.01) -> None:
-        super().__init__(condition_features, channels, standardised_columns, top_dim=top_dim,
-                         mid_channels=mid_channels, low_channels=low_channels, width=width)
+    def __init__(
+        self,
+        condition_features: int,
+        top_dim: int = 16,
+        mid_channels: int = 8,
+        low_channels: int = 4,
+        width: int = 32,
+        channels: int = 1,
+        standardised_columns: int = 0,
+        sigma_min: float = 0.01,
+    ) -> None:
+        super().__init__(
+            condition_features,
+            channels,
+            standardised_columns,
+            top_dim=top_dim,
+            mid_channels=mid_channels,
+            low_channels=low_channels,
+            width=width,
+        )
         if not sigma_min > 0:
             raise ValueError(f"sigma_min must be > 0, got {sigma_min!r}")
         self.top_dim, self.mid_channels, self.low_channels = top_dim, mid_channels, low_channels
@@ -92,8 +109,15 @@ class ConditionalHVAE(GaussianImageMechanism):
         self.f2 = _conv(mid_channels + k, w, 1)
         self.up8 = nn.Sequential(nn.ReLU(), nn.Upsample(scale_factor=2), _conv(w, w))
         self.f3 = _conv(low_channels + k, w, 1)
-        self.up32 = nn.Sequential(nn.ReLU(), nn.Upsample(scale_factor=2), _conv(w, w), nn.ReLU(),
-                                  nn.Upsample(scale_factor=2), _conv(w, 16, 5), nn.ReLU())
+        self.up32 = nn.Sequential(
+            nn.ReLU(),
+            nn.Upsample(scale_factor=2),
+            _conv(w, w),
+            nn.ReLU(),
+            nn.Upsample(scale_factor=2),
+            _conv(w, 16, 5),
+            nn.ReLU(),
+        )
         self.head = nn.Conv2d(16, 2 * channels, 1)
 
     @staticmethod
@@ -105,17 +129,28 @@ class ConditionalHVAE(GaussianImageMechanism):
     def _tile(c: torch.Tensor, side: int) -> torch.Tensor:
         return c[:, :, None, None].expand(-1, -1, side, side)
 
-    def _inference(self, x: torch.Tensor, condition: torch.Tensor, generator: torch.Generator | None,
-                   sample: bool) -> tuple[list[torch.Tensor], list[tuple[torch.Tensor, torch.Tensor]],
-                                          list[tuple[torch.Tensor, torch.Tensor]]]:
+    def _inference(
+        self, x: torch.Tensor, condition: torch.Tensor, generator: torch.Generator | None, sample: bool
+    ) -> tuple[list[torch.Tensor], list[tuple[torch.Tensor, torch.Tensor]], list[tuple[torch.Tensor, torch.Tensor]]]:
         """Top-down posterior: the latents (sampled or posterior means), the posterior and prior statistics."""
         self._check_images(x)
         c = self._standardise(condition, x.shape[0])
         e8 = self.enc8(x)
         e4 = self.enc4(e8)
         e1 = self.enc1(e4)
-        draw = (lambda m, lv: m + (0.5 * lv).exp() * torch.randn(m.shape, generator=generator, device=generator.device if generator is not None else m.device).to(m)) \
-            if sample else (lambda m, lv: m)
+        draw = (
+            (
+                lambda m, lv: (
+                    m
+                    + (0.5 * lv).exp()
+                    * torch.randn(
+                        m.shape, generator=generator, device=generator.device if generator is not None else m.device
+                    ).to(m)
+                )
+            )
+            if sample
+            else (lambda m, lv: m)
+        )
         q1 = self._split(self.q1(torch.cat([e1, c], 1)))
         z1 = draw(*q1)
         h4 = self.f1(torch.cat([z1, c], 1)).view(-1, self.width, 4, 4)
@@ -147,8 +182,9 @@ class ConditionalHVAE(GaussianImageMechanism):
         loc, raw_scale = self.head(h).chunk(2, dim=1)
         return torch.sigmoid(loc), self.sigma_min + F.softplus(raw_scale)
 
-    def negative_elbo(self, x: torch.Tensor, condition: torch.Tensor, *, beta: float = 1.0,
-                      generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def negative_elbo(
+        self, x: torch.Tensor, condition: torch.Tensor, *, beta: float = 1.0, generator: torch.Generator | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Per-image negative ELBO, Gaussian reconstruction NLL and KL summed over the levels (nats)."""
         latents, posteriors, priors = self._inference(x, condition, generator, sample=True)
         nll = gaussian_nll(x, *self.decode(latents, condition))

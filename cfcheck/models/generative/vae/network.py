@@ -47,14 +47,18 @@ class ConditionedNetwork(nn.Module):
 
     def __init__(self, condition_features: int, channels: int, standardised_columns: int, **sizes: int) -> None:
         super().__init__()
-        for name, value, low in (("condition_features", condition_features, 1), ("channels", channels, 1),
-                                 ("standardised_columns", standardised_columns, 0),
-                                 *((key, size, 1) for key, size in sizes.items())):
+        for name, value, low in (
+            ("condition_features", condition_features, 1),
+            ("channels", channels, 1),
+            ("standardised_columns", standardised_columns, 0),
+            *((key, size, 1) for key, size in sizes.items()),
+        ):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
         if standardised_columns > condition_features:
-            raise ValueError(f"standardised_columns ({standardised_columns}) exceeds condition_features "
-                             f"({condition_features})")
+            raise ValueError(
+                f"standardised_columns ({standardised_columns}) exceeds condition_features ({condition_features})"
+            )
         self.condition_features, self.channels = condition_features, channels
         self.standardised_columns = standardised_columns
         self.register_buffer("condition_loc", torch.zeros(condition_features))
@@ -68,9 +72,15 @@ class ConditionedNetwork(nn.Module):
         self.condition_scale[:k] = c[:, :k].std(0).clamp_min(1e-6)
 
     def _check_condition(self, condition: torch.Tensor, n: int | None) -> torch.Tensor:
-        if not isinstance(condition, torch.Tensor) or condition.ndim != 2 or condition.shape[1] != self.condition_features:
-            raise ValueError(f"condition must be a tensor of shape (N, {self.condition_features}), got "
-                             f"{getattr(condition, 'shape', type(condition).__name__)}")
+        if (
+            not isinstance(condition, torch.Tensor)
+            or condition.ndim != 2
+            or condition.shape[1] != self.condition_features
+        ):
+            raise ValueError(
+                f"condition must be a tensor of shape (N, {self.condition_features}), got "
+                f"{getattr(condition, 'shape', type(condition).__name__)}"
+            )
         if n is not None and condition.shape[0] != n:
             raise ValueError(f"condition has {condition.shape[0]} rows for {n} images/latents")
         return condition.float()
@@ -98,8 +108,14 @@ class GaussianImageMechanism(ConditionedNetwork):
         """μ(z, c) at the posterior mean z (no pixel noise)."""
         return self.decode(self.encode(x, condition)[0], condition)[0]
 
-    def counterfactual(self, x: torch.Tensor, condition: torch.Tensor, counterfactual_condition: torch.Tensor, *,
-                       abduct_pixel_noise: bool = True) -> torch.Tensor:
+    def counterfactual(
+        self,
+        x: torch.Tensor,
+        condition: torch.Tensor,
+        counterfactual_condition: torch.Tensor,
+        *,
+        abduct_pixel_noise: bool = True,
+    ) -> torch.Tensor:
         """x* under the counterfactual condition (class docstring), clamped to [0, 1]."""
         z = self.encode(x, condition)[0]
         loc_cf, scale_cf = self.decode(z, counterfactual_condition)
@@ -130,23 +146,46 @@ class ConditionalVAE(GaussianImageMechanism):
         torch.Size([2, 1, 32, 32])
     """
 
-    def __init__(self, condition_features: int, latent_dim: int = 16, channels: int = 1,
-                 standardised_columns: int = 0, sigma_min: float = 0.01) -> None:
+    def __init__(
+        self,
+        condition_features: int,
+        latent_dim: int = 16,
+        channels: int = 1,
+        standardised_columns: int = 0,
+        sigma_min: float = 0.01,
+    ) -> None:
         super().__init__(condition_features, channels, standardised_columns, latent_dim=latent_dim)
         if not sigma_min > 0:
             raise ValueError(f"sigma_min must be > 0, got {sigma_min!r}")
         self.latent_dim, self.sigma_min = latent_dim, float(sigma_min)
         self.features = nn.Sequential(
-            nn.Conv2d(channels, 32, 5, 2, 1), nn.ReLU(), nn.Conv2d(32, 32, 3, 2, 1), nn.ReLU(),
-            nn.Conv2d(32, 32, 3, 2, 1), nn.ReLU(), nn.Flatten(), nn.Linear(512, 128), nn.ReLU())
-        self.posterior = nn.Sequential(nn.Linear(128 + condition_features, 128), nn.ReLU(),
-                                       nn.Linear(128, 2 * latent_dim))
-        self.expand = nn.Sequential(nn.Linear(latent_dim + condition_features, 128), nn.ReLU(),
-                                    nn.Linear(128, 512), nn.ReLU())
+            nn.Conv2d(channels, 32, 5, 2, 1),
+            nn.ReLU(),
+            nn.Conv2d(32, 32, 3, 2, 1),
+            nn.ReLU(),
+            nn.Conv2d(32, 32, 3, 2, 1),
+            nn.ReLU(),
+            nn.Flatten(),
+            nn.Linear(512, 128),
+            nn.ReLU(),
+        )
+        self.posterior = nn.Sequential(
+            nn.Linear(128 + condition_features, 128), nn.ReLU(), nn.Linear(128, 2 * latent_dim)
+        )
+        self.expand = nn.Sequential(
+            nn.Linear(latent_dim + condition_features, 128), nn.ReLU(), nn.Linear(128, 512), nn.ReLU()
+        )
         self.upsample = nn.Sequential(
-            nn.Upsample(scale_factor=2), nn.Conv2d(32, 32, 3, 1, 1), nn.ReLU(),
-            nn.Upsample(scale_factor=2), nn.Conv2d(32, 32, 3, 1, 1), nn.ReLU(),
-            nn.Upsample(scale_factor=2), nn.Conv2d(32, 16, 5, 1, 2), nn.ReLU())
+            nn.Upsample(scale_factor=2),
+            nn.Conv2d(32, 32, 3, 1, 1),
+            nn.ReLU(),
+            nn.Upsample(scale_factor=2),
+            nn.Conv2d(32, 32, 3, 1, 1),
+            nn.ReLU(),
+            nn.Upsample(scale_factor=2),
+            nn.Conv2d(32, 16, 5, 1, 2),
+            nn.ReLU(),
+        )
         self.head = nn.Conv2d(16, 2 * channels, 1)
 
     def encode(self, x: torch.Tensor, condition: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -165,13 +204,16 @@ class ConditionalVAE(GaussianImageMechanism):
         loc, raw_scale = self.head(h).chunk(2, dim=1)
         return torch.sigmoid(loc), self.sigma_min + F.softplus(raw_scale)
 
-    def negative_elbo(self, x: torch.Tensor, condition: torch.Tensor, *, beta: float = 1.0,
-                      generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def negative_elbo(
+        self, x: torch.Tensor, condition: torch.Tensor, *, beta: float = 1.0, generator: torch.Generator | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Per-image negative ELBO, Gaussian reconstruction NLL and KL (nats), one z sample each."""
         mean, log_var = self.encode(x, condition)
         # drawn on the generator's device (a CPU generator can drive a model on a GPU)
-        noise = torch.randn(mean.shape, generator=generator, device=generator.device if generator is not None else mean.device).to(mean)
+        noise = torch.randn(
+            mean.shape, generator=generator, device=generator.device if generator is not None else mean.device
+        ).to(mean)
         z = mean + (0.5 * log_var).exp() * noise
         nll = gaussian_nll(x, *self.decode(z, condition))
-        kl = 0.5 * (mean ** 2 + log_var.exp() - 1.0 - log_var).sum(1)
+        kl = 0.5 * (mean**2 + log_var.exp() - 1.0 - log_var).sum(1)
         return nll + beta * kl, nll, kl

@@ -36,8 +36,13 @@ __all__ = ["VAE_OPTIONS", "train_cvae"]
 
 #: the options a VAE recipe's ``GenerativeTrainConfig.options`` may set, with defaults
 VAE_OPTIONS: Mapping[str, Any] = {
-    "beta": 1.0, "warmup_steps": 100, "weight_decay": 0.01, "adam_beta2": 0.9, "grad_clip": 350.0,
-    "grad_skip": 500.0, "checkpoint_every": 200,
+    "beta": 1.0,
+    "warmup_steps": 100,
+    "weight_decay": 0.01,
+    "adam_beta2": 0.9,
+    "grad_clip": 350.0,
+    "grad_skip": 500.0,
+    "checkpoint_every": 200,
 }
 
 
@@ -54,11 +59,20 @@ def _save(path: Path, state: dict[str, Any]) -> None:
     atomic_write_bytes(path, buffer.getvalue())
 
 
-def train_cvae(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mapping[str, Any], *, seed: int,
-               epochs: int, batch_size: int, lr: float, options: Mapping[str, Any] | None = None,
-               checkpoint: str | Path | None = None, log: Callable[[str], None] = print,
-               network: Callable[..., ConditionalVAE | ConditionalHVAE] = ConditionalVAE,
-               ) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
+def train_cvae(
+    images: torch.Tensor,
+    condition: torch.Tensor,
+    arch_kwargs: Mapping[str, Any],
+    *,
+    seed: int,
+    epochs: int,
+    batch_size: int,
+    lr: float,
+    options: Mapping[str, Any] | None = None,
+    checkpoint: str | Path | None = None,
+    log: Callable[[str], None] = print,
+    network: Callable[..., ConditionalVAE | ConditionalHVAE] = ConditionalVAE,
+) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
     """Trains a :class:`ConditionalVAE` on ``images`` (N×C×32×32 in [0, 1]) given ``condition`` (N×k).
 
     ``network`` builds the model from ``arch_kwargs``: any conditional VAE with ``set_standardisation``
@@ -83,16 +97,19 @@ def train_cvae(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mappi
     """
     settings = _options(options or {})
     if images.ndim != 4 or images.shape[0] < 1 or condition.ndim != 2 or condition.shape[0] != images.shape[0]:
-        raise ValueError(f"images must be N×C×H×W and condition N×k with the same N, got {tuple(images.shape)} "
-                         f"and {tuple(condition.shape)}")
+        raise ValueError(
+            f"images must be N×C×H×W and condition N×k with the same N, got {tuple(images.shape)} "
+            f"and {tuple(condition.shape)}"
+        )
     n = images.shape[0]
     per_epoch = steps_per_epoch(n, batch_size)
     total = epochs * per_epoch
     torch.manual_seed(seed)
     model = network(**dict(arch_kwargs))
     model.set_standardisation(condition)
-    optimiser = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, settings["adam_beta2"]),
-                                  weight_decay=settings["weight_decay"])
+    optimiser = torch.optim.AdamW(
+        model.parameters(), lr=lr, betas=(0.9, settings["adam_beta2"]), weight_decay=settings["weight_decay"]
+    )
     generator = torch.Generator().manual_seed(seed + 1)
     step, skipped, history = 0, 0, []
     path = Path(checkpoint) if checkpoint is not None else None
@@ -109,9 +126,11 @@ def train_cvae(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mappi
     while step < total:
         epoch, position = divmod(step, per_epoch)
         order = epoch_order(n, seed, epoch)
-        rows = order[position * batch_size:(position + 1) * batch_size]
-        loss, nll, kl = (v.mean() for v in model.negative_elbo(images[rows], condition[rows],
-                                                                beta=settings["beta"], generator=generator))
+        rows = order[position * batch_size : (position + 1) * batch_size]
+        loss, nll, kl = (
+            v.mean()
+            for v in model.negative_elbo(images[rows], condition[rows], beta=settings["beta"], generator=generator)
+        )
         objective = loss / pixels  # per dimension, as Ribeiro et al.'s code: the clip/skip thresholds' scale
         for group in optimiser.param_groups:
             group["lr"] = lr * min(1.0, (step + 1) / max(1, settings["warmup_steps"]))
@@ -126,13 +145,27 @@ def train_cvae(images: torch.Tensor, condition: torch.Tensor, arch_kwargs: Mappi
         step += 1
         if step % settings["checkpoint_every"] == 0 or step == total:
             if path is not None:
-                _save(path, {"model": model.state_dict(), "optimiser": optimiser.state_dict(),
-                             "generator": generator.get_state(), "step": step, "skipped": skipped,
-                             "history": history})
+                _save(
+                    path,
+                    {
+                        "model": model.state_dict(),
+                        "optimiser": optimiser.state_dict(),
+                        "generator": generator.get_state(),
+                        "step": step,
+                        "skipped": skipped,
+                        "history": history,
+                    },
+                )
             rate = (time.perf_counter() - started) / max(1, step - first)
-            log(f"step {step}/{total} loss {sum(h[0] for h in history) / len(history):.1f} "
-                f"({rate:.2f} s/step this run)")
+            log(
+                f"step {step}/{total} loss {sum(h[0] for h in history) / len(history):.1f} ({rate:.2f} s/step this run)"
+            )
     count = max(1, len(history))
-    info = {"final_loss": sum(h[0] for h in history) / count, "final_nll": sum(h[1] for h in history) / count,
-            "final_kl": sum(h[2] for h in history) / count, "steps": float(total), "skipped": float(skipped)}
+    info = {
+        "final_loss": sum(h[0] for h in history) / count,
+        "final_nll": sum(h[1] for h in history) / count,
+        "final_kl": sum(h[2] for h in history) / count,
+        "steps": float(total),
+        "skipped": float(skipped),
+    }
     return {k: v.detach().clone() for k, v in model.state_dict().items()}, info

@@ -46,13 +46,29 @@ class UnconditionalVAE(nn.Module):
                 raise ValueError(f"{name} must be an int >= 1, got {value!r}")
         self.latent_dim, self.channels = latent_dim, channels
         self.encoder = nn.Sequential(
-            nn.Conv2d(channels, 32, 4, 2, 1), nn.ReLU(), nn.Conv2d(32, 64, 4, 2, 1), nn.ReLU(),
-            nn.Conv2d(64, 64, 4, 2, 1), nn.ReLU(), nn.Flatten(), nn.Linear(64 * 16, 256), nn.ReLU(),
-            nn.Linear(256, 2 * latent_dim))
+            nn.Conv2d(channels, 32, 4, 2, 1),
+            nn.ReLU(),
+            nn.Conv2d(32, 64, 4, 2, 1),
+            nn.ReLU(),
+            nn.Conv2d(64, 64, 4, 2, 1),
+            nn.ReLU(),
+            nn.Flatten(),
+            nn.Linear(64 * 16, 256),
+            nn.ReLU(),
+            nn.Linear(256, 2 * latent_dim),
+        )
         self.decoder = nn.Sequential(
-            nn.Linear(latent_dim, 256), nn.ReLU(), nn.Linear(256, 64 * 16), nn.ReLU(), nn.Unflatten(1, (64, 4, 4)),
-            nn.ConvTranspose2d(64, 64, 4, 2, 1), nn.ReLU(), nn.ConvTranspose2d(64, 32, 4, 2, 1), nn.ReLU(),
-            nn.ConvTranspose2d(32, channels, 4, 2, 1))
+            nn.Linear(latent_dim, 256),
+            nn.ReLU(),
+            nn.Linear(256, 64 * 16),
+            nn.ReLU(),
+            nn.Unflatten(1, (64, 4, 4)),
+            nn.ConvTranspose2d(64, 64, 4, 2, 1),
+            nn.ReLU(),
+            nn.ConvTranspose2d(64, 32, 4, 2, 1),
+            nn.ReLU(),
+            nn.ConvTranspose2d(32, channels, 4, 2, 1),
+        )
 
     def encode(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Posterior mean and log-variance of q(z | x), N × latent_dim each."""
@@ -67,15 +83,20 @@ class UnconditionalVAE(nn.Module):
             raise ValueError(f"z must be N×{self.latent_dim}, got {tuple(z.shape)}")
         return self.decoder(z)
 
-    def negative_elbo(self, x: torch.Tensor, generator: torch.Generator | None = None
-                      ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def negative_elbo(
+        self, x: torch.Tensor, generator: torch.Generator | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Per-image negative ELBO, reconstruction term (binary cross-entropy) and KL, in nats."""
         mean, log_var = self.encode(x)
         # drawn on the generator's device (a CPU generator can drive a model on a GPU)
-        noise = torch.randn(mean.shape, generator=generator, device=generator.device if generator is not None else mean.device)
+        noise = torch.randn(
+            mean.shape, generator=generator, device=generator.device if generator is not None else mean.device
+        )
         z = mean + (0.5 * log_var).exp() * noise.to(mean)
-        reconstruction = F.binary_cross_entropy_with_logits(self.decode_logits(z), x, reduction="none").flatten(1).sum(1)
-        kl = 0.5 * (mean ** 2 + log_var.exp() - 1.0 - log_var).sum(1)
+        reconstruction = (
+            F.binary_cross_entropy_with_logits(self.decode_logits(z), x, reduction="none").flatten(1).sum(1)
+        )
+        kl = 0.5 * (mean**2 + log_var.exp() - 1.0 - log_var).sum(1)
         return reconstruction + kl, reconstruction, kl
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -86,8 +107,12 @@ class UnconditionalVAE(nn.Module):
 register_generative_architecture("unconditional_vae", UnconditionalVAE, family="vae", replace=True)
 
 
-def train_unconditional_vae(images: torch.Tensor, arch_kwargs: Mapping[str, Any], config: GenerativeTrainConfig,
-                            log: Callable[[str], None] = print) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
+def train_unconditional_vae(
+    images: torch.Tensor,
+    arch_kwargs: Mapping[str, Any],
+    config: GenerativeTrainConfig,
+    log: Callable[[str], None] = print,
+) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
     """Adam on the mean negative ELBO; returns the state dict and the last epoch's mean terms."""
     if images.ndim != 4 or len(images) < 1:
         raise ValueError(f"images must be a non-empty N×C×H×W tensor, got {tuple(images.shape)}")
@@ -104,7 +129,7 @@ def train_unconditional_vae(images: torch.Tensor, arch_kwargs: Mapping[str, Any]
     for epoch, order in epoch_orders(n, config.epochs, seed=config.seed, stream=SMALL_NET_EPOCH_ORDER):
         totals = dict.fromkeys(totals, 0.0)
         for position in range(per_epoch):
-            batch = images[order[position * config.batch_size:(position + 1) * config.batch_size]]
+            batch = images[order[position * config.batch_size : (position + 1) * config.batch_size]]
             loss, reconstruction, kl = (v.mean() for v in model.negative_elbo(batch, noise))
             optimiser.zero_grad(set_to_none=True)
             loss.backward()
@@ -132,16 +157,20 @@ class UnconditionalVAERecipe(RecipeFields):
 
     role: str = "minimality_vae"
     architecture: str = "unconditional_vae"
-    interface: str = ("encode(x) -> posterior mean and log-variance of z (N×latent each); forward(x) -> the "
-                      "reconstruction in [0, 1].")
+    interface: str = (
+        "encode(x) -> posterior mean and log-variance of z (N×latent each); forward(x) -> the reconstruction in [0, 1]."
+    )
 
     def train(self, config: GenerativeTrainConfig, data: Any) -> GenerativeTrainResult:
-        images = data.images if config.n is None else data.images[:config.n]
+        images = data.images if config.n is None else data.images[: config.n]
         state, totals = train_unconditional_vae(images, self.arch_kwargs, config)
         vae = UnconditionalVAE(**dict(self.arch_kwargs))
         vae.load_state_dict(state)
         vae.eval()
         with torch.no_grad():
-            quality = {"final_negative_elbo": totals["loss"], "final_kl": totals["kl"],
-                       **self.measure_quality(vae, config)}
+            quality = {
+                "final_negative_elbo": totals["loss"],
+                "final_kl": totals["kl"],
+                **self.measure_quality(vae, config),
+            }
         return GenerativeTrainResult(state_dict=state, quality=quality, examples=int(images.shape[0]))
