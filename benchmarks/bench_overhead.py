@@ -69,8 +69,8 @@ def import_seconds(method: str, threads: str) -> float:
     if threads != "default":
         env["OMP_NUM_THREADS"] = threads
     code = (
-        "import importlib, time; t = time.perf_counter(); importlib.import_module(%r); "
-        "print(time.perf_counter() - t)" % method.split(":")[0]
+        "import importlib, time; t = time.perf_counter(); importlib.import_module({!r}); "
+        "print(time.perf_counter() - t)".format(method.split(":")[0])
     )
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     return float(result.stdout.strip().splitlines()[-1])

@@ -89,7 +89,9 @@ def _tried(halves, engine, seed, conditional, shift, factor):
     """The two candidates outside cfcheck, on score_realism's sets of this trial."""
     fakes, classes = _fakes(halves, seed, shift, factor)
     (pool, pool_labels), _ = halves
-    draw = draw_reference(pool_labels, {k: PER_CLASS for k in range(10)}, generator=torch.Generator().manual_seed(seed))
+    draw = draw_reference(
+        pool_labels, dict.fromkeys(range(10), PER_CLASS), generator=torch.Generator().manual_seed(seed)
+    )
     reference = [pool[draw.reference[c]] for c in range(10)]
     fake_parts = [fakes[classes == c] for c in range(10)]
     value, _, resampled = _with_engine(engine, reference, fake_parts, [], np.full(10, 0.1), conditional)

@@ -23,7 +23,7 @@ IMAGE_ROLES = {"autoencoder", "attribute_oracle", "classifier", "embedding", "or
 MODELS = [n for n in available_models("morpho") if model_entry(n, domain="morpho")["role"] in IMAGE_ROLES]
 WAYS = ["as loaded, 512", "batched_logits"]
 #: µs per image by way, summed over the models timed so far
-_TOTALS = {way: 0.0 for way in WAYS}
+_TOTALS = dict.fromkeys(WAYS, 0.0)
 
 
 def as_loaded(model: torch.nn.Module, x: torch.Tensor) -> None:

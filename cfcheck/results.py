@@ -202,7 +202,7 @@ def load_samples(paths: str | Path | Iterable[str | Path]):
             raise ResultsError(f"{samples} is not a cfcheck samples file: no column {', '.join(sorted(missing))}")
         for column in ("kind", "domain"):
             frame[column] = frame[column].replace("", "-") if column in frame else "-"
-        frame["input"] = frame["input"] if "input" in frame else pd.NA
+        frame["input"] = frame.get("input", pd.NA)
         sample = frame["sample"] if "sample" in frame else pd.Series(pd.NA, index=frame.index)
         frame["sample"] = pd.to_numeric(sample, errors="coerce").astype("Int64")
         frame["value"] = frame["value"].map(_float)

@@ -7,6 +7,8 @@ native operators, which a second import registers again and fails. Importing the
 keeps them loaded.
 """
 
+import contextlib
+
 import pytest
 import scipy.linalg  # noqa: F401
 import scipy.spatial  # noqa: F401
@@ -31,10 +33,8 @@ import cfcheck.models.registry  # noqa: F401
 import cfcheck.scoring  # noqa: F401
 import cfcheck.session  # noqa: F401
 
-try:  # the optional captum extra (its adapter test skips without it)
+with contextlib.suppress(ImportError):  # the optional captum extra (its adapter test skips without it)
     import captum.attr  # noqa: F401
-except ImportError:
-    pass
 
 
 def pytest_configure(config):

@@ -27,7 +27,7 @@ from cfcheck.kinds.scm import realism as scm_realism
 from cfcheck.kinds.scm import spec as scm_spec
 
 BASES = [0, 1, 2, 3, 7, 41, 1234, 20_231, 99_991]
-SMALL = range(0, 12)
+SMALL = range(12)
 
 
 @pytest.mark.parametrize("base", BASES)

@@ -114,10 +114,7 @@ def suite_summary(counts: dict[str, int]) -> str:
     if not total:
         return "-"
     passed = counts.get("pass", 0)
-    if passed == total:
-        label = "PASS"
-    else:
-        label = "FAIL" if counts.get("fail", 0) or counts.get("error", 0) else "INCONCL."
+    label = "PASS" if passed == total else "FAIL" if counts.get("fail", 0) or counts.get("error", 0) else "INCONCL."
     text = f"{label} {passed}/{total}"
     if counts.get("inconclusive"):
         text += f" ({counts['inconclusive']} inconcl.)"

@@ -148,7 +148,7 @@ def write_calibration_values(
                 raise ValueError(f"{path}: not a calibration file (no 'values'); move it aside to rewrite it")
         kept = {key: controls for key, controls in stored.get("values", {}).items() if _kind(key) not in replaced}
         commands = {kind: text for kind, text in (stored.get("commands") or {}).items() if kind not in replaced}
-        commands.update({kind: command for kind in replaced} if command is not None else {})
+        commands.update(dict.fromkeys(replaced, command) if command is not None else {})
         extra = {"commands": commands} if commands else {}
         stored.pop("commands", None)
         atomic_write(

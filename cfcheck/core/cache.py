@@ -10,6 +10,7 @@ processes storing the same key at once are harmless: the last complete file wins
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import json
@@ -338,10 +339,8 @@ class GenerationCache:
                 if is_entry or is_temp:
                     file.unlink(missing_ok=True)
                     removed += is_entry
-            try:
+            with contextlib.suppress(OSError):
                 folder.rmdir()
-            except OSError:
-                pass
         return removed
 
 
@@ -384,10 +383,8 @@ def memoise_on_disk(
             stacklevel=2,
         )
     tensors = compute()
-    try:
+    with contextlib.suppress(OSError):  # a cache that cannot be written only costs the time
         cache.store(key, tensors)
-    except OSError:
-        pass  # a cache that cannot be written only costs the time
     return tensors
 
 

@@ -64,7 +64,7 @@ class ScoreRecord:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ScoreRecord:
-        known = {f for f in cls.__dataclass_fields__}
+        known = set(cls.__dataclass_fields__)
         values = {k: v for k, v in data.items() if k in known}
         for name in ("value", "ci_low", "ci_high"):
             if values.get(name) is None:

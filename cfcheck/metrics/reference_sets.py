@@ -170,10 +170,7 @@ def score_realism(
     """
     classes, counts = fake_classes.unique(return_counts=True)
     all_counts = {int(c): int(k) for c, k in zip(classes, counts)}
-    if conditional:
-        kept = {c: k for c, k in all_counts.items() if k >= MIN_PER_CLASS}
-    else:
-        kept = all_counts
+    kept = {c: k for c, k in all_counts.items() if k >= MIN_PER_CLASS} if conditional else all_counts
     skipped = sorted(set(all_counts) - set(kept))
     if sum(kept.values()) < 2:
         raise ValueError("fewer than two counterfactuals in classes that can be scored; realism needs a set")

@@ -215,7 +215,7 @@ def render_html(comparison: Comparison) -> str:
 
 def _header_lines(comparison: Comparison) -> list[str]:
     card = comparison.runs[0].scorecard
-    lines = [
+    return [
         "runs: " + ", ".join(f"{run.label} ({run.path})" for run in comparison.runs),
         f"profile {card.get('profile', {}).get('name')}, seeds {card.get('provenance', {}).get('seeds')}, "
         f"{len(comparison.keys)} scores present in at least two runs",
@@ -225,7 +225,6 @@ def _header_lines(comparison: Comparison) -> list[str]:
         "their features); "
         f"p-values Holm-corrected over each pair's tests, significant when p(Holm) < {comparison.alpha:g}",
     ]
-    return lines
 
 
 def _md(text: str) -> str:

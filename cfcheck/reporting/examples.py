@@ -140,10 +140,8 @@ def _png(image: torch.Tensor, column: str) -> bytes:
 
     if image.ndim == 1:  # a vector: one cell per coordinate
         values = image.numpy()[None, :]
-        if column in MAP_COLUMNS:  # |value| scaled to its maximum, as an image's map
-            array = _magnitude(np.abs(values))
-        else:
-            array = _diverging(values)
+        # |value| scaled to its maximum, as an image's map; signed values on a diverging scale
+        array = _magnitude(np.abs(values)) if column in MAP_COLUMNS else _diverging(values)
         array = np.repeat(np.repeat(array, STRIP_HEIGHT, axis=0), STRIP_CELL, axis=1)
     elif image.ndim != 3:
         raise ValueError(f"example images must be C×H×W (or a D vector), got shape {tuple(image.shape)}")

@@ -130,11 +130,12 @@ def _help(argv: list[str]) -> str:
     buffer, columns = io.StringIO(), os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = "100"  # argparse wraps to the terminal: the same page on every machine
     try:
-        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(io.StringIO()):
-            try:
-                main(argv)
-            except SystemExit:
-                pass
+        with (
+            contextlib.redirect_stdout(buffer),
+            contextlib.redirect_stderr(io.StringIO()),
+            contextlib.suppress(SystemExit),
+        ):
+            main(argv)
     finally:
         if columns is None:
             del os.environ["COLUMNS"]

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.usefixtures("single_torch_thread")  # as the models are
 
 
 def test_recipes_name_every_model_once_in_training_order():
-    assert NAMES == ["encoder", "generator", *CLASSIFIERS]
+    assert ["encoder", "generator", *CLASSIFIERS] == NAMES
     assert CLASSIFIERS == [
         "classifier_fonts6_corr50",
         "classifier_fonts6_corr95",

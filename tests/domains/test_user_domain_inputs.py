@@ -248,7 +248,7 @@ def test_a_npy_without_its_labels_file_names_the_file_it_expected(tmp_path):
 
 def test_labels_outside_the_classes_name_the_domain(tmp_path):
     source = ArraySource(np.zeros((4, 1, 4, 4), np.uint8), np.array([0, 1, 2, 3]), name="faces")
-    parts = {role: source for role in ("train", "selection", "scored", "reference")}
+    parts = dict.fromkeys(("train", "selection", "scored", "reference"), source)
     with pytest.raises(
         DomainError, match=re.escape("domain 'faces': labels must lie in [0, 1] (its classes), found 0..3")
     ):

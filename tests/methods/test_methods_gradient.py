@@ -215,9 +215,7 @@ def test_pseudo_gradient_matches_the_one_sided_derivatives(delta: float, grad: f
     got = l1_pseudo_gradient(torch.tensor([delta]), torch.tensor([grad]), torch.tensor([lam])).item()
     if delta > 0:
         expected = grad + lam
-    elif delta < 0:
-        expected = grad - lam
-    elif grad > lam:
+    elif delta < 0 or grad > lam:
         expected = grad - lam
     elif grad < -lam:
         expected = grad + lam

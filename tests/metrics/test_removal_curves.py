@@ -128,4 +128,4 @@ def test_projection_brings_moved_points_back_to_a_class_cluster():
 
 
 def test_extra_noise_is_four_steps_of_twenty_five():
-    assert GOAR_EXTRA_STEPS / 25 == pytest.approx(0.16)
+    assert pytest.approx(0.16) == GOAR_EXTRA_STEPS / 25

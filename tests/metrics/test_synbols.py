@@ -229,15 +229,18 @@ def cases(draw):
     z = torch.tensor(draw(st.lists(values, min_size=n * d, max_size=n * d)), dtype=torch.float64).reshape(n, d)
     moves = draw(st.lists(st.sampled_from([0.0, 0.25, -0.5, 1.0]), min_size=n * k * d, max_size=n * k * d))
     z_cf = z[:, None, :] + torch.tensor(moves, dtype=torch.float64).reshape(n, k, d)
-    labels = lambda shape: torch.tensor(
-        draw(
-            st.lists(
-                st.integers(0, 1),
-                min_size=math.prod(shape),  # noqa: E731
-                max_size=math.prod(shape),
+
+    def labels(shape):
+        return torch.tensor(
+            draw(
+                st.lists(
+                    st.integers(0, 1),
+                    min_size=math.prod(shape),  # noqa: E731
+                    max_size=math.prod(shape),
+                )
             )
-        )
-    ).reshape(shape)
+        ).reshape(shape)
+
     return z, z_cf, labels((n,)), labels((n, k)), labels((n,)), labels((n, k))
 
 

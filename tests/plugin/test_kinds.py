@@ -71,7 +71,7 @@ def test_an_scm_adapter_gets_its_contract_and_ground_truth_scored(tiny, scorecar
     }
     assert set(errors) == {"do_thickness/seed0", "do_intensity/seed0", "do_digit/seed0"}
     assert all(value > 0.01 for value in errors.values())  # leaving the input unchanged is not the answer
-    for (kind, domain, suite, metric, task), record in records.items():
+    for (kind, domain, suite, metric, _task), record in records.items():
         assert (kind, domain) == ("scm", "morpho")
         # realism leaves out the digits with fewer than two counterfactuals (extra.classes_skipped)
         assert record["n"] == 20 if suite != "realism" else 2 <= record["n"] <= 20

@@ -183,7 +183,7 @@ def test_a_wide_scorecard_does_not_scroll_the_page_sideways(tmp_path):
     result = _chromium(
         "--window-size=1280,1000", "--virtual-time-budget=5000", "--dump-dom", probed.as_uri(), cwd=tmp_path
     )
-    found = [part for part in result.stdout.split('data-widths="')[1:]]
+    found = list(result.stdout.split('data-widths="')[1:])
     assert found, result.stderr[-2000:]
     scroll_width, client_width = (int(v) for v in found[0].split('"', 1)[0].split("x"))
     assert scroll_width <= client_width, f"the page is {scroll_width} px wide in a {client_width} px window"

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Union
 
 import numpy as np
 import torch
@@ -39,7 +38,7 @@ _FLOAT_FIELDS = (
     "intensity",
     "eps",
 )
-Index = Union[int, slice, torch.Tensor, Sequence[int]]
+Index = int | slice | torch.Tensor | Sequence[int]
 
 
 @dataclass(frozen=True)
@@ -157,9 +156,8 @@ def _broadcast(name: str, value: object, n: int, dtype: torch.dtype) -> torch.Te
         tensor = tensor.expand(n)
     if tensor.shape != (n,):
         raise ValueError(f"{name} must be a scalar or a tensor of shape ({n},), got {tuple(tensor.shape)}")
-    if dtype == torch.int64 and tensor.is_floating_point():
-        if not torch.equal(tensor, tensor.round()):
-            raise ValueError(f"{name} must hold integers, got {tensor}")
+    if dtype == torch.int64 and tensor.is_floating_point() and not torch.equal(tensor, tensor.round()):
+        raise ValueError(f"{name} must hold integers, got {tensor}")
     if not torch.isfinite(tensor.double()).all():
         raise ValueError(f"{name} must be finite")
     return tensor.to(dtype).clone()

@@ -10,7 +10,7 @@ keep) are the causal-graph suite's.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import torch
@@ -21,7 +21,7 @@ from cfcheck.metrics.effectiveness import categorical_hits, standardised_error
 __all__ = ["parent_agreement", "predictor_agreement"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _scale(domain: Any, parent: str) -> float:
     scored = domain.split_roles["scored"]
     values = domain.parents(scored, torch.arange(len(domain.split(scored).labels)))[parent]

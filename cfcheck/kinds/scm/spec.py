@@ -133,6 +133,7 @@ class SCMSpec(KindSpec[SCMTask, SCMResult]):
                 chosen = [task.factor] if which == "intervened" else [f for f in factors if f != task.factor]
                 params += [pytest.param(task, p, marks=param.marks, id=f"{param.id}-{p}") for p in chosen]
         metafunc.parametrize(["cfcheck_task", "cfcheck_parent"], params)
+        return None
 
     def examples(self, run: Run, result: SCMResult, k: int) -> dict[str, torch.Tensor]:
         x = result.x[:k]

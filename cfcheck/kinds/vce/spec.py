@@ -200,6 +200,7 @@ class VCESpec(KindSpec[VCETask, VCEResult]):
                 param = task_param(task, len(domains) > 1)
                 params += [pytest.param(task, v, marks=param.marks, id=f"{param.id}-{v}") for v in variants]
         metafunc.parametrize(["cfcheck_task", names[0]], params)
+        return None
 
     def inputs(self, run: Run, task: VCETask) -> Inputs:
         chosen = context(run, task.domain).inputs(task.pair_set, task.seed)

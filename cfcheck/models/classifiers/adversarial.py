@@ -72,7 +72,7 @@ def pgd_attack(
     if random_start:
         delta = _random_start(x, eps, norm, generator).to(x.device)
         delta = (x + delta).clamp(0, 1) - x
-    params = [p for p in model.parameters()]
+    params = list(model.parameters())
     saved = [p.requires_grad for p in params]
     for p in params:  # gradients w.r.t. the input only: saves the weight-grad work
         p.requires_grad_(False)
@@ -83,10 +83,7 @@ def pgd_attack(
                 loss = F.cross_entropy(model(x + delta), labels)
                 (grad,) = torch.autograd.grad(loss, delta)
             with torch.no_grad():
-                if norm == "linf":
-                    step = alpha * grad.sign()
-                else:
-                    step = alpha * grad / _per_sample_l2(grad)
+                step = alpha * grad.sign() if norm == "linf" else alpha * grad / _per_sample_l2(grad)
                 if targeted:
                     step = -step
                 delta = _project(delta + step, eps, norm)
