@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cfcheck.core.seeds import TASK_SEEDS, seeded
 from cfcheck.metrics.cards import Bar
 
 if sys.version_info >= (3, 11):
@@ -124,7 +125,7 @@ class Profile:
         return self.thresholds.get(metric)
 
     def task_seeds(self, base_seed: int) -> tuple[int, ...]:
-        return tuple(base_seed + i for i in range(self.seeds))
+        return tuple(seeded(base_seed, TASK_SEEDS, i) for i in range(self.seeds))
 
 
 BUILTIN_PROFILES: dict[str, Profile] = {

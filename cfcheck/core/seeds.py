@@ -6,8 +6,10 @@ shipped weights were trained, and the published scorecards and calibration value
 the seeds they give, so a stream never changes (``tests/test_seeds.py`` pins every stream to its
 formula written out by hand). A new purpose gets a new stream.
 
-The streams of this module are the engine's; a kind's own streams (its tasks' inputs, the removal
-retraining) live in the kind's folder, built on :data:`TASK_STRIDE`.
+The streams of this module are the engine's and those several model families share; a kind's own
+streams (its tasks' inputs, the removal retraining) live in the kind's folder, built on
+:data:`TASK_STRIDE`, and a model family's own (its augmentation, its fine-tuning phases) beside
+its training loop.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "BATCH_NOISE",
     "EPOCH_ORDER",
     "FLOW_EPOCH_ORDER",
     "PAIRED_REFERENCE",
@@ -22,7 +25,9 @@ __all__ = [
     "REALISM_DRAWS",
     "SMALL_NET_EPOCH_ORDER",
     "TASK_INPUTS",
+    "TASK_SEEDS",
     "TASK_STRIDE",
+    "TRAINING_NOISE",
     "Stream",
     "seeded",
 ]
@@ -60,6 +65,9 @@ def seeded(base: int, stream: Stream, *parts: int) -> int:
     return base * stream.stride + stream.start + sum(part * weight for part, weight in zip(parts, stream.weights))
 
 
+#: a run's task seeds from its base seed (``--cfcheck-seed``; part: the task's index, below the
+#: profile's ``seeds``)
+TASK_SEEDS = Stream("task seeds")
 #: a task's inputs (parts: the kind's offset, below 101, and the position of the task's factor or
 #: variant, where the kind has one)
 TASK_INPUTS = Stream("task inputs", stride=TASK_STRIDE, weights=(1, 101))
@@ -76,3 +84,10 @@ FLOW_EPOCH_ORDER = Stream("epoch order (flows)", stride=7919)
 REALISM_DRAWS = Stream("realism draws", stride=7919)
 #: the real reference rows kept beside a set-level score for paired comparisons (part: the class)
 PAIRED_REFERENCE = Stream("paired-test reference rows", stride=TASK_STRIDE)
+#: the generator of a training loop's own random draws, one per training: the diffusion model's
+#: timesteps and noise, the conditional VAEs' and the unconditional VAE's sampling noise, the GAN's
+#: latent draws, the counterfactual fine-tuning's fit term
+TRAINING_NOISE = Stream("training noise", start=1)
+#: the generator of one batch of a batched computation that takes a generator (part: the batch's
+#: first index), so the draws depend on the caller's seed and the batching alone
+BATCH_NOISE = Stream("batch noise")

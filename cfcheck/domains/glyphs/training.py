@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from cfcheck.core.retrain import RetrainRequest, add_retrain_arguments, retrain_request
+from cfcheck.core.seeds import Stream, seeded
 from cfcheck.core.thresholds import bar_violations, parse_bars
 from cfcheck.models.builders import build_model
 from cfcheck.models.cards import write_model_cards
@@ -38,6 +39,12 @@ from .splits import SPLIT_SIZES, load_split, standardiser
 
 DOMAIN = "glyphs"
 
+# the glyph models' streams from their recipe's seed (the seed itself seeds the initialisation)
+#: the one generator of a glyph model's epoch orders (:func:`~cfcheck.models.shuffling.epoch_orders`)
+TRAINING_ORDER = Stream("glyph training epoch order", start=1)
+#: the one generator of the generator's canonical pre-training batches
+CANONICAL_ORDER = Stream("glyph generator canonical pre-training order", start=2)
+
 
 def _optimise(
     model: nn.Module, recipe: GlyphRecipe, n: int, loss_of_batch: Callable[[torch.Tensor], torch.Tensor]
@@ -49,7 +56,7 @@ def _optimise(
     steps_per_epoch = math.ceil(n / recipe.batch_size)
     total = steps_per_epoch * recipe.epochs
     schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: 0.5 * (1 + math.cos(math.pi * step / total)))
-    order_rng = torch.Generator().manual_seed(recipe.seed + 1)
+    order_rng = torch.Generator().manual_seed(seeded(recipe.seed, TRAINING_ORDER))
     model.train()
     last = float("nan")
     for _, order in epoch_orders(n, recipe.epochs, generator=order_rng):
@@ -92,7 +99,7 @@ def _pretrain_canonical(model: GlyphGenerator, recipe: GlyphRecipe) -> None:
     optimiser = torch.optim.AdamW(model.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
     total = recipe.canonical_steps
     schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: 0.5 * (1 + math.cos(math.pi * step / total)))
-    rng = torch.Generator().manual_seed(recipe.seed + 2)
+    rng = torch.Generator().manual_seed(seeded(recipe.seed, CANONICAL_ORDER))
     # a new order when the current one has no full batch left: at most one per step
     orders = (order for _, order in epoch_orders(len(latents), total + 1, generator=rng))
     order = next(orders)

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from cfcheck.core.costs import MethodClock
-from cfcheck.core.seeds import TASK_INPUTS, seeded
+from cfcheck.core.seeds import BATCH_NOISE, TASK_INPUTS, seeded
 from cfcheck.kinds.attribution.removal import RETRAINING, RemovalData
 from cfcheck.kinds.attribution.section import AttributionSection
 from cfcheck.kinds.base import RunResources
@@ -55,7 +55,8 @@ def attribute_batched(
     method: Any, x: torch.Tensor, model: torch.nn.Module, target: torch.Tensor, seed: int
 ) -> torch.Tensor:
     """``method.attribute`` on ``x`` in batches of 250, detached; a method that takes a
-    ``generator`` gets one seeded ``seed`` + the batch's first index."""
+    ``generator`` gets one seeded ``seeded(seed, BATCH_NOISE, first)``: ``seed`` + the batch's
+    first index."""
     import inspect
 
     from cfcheck.models.inference import model_device
@@ -65,7 +66,9 @@ def attribute_batched(
     parts = []
     for start in range(0, len(x), 250):
         part = slice(start, start + 250)
-        kwargs = {"generator": torch.Generator().manual_seed(seed + start)} if takes_generator else {}
+        kwargs = (
+            {"generator": torch.Generator().manual_seed(seeded(seed, BATCH_NOISE, start))} if takes_generator else {}
+        )
         parts.append(
             method.attribute(x[part].to(device), model, target[part].to(device), **kwargs).detach().to(x.device)
         )

@@ -26,6 +26,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from cfcheck.core.retrain import add_retrain_arguments, retrain_request
+from cfcheck.core.seeds import Stream, seeded
 
 from ..builders import build_model
 from ..registry import save_weights
@@ -35,7 +36,11 @@ from .architectures import calibrate_logits, count_parameters
 from .evaluation import bar_violations, head_logits, main_accuracy, measure_quality, task_targets
 from .recipes import ModelSpec, TrainingRecipe, domain_recipes, model_specs, smoke_spec
 
-__all__ = ["fit", "save_weights", "train_model", "train_reference_models"]
+__all__ = ["AUGMENTATION_DRAWS", "fit", "save_weights", "train_model", "train_reference_models"]
+
+#: the generator of a recipe's augmentation draws (the noise of ``gaussian_noise``, the random starts
+#: of ``pgd``) from the recipe's seed; the seed itself seeds the initialisation and the epoch orders
+AUGMENTATION_DRAWS = Stream("augmentation draws", start=1)
 
 Log = Callable[[str], None]
 
@@ -157,7 +162,7 @@ def _fit(
         if recipe.epochs == 0:
             return model.eval()
         order_rng = torch.Generator().manual_seed(recipe.seed)
-        augment_rng = torch.Generator().manual_seed(recipe.seed + 1)
+        augment_rng = torch.Generator().manual_seed(seeded(recipe.seed, AUGMENTATION_DRAWS))
         images = train_data.images
         targets = task_targets(spec.task, train_data, domain=spec.domain)
         n = images.shape[0]

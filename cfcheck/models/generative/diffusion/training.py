@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from cfcheck.core.io import atomic_write_bytes
+from cfcheck.core.seeds import TRAINING_NOISE, seeded
 from cfcheck.models.shuffling import epoch_order
 
 from ..base import steps_per_epoch
@@ -97,7 +98,7 @@ def train_denoiser(
     model = DenoisingUNet(**dict(arch_kwargs)).to(memory_format=torch.channels_last)  # type: ignore[call-overload]
     ema = copy.deepcopy(model).requires_grad_(False)
     optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=settings["weight_decay"])
-    generator = torch.Generator().manual_seed(seed + 1)
+    generator = torch.Generator().manual_seed(seeded(seed, TRAINING_NOISE))
     alphas_cumprod = model.alphas_cumprod
     step, losses = 0, []
     path = Path(checkpoint) if checkpoint is not None else None

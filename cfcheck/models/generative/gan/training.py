@@ -29,11 +29,19 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from cfcheck.core.seeds import TRAINING_NOISE, Stream, seeded
+
 from ..base import epoch_batches, steps_per_epoch
 from ..vae.counterfactual_training import FitTerm, counterfactual_finetune
 from .network import ConditionalGAN
 
-__all__ = ["GAN_OPTIONS", "cyclic_fit", "train_cgan"]
+__all__ = ["COUNTERFACTUAL_FINETUNE", "ENCODER_FINETUNE_ORDER", "GAN_OPTIONS", "cyclic_fit", "train_cgan"]
+
+#: the seed whose epoch orders (:func:`~cfcheck.models.shuffling.epoch_batches`, under
+#: :data:`~cfcheck.core.seeds.EPOCH_ORDER`) the encoder's fine-tuning (phase 2) steps through
+ENCODER_FINETUNE_ORDER = Stream("GAN encoder fine-tuning epoch order", start=7)
+#: the seed of the counterfactual fine-tuning (phase 3, :func:`counterfactual_finetune`)
+COUNTERFACTUAL_FINETUNE = Stream("GAN counterfactual fine-tuning", start=11)
 
 #: the options a GAN recipe's ``GenerativeTrainConfig.options`` may set, with defaults; the ``counterfactual_*``
 #: and ``predictor_*`` ones configure the counterfactual fine-tuning (phase 3, off unless counterfactual_epochs > 0)
@@ -127,7 +135,7 @@ def train_cgan(
     critic = [*model.critic_image.parameters(), *model.critic_latent.parameters(), *model.critic_joint.parameters()]
     players = [*model.generator_input.parameters(), *model.generator.parameters(), *model.encoder.parameters()]
     opt_d, opt_g = torch.optim.Adam(critic, lr=lr, betas=betas), torch.optim.Adam(players, lr=lr, betas=betas)
-    noise = torch.Generator().manual_seed(seed + 1)
+    noise = torch.Generator().manual_seed(seeded(seed, TRAINING_NOISE))
     n, step, started = images.shape[0], 0, time.perf_counter()
     d_hist: list[float] = []
     g_hist: list[float] = []
@@ -160,7 +168,7 @@ def train_cgan(
         parameter.requires_grad_(False)
     model.eval()  # the frozen networks' dropout off; the encoder has none
     opt_e = torch.optim.Adam(model.encoder.parameters(), lr=settings["finetune_lr"], betas=betas)
-    for rows in epoch_batches(n, batch_size, seed + 7, settings["finetune_epochs"]):
+    for rows in epoch_batches(n, batch_size, seeded(seed, ENCODER_FINETUNE_ORDER), settings["finetune_epochs"]):
         x, c = images[rows], condition[rows]
         z = torch.randn(len(rows), model.latent_dim, generator=noise)
         cycle = (model.reconstruct(x, c) - x).abs().mean() + (model.encode(model.decode(z, c), c) - z).abs().mean()
@@ -181,7 +189,7 @@ def train_cgan(
                 model,
                 images,
                 condition,
-                seed=seed + 11,
+                seed=seeded(seed, COUNTERFACTUAL_FINETUNE),
                 epochs=settings["counterfactual_epochs"],
                 batch_size=batch_size,
                 lr=settings["counterfactual_lr"],

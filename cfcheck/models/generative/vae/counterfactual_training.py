@@ -27,9 +27,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from cfcheck.core.seeds import TRAINING_NOISE, Stream, seeded
+
 from ..base import epoch_batches
 
 __all__ = [
+    "COUNTERFACTUAL_ORDER",
+    "COUNTERFACTUAL_PARTNERS",
+    "PREDICTOR_BLENDS",
     "ConditionPredictor",
     "FitTerm",
     "condition_loss",
@@ -38,6 +43,16 @@ __all__ = [
     "standardised_condition",
     "train_condition_predictor",
 ]
+
+# the fine-tuning's own streams from its ``seed`` (the seed itself seeds the auxiliary predictor's
+# initialisation and its epochs' orders; the fit term's generator is TRAINING_NOISE's)
+#: the auxiliary predictor's mixup partners and blend weights (:func:`train_condition_predictor`)
+PREDICTOR_BLENDS = Stream("auxiliary predictor mixup blends", start=7)
+#: the partner whose parents c* each fine-tuning image is given, a permutation of its batch per step
+COUNTERFACTUAL_PARTNERS = Stream("counterfactual-training partners", start=2)
+#: the seed whose epoch orders (:func:`~cfcheck.models.shuffling.epoch_batches`, under
+#: :data:`~cfcheck.core.seeds.EPOCH_ORDER`) the fine-tuning steps through
+COUNTERFACTUAL_ORDER = Stream("counterfactual fine-tuning epoch order", start=3)
 
 
 class ConditionPredictor(nn.Module):
@@ -96,7 +111,7 @@ def train_condition_predictor(
     torch.manual_seed(seed)
     predictor = ConditionPredictor(continuous, standardised.shape[1] - continuous, images.shape[1])
     optimiser = torch.optim.Adam(predictor.parameters(), lr=lr)
-    blends = torch.Generator().manual_seed(seed + 7)
+    blends = torch.Generator().manual_seed(seeded(seed, PREDICTOR_BLENDS))
     for rows in epoch_batches(images.shape[0], batch_size, seed, epochs):
         loss = condition_loss(predictor(images[rows]), standardised[rows], continuous)
         if mixup:
@@ -190,11 +205,12 @@ def counterfactual_finetune(
     log(f"auxiliary predictor: {predictor_epochs} epoch(s) in {time.perf_counter() - started:.0f} s")
     optimised = list(model.parameters()) if parameters is None else list(parameters)
     optimiser = torch.optim.AdamW(optimised, lr=lr, betas=(0.9, 0.9), weight_decay=0.01)
-    generator, partners = torch.Generator().manual_seed(seed + 1), torch.Generator().manual_seed(seed + 2)
+    generator = torch.Generator().manual_seed(seeded(seed, TRAINING_NOISE))
+    partners = torch.Generator().manual_seed(seeded(seed, COUNTERFACTUAL_PARTNERS))
     history: list[tuple[float, float]] = []
     started, step = time.perf_counter(), 0
     model.train()
-    for rows in epoch_batches(images.shape[0], batch_size, seed + 3, epochs):
+    for rows in epoch_batches(images.shape[0], batch_size, seeded(seed, COUNTERFACTUAL_ORDER), epochs):
         x, c = images[rows], condition[rows]
         c_star = c[torch.randperm(len(rows), generator=partners)]
         objective, nll = fit(model, x, c, generator)

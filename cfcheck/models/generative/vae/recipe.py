@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import torch
 
+from cfcheck.core.seeds import Stream, seeded
+
 from ...builders import architecture, build_model
 from ..base import GenerativeTrainConfig, GenerativeTrainResult, RecipeFields
 from ..diffusion.recipe import training_checkpoint
@@ -23,7 +25,10 @@ if TYPE_CHECKING:
     from .hierarchical import ConditionalHVAE
     from .network import ConditionalVAE
 
-__all__ = ["COUNTERFACTUAL_OPTIONS", "ConditionalVAERecipe"]
+__all__ = ["COUNTERFACTUAL_FINETUNE", "COUNTERFACTUAL_OPTIONS", "ConditionalVAERecipe"]
+
+#: the seed of the counterfactual fine-tuning phase (:func:`counterfactual_finetune`) from the recipe's seed
+COUNTERFACTUAL_FINETUNE = Stream("VAE counterfactual fine-tuning", start=5)
 
 #: the options of the counterfactual fine-tuning phase, with defaults (off unless counterfactual_epochs > 0)
 COUNTERFACTUAL_OPTIONS = {
@@ -98,7 +103,7 @@ class ConditionalVAERecipe(RecipeFields):
                 network,
                 images,
                 condition,
-                seed=config.seed + 5,
+                seed=seeded(config.seed, COUNTERFACTUAL_FINETUNE),
                 epochs=settings["counterfactual_epochs"],
                 batch_size=config.batch_size,
                 lr=settings["counterfactual_lr"],

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from cfcheck.core.io import atomic_write_bytes
+from cfcheck.core.seeds import TRAINING_NOISE, seeded
 from cfcheck.models.shuffling import epoch_order
 
 from ..base import steps_per_epoch
@@ -110,7 +111,7 @@ def train_cvae(
     optimiser = torch.optim.AdamW(
         model.parameters(), lr=lr, betas=(0.9, settings["adam_beta2"]), weight_decay=settings["weight_decay"]
     )
-    generator = torch.Generator().manual_seed(seed + 1)
+    generator = torch.Generator().manual_seed(seeded(seed, TRAINING_NOISE))
     step, skipped, history = 0, 0, []
     path = Path(checkpoint) if checkpoint is not None else None
     if path is not None and path.exists():

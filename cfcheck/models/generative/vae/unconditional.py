@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from cfcheck.core.seeds import SMALL_NET_EPOCH_ORDER
+from cfcheck.core.seeds import SMALL_NET_EPOCH_ORDER, TRAINING_NOISE, seeded
 from cfcheck.models.shuffling import epoch_orders
 
 from ..base import GenerativeTrainConfig, GenerativeTrainResult, RecipeFields, register_generative_architecture
@@ -121,7 +121,7 @@ def train_unconditional_vae(
     torch.manual_seed(config.seed)
     model = UnconditionalVAE(**dict(arch_kwargs))
     optimiser = torch.optim.Adam(model.parameters(), lr=config.lr)
-    noise = torch.Generator().manual_seed(config.seed + 1)
+    noise = torch.Generator().manual_seed(seeded(config.seed, TRAINING_NOISE))
     n = len(images)
     per_epoch = max(1, n // config.batch_size)
     totals = {"loss": 0.0, "reconstruction": 0.0, "kl": 0.0}
