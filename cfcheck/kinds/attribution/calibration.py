@@ -43,6 +43,7 @@ import torch
 
 from cfcheck.core.thresholds import Bar
 from cfcheck.kinds.attribution.controls import NOISE_LADDER, OTHER_RANDOM_SEEDS, attribution_controls
+from cfcheck.kinds.attribution.declaration import VALUES_FILE
 
 __all__ = [
     "CALIBRATED",
@@ -415,7 +416,7 @@ def calibrate_attribution(
         written = write_domain_bars(
             path, earned, domain=domain.name, profile=profile, method_kind="attribution", controls=dict(roles)
         )
-    values_path = folder / f"calibration-attribution-{profile}.json"
+    values_path = folder / VALUES_FILE.format(profile=profile)
     atomic_write_text(
         values_path,
         json.dumps(
@@ -476,3 +477,19 @@ def main(
     print(render_domain_bars(outcome["derived"]))
     print(f"wrote {outcome['bars'] or '(no bars)'} and {outcome['values']}", file=sys.stderr)
     return 0
+
+
+def run(args: Any) -> int:
+    """``cfcheck calibrate --domain SPEC --kind attribution`` (the kind's
+    :attr:`~cfcheck.kinds.declaration.KindDeclaration.domain_calibration`): :func:`main` with the
+    command's arguments."""
+    return main(
+        args.domain,
+        args.profile,
+        args.seeds,
+        args.strategies,
+        args.controls,
+        args.partial,
+        args.merge,
+        args.with_randomisation,
+    )
