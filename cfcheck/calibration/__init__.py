@@ -7,6 +7,17 @@ reporting share; it names no kind.
 
 Running the controls is ``cfcheck calibrate`` (:mod:`cfcheck.calibrate`, above the kinds); what
 the controls measured, per metric card, is :mod:`cfcheck.reporting.evidence`. The modules'
-earlier names ``cfcheck.calibration.run``, ``.domain_run`` and ``.evidence`` still import, as the
-modules they moved to (:data:`cfcheck.MOVED`).
+earlier names (:data:`MOVED`: ``cfcheck.calibration.run``, ``.domain_run``, ``.evidence``) still
+import, as the very modules they moved to.
 """
+
+from cfcheck.core.aliases import install_aliases
+
+#: old module name -> its module now (both relative to ``cfcheck``); an old name is imported
+#: through this package, so its table is installed here
+MOVED = {
+    "calibration.run": "calibrate.run",
+    "calibration.domain_run": "calibrate.domain_run",
+    "calibration.evidence": "reporting.evidence",
+}
+install_aliases("cfcheck", MOVED)

@@ -13,7 +13,7 @@ from pathlib import Path
 import cfcheck.fixtures as bundled
 import pytest
 
-import cfcheck
+import cfcheck.calibration as calibration
 import cfcheck.methods as methods
 from cfcheck.adapter import load_method
 from cfcheck.core.cache import method_fingerprint
@@ -91,7 +91,7 @@ def test_cfcheck_name_must_be_a_string(tmp_path):
         load_method(str(adapter), tmp_path)
 
 
-@pytest.mark.parametrize(("old", "new"), sorted(cfcheck.MOVED.items()))
+@pytest.mark.parametrize(("old", "new"), sorted(calibration.MOVED.items()))
 def test_a_moved_cfcheck_module_imports_under_its_old_name(old, new):
     """``cfcheck.calibration.run`` and the other modules that moved between cfcheck's groups import
     as the very modules they moved to."""
