@@ -104,7 +104,7 @@ METRICS = {
 def run_explainer(fixture: str, profile: str, out: Path, rerun: bool, seed: int = 0) -> tuple[Path, float | None]:
     """The explainer's scorecard at ``--cfcheck-seed=seed`` (run now unless one exists) and the run's
     seconds; seed N > 0 keeps its runs under ``out/seedN``."""
-    from cfcheck.calibration.run import seed_folder
+    from cfcheck.calibration.runs import seed_folder
 
     report = seed_folder(out, seed) / fixture
     scorecard = report / f"{fixture}-{profile}" / "scorecard.json"

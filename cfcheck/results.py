@@ -19,6 +19,7 @@ metric's card; a metric with no card keeps the direction written in the scorecar
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable
@@ -31,6 +32,7 @@ __all__ = [
     "ResultsError",
     "load_scores",
     "load_samples",
+    "load_scorecard",
     "scorecard_path",
     "scores_frame",
     "metric_direction",
@@ -79,9 +81,23 @@ def scorecard_path(path: str | Path) -> Path:
     return path
 
 
-def _read_card(path: Path) -> dict[str, Any]:
-    from cfcheck.reporting.scorecard import load_scorecard
+def load_scorecard(path: Path) -> dict[str, Any]:
+    """Read a scorecard JSON written by :func:`cfcheck.reporting.scorecard.write_scorecard`, with a clear error otherwise."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "scorecard.json"
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no cfcheck scorecard at {path}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path} is not a cfcheck scorecard: not valid JSON ({error})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("scores"), list):
+        raise ValueError(f"{path} is not a cfcheck scorecard: it has no 'scores' list")
+    return data
 
+
+def _read_card(path: Path) -> dict[str, Any]:
     try:
         return load_scorecard(path)
     except ValueError as error:  # not JSON, or no 'scores' list: the message names the path

@@ -13,20 +13,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import cfcheck.calibration.evidence as evidence_module
-from cfcheck.calibration.evidence import (
-    CardEvidence,
-    ControlRange,
-    measured_evidence,
-    render_evidence,
-    summarise_evidence,
-)
+import cfcheck.reporting.evidence as evidence_module
+import cfcheck.reporting.evidence_summary as evidence_summary
 from cfcheck.domains import get_domain
 from cfcheck.metrics.cards import CARDS
 from cfcheck.metrics.definitions.scm import SCM_CARDS
 from cfcheck.metrics.definitions.scm_models import SCM_MODEL_CARDS
 from cfcheck.metrics.definitions.scm_realism import SCM_REALISM_CARDS
 from cfcheck.metrics.key import MetricKey
+from cfcheck.reporting.evidence import (
+    CardEvidence,
+    ControlRange,
+    measured_evidence,
+    render_evidence,
+    summarise_evidence,
+)
 
 
 def _entry(value, expected):
@@ -185,6 +186,7 @@ def test_the_loader_reads_a_domain_folder_and_names_a_malformed_file(tmp_path):
 
 def test_the_module_examples_run():
     assert doctest.testmod(evidence_module).failed == 0
+    assert doctest.testmod(evidence_summary).failed == 0
 
 
 def _card_key(identity):
@@ -272,8 +274,9 @@ def test_every_absolute_bar_separates_the_controls_on_morpho_but_for_the_listed_
 def test_the_scm_controls_are_kept_with_their_expectations_and_cover_each_intervention():
     """`cfcheck calibrate --seeds 0 1 2 --methods scm_truth ...` wrote every SCM control on every task
     score of morpho, on each seed."""
-    from cfcheck.calibration.run import SCM_CONTROLS
-    from cfcheck.calibration.store import expected_sign
+    from cfcheck.controls import KIND_CONTROL_TABLES, expected_sign
+
+    SCM_CONTROLS = KIND_CONTROL_TABLES["scm"]
 
     path = get_domain("morpho").calibration_dir / "calibration-quick.json"
     scm = {key: controls for key, controls in json.loads(path.read_text())["values"].items() if key.startswith("scm/")}
@@ -310,7 +313,7 @@ _KNOWN = ("gap", "similarity", "similarity_support", "cascade")
 
 
 def test_the_seed_reader_spans_each_control_over_its_seeds_per_variant_grouped_by_role():
-    from cfcheck.calibration.evidence import summarise_seed_evidence
+    from cfcheck.reporting.evidence import summarise_seed_evidence
 
     lerf, morf = summarise_seed_evidence(SEEDS, "gap", _KNOWN)
     # known by construction: per variant, min and max over the seeds; positive, then the ladder by ratio, then negative
@@ -339,9 +342,9 @@ def test_the_seed_reader_spans_each_control_over_its_seeds_per_variant_grouped_b
 
 
 def test_the_seed_sentence_names_the_roles_the_command_and_the_reason_for_no_bar():
-    from cfcheck.calibration.evidence import summarise_seed_evidence
+    from cfcheck.reporting.evidence import summarise_seed_evidence
 
-    lerf, morf = summarise_seed_evidence(SEEDS, "gap", _KNOWN)
+    lerf, morf = summarise_seed_evidence(SEEDS, "gap", _KNOWN, command="cfcheck calibrate --kind attribution")
     assert render_evidence(morf, profile="quick", domain="toy") == (
         "on toy, quick profile (`cfcheck calibrate --kind attribution`, seeds per control in brackets, variant "
         "morf): positive — signal: 0.4–0.5 (3); the noise ladder (the signal plus noise of that many times its "

@@ -1,7 +1,7 @@
 """No module outside a bundled domain's folder names that domain or one of its factors (issue 24:
 "bring your own domain"): the engine, the kinds, the metric cards, the methods and the suites speak
 of *a* domain, so a user's domain reads the same texts as a bundled one. What a bundled domain
-measured is its calibration files' business (:mod:`cfcheck.calibration.evidence`)."""
+measured is its calibration files' business (:mod:`cfcheck.reporting.evidence`)."""
 
 from __future__ import annotations
 

@@ -1,31 +1,23 @@
-"""Calibration: running the controls, keeping what they reached, and the bars earned from it.
+"""Calibration's files and how they are read: the library that the session, the kinds and the
+reporting share; it names no kind.
 
-- :mod:`.run`: ``cfcheck calibrate`` over the bundled domains (the verdict matrix and the
-  calibration table);
-- :mod:`.domain_run`: ``cfcheck calibrate --domain SPEC``, a user domain's bars;
-- :mod:`.store`: the controls' values per score (``calibration-<profile>.json``);
 - :mod:`.bars`: the bars per (metric, domain) (``bars-<profile>.json``);
-- :mod:`.evidence`: what the controls measured, per metric card.
+- :mod:`.store`: the controls' values per score (``calibration-<profile>.json``);
+- :mod:`.runs`: one conformance run of a control, its scorecard kept per seed.
+
+Running the controls is ``cfcheck calibrate`` (:mod:`cfcheck.calibrate`, above the kinds); what
+the controls measured, per metric card, is :mod:`cfcheck.reporting.evidence`. The modules'
+earlier names (:data:`MOVED`: ``cfcheck.calibration.run``, ``.domain_run``, ``.evidence``) still
+import, as the very modules they moved to.
 """
 
-from cfcheck.calibration.run import (
-    CONTROLS,
-    KIND_CONTROLS,
-    REFERENCE_METHODS,
-    SCM_CONTROLS,
-    calibrated_kinds,
-    main,
-    seed_folder,
-    suite_summary,
-)
+from cfcheck.core.aliases import install_aliases
 
-__all__ = [
-    "CONTROLS",
-    "KIND_CONTROLS",
-    "REFERENCE_METHODS",
-    "SCM_CONTROLS",
-    "calibrated_kinds",
-    "main",
-    "seed_folder",
-    "suite_summary",
-]
+#: old module name -> its module now (both relative to ``cfcheck``); an old name is imported
+#: through this package, so its table is installed here
+MOVED = {
+    "calibration.run": "calibrate.run",
+    "calibration.domain_run": "calibrate.domain_run",
+    "calibration.evidence": "reporting.evidence",
+}
+install_aliases("cfcheck", MOVED)

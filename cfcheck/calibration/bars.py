@@ -12,7 +12,7 @@
   the scorecard says so and how to calibrate it.
 
 A bars file holds, per metric key, ``{"kind": "min"|"max", "bound": x, "relative": "absolute"|
-"times_floor"|"plus_floor", "rationale": "...", "method_kind": "vce"|"attribution"|...}``; the
+"times_floor"|"plus_floor", "rationale": "...", "method_kind": <the kind that earned it>}``; the
 rationale quotes what the controls reached on that domain. Each kind's calibration replaces its
 own entries and keeps the other kinds'.
 """
@@ -114,11 +114,11 @@ def write_domain_bars(
     domain: str,
     profile: str,
     controls: Mapping[str, str],
-    method_kind: str = "vce",
+    method_kind: str,
 ) -> Path:
     """Write ``method_kind``'s bars (metric → (bar, rationale)) into a bars file atomically, keeping
-    the other kinds' entries of an existing file (an entry without ``method_kind`` is "vce");
-    returns its path."""
+    the other kinds' entries of an existing file (an entry without ``method_kind``, of a file written
+    before bars named their kind, is kept: no kind's calibration replaces it); returns its path."""
     from cfcheck.core.io import atomic_write_text
 
     path = Path(path)
@@ -127,7 +127,7 @@ def write_domain_bars(
     if path.is_file():
         read_bars_file(path)  # refuses a malformed file instead of overwriting it
         old = json.loads(path.read_text(encoding="utf-8"))
-        kept = {k: v for k, v in old["bars"].items() if v.get("method_kind", "vce") != method_kind}
+        kept = {k: v for k, v in old["bars"].items() if v.get("method_kind") != method_kind}
         recorded_controls = {k: v for k, v in (old.get("controls") or {}).items() if isinstance(v, dict)}
     entries = {
         metric: {

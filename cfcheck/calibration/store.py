@@ -2,9 +2,10 @@
 (``calibration-<profile>.json``): where the file is, how a set of control scorecards becomes its
 entries, and how it is written (merged per method kind) and read back.
 
-``cfcheck calibrate`` (:mod:`cfcheck.calibration.run`) writes it; the HTML charts draw its values beside
-a run's own (:func:`load_calibration_values`) and the metric cards quote them
-(:mod:`cfcheck.calibration.evidence`).
+``cfcheck calibrate`` (:mod:`cfcheck.calibrate.run`, :mod:`cfcheck.calibrate.domain_run`) writes it,
+saying which control is expected to pass or fail which score (the caller's ``expected`` rule: the
+store knows no control); the HTML charts draw its values beside a run's own
+(:func:`load_calibration_values`) and the metric cards quote them (:mod:`cfcheck.reporting.evidence`).
 """
 
 from __future__ import annotations
@@ -12,39 +13,32 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from cfcheck.controls import CONTROLS, SCM_CONTROLS, is_control
-
 __all__ = [
+    "Expected",
     "calibration_path",
     "calibration_values",
-    "expected_sign",
     "load_calibration_values",
     "write_calibration_values",
 ]
 
-
-def expected_sign(control: str, suite: str) -> str:
-    """ "+" where the control is expected to pass ``suite``, "-" where to fail it, "" otherwise."""
-    for word in (CONTROLS.get(control) or SCM_CONTROLS.get(control, "")).split():
-        if word[1:] == suite and word[0] in "+−":
-            return "+" if word[0] == "+" else "-"
-    return ""
+#: ``expected(control, suite, metric)``: "+" where the control is expected to pass the score, "-"
+#: where to fail it, "" for neither; None where ``control`` is no control (the baseline, a reference
+#: method): its values are not kept. The bundled controls' rule is
+#: :func:`cfcheck.controls.bundled_expectation`.
+Expected = Callable[[str, str, str], "str | None"]
 
 
-def calibration_values(
-    results: dict[str, dict[str, Any]], expected: Any = None
-) -> dict[str, dict[str, dict[str, Any]]]:
+def calibration_values(results: dict[str, dict[str, Any]], expected: Expected) -> dict[str, dict[str, dict[str, Any]]]:
     """Score identity key → control → {"value", "expected"} from control scorecards.
 
     Args:
         results: control name → its scorecard (format 3: scores carry kind and domain).
-        expected: ``expected(control, suite, metric) -> "+" | "-" | ""`` (default: the bundled
-            VCE and SCM controls' tables, :func:`expected_sign`, other results skipped); with it,
-            every result is a control.
+        expected: the sign of each control on each score (:data:`Expected`); a result whose
+            control it answers None for is skipped.
 
     Returns:
         For every score with a finite value, what each control reached and whether that
@@ -56,18 +50,14 @@ def calibration_values(
 
     values: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for control, scorecard in results.items():
-        if expected is None and not is_control(control):
-            continue  # the baseline, the reference methods and unknown methods are not controls
         for score in scorecard["scores"]:
             value = score.get("value")
             if isinstance(value, (int, float)) and math.isfinite(value):
+                sign = expected(control, score["suite"], score["metric"])
+                if sign is None:
+                    continue  # the baseline, the reference methods and unknown methods are not controls
                 key = identity_key(
                     score.get("kind", "-"), score.get("domain", "-"), score["suite"], score["metric"], score["task"]
-                )
-                sign = (
-                    expected(control, score["suite"], score["metric"])
-                    if expected is not None
-                    else expected_sign(control, score["suite"])
                 )
                 entry: dict[str, Any] = {"value": float(value), "expected": sign}
                 if score.get("verdict"):  # as judged in that run, under the bar it names
@@ -93,7 +83,8 @@ def write_calibration_values(
     results: Mapping[str, dict[str, Any]] | Sequence[Mapping[str, dict[str, Any]]],
     profile: str,
     kinds: Sequence[str] | None = None,
-    expected: Any = None,
+    *,
+    expected: Expected,
     command: str | None = None,
 ) -> list[Path]:
     """Write :func:`calibration_values` per domain to :func:`calibration_path`, merged into what
@@ -103,10 +94,10 @@ def write_calibration_values(
         results: control name → its scorecard; or a sequence of such, one per seed (a task's id
             names its seed, so the seeds' scores are kept side by side).
         profile: the profile they ran at.
-        kinds: the method kinds recalibrated (the first segment of an identity key: "vce",
-            "scm"); only their values are written, and every entry of theirs the file held is
+        kinds: the method kinds recalibrated (the first segment of an identity key); only
+            their values are written, and every entry of theirs the file held is
             replaced. Default: the kinds ``results`` have values of.
-        expected: as :func:`calibration_values`'s (default: the bundled controls' tables).
+        expected: as :func:`calibration_values`'s.
         command: the command that measured the values, kept per kind in the file's ``commands``
             (what the cards' evidence names); None: ``cfcheck calibrate``, recorded as nothing.
 

@@ -10,6 +10,38 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
+
+#: one command-line option: its flags and :meth:`argparse.ArgumentParser.add_argument`'s keywords
+Option = tuple[tuple[str, ...], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class DomainCalibration:
+    """How a kind earns a domain's bars: ``cfcheck calibrate --domain SPEC --kind <kind>``.
+
+    Attributes:
+        run: ``"module:function"`` in the kind's folder, imported only when it runs; called with
+            the parsed arguments (an :class:`argparse.Namespace`: ``domain``, ``profile``,
+            ``seeds`` and this kind's ``options``), it returns the exit status and may raise
+            ValueError or RuntimeError for a message to the user.
+        summary: what it calibrates, for ``--kind``'s help (``"the VCE controls"``).
+        options: the kind's own options, added to the command (their help says whose they are).
+        values_file: the file (in the domain's calibration folder, ``{profile}`` filled in) where
+            it keeps its controls' values per seed, read by the cards' evidence
+            (:mod:`cfcheck.reporting.evidence`); None where it writes the per-score values of
+            ``cfcheck calibrate`` (``calibration-<profile>.json``).
+    """
+
+    run: str
+    summary: str
+    options: tuple[Option, ...] = ()
+    values_file: str | None = None
+
+    def __post_init__(self) -> None:
+        module, _, function = self.run.partition(":")
+        if not module or not function.isidentifier():
+            raise ValueError(f"`run` must be 'module:function', got {self.run!r}")
 
 
 @dataclass(frozen=True)
@@ -33,6 +65,10 @@ class KindDeclaration:
         controls: the bundled controls that calibrate the kind → the suites each is expected to
             pass (+) or fail (−) (a text without a sign: tabulated, not a control).
         control_suites: the suites the calibration tabulates for those controls.
+        reference_methods: bundled reference methods the calibration tabulates beside the
+            controls when named (``--methods``), never run by default → the text of their row.
+        domain_calibration: how ``cfcheck calibrate --domain SPEC --kind <name>`` earns a domain's
+            bars for this kind (None: the kind has no domain calibration).
         views: kinds whose methods this kind's suites can score through a view →
             ("module:Class" of the view, what the view computes).
     """
@@ -49,6 +85,8 @@ class KindDeclaration:
     task_sets: tuple[str, ...] = ("explained",)
     controls: Mapping[str, str] = field(default_factory=dict)
     control_suites: tuple[str, ...] = ()
+    reference_methods: Mapping[str, str] = field(default_factory=dict)
+    domain_calibration: DomainCalibration | None = None
     views: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -6,7 +6,7 @@ formula, the direction, the range and how abstentions count. It also holds the m
 pass bar (per profile where they differ), the regression tolerance and the calibration
 rationale: which positive and negative controls the bar sits between and why. What the controls
 measured is data, not prose: ``cfcheck calibrate`` writes it to each domain's calibration file and
-:mod:`cfcheck.calibration.evidence` summarises it beside the card. A metric with no bar that
+:mod:`cfcheck.reporting.evidence` summarises it beside the card. A metric with no bar that
 separates its controls has ``bar=None`` and is reported without a verdict. The cards
 themselves live in :mod:`cfcheck.metrics.definitions`, one module per property family, and
 :mod:`cfcheck.metrics.cards` collects them; ``cfcheck cards`` prints them with :func:`format_card`.
@@ -140,7 +140,7 @@ def format_card(card: MetricCard, measured: Sequence[str] = (), sources: Mapping
     Args:
         card: the metric card.
         measured: sentences of what the controls reached on a domain
-            (:func:`cfcheck.calibration.evidence.measured_evidence`), one line each after the rationale.
+            (:func:`cfcheck.reporting.evidence.measured_evidence`), one line each after the rationale.
         sources: function name (of ``card.computed_by``) → where it is defined (``path:line``), shown
             beside the name.
     """

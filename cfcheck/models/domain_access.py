@@ -1,12 +1,31 @@
 """How model code (recipes, training, transfer checks) reaches a domain without importing the
 domains layer: :mod:`cfcheck.domains` registers its resolver here when it is imported, and the
-model code asks :func:`domain_named`. Model code may also be handed the Domain object itself.
+model code asks :func:`domain_named`. Model code may also be handed the Domain object itself, and
+reads it through :class:`ModelDomain`, the part of :class:`cfcheck.domains.base.Domain` it uses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+
+class ModelDomain(Protocol):
+    """What the model code reads of a domain: the part of the Domain protocol
+    (:class:`cfcheck.domains.base.Domain`, which every domain implements) that lies below the
+    domains layer."""
+
+    name: str
+    split_roles: Mapping[str, str]
+    model_roles: Mapping[str, tuple[str, ...]]
+
+    @property
+    def model_store(self) -> Any:
+        """The domain's models (a :class:`cfcheck.models.store.ModelStore` or ``ModuleStore``)."""
+
+    def split(self, name: str, n: int | None = None) -> Any:
+        """A split (``.images`` N×C×H×W in [0, 1], ``.labels`` int64 N, ``.factors``)."""
+
 
 _resolver: Callable[[str], Any] | None = None
 _names: Callable[[], tuple[str, ...]] | None = None

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 import torch
 
+from cfcheck.models.domain_access import ModelDomain
 from cfcheck.models.inference import CPU_BATCH_SIZE
 from cfcheck.models.roles import EVALUATION_ROLES, METHOD_ROLES
 from cfcheck.models.store import Store
-
-if TYPE_CHECKING:
-    from cfcheck.domains.base import Domain
-
 
 #: "cnn~features.6": the cnn with its layers from the output down to features.6 randomised.
 STAGE_SEPARATOR = "~"
@@ -61,7 +58,7 @@ class MethodModels:
         return self._zoo.device
 
     @property
-    def domain(self) -> Domain:
+    def domain(self) -> ModelDomain:
         return self._zoo.domain
 
     def names(self) -> list[str]:
@@ -112,7 +109,7 @@ class ModelZoo:
     """Name → verified, frozen model of one domain (from its store); also the roles suites ask for
     (read off the domain's role map)."""
 
-    def __init__(self, domain: Domain, device: torch.device | str) -> None:
+    def __init__(self, domain: ModelDomain, device: torch.device | str) -> None:
         if isinstance(domain, str):
             raise TypeError(
                 f"ModelZoo needs a Domain object, got the name {domain!r}: pass cfcheck.domains.get_domain(name)"

@@ -1,6 +1,6 @@
 """Where the metric cards are shown, what the controls measured beside them: on every bundled
 domain (``cfcheck cards``) and on every domain a scorecard names (the HTML scorecard's cards).
-The summary and its sentence are :mod:`cfcheck.calibration.evidence`'s."""
+The summary and its sentence are :mod:`cfcheck.reporting.evidence`'s."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cfcheck.calibration.evidence import load_evidence, measured_evidence, render_evidence
+from cfcheck.reporting.evidence import load_evidence, measured_evidence, render_evidence
 
 __all__ = ["bundled_evidence", "scorecard_evidence"]
 
 
 def bundled_evidence(key: str, profiles: Iterable[str] | None = None) -> list[str]:
-    """:func:`~cfcheck.calibration.evidence.measured_evidence` of card ``key`` on every registered
+    """:func:`~cfcheck.reporting.evidence.measured_evidence` of card ``key`` on every registered
     domain the cards were calibrated on (``card_calibrated``), for each profile with a calibration
     file (all profiles unless ``profiles`` is given)."""
     from cfcheck.domains import available_domains, get_domain

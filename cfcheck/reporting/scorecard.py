@@ -23,6 +23,7 @@ from cfcheck import __version__
 from cfcheck.core.io import atomic_write_text as atomic_write
 from cfcheck.core.records import ScoreRecord
 from cfcheck.core.set_features import SET_FEATURES_FILE, SetFeatures, write_set_features
+from cfcheck.results import load_scorecard  # noqa: F401 - read here as well as written
 
 #: 2: records carry a three-valued verdict and a reason; 3: records carry their kind and domain
 SCORECARD_FORMAT = 3
@@ -88,22 +89,6 @@ def write_scorecard(directory: Path, scorecard: dict[str, Any], records: Sequenc
     json_path = directory / "scorecard.json"
     atomic_write(json_path, json.dumps(scorecard, indent=2, sort_keys=True) + "\n")
     return json_path
-
-
-def load_scorecard(path: Path) -> dict[str, Any]:
-    """Read a scorecard JSON written by :func:`write_scorecard`, with a clear error otherwise."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / "scorecard.json"
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise FileNotFoundError(f"no cfcheck scorecard at {path}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(f"{path} is not a cfcheck scorecard: not valid JSON ({error})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("scores"), list):
-        raise ValueError(f"{path} is not a cfcheck scorecard: it has no 'scores' list")
-    return data
 
 
 def _samples_csv(records: Sequence[ScoreRecord]) -> str:

@@ -21,8 +21,8 @@ def test_cards_prints_every_card(capsys):
 
 
 def test_cards_prints_what_the_controls_measured_on_the_bundled_domains(capsys):
-    from cfcheck.calibration.evidence import measured_evidence
     from cfcheck.domains import get_domain
+    from cfcheck.reporting.evidence import measured_evidence
 
     assert main(["cards", "target_accuracy"]) == 0
     lines = capsys.readouterr().out.splitlines()

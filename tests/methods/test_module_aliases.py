@@ -13,6 +13,7 @@ from pathlib import Path
 import cfcheck.fixtures as bundled
 import pytest
 
+import cfcheck.calibration as calibration
 import cfcheck.methods as methods
 from cfcheck.adapter import load_method
 from cfcheck.core.cache import method_fingerprint
@@ -88,3 +89,12 @@ def test_cfcheck_name_must_be_a_string(tmp_path):
     adapter.write_text("import pytest\ncfcheck_name = 3\n\n@pytest.fixture\ndef cf_method():\n    return None\n")
     with pytest.raises(pytest.UsageError, match="cfcheck_name must be a non-empty str"):
         load_method(str(adapter), tmp_path)
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(calibration.MOVED.items()))
+def test_a_moved_cfcheck_module_imports_under_its_old_name(old, new):
+    """``cfcheck.calibration.run`` and the other modules that moved between cfcheck's groups import
+    as the very modules they moved to."""
+    moved = importlib.import_module(f"cfcheck.{new}")
+    assert moved.__name__ == f"cfcheck.{new}"
+    assert importlib.import_module(f"cfcheck.{old}") is moved

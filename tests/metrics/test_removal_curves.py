@@ -13,15 +13,8 @@ from hypothesis import strategies as st
 
 from cfcheck.domains import get_domain
 from cfcheck.metrics.removal import removal_mask
-from cfcheck.metrics.removal_curves import (
-    GOAR_EXTRA_STEPS,
-    cumulative_errors,
-    curve_area,
-    feature_removal,
-    fixed_value_removal,
-    manifold_projection,
-    strength_start_index,
-)
+from cfcheck.metrics.removal_curves import cumulative_errors, curve_area, feature_removal, fixed_value_removal
+from cfcheck.models.generative.diffusion.projection import GOAR_EXTRA_STEPS, manifold_projection, strength_start_index
 
 
 @settings(max_examples=30, deadline=None)

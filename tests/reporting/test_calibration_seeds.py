@@ -8,9 +8,10 @@ import json
 
 import pytest
 
-from cfcheck.calibration import run as calibration
+from cfcheck.calibrate import run as calibration
 from cfcheck.calibration import store as calibration_store
-from cfcheck.calibration.domain_run import derive_bars
+from cfcheck.controls import expected_sign
+from cfcheck.kinds.vce.calibration import derive_bars
 
 
 def _score(metric, suite, task, value, verdict, low=None, high=None, domain="morpho"):
@@ -76,7 +77,7 @@ def test_disagreements_count_each_seed_against_a_brute_force_count():
     brute = {}
     for seed, by_control in runs.items():
         for control, scores in by_control.items():
-            sign = calibration_store.expected_sign(control, "validity")
+            sign = expected_sign(control, "validity")
             for score in scores:
                 against = score["verdict"] != "pass" if sign == "+" else score["verdict"] == "pass"
                 if against:

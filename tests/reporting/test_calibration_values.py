@@ -8,15 +8,15 @@ import json
 
 import pytest
 
-from cfcheck.calibration import run as calibration
+from cfcheck.calibrate import run as calibration
+from cfcheck.calibrate.run import suite_summary
 from cfcheck.calibration import store as calibration_store
-from cfcheck.calibration.run import suite_summary
 from cfcheck.calibration.store import (
     calibration_values,
-    expected_sign,
     load_calibration_values,
     write_calibration_values,
 )
+from cfcheck.controls import bundled_expectation, expected_sign
 
 
 def _card(profile="quick", domain="morpho", value=0.5):
@@ -59,7 +59,9 @@ def test_signs_follow_the_controls_expectations_per_suite():
 
 
 def test_values_keep_controls_only_with_their_sign_and_skip_missing_values():
-    values = calibration_values({"truth": _card(value=1.0), "identity": _card(value=0.0), "wachter": _card(value=0.7)})
+    values = calibration_values(
+        {"truth": _card(value=1.0), "identity": _card(value=0.0), "wachter": _card(value=0.7)}, bundled_expectation
+    )
     key = "vce/morpho/validity/tcv[cnn/ideal/seed0]"
     assert values[key] == {"truth": {"value": 1.0, "expected": "+"}, "identity": {"value": 0.0, "expected": "-"}}
     assert values["vce/morpho/random_classifier/ota_gain[cnn/seed0]"]["truth"]["expected"] == "-"
@@ -71,7 +73,9 @@ def test_written_values_are_found_by_a_scorecard_of_the_same_domain_and_profile(
     monkeypatch.setattr(
         calibration_store, "calibration_path", lambda domain, profile: tmp_path / domain / f"calibration-{profile}.json"
     )
-    paths = write_calibration_values({"truth": _card(value=1.0), "noise": _card(domain="absent")}, "quick")
+    paths = write_calibration_values(
+        {"truth": _card(value=1.0), "noise": _card(domain="absent")}, "quick", expected=bundled_expectation
+    )
     assert paths == [tmp_path / "morpho" / "calibration-quick.json"]  # no folder for "absent": nothing written
     stored = json.loads(paths[0].read_text())
     assert stored["profile"] == "quick" and stored["domain"] == "morpho"
@@ -117,7 +121,7 @@ def test_calibrate_redraws_the_runs_html_with_the_values_it_wrote(tmp_path, monk
         calibration_store, "calibration_path", lambda domain, profile: tmp_path / domain / f"calibration-{profile}.json"
     )
     out = tmp_path / "published"
-    for name in calibration.CONTROLS:
+    for name in calibration.KIND_CONTROL_TABLES["vce"]:
         card = {
             **_card(value=0.25 if name == "truth" else 0.75),
             "format": 3,
@@ -188,7 +192,9 @@ def calibration_folder(tmp_path, monkeypatch):
     monkeypatch.setattr(
         calibration_store, "calibration_path", lambda domain, profile: tmp_path / domain / f"calibration-{profile}.json"
     )
-    paths = write_calibration_values({"truth": _card(value=1.0), "identity": _card(value=0.0)}, "quick")
+    paths = write_calibration_values(
+        {"truth": _card(value=1.0), "identity": _card(value=0.0)}, "quick", expected=bundled_expectation
+    )
     stored = json.loads(paths[0].read_text())
     stored["values"]["scm/morpho/composition/retired_metric[do_digit/seed0]"] = {
         "scm_truth": {"value": 3.0, "expected": "+"}
@@ -208,12 +214,16 @@ def _entries(path, kind):
 
 
 def test_scm_controls_count_as_controls_and_only_complete_kinds_are_calibrated():
-    assert calibration.KIND_CONTROLS["scm"] == tuple(calibration.SCM_CONTROLS)
+    assert calibration.KIND_CONTROLS["scm"] == tuple(calibration.KIND_CONTROL_TABLES["scm"])
     assert "wachter" not in calibration.KIND_CONTROLS["vce"] and "truth" in calibration.KIND_CONTROLS["vce"]
     assert calibration.calibrated_kinds(["scm_truth", "scm_identity", "scm_resample"]) == ()
-    assert calibration.calibrated_kinds([*calibration.SCM_CONTROLS, "dvce"]) == ("scm",)
-    assert calibration.calibrated_kinds([*calibration.CONTROLS, *calibration.SCM_CONTROLS]) == ("vce", "scm")
-    values = calibration_values({"scm_identity": _scm_card(value=0.0), "scm_vae": _scm_card(value=0.2)})
+    assert calibration.calibrated_kinds([*calibration.KIND_CONTROL_TABLES["scm"], "dvce"]) == ("scm",)
+    assert calibration.calibrated_kinds(
+        [*calibration.KIND_CONTROL_TABLES["vce"], *calibration.KIND_CONTROL_TABLES["scm"]]
+    ) == ("vce", "scm")
+    values = calibration_values(
+        {"scm_identity": _scm_card(value=0.0), "scm_vae": _scm_card(value=0.2)}, bundled_expectation
+    )
     assert values["scm/morpho/effectiveness/effectiveness_accuracy:digit[do_digit/seed0]"] == {
         "scm_identity": {"value": 0.0, "expected": "-"}
     }  # a reference generator is not a control
@@ -235,9 +245,9 @@ def test_a_full_scm_calibration_replaces_the_scm_entries_and_keeps_the_vce_ones(
     vce_before = _entries(calibration_folder, "vce")
     assert vce_before and "scm/morpho/composition/retired_metric[do_digit/seed0]" in _entries(calibration_folder, "scm")
     out = tmp_path / "published"
-    for value, name in enumerate(calibration.SCM_CONTROLS):
+    for value, name in enumerate(calibration.KIND_CONTROL_TABLES["scm"]):
         _publish(out, name, _scm_card(value=float(value)))
-    assert calibration.main(["--reuse", "--out", str(out), "--methods", *calibration.SCM_CONTROLS]) == 0
+    assert calibration.main(["--reuse", "--out", str(out), "--methods", *calibration.KIND_CONTROL_TABLES["scm"]]) == 0
     assert f"wrote {calibration_folder} (scm values)" in capsys.readouterr().err
     assert _entries(calibration_folder, "vce") == vce_before  # untouched, byte for byte
     stored = json.loads(calibration_folder.read_text())
@@ -254,22 +264,32 @@ def test_a_full_scm_calibration_replaces_the_scm_entries_and_keeps_the_vce_ones(
         "scm_resample": "-",
         "scm_noise": "-",
     }
-    assert [composition[name]["value"] for name in calibration.SCM_CONTROLS] == [0.0, 1.0, 2.0, 3.0]
+    assert [composition[name]["value"] for name in calibration.KIND_CONTROL_TABLES["scm"]] == [0.0, 1.0, 2.0, 3.0]
     # the run's HTML is redrawn with the values it wrote
     assert "scm_resample (expected to fail): 2" in (out / "scm_noise-quick" / "scorecard.html").read_text()
 
 
 def test_recalibrating_one_kind_does_not_touch_another_and_a_damaged_file_is_not_overwritten(calibration_folder):
-    write_calibration_values({name: _scm_card(value=0.5) for name in calibration.SCM_CONTROLS}, "quick", kinds=("scm",))
+    write_calibration_values(
+        {name: _scm_card(value=0.5) for name in calibration.KIND_CONTROL_TABLES["scm"]},
+        "quick",
+        kinds=("scm",),
+        expected=bundled_expectation,
+    )
     scm_before = _entries(calibration_folder, "scm")
-    write_calibration_values({"truth": _card(value=0.9), "scm_truth": _scm_card(value=7.0)}, "quick", kinds=("vce",))
+    write_calibration_values(
+        {"truth": _card(value=0.9), "scm_truth": _scm_card(value=7.0)},
+        "quick",
+        kinds=("vce",),
+        expected=bundled_expectation,
+    )
     assert _entries(calibration_folder, "scm") == scm_before  # scm_truth's new value was not of a recalibrated kind
     assert json.loads(calibration_folder.read_text())["values"]["vce/morpho/validity/tcv[cnn/ideal/seed0]"] == {
         "truth": {"value": 0.9, "expected": "+"}
     }  # identity's old vce entry went with its kind
     calibration_folder.write_text("{not json")
     with pytest.raises(ValueError, match="move it aside"):
-        write_calibration_values({"truth": _card(value=0.9)}, "quick")
+        write_calibration_values({"truth": _card(value=0.9)}, "quick", expected=bundled_expectation)
     assert calibration_folder.read_text() == "{not json"
 
 
@@ -284,7 +304,9 @@ def test_a_kind_measured_by_another_command_keeps_its_expectations_and_its_comma
     assert stored["commands"] == {"vce": "python tools/measure.py"}
     assert stored["values"]["vce/morpho/validity/tcv[cnn/ideal/seed0]"] == {"mine": {"value": 0.3, "expected": "+"}}
     assert stored["values"]["vce/morpho/random_classifier/ota_gain[cnn/seed0]"]["mine"]["expected"] == ""
-    write_calibration_values({"truth": _card(value=0.9)}, "quick", kinds=("vce",))  # `cfcheck calibrate` again
+    write_calibration_values(
+        {"truth": _card(value=0.9)}, "quick", kinds=("vce",), expected=bundled_expectation
+    )  # `cfcheck calibrate` again
     assert "commands" not in json.loads(calibration_folder.read_text())
     with pytest.raises(ValueError, match="command"):
-        write_calibration_values({"truth": _card(value=0.9)}, "quick", command="")
+        write_calibration_values({"truth": _card(value=0.9)}, "quick", command="", expected=bundled_expectation)

@@ -223,8 +223,8 @@ def test_a_bundled_domain_lists_the_bars_it_adds_to_the_cards():
 
 
 def test_a_card_shows_what_the_controls_measured_on_each_domain_with_calibration_values(tmp_path):
-    from cfcheck.calibration.evidence import measured_evidence
     from cfcheck.domains import get_domain
+    from cfcheck.reporting.evidence import measured_evidence
 
     user_folder = tmp_path / "user_domain"
     user_folder.mkdir()

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from cfcheck.kinds.declaration import KindDeclaration
+from cfcheck.kinds.declaration import DomainCalibration, KindDeclaration
 
 if TYPE_CHECKING:
     import torch
@@ -15,6 +16,58 @@ class FeatureAttribution(Protocol):
     def attribute(self, x: torch.Tensor, model: torch.nn.Module, target: torch.Tensor) -> Any: ...
 
 
+#: where the calibration keeps its controls' values per seed (in the domain's calibration folder)
+VALUES_FILE = "calibration-attribution-{profile}.json"
+#: ``cfcheck calibrate --kind attribution --domain SPEC`` (:mod:`cfcheck.kinds.attribution.calibration`;
+#: bundled domains too): the removal gaps' bars, earned on controls whose answer is known by construction
+DOMAIN_CALIBRATION = DomainCalibration(
+    run="cfcheck.kinds.attribution.calibration:run",
+    summary="the attribution kind's removal gaps (bundled domains too)",
+    options=(
+        (
+            ("--strategies",),
+            {
+                "nargs": "+",
+                "default": None,
+                "metavar": "STRATEGY:ORDER",
+                "help": "measure these removal gaps (default: road:morf road:lerf roar:morf roar:lerf goar:morf)",
+            },
+        ),
+        (
+            ("--controls",),
+            {"nargs": "+", "default": None, "metavar": "CONTROL", "help": "measure these controls (default: all)"},
+        ),
+        (
+            ("--partial",),
+            {
+                "type": Path,
+                "default": None,
+                "metavar": "FILE",
+                "help": "write the measurements to FILE (after each control) and derive no bars, so a "
+                "calibration can be split over processes",
+            },
+        ),
+        (
+            ("--merge",),
+            {
+                "type": Path,
+                "nargs": "+",
+                "default": (),
+                "metavar": "FILE",
+                "help": "derive the bars from these --partial files instead of measuring",
+            },
+        ),
+        (
+            ("--with-randomisation",),
+            {
+                "action": "store_true",
+                "help": "with --partial: measure the controls' model-randomisation similarity too",
+            },
+        ),
+    ),
+    values_file=VALUES_FILE,
+)
+
 DECLARATION = KindDeclaration(
     name="attribution",
     description="feature attribution: attribute(x, model, target) -> saliency",
@@ -22,6 +75,7 @@ DECLARATION = KindDeclaration(
     arguments=("x", "model", "target"),
     protocol=FeatureAttribution,
     task_sets=("explained", "random", "cascade", "removal"),
+    domain_calibration=DOMAIN_CALIBRATION,
     # a visual counterfactual explainer seen as an attribution (opt-in with --cfcheck-view attribution)
     views={
         "vce": (

@@ -170,12 +170,8 @@ def removal_scale(data: RemovalData) -> float:
 def removal_curve(run: Run, data: RemovalData, strategy: str, order: str) -> RemovalCurve:
     """The ``strategy`` curve (``"roar"``, ``"road"`` or ``"goar"``) in ``order`` for ``data``."""
     from cfcheck.metrics.removal import noisy_linear_imputation, removal_mask
-    from cfcheck.metrics.removal_curves import (
-        cumulative_errors,
-        feature_removal,
-        fixed_value_removal,
-        manifold_projection,
-    )
+    from cfcheck.metrics.removal_curves import cumulative_errors, feature_removal, fixed_value_removal
+    from cfcheck.models.generative.diffusion.projection import manifold_projection
 
     if strategy not in STRATEGIES or order not in STRATEGIES[strategy]:
         raise ValueError(f"unknown removal {strategy!r}/{order!r}; expected one of {STRATEGIES}")

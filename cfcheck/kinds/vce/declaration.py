@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from cfcheck.kinds.declaration import KindDeclaration
+from cfcheck.kinds.declaration import DomainCalibration, KindDeclaration
 
 if TYPE_CHECKING:
     import torch
@@ -41,6 +42,20 @@ CONTROLS: dict[str, str] = {
     "wachter": "(baseline)",
 }
 
+#: The controls a domain's calibration runs (``cfcheck calibrate --domain SPEC``), in order: they
+#: need nothing but the domain's data and explained classifier (the truth only where the domain
+#: computes the true counterfactual).
+CONTROL_ORDER = ("truth", "random_target", "nearest", "identity", "noise", "pgd")
+
+DOMAIN_CALIBRATION = DomainCalibration(
+    run="cfcheck.kinds.vce.calibration:run",
+    summary="the VCE controls",
+    options=(
+        (("--out",), {"type": Path, "default": Path("reports/calibration"), "help": "where the control runs go"}),
+        (("--methods",), {"nargs": "*", "default": None, "help": f"controls (default: {', '.join(CONTROL_ORDER)})"}),
+    ),
+)
+
 DECLARATION = KindDeclaration(
     name="vce",
     description="visual counterfactual explainer: explain(x, target, classifier) -> x_cf",
@@ -51,4 +66,6 @@ DECLARATION = KindDeclaration(
     task_sets=("explained", "random", "cascade"),
     controls=CONTROLS,
     control_suites=("validity", "closeness", "realism", "random_classifier"),
+    reference_methods={"dvce": "(diffusion reference)", "fastdime": "(diffusion reference)"},
+    domain_calibration=DOMAIN_CALIBRATION,
 )

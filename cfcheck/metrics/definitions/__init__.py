@@ -2,7 +2,7 @@
 
 Every bar's rationale names the controls it sits between and why. What the controls reached on a
 bundled domain is not quoted there: ``cfcheck calibrate`` writes it to the domain's calibration
-file and :mod:`cfcheck.calibration.evidence` shows it beside the card. Numbers from other
+file and :mod:`cfcheck.reporting.evidence` shows it beside the card. Numbers from other
 measurements (floors, baselines, other scripts) name the command that measured them.
 """
 

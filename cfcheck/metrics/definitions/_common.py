@@ -12,7 +12,7 @@ EXPLAINED_ARCHITECTURES = "the explained classifiers are small_cnn (cnn, robust_
 # -- shared by the SCM cards (scm.py, scm_models.py) --
 SCM_IMAGES = "images in [0, 1]; errors in standard deviations of the parent"
 SCM_ABSTAIN = "abstentions excluded (coverage is reported by the ground_truth suite)"
-#: The command whose values the SCM cards' measured lines show (cfcheck.calibration.evidence).
+#: The command whose values the SCM cards' measured lines show (cfcheck.reporting.evidence).
 SCM_RUN = "`cfcheck calibrate --methods scm_truth scm_identity scm_resample scm_noise`"
 SCM_IDENTITY_KEEPS = (
     "scm_identity, expected to fail causal_graph, keeps every parent: it fails only on a parent "

@@ -22,7 +22,7 @@ _CITE = (
 )
 _ABSTAIN = "abstentions excluded; fewer than two counterfactuals make the score unavailable (a failure)"
 #: Where the floors and ratios a rationale quotes beside the card's measured line come from; the
-#: controls' values themselves are the measured line (cfcheck.calibration.evidence).
+#: controls' values themselves are the measured line (cfcheck.reporting.evidence).
 _RUN = (
     "the quick profile of a bundled domain with an SCM: 100 inputs per intervention, seed 0, `cfcheck "
     "calibrate --methods scm_truth scm_identity scm_resample scm_noise`, the floors in each score's "

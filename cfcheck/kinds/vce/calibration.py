@@ -1,10 +1,10 @@
-"""``cfcheck calibrate --domain SPEC``: earn a user domain's bars from cfcheck's controls.
+"""``cfcheck calibrate --domain SPEC``: earn a user domain's bars for the VCE kind from cfcheck's controls.
 
 The controls need nothing but the domain's data and explained classifier, so they run on any
 domain: identity, noise, a targeted PGD attack on the explained classifier, a random real image of
 the target class, the nearest real image of the target class, and the domain's true counterfactual
 where it can compute one. Each is one conformance run (``pytest --method=cfcheck.fixtures.<control>
---cfcheck-domain=SPEC --cfcheck-seed=S``) per seed. Then, per score (metric and variant):
+--cfcheck-domain=SPEC --cfcheck-seed=S``, :func:`cfcheck.calibration.runs.run_domain_control`) per seed. Then, per score (metric and variant):
 
 - the **positive** controls are those expected to pass it and the **negative** ones those
   expected to fail it (:data:`EXPECTED`; e.g. PGD only fails the oracle-based validity scores, since
@@ -26,16 +26,14 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
 import sys
-import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from cfcheck.core.thresholds import Bar, FloorRule
+from cfcheck.kinds.vce.declaration import CONTROL_ORDER
 from cfcheck.metrics.key import MetricKey
 
 #: the scores a targeted attack on the explained classifier is built to fail (it reaches the target
@@ -60,7 +58,6 @@ EXPECTED: dict[str, list[tuple[str, str]]] = {
     "noise": [("validity", "-"), ("closeness", "-"), ("realism", "-"), ("ground_truth_relative_error", "-")],
     "pgd": [(m, "-") for m in ORACLE_VALIDITY],
 }
-CONTROL_ORDER = ("truth", "random_target", "nearest", "identity", "noise", "pgd")
 
 
 def expected_sign(control: str, suite: str, metric: str) -> str:
@@ -145,45 +142,6 @@ def derive_bars(
     return bars
 
 
-def run_domain_control(
-    control: str, spec: str, profile: str, out: Path, seed: int = 0
-) -> tuple[dict[str, Any] | None, float, str]:
-    """One conformance run of a control on the domain ``spec`` at ``--cfcheck-seed=seed`` (its
-    scorecard under :func:`cfcheck.calibration.run.seed_folder`): (scorecard or None, seconds, output tail)."""
-    from cfcheck.calibration.run import seed_folder
-
-    started = time.monotonic()
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    folder = seed_folder(out, seed)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            f"--method=cfcheck.fixtures.{control}",
-            f"--cfcheck-domain={spec}",
-            f"--cfcheck-profile={profile}",
-            f"--cfcheck-seed={seed}",
-            f"--cfcheck-report-dir={folder}",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--no-header",
-            "-p",
-            "no:xdist",
-            "-p",
-            "no:randomly",
-        ],
-        check=False,
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    path = folder / f"{control}-{profile}" / "scorecard.json"
-    scorecard = json.loads(path.read_text()) if path.is_file() else None
-    return scorecard, time.monotonic() - started, (done.stdout + done.stderr)[-2000:]
-
-
 def calibrate_domain(
     spec: str, profile: str, out: Path, controls: Sequence[str] | None = None, seeds: Sequence[int] = (0, 1, 2)
 ) -> dict[str, Any]:
@@ -195,6 +153,7 @@ def calibrate_domain(
         ``{"bars": path, "values": path, "derived": {key: (bar, rationale)}, "seconds": {control: s}}``.
     """
     from cfcheck.calibration.bars import bars_path, write_domain_bars
+    from cfcheck.calibration.runs import run_domain_control
     from cfcheck.calibration.store import calibration_values
     from cfcheck.core.io import atomic_write_text
     from cfcheck.domains import get_domain
@@ -251,88 +210,13 @@ def calibrate_domain(
     return {"bars": bars, "values": values_path, "derived": derived, "seconds": dict(seconds)}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``cfcheck calibrate --domain SPEC [--kind vce|attribution] [--profile P] [--out DIR]
-    [--methods CONTROL ...] [--seeds S ...]``."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="cfcheck calibrate", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--domain", required=True, metavar="SPEC")
-    parser.add_argument(
-        "--kind",
-        choices=("vce", "attribution"),
-        default="vce",
-        help="whose bars to earn: the VCE controls (default) or the attribution kind's removal gaps "
-        "(cfcheck.kinds.attribution.calibration; bundled domains too)",
-    )
-    parser.add_argument("--profile", default="quick")
-    parser.add_argument("--out", type=Path, default=Path("reports/calibration"))
-    parser.add_argument("--methods", nargs="*", default=None, help=f"controls (default: {', '.join(CONTROL_ORDER)})")
-    parser.add_argument(
-        "--seeds",
-        nargs="+",
-        type=int,
-        default=[0, 1, 2],
-        help="run every control at each --cfcheck-seed; a bar is earned only where the controls "
-        "separate on all of them together (default 0 1 2)",
-    )
-    parser.add_argument(
-        "--strategies",
-        nargs="+",
-        default=None,
-        metavar="STRATEGY:ORDER",
-        help="attribution only: measure these removal gaps (default: road:morf road:lerf roar:morf "
-        "roar:lerf goar:morf)",
-    )
-    parser.add_argument(
-        "--controls",
-        nargs="+",
-        default=None,
-        metavar="CONTROL",
-        help="attribution only: measure these controls (default: all)",
-    )
-    parser.add_argument(
-        "--partial",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="attribution only: write the measurements to FILE (after each control) and derive no "
-        "bars, so a calibration can be split over processes",
-    )
-    parser.add_argument(
-        "--merge",
-        type=Path,
-        nargs="+",
-        default=(),
-        metavar="FILE",
-        help="attribution only: derive the bars from these --partial files instead of measuring",
-    )
-    parser.add_argument(
-        "--with-randomisation",
-        action="store_true",
-        help="attribution --partial only: measure the controls' model-randomisation similarity too",
-    )
-    args = parser.parse_args(argv)
-    try:
-        if args.kind == "attribution":
-            from cfcheck.kinds.attribution.calibration import main as calibrate_attribution
-
-            return calibrate_attribution(
-                args.domain,
-                args.profile,
-                args.seeds,
-                args.strategies,
-                args.controls,
-                args.partial,
-                args.merge,
-                args.with_randomisation,
-            )
-        outcome = calibrate_domain(args.domain, args.profile, args.out, args.methods, args.seeds)
-    except (RuntimeError, ValueError) as error:  # DomainError is a ValueError
-        print(f"cfcheck calibrate: {error}", file=sys.stderr)
-        return 2
+def run(args: Any) -> int:
+    """``cfcheck calibrate --domain SPEC [--kind vce]`` (the kind's
+    :attr:`~cfcheck.kinds.declaration.KindDeclaration.domain_calibration`): the controls on the
+    domain, its bars printed and written."""
     from cfcheck.calibration.bars import render_domain_bars
 
+    outcome = calibrate_domain(args.domain, args.profile, args.out, args.methods, args.seeds)
     print(render_domain_bars(outcome["derived"]))
     print(f"wrote {outcome['bars']} and {outcome['values']}", file=sys.stderr)
     return 0

@@ -13,10 +13,10 @@ are comparable). Two tables come out, both in Markdown:
 
 It also writes the controls' value per score (``calibration-<profile>.json`` in the domain's
 folder, :func:`cfcheck.calibration.store.write_calibration_values`) for each method kind whose controls all ran
-(:data:`KIND_CONTROLS`: the VCE controls, or the SCM ones), replacing that kind's entries and
+(:data:`KIND_CONTROLS`: each kind's controls, as its folder declares them), replacing that kind's entries and
 keeping the other kinds'; every scorecard of that domain and profile draws them beside its own
 values in the HTML charts (:func:`cfcheck.calibration.store.load_calibration_values`), and the metric cards quote them
-(:mod:`cfcheck.calibration.evidence`).
+(:mod:`cfcheck.reporting.evidence`).
 
 The README's tables are this command's output; tests/test_verdicts.py asserts the verdicts.
 """
@@ -25,26 +25,37 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
 import sys
-import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from cfcheck.calibration.store import expected_sign, write_calibration_values
-from cfcheck.controls import (  # noqa: F401 - re-exported
-    CONTROLS,
+from cfcheck.calibration.runs import run_control, seed_folder
+from cfcheck.calibration.store import write_calibration_values
+from cfcheck.controls import (
+    DEFAULT_KIND,
+    KIND_CONTROL_SUITES,
     KIND_CONTROL_TABLES,
     REFERENCE_METHODS,
-    SCM_CONTROLS,
-    SCM_SUITES,
-    SUITES,
+    bundled_expectation,
+    expectation,
+    expected_sign,
     is_control,
 )
 from cfcheck.metrics.key import MetricKey
+
+__all__ = [
+    "KIND_CONTROLS",
+    "KIND_CONTROL_TABLES",
+    "REFERENCE_METHODS",
+    "calibrated_kinds",
+    "main",
+    "render",
+    "run_control",
+    "seed_folder",
+    "suite_summary",
+]
 
 #: Method kind (the first segment of a score's identity key) → the controls that calibrate it. A
 #: kind's values are written only when every one of them ran: a partial run would drop controls
@@ -58,44 +69,6 @@ def calibrated_kinds(names: Sequence[str] | set[str] | dict[str, Any]) -> tuple[
     """The kinds of :data:`KIND_CONTROLS` whose controls are all among ``names``."""
     ran = set(names)
     return tuple(kind for kind, controls in KIND_CONTROLS.items() if set(controls) <= ran)
-
-
-def seed_folder(out: Path, seed: int) -> Path:
-    """Where the runs of ``seed`` keep their scorecards: ``out`` for seed 0, ``out/seed<N>`` otherwise."""
-    return out if seed == 0 else out / f"seed{seed}"
-
-
-def run_control(name: str, profile: str, out: Path, seed: int = 0) -> tuple[dict[str, Any], float]:
-    """One conformance run of ``cfcheck.fixtures.<name>`` at ``--cfcheck-seed=seed``; its scorecard
-    (under :func:`seed_folder`) and wall time."""
-    started = time.monotonic()
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    folder = seed_folder(out, seed)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            f"--method=cfcheck.fixtures.{name}",
-            f"--cfcheck-profile={profile}",
-            f"--cfcheck-seed={seed}",
-            f"--cfcheck-report-dir={folder}",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--no-header",
-            "-o",
-            "addopts=",
-            "-p",
-            "no:xdist",
-        ],
-        check=False,
-        capture_output=True,
-        env=env,
-    )
-    elapsed = time.monotonic() - started
-    path = folder / f"{name}-{profile}" / "scorecard.json"
-    return json.loads(path.read_text()), elapsed
 
 
 def suite_verdicts(scorecard: dict[str, Any]) -> dict[str, dict[str, int]]:
@@ -186,7 +159,9 @@ def render(results: Mapping[int, Mapping[str, tuple[dict[str, Any], float]]], pr
     names = list(dict.fromkeys(name for seed in seeds for name in results[seed]))
     where = f"{profile} profile, seed{'s' * (len(seeds) > 1)} {', '.join(map(str, seeds))}"
     lines = [f"Verdict matrix ({where}; passed/total bars per suite)", ""]
-    suites = SCM_SUITES if names and all(name in SCM_CONTROLS for name in names) else SUITES
+    # the suites of the kind whose table holds every control named, else the default kind's
+    owner = next((kind for kind, table in KIND_CONTROL_TABLES.items() if names and set(names) <= set(table)), None)
+    suites = KIND_CONTROL_SUITES[owner or DEFAULT_KIND]
     header = ["control", "expected", *suites, "s"]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name in names:
@@ -196,7 +171,7 @@ def render(results: Mapping[int, Mapping[str, tuple[dict[str, Any], float]]], pr
         for suite in suites:
             summaries = {seed: suite_summary(counts[seed].get(suite, {})) for seed in ran}
             cells.append(_seed_cell(summaries))
-        expected = CONTROLS.get(name) or SCM_CONTROLS.get(name) or REFERENCE_METHODS.get(name, "-")
+        expected = expectation(name) or REFERENCE_METHODS.get(name, "-")
         seconds = "/".join(f"{s:.0f}" for _, s in ran.values())
         lines.append("| " + " | ".join([name, expected, *cells, seconds]) + " |")
     lines += ["", f"Calibration table (value range over tasks{' and seeds' * (len(seeds) > 1)}; {where})", ""]
@@ -240,20 +215,33 @@ def _run_seconds(scorecard: dict[str, Any]) -> float:
     return (finished - started).total_seconds()
 
 
+def _examples() -> str:
+    """The command's examples: the bundled calibration, a domain of one's own, and each other kind
+    that calibrates a domain (:data:`cfcheck.calibrate.domain_run.DOMAIN_CALIBRATIONS`)."""
+    from cfcheck.calibrate.domain_run import DOMAIN_CALIBRATIONS
+
+    lines = [
+        "cfcheck calibrate --profile quick --seeds 0 1 2 --out reports/calibration",
+        "cfcheck calibrate --domain my_domain.py:make_domain --seeds 0 1 2   (a domain of your own)",
+        *(f"cfcheck calibrate --kind {kind} --domain <domain>" for kind in list(DOMAIN_CALIBRATIONS)[1:]),
+    ]
+    return "examples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import argparse
+
+    from cfcheck.calibrate.domain_run import DOMAIN_CALIBRATIONS
 
     parser = argparse.ArgumentParser(
         prog="cfcheck calibrate",
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="examples:\n  cfcheck calibrate --profile quick --seeds 0 1 2 --out reports/calibration\n"
-        "  cfcheck calibrate --domain my_domain.py:make_domain --seeds 0 1 2   (a domain of your own)\n"
-        "  cfcheck calibrate --kind attribution --domain <domain>",
+        epilog=_examples(),
     )
     parser.add_argument("--profile", default="quick")
     parser.add_argument("--out", type=Path, default=Path("reports/published"))
-    parser.add_argument("--methods", nargs="*", default=list(CONTROLS))
+    parser.add_argument("--methods", nargs="*", default=list(KIND_CONTROL_TABLES[DEFAULT_KIND]))
     parser.add_argument("--reuse", action="store_true", help="tabulate existing scorecards under --out")
     parser.add_argument(
         "--seeds",
@@ -270,11 +258,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="calibrate this domain (a registered name, pkg.module:factory or path.py): run the "
         "domain-agnostic controls on it and write its bars into its calibration folder",
     )
+    parser.add_argument(
+        "--kind",
+        choices=list(DOMAIN_CALIBRATIONS),
+        default=None,
+        help="with --domain: whose bars to earn (default: "
+        + next(iter(DOMAIN_CALIBRATIONS))
+        + "; `cfcheck calibrate --domain SPEC --help` lists each kind's options)",
+    )
     args = parser.parse_args(argv)
-    if args.domain is not None:  # `cfcheck calibrate --domain` runs cfcheck.calibration.domain_run.main
-        parser.error(
-            "--domain is handled by cfcheck.calibration.domain_run: run it as `cfcheck calibrate --domain SPEC`"
-        )
+    if args.kind is not None and args.domain is None:
+        parser.error("--kind calibrates a domain: give it --domain SPEC")
+    if args.domain is not None:  # `cfcheck calibrate --domain` runs cfcheck.calibrate.domain_run.main
+        parser.error("--domain is handled by cfcheck.calibrate.domain_run: run it as `cfcheck calibrate --domain SPEC`")
     results: dict[int, dict[str, tuple[dict[str, Any], float]]] = {}
     for seed in args.seeds:
         results[seed] = {}
@@ -298,7 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             }
             for seed in args.seeds
         ]
-        for path in write_calibration_values(runs, args.profile, kinds=kinds):
+        for path in write_calibration_values(runs, args.profile, kinds=kinds, expected=bundled_expectation):
             over = f", seeds {', '.join(map(str, args.seeds))}" if len(args.seeds) > 1 else ""
             print(f"wrote {path} ({', '.join(kinds)} values{over})", file=sys.stderr)
         # each run drew its HTML with the values as they were before: redraw them with the new ones

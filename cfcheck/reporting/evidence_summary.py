@@ -1,36 +1,27 @@
-"""What the controls measured per metric card, summarised from a domain's calibration folder, so a
-card's rationale says why, not how much, and a recalibration needs no prose edit.
+"""What the controls measured on one metric card, as a summary (:class:`CardEvidence`: each
+control's span of values, grouped by what it is expected to do) and as one sentence
+(:func:`render_evidence`).
 
-Two files are read, each by its own reader into the same summary (:class:`CardEvidence`) and the
-same sentence (:func:`render_evidence`):
-
-- ``calibration-<profile>.json`` (``cfcheck calibrate``, :mod:`cfcheck.calibration.run`): each
-  control's value per task score. A card's variants (``oracle_score:oracle_lenet``, the cascade's
-  stages) are pooled: one bar judges them all, so the span over all of them is what it must
-  separate; the sentence names them.
-- ``calibration-attribution-<profile>.json`` (``cfcheck calibrate --kind attribution``): each
-  control's value per seed, grouped by role (positive, the noise ladder, negative), one summary
-  per variant (``road_gap:morf`` and ``road_gap:lerf`` get bars of their own), with the file's
-  reason where a variant got no bar."""
+Two shapes of values are summarised: per task score (:func:`summarise_evidence`, the values of
+``cfcheck calibrate``: a card's variants pooled, one bar judges them all) and per seed
+(:func:`summarise_seed_evidence`, a kind's domain calibration that keeps values per seed, grouped by
+role: positive, the noise ladder, negative). The controls come in the bundled controls' order
+(:func:`cfcheck.controls.control_order`). Where they are read from is :mod:`cfcheck.reporting.evidence`.
+"""
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-from cfcheck.controls import CONTROLS, SCM_CONTROLS
+from cfcheck.controls import control_order
 from cfcheck.metrics.key import MetricKey
 
 __all__ = [
     "CardEvidence",
     "ControlRange",
-    "load_evidence",
-    "measured_evidence",
     "render_evidence",
     "split_score_key",
     "summarise_evidence",
@@ -49,8 +40,8 @@ _ROLE_WORDS = {
     "-": "negative",
     "": "no expectation",
 }
-_COMMAND = "cfcheck calibrate"
-_ATTRIBUTION_COMMAND = "cfcheck calibrate --kind attribution"
+#: the command that measured values per task score
+COMMAND = "cfcheck calibrate"
 
 
 @dataclass(frozen=True)
@@ -77,7 +68,7 @@ class CardEvidence:
     task_count: int
     ranges: tuple[ControlRange, ...]
     unit: str = "task score"
-    command: str = _COMMAND
+    command: str = COMMAND
     without_bar: str = ""
 
 
@@ -116,7 +107,7 @@ def _group(role: str) -> str:
 
 def _ordered(spans: Mapping[tuple[str, str], list[float]]) -> tuple[ControlRange, ...]:
     """The spans by group, then the bundled controls' order (a ladder by its ratio, others as found)."""
-    rank = {name: i for i, name in enumerate([*CONTROLS, *SCM_CONTROLS])}
+    rank = {name: i for i, name in enumerate(control_order())}
 
     def order(group: tuple[str, str]) -> tuple[int, float]:
         role, control = group
@@ -178,12 +169,12 @@ def summarise_evidence(
             spans.setdefault((sign, str(control)), []).append(value)
     if not spans:
         return None
-    command = str((commands or {}).get(next(iter(kinds)), _COMMAND)) if len(kinds) == 1 else _COMMAND
+    command = str((commands or {}).get(next(iter(kinds)), COMMAND)) if len(kinds) == 1 else COMMAND
     return CardEvidence(card_key, tuple(suites), tuple(sorted(variants)), len(tasks), _ordered(spans), command=command)
 
 
 def split_score_key(score_key: str, card_keys: Iterable[str]) -> tuple[str, str]:
-    """(card key, variant) of a score key of an attribution calibration file.
+    """(card key, variant) of a score key of a values file per seed.
 
     Args:
         score_key: ``card:variant``, ``card``, or ``card_variant`` (the gap bars' keys: ``road_gap_morf``).
@@ -206,16 +197,17 @@ def split_score_key(score_key: str, card_keys: Iterable[str]) -> tuple[str, str]
 
 
 def summarise_seed_evidence(
-    data: Mapping[str, Any], card_key: str, card_keys: Iterable[str] = ()
+    data: Mapping[str, Any], card_key: str, card_keys: Iterable[str] = (), *, command: str = COMMAND
 ) -> tuple[CardEvidence, ...]:
     """Per variant of ``card_key``, each control's min and max value over the seeds, by role.
 
     Args:
-        data: an attribution calibration file: ``values`` (score key → control → seed → float),
+        data: a values file per seed (a kind's domain calibration's): ``values`` (score key → control → seed → float),
             ``roles`` (control → "+", "-" or "ladder:<ratio>"; a control without one has no
             expectation) and ``without_bar`` (score key → why it got no bar).
         card_key: a metric card's key (no variant).
         card_keys: the known card keys, to split a score key (:func:`split_score_key`).
+        command: the command that measured the values (``cfcheck calibrate --kind <kind>``).
 
     Returns:
         One summary per variant ("" for a score without one), in variant order; empty where the
@@ -264,7 +256,7 @@ def summarise_seed_evidence(
             0,
             _ordered(spans),
             unit="seed",
-            command=_ATTRIBUTION_COMMAND,
+            command=command,
             without_bar=reason.get((card_key, variant), ""),
         )
         for variant, spans in sorted(by_variant.items())
@@ -333,97 +325,3 @@ def render_evidence(evidence: CardEvidence, *, profile: str, domain: str | None 
     if evidence.without_bar:
         groups.append(f"no bar: {evidence.without_bar}")
     return (f"on {domain}, {head}" if domain else head) + ": " + "; ".join(groups)
-
-
-def _read_scores(data: Mapping[str, Any], key: str) -> tuple[CardEvidence, ...]:
-    """The reader of ``calibration-<profile>.json``: values per task score, variants pooled."""
-    found = summarise_evidence(data["values"], key, data.get("commands"))
-    return (found,) if found is not None else ()
-
-
-def _read_seeds(data: Mapping[str, Any], key: str) -> tuple[CardEvidence, ...]:
-    """The reader of ``calibration-attribution-<profile>.json``: values per seed, one summary per variant."""
-    from cfcheck.metrics.cards import CARDS
-
-    return summarise_seed_evidence(data, key, CARDS)
-
-
-#: a calibration folder's files (their name, for a profile) and the reader of each
-_READERS = (("calibration-{profile}.json", _read_scores), ("calibration-attribution-{profile}.json", _read_seeds))
-
-
-@lru_cache(maxsize=64)
-def _read_file(path: str, modified_ns: int) -> Mapping[str, Any]:
-    """A calibration file's content (re-read only when the file changes)."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise ValueError(f"{path}: not a readable calibration file: {error}") from error
-    if not isinstance(data, dict) or not isinstance(data.get("values"), dict):
-        raise ValueError(f"{path}: expected {{'profile': ..., 'domain': ..., 'values': {{score: controls}}}}")
-    return data
-
-
-def load_evidence(domain: Any, key: str, profile: str = "quick") -> list[tuple[CardEvidence, str]]:
-    """Every summary of card ``key`` in ``domain``'s calibration files of ``profile``, each file by
-    its reader (:data:`_READERS`), as :func:`measured_evidence` renders them.
-
-    Args:
-        domain: a domain object (its ``calibration_dir``; None or absent: it keeps no file).
-        key: a metric card's key (no variant).
-        profile: the profile whose files are read.
-
-    Returns:
-        (summary, the profile the file records) per summary, the files in reader order; empty where
-        the domain keeps no file or no file holds a score of ``key``.
-
-    Raises:
-        ValueError: naming the file, where it is not a calibration file or an entry is malformed.
-
-    Example:
-        >>> from types import SimpleNamespace
-        >>> load_evidence(SimpleNamespace(calibration_dir=None), "tcv")
-        []
-    """
-    if not isinstance(profile, str) or not profile:
-        raise ValueError(f"`profile` must be a profile name, got {profile!r}")
-    folder = getattr(domain, "calibration_dir", None)
-    found: list[tuple[CardEvidence, str]] = []
-    for name, reader in _READERS if folder is not None else ():
-        assert folder is not None  # the loop runs only when there is a folder
-        path = Path(folder) / name.format(profile=profile)
-        if not path.is_file():
-            continue
-        data = _read_file(str(path), path.stat().st_mtime_ns)
-        try:
-            found += [(evidence, str(data.get("profile") or profile)) for evidence in reader(data, key)]
-        except ValueError as error:
-            raise ValueError(f"{path}: {error}") from error
-    return found
-
-
-def measured_evidence(domain: Any, key: str, profile: str = "quick") -> list[str]:
-    """The sentences of :func:`render_evidence` for card ``key`` from ``domain``'s calibration files.
-
-    Args:
-        domain: a domain object (its ``name`` and ``calibration_dir``; None: it keeps no file).
-        key: a metric card's key.
-        profile: reads the files of this profile in ``calibration_dir`` (once per change of a file).
-
-    Returns:
-        One sentence per summary (:func:`load_evidence`); empty without a calibration file for
-        ``profile`` or a score of ``key`` in one.
-
-    Raises:
-        ValueError: naming the file, where it is not a calibration file or an entry is malformed.
-
-    Example:
-        >>> from cfcheck.domains import available_domains, get_domain
-        >>> found = [s for name in available_domains() for s in measured_evidence(get_domain(name), "target_accuracy")]
-        >>> found[0].split(", ", 1)[1][:13]
-        'quick profile'
-    """
-    return [
-        render_evidence(evidence, profile=recorded, domain=str(domain.name))
-        for evidence, recorded in load_evidence(domain, key, profile)
-    ]

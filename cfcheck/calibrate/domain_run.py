@@ -1,0 +1,76 @@
+"""``cfcheck calibrate --domain SPEC [--kind KIND]``: earn a domain's bars for one method kind.
+
+Each kind that can calibrate a domain declares how in its folder
+(:attr:`cfcheck.kinds.declaration.KindDeclaration.domain_calibration`): the function that runs,
+what it calibrates and its own options. This command offers those kinds (the first declared is
+the default), adds every kind's options, and hands the parsed arguments to the chosen kind's
+function; it names no kind itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from cfcheck.kinds.declaration import DomainCalibration
+from cfcheck.kinds.registry import DECLARATIONS
+
+__all__ = ["DOMAIN_CALIBRATIONS", "main", "parser"]
+
+#: kind → how it calibrates a domain, for the kinds that declare it, in the registry's order
+DOMAIN_CALIBRATIONS: Mapping[str, DomainCalibration] = {
+    name: declaration.domain_calibration
+    for name, declaration in DECLARATIONS.items()
+    if declaration.domain_calibration is not None
+}
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command's parser: the shared options, ``--kind`` over :data:`DOMAIN_CALIBRATIONS`, and
+    each kind's own options (their help starts with the kind)."""
+    kinds = list(DOMAIN_CALIBRATIONS)
+    found = argparse.ArgumentParser(prog="cfcheck calibrate", description=__doc__.split("\n\n")[0])
+    found.add_argument("--domain", required=True, metavar="SPEC")
+    found.add_argument(
+        "--kind",
+        choices=kinds,
+        default=kinds[0],
+        help="whose bars to earn: "
+        + "; ".join(f"{name}: {calibration.summary}" for name, calibration in DOMAIN_CALIBRATIONS.items())
+        + f" (default: {kinds[0]})",
+    )
+    found.add_argument("--profile", default="quick")
+    found.add_argument(
+        "--seeds",
+        nargs="+",
+        type=int,
+        default=[0, 1, 2],
+        help="run every control at each --cfcheck-seed; a bar is earned only where the controls "
+        "separate on all of them together (default 0 1 2)",
+    )
+    for name, calibration in DOMAIN_CALIBRATIONS.items():
+        for flags, keywords in calibration.options:
+            help_text = keywords.get("help")
+            found.add_argument(
+                *flags, **{**keywords, "help": f"{name} only: {help_text}" if help_text else f"{name} only"}
+            )
+    return found
+
+
+def _runner(calibration: DomainCalibration) -> Callable[[Any], int]:
+    module, _, function = calibration.run.partition(":")
+    return getattr(importlib.import_module(module), function)  # type: ignore[no-any-return]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``cfcheck calibrate --domain SPEC [--kind KIND] [--profile P] [--seeds S ...]`` and the
+    chosen kind's options."""
+    args = parser().parse_args(argv)
+    try:
+        return _runner(DOMAIN_CALIBRATIONS[args.kind])(args)
+    except (RuntimeError, ValueError) as error:  # DomainError is a ValueError
+        print(f"cfcheck calibrate: {error}", file=sys.stderr)
+        return 2

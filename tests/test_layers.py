@@ -1,0 +1,196 @@
+"""The house keeps its floors: cfcheck's top-level groups (``cfcheck/<group>/`` or
+``cfcheck/<group>.py``) import one another one way only, from a higher floor to a lower one, and
+nothing outside a kind's folder picks behaviour by that kind's name.
+
+Every ``import`` of every ``cfcheck/**/*.py`` counts, a function's (lazy) import and one under
+``TYPE_CHECKING`` too: an import made later is still a tie. (Imports made through ``importlib``
+by a name in a string, as the kind registry and the old-name aliases do, are not read.)"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from functools import cache
+from pathlib import Path
+
+import cfcheck
+
+PACKAGE = Path(cfcheck.__file__).resolve().parent
+
+#: The floors, lowest first: a group may import its own floor's groups and those of the floors
+#: below, never one above. A new group takes its place here.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("core", "hookspecs", "__init__"),  # the leaf parts; the package's face holds its version only
+    ("metrics",),  # pure metric functions and their cards
+    ("models", "results"),  # reference models by role; scorecards as data
+    ("domains",),  # the Domain protocol, the registry and the bundled domains
+    ("calibration",),  # calibration's files: bars, the controls' values, a control's run
+    ("kinds", "methods"),  # the method kinds (engine and per-kind folders); the reference methods
+    ("controls", "profiles", "adapter"),  # what gathers the kinds: control tables, profiles, --method
+    ("reporting", "options"),  # scorecards, views, comparison, the cards' evidence; every option
+    ("calibrate", "baseline"),  # `cfcheck calibrate` (runs controls, redraws views); regression gating
+    ("session", "cli"),
+    ("scoring",),
+    ("faults",),
+    ("plugin_fixtures",),
+    ("plugin",),
+)
+#: Two-way ties being undone elsewhere (the kinds and the reference methods: branch `preambles`);
+#: each must still exist, so that the allowance goes when the tie does.
+PENDING_TIES = {frozenset({"kinds", "methods"})}
+#: Groups that must import none of these (the design's rule: models, metrics and core never import
+#: the kinds, the reference methods, the reporting, the calibration runner or a domain's folder).
+FOUNDATIONS = ("core", "metrics", "models")
+ABOVE_FOUNDATIONS = ("kinds", "methods", "reporting", "calibrate", "controls")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _exists(module: str) -> bool:
+    base = PACKAGE.parent.joinpath(*module.split("."))
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+@cache
+def imports() -> tuple[tuple[Path, int, str], ...]:
+    """(file, line, imported module) of every import of a cfcheck module by a cfcheck module;
+    ``from pkg import name`` imports ``pkg.name`` where that is a module, else ``pkg``."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = _module_name(path)
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    base = ".".join(anchor + ([node.module] if node.module else []))
+                targets = [f"{base}.{a.name}" if _exists(f"{base}.{a.name}") else base for a in node.names]
+            else:
+                continue
+            found += [(path, node.lineno, t) for t in dict.fromkeys(targets) if t.split(".")[0] == "cfcheck"]
+    return tuple(found)
+
+
+def group(module: str) -> str:
+    """The top-level group of a cfcheck module: ``cfcheck.kinds.vce.spec`` → ``kinds``; the package
+    itself → ``__init__``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def group_ties() -> dict[tuple[str, str], list[str]]:
+    """(importing group, imported group) → "file:line module" of each such import."""
+    ties: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for path, line, target in imports():
+        if _exists(target) or target == "cfcheck":  # a mapped package (cfcheck.fixtures) is no group here
+            importer, imported = group(_module_name(path)), group(target)
+            if importer != imported:
+                ties[importer, imported].append(f"{path.relative_to(PACKAGE.parent)}:{line} {target}")
+    return ties
+
+
+def test_every_group_stands_on_a_floor():
+    groups = {
+        path.stem if path.suffix == ".py" else path.name
+        for path in PACKAGE.iterdir()
+        if (path.suffix == ".py" and path.stem != "__init__") or (path / "__init__.py").is_file()
+    }
+    placed = {name for floor in FLOORS for name in floor}
+    assert groups - placed == set(), "place each new group on a floor of FLOORS"
+    assert placed - groups - {"__init__"} == set(), "a group of FLOORS no longer exists"
+
+
+def test_no_two_groups_import_each_other():
+    ties = group_ties()
+    both = {frozenset(pair) for pair in ties if (pair[1], pair[0]) in ties}
+    found = {
+        " <-> ".join(sorted(pair)): [*ties[tuple(sorted(pair))], *ties[tuple(sorted(pair, reverse=True))]]
+        for pair in both - PENDING_TIES
+    }
+    assert found == {}
+    assert both >= PENDING_TIES, "a pending tie is undone: take it out of PENDING_TIES"
+
+
+def test_imports_run_down_the_floors_only():
+    floor = {name: level for level, names in enumerate(FLOORS) for name in names}
+    upward = {
+        f"{importer} (floor {floor.get(importer)}) -> {imported} (floor {floor.get(imported)})": where
+        for (importer, imported), where in group_ties().items()
+        if frozenset({importer, imported}) not in PENDING_TIES
+        and floor.get(importer, len(FLOORS)) < floor.get(imported, len(FLOORS))
+    }
+    assert upward == {}
+
+
+def test_the_foundations_import_no_kind_method_reporting_runner_or_domain_folder():
+    folders = {
+        f"cfcheck.domains.{path.name}" for path in (PACKAGE / "domains").iterdir() if (path / "__init__.py").is_file()
+    }
+    found = [
+        f"{path.relative_to(PACKAGE.parent)}:{line} {target}"
+        for path, line, target in imports()
+        if group(_module_name(path)) in FOUNDATIONS
+        and (
+            group(target) in ABOVE_FOUNDATIONS
+            or any(target == folder or target.startswith(f"{folder}.") for folder in folders)
+        )
+    ]
+    assert found == []
+
+
+def _kind_names() -> tuple[str, ...]:
+    return tuple(path.name for path in (PACKAGE / "kinds").iterdir() if (path / "declaration.py").is_file())
+
+
+def _selections(tree: ast.AST, kinds: tuple[str, ...]) -> list[tuple[int, str]]:
+    """(line, how) where the code selects by a kind's name: ``x["vce"]``, ``== "scm"`` / ``in``,
+    ``.get("latent")``, a dict key, a parameter's default."""
+
+    def named(node: ast.AST | None) -> bool:
+        return isinstance(node, ast.Constant) and node.value in kinds
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and named(node.slice):
+            found.append((node.lineno, f"[{node.slice.value!r}]"))  # type: ignore[attr-defined]
+        elif isinstance(node, ast.Compare):
+            found += [(node.lineno, "a comparison") for side in [node.left, *node.comparators] if named(side)]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
+            if node.func.attr in ("get", "pop", "setdefault") and named(node.args[0]):
+                found.append((node.lineno, f".{node.func.attr}({node.args[0].value!r})"))  # type: ignore[attr-defined]
+        elif isinstance(node, ast.Dict):
+            found += [(node.lineno, f"the key {key.value!r}") for key in node.keys if named(key)]  # type: ignore[union-attr]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defaults = [*node.args.defaults, *node.args.kw_defaults]
+            found += [(node.lineno, f"the default {d.value!r}") for d in defaults if named(d)]  # type: ignore[union-attr]
+    return sorted(found)
+
+
+def test_nothing_outside_a_kinds_folder_selects_by_its_name():
+    kinds = _kind_names()
+    assert kinds, "no kind folder found"
+    own = {PACKAGE / "kinds" / kind for kind in kinds}
+    found = {
+        f"{path.relative_to(PACKAGE.parent)}:{line}": how
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if not own & set(path.parents)
+        for line, how in _selections(ast.parse(path.read_text(encoding="utf-8")), kinds)
+    }
+    assert found == {}
+
+
+def test_the_kind_check_finds_what_it_looks_for():
+    code = 'tables["vce"]\nif kind == "scm": pass\nx = d.get("latent")\ny = {"attribution": 1}\ndef f(k="vce"): pass\n'
+    assert [how for _, how in _selections(ast.parse(code), ("vce", "scm", "latent", "attribution"))] == [
+        "['vce']",
+        "a comparison",
+        ".get('latent')",
+        "the key 'attribution'",
+        "the default 'vce'",
+    ]
