@@ -1,9 +1,9 @@
 """What the reference methods of several kinds share: argument checks, the seeded RNG
 helpers (a method never touches the global RNG) and the lookup of an input in a domain split.
 
-Each kind's own call contract lives in its folder (:mod:`cfcheck.methods.vce.contract`,
-:mod:`cfcheck.methods.latent.contract`, the attribution checks in
-:mod:`cfcheck.methods.attribution.saliency`).
+Each kind's own call contract, with the one preamble its bundled methods share, lives in its
+folder's ``contract`` module (:mod:`cfcheck.methods.vce.contract`, :mod:`cfcheck.methods.scm.contract`,
+:mod:`cfcheck.methods.attribution.contract`, :mod:`cfcheck.methods.latent.contract`).
 """
 
 from __future__ import annotations
@@ -27,16 +27,17 @@ def validate_classifier(classifier: object) -> None:
         raise TypeError(f"Expected `classifier` to be a torch.nn.Module, but got {type(classifier).__name__}.")
 
 
-def resolve_generator(generator: torch.Generator | None) -> torch.Generator:
+def resolve_generator(generator: torch.Generator | None, *, name: str = "generator") -> torch.Generator:
     """Return ``generator``, or a fresh CPU generator seeded with ``DEFAULT_SEED``.
 
     A fresh generator (rather than the global RNG) keeps a call without a generator
-    deterministic and free of side effects on the caller's random state.
+    deterministic and free of side effects on the caller's random state. ``name`` is the
+    keyword the caller passed it as, for the message (the latent kind's is ``rng``).
     """
     if generator is None:
         return torch.Generator().manual_seed(DEFAULT_SEED)
     if not isinstance(generator, torch.Generator):
-        raise TypeError(f"Expected `generator` to be a torch.Generator or None, but got {type(generator).__name__}.")
+        raise TypeError(f"Expected `{name}` to be a torch.Generator or None, but got {type(generator).__name__}.")
     return generator
 
 
