@@ -20,11 +20,12 @@ from torch import nn
 DEFAULT_SEED = 0
 
 
-def validate_classifier(classifier: object) -> None:
+def validate_classifier(classifier: object, *, name: str = "classifier") -> None:
     """Raise ``TypeError`` unless ``classifier`` is an ``nn.Module``: gradient methods need
-    autograd through it and the nearest-neighbour cache keys on the module object."""
+    autograd through it and the nearest-neighbour cache keys on the module object. ``name`` is
+    the argument's name in the call, for the message (the attribution kind's is ``model``)."""
     if not isinstance(classifier, nn.Module):
-        raise TypeError(f"Expected `classifier` to be a torch.nn.Module, but got {type(classifier).__name__}.")
+        raise TypeError(f"Expected `{name}` to be a torch.nn.Module, but got {type(classifier).__name__}.")
 
 
 def resolve_generator(generator: torch.Generator | None, *, name: str = "generator") -> torch.Generator:

@@ -35,7 +35,7 @@ def validate_attribution_inputs(x: object, model: object, target: object) -> Non
         raise TypeError(f"Expected `x` to be a floating-point torch.Tensor, but got {_describe(x)}.")
     if x.dim() < 2:
         raise ValueError(f"Expected `x` to have a batch dimension (N×…), but got shape {tuple(x.shape)}.")
-    validate_classifier(model)
+    validate_classifier(model, name="model")
     if not isinstance(target, torch.Tensor) or target.dtype != torch.int64:
         raise TypeError(f"Expected `target` to be an int64 torch.Tensor, but got {_describe(target)}.")
     if target.shape != (x.shape[0],):
