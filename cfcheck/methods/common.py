@@ -28,6 +28,20 @@ def validate_classifier(classifier: object, *, name: str = "classifier") -> None
         raise TypeError(f"Expected `{name}` to be a torch.nn.Module, but got {type(classifier).__name__}.")
 
 
+def validate_images(x: object, *, name: str = "x") -> None:
+    """Raise ``TypeError``/``ValueError`` unless ``x`` is a float N×C×H×W tensor with values in
+    [0, 1] (the image batches the VCE and SCM kinds take; ``name`` is the argument's, for the message)."""
+    shown = f"`{name}`"
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"Expected {shown} to be a torch.Tensor, but got {type(x).__name__}.")
+    if x.dim() != 4:
+        raise ValueError(f"Expected {shown} to have shape N×C×H×W, but got shape {tuple(x.shape)}.")
+    if not x.is_floating_point():
+        raise TypeError(f"Expected {shown} to be a floating-point tensor, but got dtype {x.dtype}.")
+    if x.numel() > 0 and (bool(x.min() < 0) or bool(x.max() > 1)):
+        raise ValueError(f"Expected {shown} in [0, 1], but got values in [{x.min().item():.4g}, {x.max().item():.4g}].")
+
+
 def resolve_generator(generator: torch.Generator | None, *, name: str = "generator") -> torch.Generator:
     """Return ``generator``, or a fresh CPU generator seeded with ``DEFAULT_SEED``.
 

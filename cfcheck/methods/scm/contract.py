@@ -13,10 +13,11 @@ what was expected and what was received, instead of deep inside a mechanism.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import cast
 
 import torch
 
-from cfcheck.methods.common import resolve_generator
+from cfcheck.methods.common import resolve_generator, validate_images
 
 __all__ = ["SCMGenerator", "StochasticSCMGenerator", "validate_scm_inputs"]
 
@@ -31,13 +32,8 @@ def validate_scm_inputs(x: object, parents: object, intervention: object) -> Non
         ...
         ValueError: Expected `intervention['a']` to be an N-tensor of shape (2,) to match `x`, but got shape (3,).
     """
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"Expected `x` to be a torch.Tensor, but got {type(x).__name__}.")
-    if x.dim() != 4:
-        raise ValueError(f"Expected `x` to have shape N×C×H×W, but got shape {tuple(x.shape)}.")
-    if not x.is_floating_point():
-        raise TypeError(f"Expected `x` to be a floating-point tensor, but got dtype {x.dtype}.")
-    n = x.shape[0]
+    validate_images(x)
+    n = cast(torch.Tensor, x).shape[0]
     for argument, values in (("parents", parents), ("intervention", intervention)):
         if not isinstance(values, dict):
             raise TypeError(
@@ -51,8 +47,6 @@ def validate_scm_inputs(x: object, parents: object, intervention: object) -> Non
                 raise ValueError(
                     f"Expected {shown} to be an N-tensor of shape ({n},) to match `x`, but got shape {tuple(value.shape)}."
                 )
-    if x.numel() > 0 and (bool(x.min() < 0) or bool(x.max() > 1)):
-        raise ValueError(f"Expected `x` in [0, 1], but got values in [{x.min().item():.4g}, {x.max().item():.4g}].")
 
 
 class SCMGenerator(ABC):
