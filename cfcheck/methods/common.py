@@ -1,9 +1,9 @@
 """What the reference methods of several kinds share: argument checks, the seeded RNG
 helpers (a method never touches the global RNG) and the lookup of an input in a domain split.
 
-Each kind's own call contract lives in its folder (:mod:`cfcheck.methods.vce.contract`,
-:mod:`cfcheck.methods.latent.contract`, the attribution checks in
-:mod:`cfcheck.methods.attribution.saliency`).
+Each kind's own call contract, with the one preamble its bundled methods share, lives in its
+folder's ``contract`` module (:mod:`cfcheck.methods.vce.contract`, :mod:`cfcheck.methods.scm.contract`,
+:mod:`cfcheck.methods.attribution.contract`, :mod:`cfcheck.methods.latent.contract`).
 """
 
 from __future__ import annotations
@@ -20,23 +20,39 @@ from torch import nn
 DEFAULT_SEED = 0
 
 
-def validate_classifier(classifier: object) -> None:
+def validate_classifier(classifier: object, *, name: str = "classifier") -> None:
     """Raise ``TypeError`` unless ``classifier`` is an ``nn.Module``: gradient methods need
-    autograd through it and the nearest-neighbour cache keys on the module object."""
+    autograd through it and the nearest-neighbour cache keys on the module object. ``name`` is
+    the argument's name in the call, for the message (the attribution kind's is ``model``)."""
     if not isinstance(classifier, nn.Module):
-        raise TypeError(f"Expected `classifier` to be a torch.nn.Module, but got {type(classifier).__name__}.")
+        raise TypeError(f"Expected `{name}` to be a torch.nn.Module, but got {type(classifier).__name__}.")
 
 
-def resolve_generator(generator: torch.Generator | None) -> torch.Generator:
+def validate_images(x: object, *, name: str = "x") -> None:
+    """Raise ``TypeError``/``ValueError`` unless ``x`` is a float N×C×H×W tensor with values in
+    [0, 1] (the image batches the VCE and SCM kinds take; ``name`` is the argument's, for the message)."""
+    shown = f"`{name}`"
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"Expected {shown} to be a torch.Tensor, but got {type(x).__name__}.")
+    if x.dim() != 4:
+        raise ValueError(f"Expected {shown} to have shape N×C×H×W, but got shape {tuple(x.shape)}.")
+    if not x.is_floating_point():
+        raise TypeError(f"Expected {shown} to be a floating-point tensor, but got dtype {x.dtype}.")
+    if x.numel() > 0 and (bool(x.min() < 0) or bool(x.max() > 1)):
+        raise ValueError(f"Expected {shown} in [0, 1], but got values in [{x.min().item():.4g}, {x.max().item():.4g}].")
+
+
+def resolve_generator(generator: torch.Generator | None, *, name: str = "generator") -> torch.Generator:
     """Return ``generator``, or a fresh CPU generator seeded with ``DEFAULT_SEED``.
 
     A fresh generator (rather than the global RNG) keeps a call without a generator
-    deterministic and free of side effects on the caller's random state.
+    deterministic and free of side effects on the caller's random state. ``name`` is the
+    keyword the caller passed it as, for the message (the latent kind's is ``rng``).
     """
     if generator is None:
         return torch.Generator().manual_seed(DEFAULT_SEED)
     if not isinstance(generator, torch.Generator):
-        raise TypeError(f"Expected `generator` to be a torch.Generator or None, but got {type(generator).__name__}.")
+        raise TypeError(f"Expected `{name}` to be a torch.Generator or None, but got {type(generator).__name__}.")
     return generator
 
 

@@ -92,9 +92,9 @@ def measure_gaps(
     """
     import time
 
+    from cfcheck.kinds.attribution.baseline import RandomBaseline as RandomAttribution
     from cfcheck.kinds.attribution.local_run import LocalRun, removal_data
     from cfcheck.kinds.attribution.removal import missing_for, removal_curve, removal_gap
-    from cfcheck.methods.attribution.saliency import RandomAttribution
     from cfcheck.metrics.removal_curves import curve_area
 
     every = attribution_controls(domain)

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import torch
 
 from cfcheck.core.seeds import Stream, seeded
+from cfcheck.kinds.attribution.baseline import random_attribution
 from cfcheck.kinds.base import Run
 from cfcheck.metrics.key import MetricKey
 
@@ -258,13 +259,10 @@ def task_removal_data(run: Run, result: Any, train: Any, *, random: bool = False
             )
     task = result.task
     a_train, a_test = train.saliency, result.saliency
-    if random:
-        from cfcheck.methods.attribution.saliency import RandomAttribution
-
+    if random:  # the training maps first, then the scored ones, from one generator
         generator = torch.Generator().manual_seed(seeded(task.seed, RETRAINING))
-        model = run.zoo(task.domain)[task.model]
-        a_train = RandomAttribution().attribute(train.x, model, train.target, generator=generator)
-        a_test = RandomAttribution().attribute(result.x, model, result.target, generator=generator)
+        a_train = random_attribution(train.x, generator)
+        a_test = random_attribution(result.x, generator)
     return RemovalData(
         task.domain,
         task.model,

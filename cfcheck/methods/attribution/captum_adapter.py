@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from cfcheck.methods.attribution.saliency import validate_attribution_inputs
+from cfcheck.methods.attribution.contract import AttributionMethod
 
 __all__ = ["CaptumAttribution", "captum_method", "require_captum"]
 
@@ -32,8 +32,9 @@ def require_captum() -> Any:
     return require("captum.attr", extra="captum", purpose="the captum attribution adapter")
 
 
-class CaptumAttribution:
-    """A captum attribution class behind cfcheck's ``attribute(x, model, target)``.
+class CaptumAttribution(AttributionMethod):
+    """A captum attribution class behind cfcheck's ``attribute(x, model, target)`` (the kind's
+    preamble, :class:`~cfcheck.methods.attribution.contract.AttributionMethod`, checks the inputs).
 
     Args:
         algorithm: a ``captum.attr`` class (or any class built as ``algorithm(model, **init)``
@@ -50,8 +51,9 @@ class CaptumAttribution:
         self.algorithm, self.init, self.attribute_kwargs = algorithm, dict(init or {}), attribute_kwargs
         self.name = f"captum.{algorithm.__name__}"
 
-    def attribute(self, x: torch.Tensor, model: nn.Module, target: torch.Tensor) -> torch.Tensor:
-        validate_attribution_inputs(x, model, target)
+    def attributions(
+        self, x: torch.Tensor, model: nn.Module, target: torch.Tensor, generator: torch.Generator
+    ) -> torch.Tensor:
         explainer = self.algorithm(model, **self.init)
         with torch.enable_grad():
             saliency = explainer.attribute(

@@ -23,17 +23,28 @@ v = x − c, with c its counterfactual towards the model's runner-up class (Park
 counterfactual's direction is a feature the removal benchmarks can score).
 
 Every method works on a batch at once, takes inputs of any shape N×… (vectors or images), and
-returns float32 maps on the input's device. None needs the input in [0, 1].
+returns float32 maps on the input's device. None needs the input in [0, 1]. Each is an
+:class:`~cfcheck.methods.attribution.contract.AttributionMethod` (those that draw random numbers a
+:class:`~cfcheck.methods.attribution.contract.StochasticAttributionMethod`, whose call takes
+``generator=``): the kind's preamble checks the inputs once for all of them.
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import torch
 from torch import nn
 
-from cfcheck.methods.common import check_positive, input_gradient, resolve_generator, validate_classifier
+from cfcheck.kinds.attribution.baseline import random_attribution
+from cfcheck.kinds.attribution.capabilities import ClassFeature
+from cfcheck.methods.attribution.contract import (
+    AttributionMethod,
+    StochasticAttributionMethod,
+    validate_attribution_inputs,
+)
+from cfcheck.methods.common import check_positive, input_gradient
 
 __all__ = [
     "Gradient",
@@ -48,30 +59,6 @@ __all__ = [
 ]
 
 
-def validate_attribution_inputs(x: object, model: object, target: object) -> None:
-    """Raise ``TypeError``/``ValueError`` unless ``x`` is a float N×… tensor, ``model`` an
-    ``nn.Module`` and ``target`` an int64 vector of length N on ``x``'s device."""
-    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
-        raise TypeError(f"Expected `x` to be a floating-point torch.Tensor, but got {_describe(x)}.")
-    if x.dim() < 2:
-        raise ValueError(f"Expected `x` to have a batch dimension (N×…), but got shape {tuple(x.shape)}.")
-    validate_classifier(model)
-    if not isinstance(target, torch.Tensor) or target.dtype != torch.int64:
-        raise TypeError(f"Expected `target` to be an int64 torch.Tensor, but got {_describe(target)}.")
-    if target.shape != (x.shape[0],):
-        raise ValueError(
-            f"Expected `target` to have shape ({x.shape[0]},) to match `x`, but got {tuple(target.shape)}."
-        )
-    if target.device != x.device:
-        raise ValueError(f"Expected `target` on the device of `x` ({x.device}), but got {target.device}.")
-
-
-def _describe(value: object) -> str:
-    if isinstance(value, torch.Tensor):
-        return f"a {value.dtype} tensor"
-    return type(value).__name__
-
-
 def target_gradient(model: nn.Module, x: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """∂ logit_target / ∂x for every row (the rows do not interact: one backward pass)."""
     rows = torch.arange(x.shape[0], device=x.device)
@@ -79,23 +66,25 @@ def target_gradient(model: nn.Module, x: torch.Tensor, target: torch.Tensor) -> 
     return grad
 
 
-class Gradient:
+class Gradient(AttributionMethod):
     """The input gradient of the target logit."""
 
-    def attribute(self, x: torch.Tensor, model: nn.Module, target: torch.Tensor) -> torch.Tensor:
-        validate_attribution_inputs(x, model, target)
+    def attributions(
+        self, x: torch.Tensor, model: nn.Module, target: torch.Tensor, generator: torch.Generator
+    ) -> torch.Tensor:
         return target_gradient(model, x, target)
 
 
-class InputTimesGradient:
+class InputTimesGradient(AttributionMethod):
     """The input times its gradient."""
 
-    def attribute(self, x: torch.Tensor, model: nn.Module, target: torch.Tensor) -> torch.Tensor:
-        validate_attribution_inputs(x, model, target)
+    def attributions(
+        self, x: torch.Tensor, model: nn.Module, target: torch.Tensor, generator: torch.Generator
+    ) -> torch.Tensor:
         return x * target_gradient(model, x, target)
 
 
-class SmoothGrad:
+class SmoothGrad(StochasticAttributionMethod):
     """The gradient averaged over Gaussian perturbations of the input.
 
     Args:
@@ -108,11 +97,9 @@ class SmoothGrad:
         check_positive("noise_level", noise_level)
         self.samples, self.noise_level = samples, float(noise_level)
 
-    def attribute(
-        self, x: torch.Tensor, model: nn.Module, target: torch.Tensor, *, generator: torch.Generator | None = None
+    def attributions(
+        self, x: torch.Tensor, model: nn.Module, target: torch.Tensor, generator: torch.Generator
     ) -> torch.Tensor:
-        validate_attribution_inputs(x, model, target)
-        generator = resolve_generator(generator)
         flat = x.flatten(1)
         sigma = self.noise_level * (flat.amax(1) - flat.amin(1)).clamp_min(1e-12)
         sigma = sigma.view(-1, *([1] * (x.dim() - 1)))
@@ -123,7 +110,7 @@ class SmoothGrad:
         return total / self.samples
 
 
-class IntegratedGradients:
+class IntegratedGradients(AttributionMethod):
     """Integrated gradients from the all-zeros baseline, trapezoid rule on ``steps`` intervals.
 
     Args:
@@ -134,8 +121,9 @@ class IntegratedGradients:
         check_positive("steps", steps, integer=True)
         self.steps = steps
 
-    def attribute(self, x: torch.Tensor, model: nn.Module, target: torch.Tensor) -> torch.Tensor:
-        validate_attribution_inputs(x, model, target)
+    def attributions(
+        self, x: torch.Tensor, model: nn.Module, target: torch.Tensor, generator: torch.Generator
+    ) -> torch.Tensor:
         total = torch.zeros_like(x)
         for k in range(self.steps + 1):
             weight = 0.5 if k in (0, self.steps) else 1.0
@@ -143,18 +131,17 @@ class IntegratedGradients:
         return x * total / self.steps
 
 
-class RandomAttribution:
-    """Standard normal noise shaped like the input, from the supplied generator."""
+class RandomAttribution(StochasticAttributionMethod):
+    """Standard normal noise shaped like the input, from the supplied generator: the attribution
+    kind's removal baseline (:func:`cfcheck.kinds.attribution.baseline.random_attribution`)."""
 
-    def attribute(
-        self, x: torch.Tensor, model: nn.Module, target: torch.Tensor, *, generator: torch.Generator | None = None
+    def attributions(
+        self, x: torch.Tensor, model: nn.Module, target: torch.Tensor, generator: torch.Generator
     ) -> torch.Tensor:
-        validate_attribution_inputs(x, model, target)
-        generator = resolve_generator(generator)
-        return torch.randn(x.shape, generator=generator, device=generator.device).to(x)
+        return random_attribution(x, generator)
 
 
-class NoisyAttribution:
+class NoisyAttribution(StochasticAttributionMethod):
     """Another attribution plus noise of ``ratio`` times its norm (per input).
 
     Args:
@@ -171,10 +158,9 @@ class NoisyAttribution:
             raise ValueError(f"Expected `ratio` to be a finite number ≥ 0, but got {ratio!r}.")
         self.base, self.ratio = base, float(ratio)
 
-    def attribute(
-        self, x: torch.Tensor, model: nn.Module, target: torch.Tensor, *, generator: torch.Generator | None = None
+    def attributions(
+        self, x: torch.Tensor, model: nn.Module, target: torch.Tensor, generator: torch.Generator
     ) -> torch.Tensor:
-        generator = resolve_generator(generator)
         feature = self.base.attribute(x, model, target)
         noise = torch.randn(x.shape, generator=generator, device=generator.device).to(feature)
         scale = self.ratio * _norms(feature) / _norms(noise).clamp_min(1e-12)
@@ -185,7 +171,7 @@ def _norms(v: torch.Tensor) -> torch.Tensor:
     return v.flatten(1).norm(dim=1).view(-1, *([1] * (v.dim() - 1)))
 
 
-class TrueFeature:
+class TrueFeature(AttributionMethod):
     """The domain's ground-truth feature direction for each target class.
 
     Args:
@@ -194,8 +180,6 @@ class TrueFeature:
     """
 
     def __init__(self, domain: Any) -> None:
-        from cfcheck.kinds.attribution.capabilities import ClassFeature
-
         if not isinstance(domain, ClassFeature):
             raise ValueError(
                 f"domain {getattr(domain, 'name', domain)!r} has no ground-truth feature direction "
@@ -203,12 +187,13 @@ class TrueFeature:
             )
         self.domain = domain
 
-    def attribute(self, x: torch.Tensor, model: nn.Module, target: torch.Tensor) -> torch.Tensor:
-        validate_attribution_inputs(x, model, target)
+    def attributions(
+        self, x: torch.Tensor, model: nn.Module, target: torch.Tensor, generator: torch.Generator
+    ) -> torch.Tensor:
         return self.domain.class_feature(target.cpu()).to(x).reshape(x.shape)
 
 
-class CounterfactualDirection:
+class CounterfactualDirection(StochasticAttributionMethod):
     """x − c for a visual counterfactual explainer's c = ``explain(x, runner_up, model)``.
 
     The counterfactual's target is the class the model ranks second on x (the nearest decision
@@ -229,20 +214,13 @@ class CounterfactualDirection:
             )
         self.explainer = explainer
 
-    def attribute(
-        self, x: torch.Tensor, model: nn.Module, target: torch.Tensor, *, generator: torch.Generator | None = None
+    def attributions(
+        self, x: torch.Tensor, model: nn.Module, target: torch.Tensor, generator: torch.Generator
     ) -> torch.Tensor:
-        import inspect
-
-        validate_attribution_inputs(x, model, target)
         with torch.no_grad():
             logits = model(x)
         runner_up = logits.scatter(1, target[:, None], float("-inf")).argmax(1)
-        kwargs = (
-            {"generator": resolve_generator(generator)}
-            if "generator" in inspect.signature(self.explainer.explain).parameters
-            else {}
-        )
+        kwargs = {"generator": generator} if "generator" in inspect.signature(self.explainer.explain).parameters else {}
         output = self.explainer.explain(x, runner_up, model, **kwargs)
         counterfactual = output[0] if isinstance(output, tuple) else output
         return (x - counterfactual).detach()

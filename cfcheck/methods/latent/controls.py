@@ -10,7 +10,8 @@
   the move stays the perturbations' main direction). DiCE-style diversity
   rewards it; S# must not (its K perturbations point the same way: at most one is kept).
 
-``explain(z, latent_classifier, generator, *, rng=None) -> z_cf`` (N×K×D) for each.
+``explain(z, latent_classifier, generator, *, rng=None) -> z_cf`` (N×K×D) for each, on the kind's
+preamble (:class:`cfcheck.methods.latent.contract.LatentSpaceExplainer`).
 """
 
 from __future__ import annotations
@@ -18,28 +19,27 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from cfcheck.methods.common import check_positive, resolve_generator
-from cfcheck.methods.latent.contract import validate_latent_inputs
+from cfcheck.methods.common import check_positive
+from cfcheck.methods.latent.contract import LatentSpaceExplainer
 from cfcheck.methods.latent.search import two_class_logits
 
 __all__ = ["LatentIdentity", "LatentNoise", "LatentRepeater"]
 
 
-class LatentIdentity:
+class LatentIdentity(LatentSpaceExplainer):
     """The input, K times."""
 
     def __init__(self, k: int = 10) -> None:
         check_positive("k", k, integer=True)
         self.k = int(k)
 
-    def explain(
-        self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, *, rng: torch.Generator | None = None
+    def counterfactuals(
+        self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, rng: torch.Generator
     ) -> torch.Tensor:
-        validate_latent_inputs(z, latent_classifier)
         return z.detach()[:, None, :].repeat(1, self.k, 1)
 
 
-class LatentNoise:
+class LatentNoise(LatentSpaceExplainer):
     """K Gaussian perturbations of every coordinate (standard deviation ``spread``)."""
 
     def __init__(self, k: int = 10, spread: float = 0.5) -> None:
@@ -47,16 +47,14 @@ class LatentNoise:
         check_positive("spread", spread)
         self.k, self.spread = int(k), float(spread)
 
-    def explain(
-        self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, *, rng: torch.Generator | None = None
+    def counterfactuals(
+        self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, rng: torch.Generator
     ) -> torch.Tensor:
-        validate_latent_inputs(z, latent_classifier)
-        rng = resolve_generator(rng)
         noise = torch.randn((z.shape[0], self.k, z.shape[1]), generator=rng, device=rng.device).to(z)
         return z.detach()[:, None, :] + self.spread * noise
 
 
-class LatentRepeater:
+class LatentRepeater(LatentSpaceExplainer):
     """One flipping move of the most sensitive coordinate, repeated with small noise elsewhere.
 
     Args:
@@ -72,11 +70,9 @@ class LatentRepeater:
         check_positive("max_step", max_step)
         self.k, self.jitter, self.max_step = int(k), float(jitter), float(max_step)
 
-    def explain(
-        self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, *, rng: torch.Generator | None = None
+    def counterfactuals(
+        self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, rng: torch.Generator
     ) -> torch.Tensor:
-        validate_latent_inputs(z, latent_classifier)
-        rng = resolve_generator(rng)
         n, d = z.shape
         point = z.detach().clone().requires_grad_(True)
         logits = two_class_logits(latent_classifier, point, "the repeater control")

@@ -24,8 +24,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from cfcheck.methods.common import check_positive, resolve_generator
-from cfcheck.methods.latent.contract import validate_latent_inputs
+from cfcheck.methods.common import check_positive
+from cfcheck.methods.latent.contract import LatentSpaceExplainer
 
 __all__ = ["GrowingSpheres", "sample_spherical_layer"]
 
@@ -44,7 +44,7 @@ def sample_spherical_layer(
     return (center.double()[None] + radius * direction).to(center.dtype)
 
 
-class GrowingSpheres:
+class GrowingSpheres(LatentSpaceExplainer):
     """Growing Spheres with Bex et al.'s hyperparameters (see the module docstring).
 
     Args:
@@ -61,11 +61,9 @@ class GrowingSpheres:
         check_positive("max_layers", max_layers, integer=True)
         self.k, self.radius, self.candidates, self.max_layers = int(k), float(radius), int(candidates), int(max_layers)
 
-    def explain(
-        self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, *, rng: torch.Generator | None = None
+    def counterfactuals(
+        self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, rng: torch.Generator
     ) -> torch.Tensor:
-        validate_latent_inputs(z, latent_classifier)
-        rng = resolve_generator(rng)
         with torch.no_grad():
             return torch.stack([self._explain_one(row.detach(), latent_classifier, rng) for row in z])
 

@@ -28,7 +28,7 @@ import torch
 from torch import nn
 
 from cfcheck.methods.common import check_positive
-from cfcheck.methods.latent.contract import validate_latent_inputs
+from cfcheck.methods.latent.contract import LatentSpaceExplainer
 from cfcheck.methods.latent.search import two_class_logits
 
 __all__ = ["InformedSearch"]
@@ -61,7 +61,7 @@ def _spurious_candidates(z: torch.Tensor, source: torch.Tensor, oracle_domain: A
     return torch.stack([r[torch.arange(width) % len(r)] for r in rows])
 
 
-class InformedSearch:
+class InformedSearch(LatentSpaceExplainer):
     """The IS oracle (see the module docstring).
 
     Args:
@@ -72,7 +72,6 @@ class InformedSearch:
         check_positive("k", k, integer=True)
         self.k = int(k)
 
-    @torch.no_grad()
     def explain(
         self,
         z: torch.Tensor,
@@ -82,12 +81,23 @@ class InformedSearch:
         rng: torch.Generator | None = None,
         oracle_domain: Any = None,
     ) -> torch.Tensor:
-        validate_latent_inputs(z, latent_classifier)
+        """The kind's call, with the oracle's ``oracle_domain`` (required; see the module docstring)."""
         if oracle_domain is None:
             raise TypeError(
                 "informed search is an oracle: it needs oracle_domain= (cfcheck's latent kind passes "
-                "the variant's domain to a method that names that keyword)"
+                "the variant's domain to a method that names that keyword), but got none"
             )
+        return self._run(z, latent_classifier, generator, rng, oracle_domain=oracle_domain)
+
+    @torch.no_grad()
+    def counterfactuals(
+        self,
+        z: torch.Tensor,
+        latent_classifier: nn.Module,
+        generator: nn.Module,
+        rng: torch.Generator,
+        oracle_domain: Any = None,
+    ) -> torch.Tensor:
         z = z.detach()
         source = two_class_logits(latent_classifier, z, "informed search").argmax(1)
         candidates = _spurious_candidates(z, source, oracle_domain)

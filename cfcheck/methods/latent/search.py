@@ -18,14 +18,14 @@ models' parameters are never modified.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 
-from cfcheck.methods.common import check_positive, resolve_generator
-from cfcheck.methods.latent.contract import validate_latent_inputs
+from cfcheck.methods.common import check_positive
+from cfcheck.methods.latent.contract import LatentSpaceExplainer
 
 __all__ = ["LatentGradientSearch", "SearchState", "two_class_logits"]
 
@@ -85,7 +85,7 @@ class SearchState:
         return (generated - original[:, None]).abs().mean(-1)
 
 
-class LatentGradientSearch(ABC):
+class LatentGradientSearch(LatentSpaceExplainer):
     """The engine of the module docstring; subclasses set the objective and the stopping rule.
 
     Args:
@@ -122,11 +122,9 @@ class LatentGradientSearch(ABC):
         """N×D bool of the coordinates allowed to move (None: all)."""
         return None
 
-    def explain(
-        self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, *, rng: torch.Generator | None = None
+    def counterfactuals(
+        self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, rng: torch.Generator
     ) -> torch.Tensor:
-        validate_latent_inputs(z, latent_classifier)
-        rng = resolve_generator(rng)
         n, d = z.shape
         z = z.detach()
         with torch.no_grad():

@@ -24,13 +24,13 @@ import torch
 from torch import nn
 
 from cfcheck.methods.common import check_positive
-from cfcheck.methods.latent.contract import validate_latent_inputs
+from cfcheck.methods.latent.contract import LatentSpaceExplainer
 from cfcheck.methods.latent.search import two_class_logits
 
 __all__ = ["StylExAttFind"]
 
 
-class StylExAttFind:
+class StylExAttFind(LatentSpaceExplainer):
     """AttFind's single-coordinate shifts, ranked per input (see the module docstring).
 
     Args:
@@ -44,10 +44,9 @@ class StylExAttFind:
         self.k, self.shift_size = int(k), float(shift_size)
 
     @torch.no_grad()
-    def explain(
-        self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, *, rng: torch.Generator | None = None
+    def counterfactuals(
+        self, z: torch.Tensor, latent_classifier: nn.Module, generator: nn.Module, rng: torch.Generator
     ) -> torch.Tensor:
-        validate_latent_inputs(z, latent_classifier)
         n, d = z.shape
         z = z.detach()
         logits = two_class_logits(latent_classifier, z, "StylEx-AttFind")

@@ -10,6 +10,8 @@
   composition and the ground-truth error;
 * :class:`SCMNoise` returns uniform noise: it must fail everything.
 
+Each is an :class:`~cfcheck.methods.scm.contract.SCMGenerator` (the noise and the resampler a
+:class:`~cfcheck.methods.scm.contract.StochasticSCMGenerator`: their call takes ``generator=``).
 The truth finds each input in the domain's scored split by its pixels, as the VCE truth control
 does (:class:`cfcheck.methods.common.SplitLookup`); the resampler needs only the parents.
 """
@@ -20,25 +22,28 @@ from typing import Any
 
 import torch
 
-from cfcheck.methods.common import SplitLookup, resolve_generator, uniform_like
+from cfcheck.methods.common import SplitLookup, uniform_like
+from cfcheck.methods.scm.contract import SCMGenerator, StochasticSCMGenerator
 
 __all__ = ["SCMIdentity", "SCMNoise", "SCMResample", "SCMTruth"]
 
 
-class SCMIdentity:
+class SCMIdentity(SCMGenerator):
     """Returns a copy of the input, whatever the intervention."""
 
-    def counterfactual(self, x: torch.Tensor, parents: dict, intervention: dict) -> torch.Tensor:
+    def counterfactuals(
+        self, x: torch.Tensor, parents: dict, intervention: dict, generator: torch.Generator
+    ) -> torch.Tensor:
         return x.clone()
 
 
-class SCMNoise:
+class SCMNoise(StochasticSCMGenerator):
     """Uniform noise images from the supplied generator."""
 
-    def counterfactual(
-        self, x: torch.Tensor, parents: dict, intervention: dict, *, generator: torch.Generator | None = None
+    def counterfactuals(
+        self, x: torch.Tensor, parents: dict, intervention: dict, generator: torch.Generator
     ) -> torch.Tensor:
-        return uniform_like(x, resolve_generator(generator))
+        return uniform_like(x, generator)
 
 
 class _KnowsTheInputs:
@@ -53,16 +58,18 @@ class _KnowsTheInputs:
         return {name: value.detach().cpu() for name, value in intervention.items()}
 
 
-class SCMTruth(_KnowsTheInputs):
+class SCMTruth(_KnowsTheInputs, SCMGenerator):
     """The domain's true counterfactual of each input under the intervention."""
 
-    def counterfactual(self, x: torch.Tensor, parents: dict, intervention: dict) -> torch.Tensor:
+    def counterfactuals(
+        self, x: torch.Tensor, parents: dict, intervention: dict, generator: torch.Generator
+    ) -> torch.Tensor:
         index = self._lookup.indices(x)
         cf = self._domain.intervention_counterfactual(self._lookup.split, index, self._intervention(intervention))
         return cf.to(device=x.device, dtype=x.dtype)
 
 
-class SCMResample:
+class SCMResample(StochasticSCMGenerator):
     """A new image with the counterfactual parents and a fresh style. The parents come from the
     observed ones by the domain's attribute mechanisms (abduction, action, prediction), as an SCM
     method would compute them; the image ignores the input."""
@@ -73,12 +80,12 @@ class SCMResample:
         require(domain, PARENT_RESAMPLING)
         self._domain = domain
 
-    def counterfactual(
-        self, x: torch.Tensor, parents: dict, intervention: dict, *, generator: torch.Generator | None = None
+    def counterfactuals(
+        self, x: torch.Tensor, parents: dict, intervention: dict, generator: torch.Generator
     ) -> torch.Tensor:
         observed = {name: value.detach().cpu() for name, value in parents.items()}
         action = {name: value.detach().cpu() for name, value in intervention.items()}
         new_parents = self._domain.propagate_parents(observed, action)
-        rng = resolve_generator(generator)  # on the run's device: the draw is made there
-        seed = int(torch.randint(0, 2**31 - 1, (1,), generator=rng, device=rng.device))
+        # on the generator's device (the run's): the draw is made there
+        seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator, device=generator.device))
         return self._domain.resample_with_parents(new_parents, seed).to(device=x.device, dtype=x.dtype)

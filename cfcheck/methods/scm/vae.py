@@ -18,7 +18,8 @@ The same adapter drives the other bundled image mechanisms, which offer the same
 (z₁:₃ abducted top-down, then the pixel noise as above) and the conditional GAN with an encoder
 (x* = G(E(x, pa), pa*); it has no pixel noise, so its adapter sets ``abduct_pixel_noise=False``).
 
-Everything is deterministic (no sampling), so the method needs no generator.
+Everything is deterministic (no sampling), so the method needs no generator; its inputs are checked
+by the kind's preamble (:class:`cfcheck.methods.scm.contract.SCMGenerator`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from typing import Any, ClassVar, Protocol
 
 import torch
 from torch import nn
+
+from cfcheck.methods.scm.contract import SCMGenerator
 
 __all__ = ["AttributeMechanisms", "SCMVAE"]
 
@@ -65,7 +68,7 @@ class AttributeMechanisms(Protocol):
 
 
 @dataclass(frozen=True)
-class SCMVAE:
+class SCMVAE(SCMGenerator):
     """``counterfactual(x, parents, intervention) -> x_cf`` with a conditional VAE.
 
     Args:
@@ -101,25 +104,12 @@ class SCMVAE:
             raise ValueError(f"batch_size must be a positive int, got {self.batch_size!r}")
 
     @torch.no_grad()
-    def counterfactual(self, x: torch.Tensor, parents: dict, intervention: dict) -> torch.Tensor:
-        """The counterfactual of each image of ``x`` (N×C×H×W in [0, 1]) under ``intervention``.
-
-        Args:
-            x: the observed images.
-            parents: the observed parents, N-tensors by name.
-            intervention: one or more parents with N new values.
-
-        Returns:
-            N×C×H×W counterfactual images in [0, 1], on ``x``'s device and dtype.
-        """
-        if not isinstance(x, torch.Tensor) or x.ndim != 4:
-            raise ValueError(f"x must be an N×C×H×W tensor, got {getattr(x, 'shape', type(x).__name__)}")
-        if not isinstance(parents, dict) or not isinstance(intervention, dict):
-            raise TypeError("parents and intervention must be dicts of N-tensors")
+    def counterfactuals(
+        self, x: torch.Tensor, parents: dict, intervention: dict, generator: torch.Generator
+    ) -> torch.Tensor:
+        """The counterfactual of each image of ``x`` (checked, non-empty) under ``intervention``:
+        N×C×H×W images in [0, 1], on ``x``'s device and dtype (``generator`` is not used)."""
         n = x.shape[0]
-        for name, value in {**parents, **intervention}.items():
-            if not isinstance(value, torch.Tensor) or value.shape != (n,):
-                raise ValueError(f"{name} must be an N-tensor of length {n}, got {getattr(value, 'shape', value)}")
         new_parents = self.mechanisms.propagate(parents, intervention)
         condition = self.mechanisms.condition({k: v.cpu() for k, v in parents.items()})
         condition_cf = self.mechanisms.condition(new_parents)
@@ -135,4 +125,4 @@ class SCMVAE:
                     abduct_pixel_noise=self.abduct_pixel_noise,
                 )
             )
-        return torch.cat(out).to(device=x.device, dtype=x.dtype) if out else x.clone()
+        return torch.cat(out).to(device=x.device, dtype=x.dtype)

@@ -10,7 +10,7 @@ what was expected and what was received, instead of deep inside a forward pass.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import torch
 from torch import nn
@@ -25,6 +25,7 @@ from cfcheck.methods.common import (
     seeded_chunks,
     uniform_like,
     validate_classifier,
+    validate_images,
 )
 from cfcheck.methods.latent.contract import validate_latent_inputs
 
@@ -48,15 +49,11 @@ def validate_explain_inputs(x: object, target: object, *, x_name: str = "x", tar
     """Raise ``TypeError``/``ValueError`` unless ``x`` is N×C×H×W float in [0, 1] and
     ``target`` is an int64 vector of length N on the same device (the names only change
     the messages, so image banks and their labels are reported as such)."""
+    validate_images(x, name=x_name)
+    x = cast(torch.Tensor, x)
     xn, tn = f"`{x_name}`", f"`{target_name}`"
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"Expected {xn} to be a torch.Tensor, but got {type(x).__name__}.")
     if not isinstance(target, torch.Tensor):
         raise TypeError(f"Expected {tn} to be a torch.Tensor, but got {type(target).__name__}.")
-    if x.dim() != 4:
-        raise ValueError(f"Expected {xn} to have shape N×C×H×W, but got shape {tuple(x.shape)}.")
-    if not x.is_floating_point():
-        raise TypeError(f"Expected {xn} to be a floating-point tensor, but got dtype {x.dtype}.")
     if target.dtype != torch.int64:
         raise TypeError(f"Expected {tn} to have dtype torch.int64, but got {target.dtype}.")
     if target.dim() != 1 or target.shape[0] != x.shape[0]:
@@ -65,8 +62,6 @@ def validate_explain_inputs(x: object, target: object, *, x_name: str = "x", tar
         )
     if target.device != x.device:
         raise ValueError(f"Expected {tn} on the device of {xn} ({x.device}), but got {target.device}.")
-    if x.numel() > 0 and (bool(x.min() < 0) or bool(x.max() > 1)):
-        raise ValueError(f"Expected {xn} in [0, 1], but got values in [{x.min().item():.4g}, {x.max().item():.4g}].")
 
 
 def validate_target_range(target: torch.Tensor, num_classes: int) -> None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 import torch
 from torch import nn
 
+from cfcheck.kinds.vce.capabilities import ClassCounterfactual
 from cfcheck.methods.common import SplitLookup, image_key
 from cfcheck.methods.vce.contract import VisualExplainer, validate_explain_inputs
 
@@ -42,8 +43,6 @@ class TrueCounterfactual(VisualExplainer):
     """
 
     def __init__(self, domain: Domain, *, split: str | None = None, reject: bool = False) -> None:
-        from cfcheck.kinds.vce.capabilities import ClassCounterfactual
-
         if not isinstance(domain, ClassCounterfactual):
             raise TypeError(f"{domain!r} cannot compute true counterfactuals (it has no class_counterfactual)")
         split = split if split is not None else domain.split_roles["scored"]
