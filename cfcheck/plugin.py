@@ -7,7 +7,6 @@ directory once cfcheck is installed. Without ``--method`` the plugin stays out o
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,7 +16,7 @@ import pytest
 from cfcheck import faults
 from cfcheck.adapter import PLUGIN_NAME, load_method
 from cfcheck.core import xdist_groups
-from cfcheck.core.devices import describe_device, pin_worker_device
+from cfcheck.core.devices import pin_worker_device
 from cfcheck.core.threads import share_cpu_between_xdist_workers
 from cfcheck.kinds.contract import CONTRACT_FIXTURE, parametrize_contract
 from cfcheck.kinds.protocols import MethodKind
@@ -38,6 +37,7 @@ from cfcheck.plugin_fixtures import (  # noqa: F401 - fixtures, registered with 
     cfcheck_session,
     session_key,
 )
+from cfcheck.plugin_reporting import WORKER_OUTPUT, OutcomeCounter, hand_to_controller, merge_from_worker, summary_lines
 from cfcheck.profiles import read_user_settings, resolve_profile
 
 if TYPE_CHECKING:  # the session loads only when a method is under test
@@ -145,7 +145,7 @@ def pytest_configure(config: pytest.Config) -> None:
         cf_session.check_profile()
     except ValueError as error:
         raise pytest.UsageError(f"cfcheck: {error}") from None
-    config.pluginmanager.register(_OutcomeCounter(cf_session), "cfcheck-outcomes")
+    config.pluginmanager.register(OutcomeCounter(cf_session), "cfcheck-outcomes")
     faults.stop_on_sigterm(config)
 
 
@@ -275,28 +275,6 @@ def _deselect(config: pytest.Config, items: list[pytest.Item], dropped: list[pyt
     items[:] = [item for item in items if id(item) not in gone]
 
 
-class _OutcomeCounter:
-    """Counts test outcomes, and each task's scoring time (its tests' call phases), for the
-    scorecard (on the xdist controller, which sees all reports)."""
-
-    def __init__(self, session: CfcheckSession) -> None:
-        self.session = session
-        self.outcomes = session.outcomes
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when == "call":
-            properties = dict(report.user_properties)
-            task = next((v for k, v in properties.items() if k.endswith(".task")), None)
-            kind = next((v for k, v in properties.items() if k.endswith(".kind")), None)
-            domain = next((v for k, v in properties.items() if k.endswith(".domain")), None)
-            if task is not None and kind is not None:
-                self.session.costs.add_test_time(f"{kind}/{domain}/{task}", report.duration, properties)
-        if report.failed and report.when != "call":
-            self.outcomes["error"] += 1
-        elif report.when == "call" or report.skipped:
-            self.outcomes[report.outcome] += 1
-
-
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     cf_session = session.config.stash.get(session_key, None)
@@ -304,12 +282,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:  # an xdist worker: hand the records to the controller
-        workeroutput["cfcheck_records"] = cf_session.serialize_records()
-        workeroutput["cfcheck_costs"] = cf_session.costs.serialize()
-        worker = getattr(session.config, "workerinput", {}).get("workerid", "worker")
-        workeroutput["cfcheck_device"] = json.dumps({worker: describe_device(cf_session.device)})
-        workeroutput["cfcheck_generation"] = json.dumps(
-            {k: v for k, v in cf_session.generation_summary().items() if k != "cache"}
+        hand_to_controller(
+            cf_session, workeroutput, getattr(session.config, "workerinput", {}).get("workerid", "worker")
         )
         return
     interrupted = exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
@@ -319,14 +293,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
     output = getattr(node, "workeroutput", {})
-    if output.get("cfcheck_records"):
-        node.config.stash[session_key].merge_records(output["cfcheck_records"])
-    if output.get("cfcheck_costs"):
-        node.config.stash[session_key].costs.merge(output["cfcheck_costs"])
-    if output.get("cfcheck_generation"):
-        node.config.stash[session_key].merge_generation(output["cfcheck_generation"])
-    if output.get("cfcheck_device"):
-        node.config.stash[session_key].devices.update(json.loads(output["cfcheck_device"]))
+    if any(output.get(key) for key in WORKER_OUTPUT):
+        merge_from_worker(node.config.stash[session_key], output)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -334,39 +302,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if session is None:
         return
     terminalreporter.section("cfcheck")
-    if getattr(session, "deselected", None):
-        terminalreporter.write_line(session.deselected)
-    for reason in session.kind_reasons or ():  # known where cf_method ran in this process (not under xdist)
-        terminalreporter.write_line(f"method kind {reason}")
-    counts = {v: sum(1 for r in session.records if r.verdict == v) for v in ("pass", "fail", "inconclusive", "error")}
-    regressed = sum(1 for r in session.records if r.regressed)
-    terminalreporter.write_line(
-        f"{len(session.records)} scores recorded: {counts['pass']} passed, {counts['fail']} failed, "
-        f"{counts['inconclusive']} inconclusive, {counts['error']} could not be computed, "
-        f"{len(session.records) - sum(counts.values())} without a bar; {regressed} regressed"
-    )
-    generated = session.generation_summary()
-    extra = (
-        f"the suites' further calls (composition cycles): {int(generated.get('extra_calls_generated', 0))} "
-        f"made, {int(generated.get('extra_calls_from_cache', 0))} read from the cache; "
-        if generated.get("extra_calls_generated") or generated.get("extra_calls_from_cache")
-        else ""
-    )
-    terminalreporter.write_line(
-        f"generation: {int(generated.get('tasks_generated', 0))} tasks generated by the method, "
-        f"{int(generated.get('tasks_from_cache', 0))} read from the cache ({generated.get('seconds', 0.0):.1f} s); "
-        f"{extra}{session.cache.stats.describe() if session.cache.directory is not None else 'cache: off'}"
-    )
-    if session.scorecard_path is not None:
-        incomplete = ""
-        if exitstatus == pytest.ExitCode.INTERRUPTED:
-            cause = "SIGTERM" if config.stash.get(faults.sigterm_received_key, False) else "interrupted"
-            incomplete = f" (incomplete: {cause})"
-        terminalreporter.write_line(f"scorecard: {session.scorecard_path}{incomplete}")
-        from cfcheck.reporting.scorecard import load_scorecard
-        from cfcheck.reporting.tables import headline
-
-        terminalreporter.write_line(headline(load_scorecard(session.scorecard_path))[1])
+    for line in summary_lines(session, exitstatus, config):
+        terminalreporter.write_line(line)
 
 
 @pytest.hookimpl(tryfirst=True)

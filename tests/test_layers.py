@@ -33,7 +33,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("session", "cli"),
     ("scoring",),
     ("faults",),
-    ("plugin_fixtures",),
+    ("plugin_fixtures", "plugin_reporting"),  # the plugin's fixtures; its reporting hooks' work
     ("plugin",),
 )
 #: Two-way ties allowed while being undone (none: add one only with the change that removes it);

@@ -61,7 +61,7 @@ _EXPORTS = {
     "CategoricalGroup": "cfcheck.metrics.synbols",
     "LatentLayout": "cfcheck.metrics.synbols",
     "flip_categories": "cfcheck.metrics.synbols",
-    "greedy_orthogonal_set": "cfcheck.metrics.synbols",
+    "greedy_orthogonal_set": "cfcheck.metrics.orthogonal_set",
     "synbols_scores": "cfcheck.metrics.synbols",
 }
 

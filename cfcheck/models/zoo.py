@@ -10,37 +10,18 @@ import torch
 
 from cfcheck.models.domain_access import ModelDomain
 from cfcheck.models.inference import CPU_BATCH_SIZE
+from cfcheck.models.randomised_copies import (  # noqa: F401  (the names re-exported)
+    CASCADE_CALIBRATION_IMAGES,
+    CASCADE_SEED,
+    REINITIALISED,
+    STAGE_SEPARATOR,
+    cascade_stages,
+    reinitialisation_name,
+    reinitialisation_seed,
+    reinitialised_copy,
+)
 from cfcheck.models.roles import EVALUATION_ROLES, METHOD_ROLES
 from cfcheck.models.store import Store
-
-#: "cnn~features.6": the cnn with its layers from the output down to features.6 randomised.
-STAGE_SEPARATOR = "~"
-CASCADE_SEED = 0
-#: Unlabelled images (of the domain's train split) for the stages' label-free logit standardisation.
-CASCADE_CALIBRATION_IMAGES = 2000
-#: "cnn~reinit7": the cnn with every parametrised layer re-initialised under seed 7 (one random draw
-#: of its architecture, standardised like the cascade's stages).
-REINITIALISED = "reinit"
-
-
-def reinitialisation_name(model: str, seed: int) -> str:
-    """The zoo's name of ``model`` fully re-initialised under ``seed`` (int ≥ 0).
-
-    Example:
-        >>> reinitialisation_name("cnn", 7)
-        'cnn~reinit7'
-    """
-    if not isinstance(model, str) or not model or STAGE_SEPARATOR in model:
-        raise ValueError(f"`model` must be a bundled model's name, got {model!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"`seed` must be an int >= 0, got {seed!r}")
-    return f"{model}{STAGE_SEPARATOR}{REINITIALISED}{seed}"
-
-
-def _reinitialisation_seed(stage: str) -> int | None:
-    """The seed of a re-initialisation's name part after the separator, None for a cascade stage."""
-    digits = stage.removeprefix(REINITIALISED)
-    return int(digits) if stage.startswith(REINITIALISED) and digits.isdigit() else None
 
 
 class MethodModels:
@@ -128,9 +109,9 @@ class ModelZoo:
         if name not in self._models:
             if STAGE_SEPARATOR in name:
                 base, stage = name.split(STAGE_SEPARATOR, 1)
-                seed = _reinitialisation_seed(stage)
+                seed = reinitialisation_seed(stage)
                 if seed is not None:
-                    self._models[name] = self._reinitialised(base, seed)
+                    self._models[name] = reinitialised_copy(self, base, seed)
                 elif name not in self.randomisation_stages(base):
                     raise KeyError(
                         f"{base} has no randomisation stage {name!r}; stages: {self.randomisation_stages(base)}"
@@ -142,65 +123,10 @@ class ModelZoo:
     def randomisation_stages(self, name: str) -> tuple[str, ...]:
         """Names of the cascading-randomisation stages of ``name``, top layer first."""
         if name not in self._stage_names:
-            stages = self._cascade(name)
+            stages = cascade_stages(self, name)
             self._models.update(stages)
             self._stage_names[name] = tuple(stages)
         return self._stage_names[name]
-
-    def _cascade(self, name: str) -> dict[str, torch.nn.Module]:
-        """The stages of ``name``'s cascade. Their weights and fitted logit standardisations are
-        the same in every session with these weights, images and code, so they are kept on disk
-        (:func:`cfcheck.core.cache.memoise_on_disk`): fitting them runs every stage on
-        :data:`CASCADE_CALIBRATION_IMAGES` images, seconds at each session's start."""
-        from cfcheck.core.cache import file_digest, memoise_on_disk, tensor_digest
-        from cfcheck.models.classifiers import architectures, logit_standardisation, randomisation
-
-        domain = self.domain
-        calibration = domain.split(domain.split_roles["train"], n=CASCADE_CALIBRATION_IMAGES).images.to(self.device)
-
-        def fitted() -> dict[str, torch.Tensor]:
-            stages = randomisation.cascading_randomisation(self[name], calibration, seed=CASCADE_SEED)
-            return {
-                f"{i}/{key}": value for i, stage in enumerate(stages) for key, value in stage.model.state_dict().items()
-            }
-
-        stored = memoise_on_disk(
-            "zoo.cascade",
-            fitted,
-            model=self.store.digest(name),
-            images=tensor_digest(calibration),
-            seed=CASCADE_SEED,
-            device=self.device.type,
-            code=file_digest(randomisation.__file__, architectures.__file__, logit_standardisation.__file__),
-        )
-        # the same stages fitted on two images (their structure), then given the stored state
-        stages = randomisation.cascading_randomisation(self[name], calibration[:2], seed=CASCADE_SEED)
-        for i, stage in enumerate(stages):
-            prefix = f"{i}/"
-            stage.model.load_state_dict({k[len(prefix) :]: v for k, v in stored.items() if k.startswith(prefix)})
-        return {f"{name}{STAGE_SEPARATOR}{stage.layer}": stage.model for stage in stages}
-
-    def _reinitialised(self, name: str, seed: int) -> torch.nn.Module:
-        """``name`` with every parametrised layer re-initialised under ``seed``
-        (:func:`cfcheck.models.classifiers.randomisation.reinitialised`), its logit standardisation
-        fitted on the cascade's calibration images; kept on disk like the cascade's stages."""
-        from cfcheck.core.cache import file_digest, memoise_on_disk, tensor_digest
-        from cfcheck.models.classifiers import architectures, logit_standardisation, randomisation
-
-        domain = self.domain
-        calibration = domain.split(domain.split_roles["train"], n=CASCADE_CALIBRATION_IMAGES).images.to(self.device)
-        stored = memoise_on_disk(
-            "zoo.reinitialised",
-            lambda: dict(randomisation.reinitialised(self[name], calibration, seed=seed).state_dict()),
-            model=self.store.digest(name),
-            images=tensor_digest(calibration),
-            seed=seed,
-            device=self.device.type,
-            code=file_digest(randomisation.__file__, architectures.__file__, logit_standardisation.__file__),
-        )
-        model = randomisation.reinitialised(self[name], calibration[:2], seed=seed)  # its structure
-        model.load_state_dict(stored)
-        return model
 
     def role(self, role: str) -> tuple[str, ...]:
         """The domain's models of ``role`` (its role map; empty where it declares none)."""

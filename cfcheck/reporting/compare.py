@@ -32,21 +32,27 @@ pairing is refused with a note.
 
 from __future__ import annotations
 
-import csv
 import itertools
 import math
 import zlib
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from cfcheck.core.set_features import SET_FEATURES_FILE, SetFeatures, read_set_features
+from cfcheck.core.set_features import SET_FEATURES_FILE
+from cfcheck.reporting.compare_load import (  # noqa: F401  (SUPPORTED_FORMATS re-exported)
+    SUPPORTED_FORMATS,
+    CompareError,
+    Key,
+    Run,
+    check_comparable,
+    load_run,
+    read_number,
+    score_key,
+)
 from cfcheck.reporting.compare_paired import holm, mcnemar_exact, paired_bootstrap
 from cfcheck.reporting.compare_ranks import Board, leaderboards
 from cfcheck.reporting.compare_sets import is_set_level, paired_set_test
-from cfcheck.reporting.scorecard import load_scorecard
 from cfcheck.results import metric_direction, scores_frame
 
 __all__ = [
@@ -64,37 +70,8 @@ __all__ = [
     "Board",
 ]
 
-#: scorecard formats this module reads; runs of different formats are never compared
-SUPPORTED_FORMATS = (2, 3)
 #: permutations per set-level test (each recomputes the set statistic; their spread sets the p-value)
 SET_RESAMPLES = 200
-Key = tuple[str, str, str, str, str]  # kind, domain, suite, metric, task
-
-
-class CompareError(ValueError):
-    """Runs that cannot be compared (the message names the runs and the difference)."""
-
-
-@dataclass(frozen=True)
-class Run:
-    """One run folder, read back.
-
-    Attributes:
-        path: the run folder.
-        label: the method name shown in tables (made unique by :func:`compare_runs`).
-        scorecard: the parsed ``scorecard.json``.
-        samples: per score key, ``input -> value`` (mean of the rows when an input repeats).
-        has_input: whether ``samples.csv`` has an ``input`` column (format 3).
-        set_features: per (kind, domain, task), the kept features of its set-level scores
-            (``set_features.npz``; empty when the run kept none).
-    """
-
-    path: Path
-    label: str
-    scorecard: dict[str, Any]
-    samples: dict[Key, dict[str, float]]
-    has_input: bool
-    set_features: dict[tuple[str, str, str], SetFeatures] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -162,95 +139,6 @@ class Comparison:
         return sorted((t for t in self.tests if t.significant), key=lambda t: (t.p_holm, t.key))
 
 
-def load_run(path: str | Path) -> Run:
-    """Read a run folder (or its ``scorecard.json``).
-
-    Args:
-        path: the run folder, or the ``scorecard.json`` inside it.
-
-    Returns:
-        The :class:`Run`, labelled with its method name.
-
-    Raises:
-        FileNotFoundError: if the folder, ``scorecard.json`` or ``samples.csv`` is missing.
-        ValueError: if the scorecard is not valid cfcheck scorecard JSON, or its
-            ``set_features.npz`` is not a set-features file.
-    """
-    folder = Path(path)
-    if folder.name == "scorecard.json" and folder.is_file():
-        folder = folder.parent
-    if not folder.is_dir():
-        raise FileNotFoundError(f"no run folder at {folder}")
-    card_path, samples_path = folder / "scorecard.json", folder / "samples.csv"
-    for needed in (card_path, samples_path):
-        if not needed.is_file():
-            raise FileNotFoundError(f"{folder} is not a cfcheck run folder: {needed.name} is missing")
-    card = load_scorecard(card_path)
-    with samples_path.open(newline="") as stream:
-        reader = csv.DictReader(stream)
-        has_input = "input" in (reader.fieldnames or [])
-        rows: dict[Key, dict[str, list[float]]] = {}
-        for row in reader:
-            value = _number(row.get("value"))
-            if value is None or not has_input:
-                continue
-            key = _key(row)
-            rows.setdefault(key, {}).setdefault(row["input"], []).append(value)
-    samples = {key: {i: float(np.mean(v)) for i, v in by_input.items()} for key, by_input in rows.items()}
-    return Run(
-        folder,
-        str(card.get("method", folder.name)),
-        card,
-        samples,
-        has_input,
-        read_set_features(folder / SET_FEATURES_FILE),
-    )
-
-
-def check_comparable(runs: list[Run]) -> None:
-    """Refuse runs that were not made under the same conditions.
-
-    Args:
-        runs: the runs to compare (at least two).
-
-    Raises:
-        CompareError: fewer than two runs, an unsupported or differing scorecard format, or a
-            different profile name, seed list or reference-model hash between two runs; the
-            message names both runs and the difference. Models present in only one run's
-            provenance are not a difference (a run lists the models of its own domains).
-    """
-    if len(runs) < 2:
-        raise CompareError(f"cfcheck compare needs at least two runs, got {len(runs)}")
-    first = runs[0]
-    for run in runs:
-        fmt = run.scorecard.get("format")
-        if fmt not in SUPPORTED_FORMATS:
-            raise CompareError(
-                f"{run.path}: scorecard format {fmt!r} cannot be compared "
-                f"(supported: {', '.join(map(str, SUPPORTED_FORMATS))})"
-            )
-    for other in runs[1:]:
-        pair = f"cannot compare {first.path} and {other.path}"
-        a_card, b_card = first.scorecard, other.scorecard
-        if a_card.get("format") != b_card.get("format"):
-            raise CompareError(
-                f"{pair}: different scorecard formats ({a_card.get('format')} vs "
-                f"{b_card.get('format')}; format-2 scores carry no kind/domain)"
-            )
-        a_profile, b_profile = a_card.get("profile", {}).get("name"), b_card.get("profile", {}).get("name")
-        if a_profile != b_profile:
-            raise CompareError(f"{pair}: different profiles ({a_profile!r} vs {b_profile!r})")
-        a_prov, b_prov = a_card.get("provenance", {}), b_card.get("provenance", {})
-        a_seeds, b_seeds = a_prov.get("seeds"), b_prov.get("seeds")
-        if a_seeds != b_seeds:
-            raise CompareError(f"{pair}: different seeds ({a_seeds} vs {b_seeds})")
-        a_models, b_models = a_prov.get("reference_models", {}), b_prov.get("reference_models", {})
-        differing = sorted(name for name in set(a_models) & set(b_models) if a_models[name] != b_models[name])
-        if differing:
-            shown = ", ".join(f"{n} ({a_models[n][:12]} vs {b_models[n][:12]})" for n in differing)
-            raise CompareError(f"{pair}: different reference-model hashes: {shown}")
-
-
 def compare_runs(
     runs: list[Run], *, resamples: int = 2000, seed: int = 0, alpha: float = 0.05, set_resamples: int = SET_RESAMPLES
 ) -> Comparison:
@@ -273,7 +161,7 @@ def compare_runs(
     check_comparable(runs)
     runs = _unique_labels(runs)
     methods = [run.label for run in runs]
-    records = [{_key(s): s for s in run.scorecard["scores"]} for run in runs]
+    records = [{score_key(s): s for s in run.scorecard["scores"]} for run in runs]
     counts: dict[Key, int] = {}
     for by_key in records:
         for key in by_key:
@@ -285,7 +173,9 @@ def compare_runs(
     for key in keys:
         present = {run.label: by_key[key] for run, by_key in zip(runs, records) if key in by_key}
         entries[key] = {
-            label: Entry(_number(r.get("value")), _number(r.get("ci_low")), _number(r.get("ci_high")), r.get("n"))
+            label: Entry(
+                read_number(r.get("value")), read_number(r.get("ci_low")), read_number(r.get("ci_high")), r.get("n")
+            )
             for label, r in present.items()
         }
         kinds = {metric_direction(key[3], r.get("direction")) for r in present.values()}
@@ -379,28 +269,6 @@ def _unique_labels(runs: list[Run]) -> list[Run]:
     if len(set(named)) != len(named):
         named = [f"{label} #{i + 1}" for i, label in enumerate(named)]
     return [replace(run, label=label) for run, label in zip(runs, named)]
-
-
-def _key(record: dict[str, Any]) -> Key:
-    return (
-        str(record.get("kind") or "-"),
-        str(record.get("domain") or "-"),
-        str(record["suite"]),
-        str(record["metric"]),
-        str(record["task"]),
-    )
-
-
-def _number(value: Any) -> float | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, str) and value in ("True", "False"):
-        return float(value == "True")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) else number
 
 
 def _input_order(value: str) -> tuple[int, float | str]:

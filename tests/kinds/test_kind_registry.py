@@ -76,6 +76,7 @@ def test_the_generic_engine_names_no_kind():
     generic = [
         "cfcheck/plugin.py",
         "cfcheck/plugin_fixtures.py",
+        "cfcheck/plugin_reporting.py",
         "cfcheck/session.py",
         "cfcheck/kinds/base.py",
         "cfcheck/kinds/contract.py",

@@ -11,7 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cfcheck.metrics import removal
+from cfcheck.metrics import removal_solver
 from cfcheck.metrics.removal import (
     DEFAULT_NOISE_STD,
     NEIGHBOUR_WEIGHTS,
@@ -141,7 +141,7 @@ def test_large_contiguous_regions_match_spsolve_in_one_chunk_or_many(dtype, monk
     rows, cols = torch.meshgrid(torch.arange(32), torch.arange(32), indexing="ij")
     mask = torch.stack([(rows - 16) ** 2 + (cols - 16) ** 2 < 13**2, rows < 16, random_mask(20, (1, 32, 32), 0.5)[0]])
     whole = check_against_spsolve(x, mask, atol=1e-8 if dtype == torch.float64 else 1e-5)
-    monkeypatch.setattr(removal, "_CHUNK_PIXELS", 2 * 32 * 32)
+    monkeypatch.setattr(removal_solver, "_CHUNK_PIXELS", 2 * 32 * 32)
     chunked = noisy_linear_imputation(x, mask, noise_std=0.0)
     torch.testing.assert_close(chunked, whole, atol=1e-9 if dtype == torch.float64 else 1e-5, rtol=0)
 
@@ -150,7 +150,7 @@ def test_large_float32_planes_are_solved_in_float64(monkeypatch):
     x = random_images(25, (2, 1, 16, 16))
     rows = torch.arange(16).view(16, 1).expand(16, 16)
     mask = torch.stack([rows < 14, random_mask(26, (1, 16, 16), 0.9)[0]])
-    monkeypatch.setattr(removal, "_FLOAT32_MAX_PIXELS", 16 * 16 - 1)
+    monkeypatch.setattr(removal_solver, "_FLOAT32_MAX_PIXELS", 16 * 16 - 1)
     result = noisy_linear_imputation(x.float(), mask, noise_std=0.0)
     assert result.dtype == torch.float32
     # float64 arithmetic: the float32 rounding of the float64 solve of the float32 values
