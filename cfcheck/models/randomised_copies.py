@@ -8,12 +8,21 @@ domain's calibration images and kept on disk (:func:`cfcheck.core.cache.memoise_
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import torch
 
-if TYPE_CHECKING:  # the zoo calls these with itself
-    from cfcheck.models.zoo import ModelZoo
+
+class ModelZoo(Protocol):
+    """What these functions use of the zoo that calls them with itself
+    (:class:`cfcheck.models.zoo.ModelZoo`): a protocol, so this module does not import the zoo."""
+
+    domain: Any
+    device: torch.device
+    store: Any
+
+    def __getitem__(self, name: str) -> torch.nn.Module: ...
+
 
 #: "cnn~features.6": the cnn with its layers from the output down to features.6 randomised.
 STAGE_SEPARATOR = "~"
