@@ -50,6 +50,22 @@ __all__ = [
 GENERATIVE_FAMILIES = ("diffusion", "flow", "vae", "gan", "autoencoder", "predictor")
 
 
+def with_defaults(defaults: Mapping[str, Any], options: Mapping[str, Any] | None, family: str) -> dict[str, Any]:
+    """A training recipe's options: ``defaults`` updated by ``options``.
+
+    Raises:
+        ValueError: naming the unknown options and the ones ``family``'s training takes.
+
+    Example:
+        >>> with_defaults({"lr": 1e-3, "epochs": 5}, {"epochs": 2}, "toy")
+        {'lr': 0.001, 'epochs': 2}
+    """
+    unknown = sorted(set(options or {}) - set(defaults))
+    if unknown:
+        raise ValueError(f"unknown {family} option(s) {unknown}; expected some of {sorted(defaults)}")
+    return {**defaults, **(options or {})}
+
+
 def register_generative_architecture(
     name: str,
     factory: Callable[..., nn.Module],

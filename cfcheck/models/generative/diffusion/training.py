@@ -23,7 +23,7 @@ from cfcheck.core.io import atomic_write_bytes
 from cfcheck.core.seeds import TRAINING_NOISE, seeded
 from cfcheck.models.shuffling import epoch_order
 
-from ..base import steps_per_epoch
+from ..base import steps_per_epoch, with_defaults
 from .network import DenoisingUNet, to_diffusion_space
 
 __all__ = ["DIFFUSION_OPTIONS", "train_denoiser"]
@@ -36,13 +36,6 @@ DIFFUSION_OPTIONS: Mapping[str, Any] = {
     "weight_decay": 0.0,
     "checkpoint_every": 250,
 }
-
-
-def _options(options: Mapping[str, Any]) -> dict[str, Any]:
-    unknown = sorted(set(options) - set(DIFFUSION_OPTIONS))
-    if unknown:
-        raise ValueError(f"unknown diffusion option(s) {unknown}; expected some of {sorted(DIFFUSION_OPTIONS)}")
-    return {**DIFFUSION_OPTIONS, **options}
 
 
 def _learning_rate(step: int, total: int, base: float, warmup: int) -> float:
@@ -87,7 +80,7 @@ def train_denoiser(
         The EMA weights' state dict and ``{"final_loss": ..., "steps": ...}`` (loss averaged over
         the last 100 steps).
     """
-    settings = _options(options or {})
+    settings = with_defaults(DIFFUSION_OPTIONS, options, "diffusion")
     if images.dim() != 4 or images.shape[0] < 1:
         raise ValueError(f"images must be N×C×H×W with N >= 1, got {tuple(images.shape)}")
     n = images.shape[0]

@@ -31,7 +31,7 @@ import torch.nn.functional as F
 
 from cfcheck.core.seeds import TRAINING_NOISE, Stream, seeded
 
-from ..base import epoch_batches, steps_per_epoch
+from ..base import epoch_batches, steps_per_epoch, with_defaults
 from ..vae.counterfactual_training import FitTerm, counterfactual_finetune
 from .network import ConditionalGAN
 
@@ -119,10 +119,7 @@ def train_cgan(
         the last 100 steps of their phase); with phase 3 also ``"cf_loss"``, ``"cf_nll"`` (there: the image
         term ‖x − G(E(x, c), c)‖₁) and ``"predictor_loss"`` (see ``counterfactual_finetune``).
     """
-    unknown = sorted(set(options or {}) - set(GAN_OPTIONS))
-    if unknown:
-        raise ValueError(f"unknown GAN option(s) {unknown}; expected some of {sorted(GAN_OPTIONS)}")
-    settings = {**GAN_OPTIONS, **(options or {})}
+    settings = with_defaults(GAN_OPTIONS, options, "GAN")
     if images.ndim != 4 or images.shape[0] < 1 or condition.ndim != 2 or condition.shape[0] != images.shape[0]:
         raise ValueError(
             f"images must be N×C×H×W and condition N×k with the same N, got {tuple(images.shape)} "

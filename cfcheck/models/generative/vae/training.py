@@ -27,7 +27,7 @@ from cfcheck.core.io import atomic_write_bytes
 from cfcheck.core.seeds import TRAINING_NOISE, seeded
 from cfcheck.models.shuffling import epoch_order
 
-from ..base import steps_per_epoch
+from ..base import steps_per_epoch, with_defaults
 from .network import ConditionalVAE
 
 if TYPE_CHECKING:
@@ -45,13 +45,6 @@ VAE_OPTIONS: Mapping[str, Any] = {
     "grad_skip": 500.0,
     "checkpoint_every": 200,
 }
-
-
-def _options(options: Mapping[str, Any]) -> dict[str, Any]:
-    unknown = sorted(set(options) - set(VAE_OPTIONS))
-    if unknown:
-        raise ValueError(f"unknown VAE option(s) {unknown}; expected some of {sorted(VAE_OPTIONS)}")
-    return {**VAE_OPTIONS, **options}
 
 
 def _save(path: Path, state: dict[str, Any]) -> None:
@@ -96,7 +89,7 @@ def train_cvae(
         The state dict and ``{"final_loss", "final_nll", "final_kl", "steps", "skipped"}`` (per-image
         nats, averaged over the last 100 steps).
     """
-    settings = _options(options or {})
+    settings = with_defaults(VAE_OPTIONS, options, "VAE")
     if images.ndim != 4 or images.shape[0] < 1 or condition.ndim != 2 or condition.shape[0] != images.shape[0]:
         raise ValueError(
             f"images must be N×C×H×W and condition N×k with the same N, got {tuple(images.shape)} "
