@@ -159,7 +159,14 @@ def crossed_interval(values: Tensor | np.ndarray, *, confidence: float = 0.95) -
     total = sum(square for square, _ in terms)
     if total <= 0.0:
         return mean, mean
-    freedom = total**2 / sum(square**2 / df for square, df in terms)
+    spread = sum(square**2 / df for square, df in terms)
+    # Satterthwaite's degrees of freedom; for mean squares so small that their squares underflow
+    # to 0, the same ratio taken of the squares' shares of the total
+    freedom = (
+        total**2 / spread
+        if spread >= np.finfo(float).tiny
+        else 1.0 / sum((square / total) ** 2 / df for square, df in terms)
+    )
     half = float(student_t.ppf(0.5 + level / 2, freedom)) * float(np.sqrt(total / (draws * inputs)))
     return mean - half, mean + half
 

@@ -125,3 +125,14 @@ def test_a_constant_table_and_a_single_cell_give_a_point() -> None:
 def test_crossed_interval_validation(values, kwargs, error, match) -> None:
     with pytest.raises(error, match=match):
         crossed_interval(values, **kwargs)
+
+
+def test_tiny_values_give_the_scaled_interval_of_their_scaled_table():
+    """Mean squares whose squares underflow (hypothesis found [[3.8e-137, 0]] raising
+    ZeroDivisionError): the interval is the scaled interval of the same table at ordinary size."""
+    ordinary = np.array([[3.83959193, 0.0], [1.5, 2.25]])
+    for table in (ordinary[:1], ordinary):
+        low, high = crossed_interval(table * 1e-137)
+        expected_low, expected_high = crossed_interval(table)
+        assert low == pytest.approx(expected_low * 1e-137, rel=1e-9)
+        assert high == pytest.approx(expected_high * 1e-137, rel=1e-9)

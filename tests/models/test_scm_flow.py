@@ -77,23 +77,28 @@ def test_a_flow_trained_on_scm_draws_learns_the_true_conditional():
     """Maximum likelihood on 6,000 SCM draws: the learned p(i | t) is the SCM's (PIT uniform), and
     counterfactual intensities under do(t) track the SCM's with the same ε.
 
-    30 epochs: after 12 the KS statistic depended on the run (training seeds 3–6 gave 0.069, 0.020,
-    0.046, 0.031; seed 3 failed the 0.06 bound on one CPU and passed on another, whose float kernels
-    differ); after 30 the same seeds give 0.045, 0.035, 0.016, 0.039."""
+    One training run's KS statistic depends on the CPU's float kernels as much as on the fit: after
+    30 epochs training seeds 3–6 gave 0.045, 0.035, 0.016, 0.039 on one CPU and 0.062, 0.023, 0.021,
+    0.036 on another (an AVX-512 Xeon), where seed 3 alone crossed 0.06. So three training seeds are
+    judged together: their median must be below 0.06 and each below 0.08 (an untrained flow, and a
+    conditional shifted by 0.3, are above 0.1)."""
     torch.manual_seed(0)
     train, test = sample_factors(6000, seed=1), sample_factors(2000, seed=2)
-    config = GenerativeTrainConfig(seed=3, epochs=30, batch_size=128, lr=3e-3)
-    flow, _ = train_flow(
-        train.intensity, train.thickness[:, None], {"context_features": 1, "num_bins": 16, "hidden": 32}, config
-    )
-    with torch.no_grad():
-        drawn = flow.sample(len(test), test.thickness[:, None], generator=torch.Generator().manual_seed(0))
-        new_t = test.thickness.flip(0)
-        cf = flow.predict(flow.abduct(test.intensity, test.thickness[:, None]), new_t[:, None])
-    pit = true_intensity_cdf(drawn.double().numpy(), test.thickness.double().numpy())
-    assert stats.kstest(pit, "uniform").statistic < 0.06
-    error = (cf - intensity_mechanism(new_t, test.eps)).abs().mean()
-    assert error < 4.0, error
+    statistics = []
+    for seed in (3, 4, 5):
+        config = GenerativeTrainConfig(seed=seed, epochs=30, batch_size=128, lr=3e-3)
+        flow, _ = train_flow(
+            train.intensity, train.thickness[:, None], {"context_features": 1, "num_bins": 16, "hidden": 32}, config
+        )
+        with torch.no_grad():
+            drawn = flow.sample(len(test), test.thickness[:, None], generator=torch.Generator().manual_seed(0))
+            new_t = test.thickness.flip(0)
+            cf = flow.predict(flow.abduct(test.intensity, test.thickness[:, None]), new_t[:, None])
+        pit = true_intensity_cdf(drawn.double().numpy(), test.thickness.double().numpy())
+        statistics.append(stats.kstest(pit, "uniform").statistic)
+        error = (cf - intensity_mechanism(new_t, test.eps)).abs().mean()
+        assert error < 4.0, (seed, error)
+    assert sorted(statistics)[1] < 0.06 and max(statistics) < 0.08, statistics
     # an untrained flow is far from it (the test can fail)
     untrained = ScalarSplineFlow(context_features=1)
     untrained.set_standardisation(train.intensity, train.thickness[:, None])
