@@ -126,11 +126,6 @@ def test_streams_are_distinct_where_their_ranges_meet():
         assert len(seeds) == len(set(seeds)), stream.name
 
 
-#: seed arithmetic not yet routed, with why: cfcheck/methods is being rewritten (issue 26), its
-#: chunk generators go through BATCH_NOISE when the rewrite lands
-_NOT_YET_ROUTED = {("methods/common.py", "seed + start")}
-
-
 def test_no_seed_is_derived_by_hand():
     """No expression of the package adds to, subtracts from, multiplies or reduces a seed (a name
     ending in ``seed``) by hand: a derived seed goes through :func:`seeded` and a named stream."""
@@ -143,4 +138,4 @@ def test_no_seed_is_derived_by_hand():
                 names = [getattr(side, "id", getattr(side, "attr", "")) for side in (node.left, node.right)]
                 if any(seedy.search(name) for name in names):
                     by_hand.add((path.relative_to(package).as_posix(), ast.unparse(node)))
-    assert by_hand <= _NOT_YET_ROUTED, sorted(by_hand - _NOT_YET_ROUTED)
+    assert by_hand == set(), sorted(by_hand)

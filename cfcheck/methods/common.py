@@ -15,6 +15,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from cfcheck.core.seeds import BATCH_NOISE, seeded
+
 #: Seed used when a caller passes no generator: methods stay deterministic and never
 #: touch the global RNG, which the suites (and the user's own code) may rely on.
 DEFAULT_SEED = 0
@@ -61,13 +63,14 @@ def seeded_chunks(
 ) -> list[tuple[slice, torch.Generator]]:
     """``n`` inputs in chunks of ``batch_size``, each with its own generator on ``device``.
 
-    One seed is drawn from ``generator``; chunk ``start`` gets ``seed + start``, so a method's
-    noise depends on the caller's seed and the chunking, never on the global RNG.
+    One seed is drawn from ``generator``; chunk ``start`` gets ``seeded(seed, BATCH_NOISE, start)``
+    (``seed + start``), so a method's noise depends on the caller's seed and the chunking, never
+    on the global RNG.
     """
     # drawn on the generator's own device: a CUDA generator cannot draw a CPU tensor
     seed = int(torch.randint(0, 2**62, (1,), generator=generator, device=generator.device))
     return [
-        (slice(start, start + batch_size), torch.Generator(device=device).manual_seed(seed + start))
+        (slice(start, start + batch_size), torch.Generator(device=device).manual_seed(seeded(seed, BATCH_NOISE, start)))
         for start in range(0, n, batch_size)
     ]
 
