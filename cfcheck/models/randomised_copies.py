@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import torch
 
 
-class ModelZoo(Protocol):
+class ZooServing(Protocol):
     """What these functions use of the zoo that calls them with itself
     (:class:`cfcheck.models.zoo.ModelZoo`): a protocol, so this module does not import the zoo."""
 
@@ -54,13 +54,13 @@ def reinitialisation_seed(stage: str) -> int | None:
     return int(digits) if stage.startswith(REINITIALISED) and digits.isdigit() else None
 
 
-def _calibration_images(zoo: ModelZoo) -> torch.Tensor:
+def _calibration_images(zoo: ZooServing) -> torch.Tensor:
     """:data:`CASCADE_CALIBRATION_IMAGES` unlabelled images of the domain's train split, on the zoo's device."""
     domain = zoo.domain
     return domain.split(domain.split_roles["train"], n=CASCADE_CALIBRATION_IMAGES).images.to(zoo.device)
 
 
-def cascade_stages(zoo: ModelZoo, name: str) -> dict[str, torch.nn.Module]:
+def cascade_stages(zoo: ZooServing, name: str) -> dict[str, torch.nn.Module]:
     """The stages of ``name``'s cascade, by their zoo names. Their weights and fitted logit
     standardisations are the same in every session with these weights, images and code, so they
     are kept on disk (:func:`cfcheck.core.cache.memoise_on_disk`): fitting them runs every stage on
@@ -93,7 +93,7 @@ def cascade_stages(zoo: ModelZoo, name: str) -> dict[str, torch.nn.Module]:
     return {f"{name}{STAGE_SEPARATOR}{stage.layer}": stage.model for stage in stages}
 
 
-def reinitialised_copy(zoo: ModelZoo, name: str, seed: int) -> torch.nn.Module:
+def reinitialised_copy(zoo: ZooServing, name: str, seed: int) -> torch.nn.Module:
     """``name`` with every parametrised layer re-initialised under ``seed``
     (:func:`cfcheck.models.classifiers.randomisation.reinitialised`), its logit standardisation
     fitted on the cascade's calibration images; kept on disk like the cascade's stages."""
