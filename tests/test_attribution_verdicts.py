@@ -257,7 +257,7 @@ def test_the_retraining_seed_follows_the_run_seed_and_seed_0_keeps_the_old_one()
     section = dataclasses.replace(SECTION_DEFAULTS["quick"], retrain_epochs=1)
 
     def weights(seed: int) -> torch.Tensor:
-        model = removal._retrain(LocalRun(section, seed=seed, domains=[gmm]), gmm, x, y)
+        model = removal.retrain(LocalRun(section, seed=seed, domains=[gmm]), gmm, x, y)
         return torch.cat([p.detach().flatten() for p in model.parameters()])
 
     spec = model_specs(gmm)[gmm.model_roles["retrained"][0]]

@@ -29,7 +29,7 @@ from cfcheck.core.seeds import (
 from cfcheck.domains.glyphs import training as glyph_training
 from cfcheck.kinds.attribution import spec as attribution_spec
 from cfcheck.kinds.attribution.randomisation import draw_seeds
-from cfcheck.kinds.attribution.removal import REMOVAL_SEED, RETRAINING
+from cfcheck.kinds.attribution.removal import REMOVAL_SEED, RETRAINING, retraining_seed
 from cfcheck.kinds.latent import spec as latent_spec
 from cfcheck.kinds.scm import realism as scm_realism
 from cfcheck.kinds.scm import spec as scm_spec
@@ -68,6 +68,8 @@ def test_random_draws_removal_and_realism_match_their_formulas(base):
     assert draw_seeds(base, 6) == tuple(base * 10_007 + k for k in range(1, 6))
     assert all(seeded(base, RANDOM_DRAWS, k) == base * 10_007 + k for k in SMALL)
     assert seeded(base, RETRAINING) == REMOVAL_SEED + base == 20_231 + base
+    # a removal run's further retraining draws (draw 0 is RETRAINING's)
+    assert [retraining_seed(base, k) for k in SMALL if k] == [1000 * base + 1_020_231 + k for k in SMALL if k]
     assert seeded(base, REALISM_DRAWS, 1) == 7919 * base + 1  # the VCE realism suite
     assert seeded(base, REALISM_DRAWS, 2) == 7919 * base + 2  # the SCM realism generator
     assert seeded(base, PAIRED_REFERENCE, 7) == 10_007 * base + 7  # class 7's reference rows for paired tests

@@ -16,9 +16,9 @@ Three ways to remove what an attribution a says a classifier uses (Park et al. 2
   to s (:func:`cumulative_errors`), because a projected input may land on either class.
 
 A curve here is per input: an L×N matrix (one row per removal level) of 0/1 outcomes, so its
-area (:func:`curve_area`) is a per-input number whose mean is the curve's area and whose
-bootstrap interval says how much the inputs' sample moves it (the retrained models are held
-fixed: retraining noise is not in that interval).
+area (:func:`curve_area`) is a per-input number whose mean is the curve's area. A curve is one
+retraining's; the attribution kind repeats the retraining and gives the interval over draws and
+inputs (:mod:`cfcheck.kinds.attribution.removal_scoring`).
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from cfcheck.kinds.attribution.removal import STRATEGIES, score_removal
+from cfcheck.kinds.attribution.removal import STRATEGIES
+from cfcheck.kinds.attribution.removal_scoring import score_removal
 
 pytestmark = pytest.mark.cfcheck_kind("attribution")
 

@@ -171,6 +171,15 @@ def test_an_attribution_adapter_gets_its_contract_randomisation_and_removal_scor
     curves = [r["extra"]["curve"] for r in scores if r["metric"] == "goar_area"]
     assert all(c["levels"] == [0.0, 1.0] and len(c["method"]) == len(c["random"]) == 2 for c in curves)
     assert all(r["n"] == 24 for r in scores if "randomisation" not in r["metric"])  # removal_test of the tiny settings
+    # ROAR and GOAR retrain 3 times per level (the section's default retraining_draws); ROAD retrains nothing
+    for r in scores:
+        if r["metric"].startswith(("roar_gap", "goar_gap")):
+            assert len(r["extra"]["draws"]) == 3, r["metric"]
+            assert r["value"] == pytest.approx(sum(r["extra"]["draws"]) / 3)
+        elif r["metric"].startswith(("roar_area", "goar_area")):
+            assert len(r["extra"]["draws"]["method"]) == len(r["extra"]["draws"]["random"]) == 3
+        elif r["metric"].startswith("road"):
+            assert "draws" not in r.get("extra", {}), r["metric"]
     csv_header = (tiny.path / "reports" / "gradient-standard" / "samples.csv").read_text().splitlines()[0]
     assert csv_header == "kind,domain,suite,metric,task,sample,value,input,label,target"
     # every task drew its examples, gmm's 64-d points as heat strips; the page says what they show

@@ -35,7 +35,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -43,7 +43,8 @@ import torch
 
 from cfcheck.kinds.attribution.controls import NOISE_LADDER, OTHER_RANDOM_SEEDS, attribution_controls
 from cfcheck.kinds.attribution.declaration import VALUES_FILE
-from cfcheck.kinds.attribution.gap_bars import derive_gap_bars, gap_key
+from cfcheck.kinds.attribution.gap_bars import CALIBRATED, derive_gap_bars, gap_key
+from cfcheck.kinds.attribution.gap_measurements import check_draws, measure_gaps, merge_measurements
 
 __all__ = [
     "CALIBRATED",
@@ -54,117 +55,16 @@ __all__ = [
     "calibrate_attribution",
     "derive_gap_bars",
     "gap_key",
+    "measure_gaps",
     "measure_randomisation",
+    "merge_measurements",
 ]
 
-#: the scores this calibration gives bars to: (strategy, order) of a gap
-CALIBRATED = (("road", "morf"), ("road", "lerf"), ("roar", "morf"), ("roar", "lerf"), ("goar", "morf"))
 #: the randomisation similarity scores measured on the controls (support of each), without a bar
 RANDOMISATION_SCORES = (
     ("attribution_randomisation_similarity", "all"),
     ("attribution_randomisation_similarity_support", "nonzero"),
 )
-
-
-#: the suites' own baseline, whose areas the values file keeps beside the controls'
-BASELINE = "random (cfcheck's baseline)"
-
-
-def measure_gaps(
-    domain: Any,
-    section: Any,
-    seeds: Sequence[int],
-    log: Callable[[str], None] = print,
-    strategies: Sequence[tuple[str, str]] = CALIBRATED,
-    controls: Sequence[str] | None = None,
-    checkpoint: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
-    """Every control's mean gap and mean area per score and seed.
-
-    Args:
-        strategies: the (strategy, order) pairs to measure (default: all of :data:`CALIBRATED`).
-        controls: the controls to measure, in this order (default: all of :func:`attribution_controls`).
-        checkpoint: receives the measurements so far after each control (a long run keeps what it measured).
-
-    Returns:
-        ``{"values": gap key → control → seed → mean gap, "areas": "strategy:order" → control → seed →
-        mean area (the suites' random baseline too), "roles": control → role, "seconds": control → seed → s}``.
-    """
-    import time
-
-    from cfcheck.kinds.attribution.baseline import RandomBaseline as RandomAttribution
-    from cfcheck.kinds.attribution.local_run import LocalRun, removal_data
-    from cfcheck.kinds.attribution.removal import missing_for, removal_curve, removal_gap
-    from cfcheck.metrics.removal_curves import curve_area
-
-    every = attribution_controls(domain)
-    unknown = sorted(set(controls or ()) - set(every))
-    if unknown:
-        raise ValueError(f"unknown attribution controls {unknown}; expected some of {sorted(every)}")
-    chosen = {name: every[name] for name in (controls or every)}
-    model = domain.model_roles["explained"][0]
-    out: dict[str, Any] = {
-        "values": {},
-        "areas": {},
-        "roles": {n: r for n, (r, _) in chosen.items()},
-        "seconds": {},
-        "unavailable": {},
-    }
-    for strategy, order in strategies:  # ROAR and GOAR need a retraining recipe (GOAR a denoiser too)
-        reason = missing_for(None, domain, strategy)
-        if reason is not None:
-            out["unavailable"][gap_key(strategy, order)] = reason
-    strategies = [(s, o) for s, o in strategies if gap_key(s, o) not in out["unavailable"]]
-    for seed in seeds:
-        run = LocalRun(section, seed=seed, domains=[domain])
-        baseline_data = removal_data(run, domain, model, RandomAttribution(), seed=seed)
-        baseline: dict[tuple[str, str], torch.Tensor] = {}
-        for strategy, order in strategies:
-            curve = removal_curve(run, baseline_data, strategy, order)
-            baseline[strategy, order] = curve_area(curve.outcomes, curve.levels)
-            out["areas"].setdefault(f"{strategy}:{order}", {}).setdefault(BASELINE, {})[seed] = float(
-                baseline[strategy, order].mean()
-            )
-        for name, (_, method) in chosen.items():
-            started = time.perf_counter()
-            data = removal_data(run, domain, model, method, seed=seed)
-            for strategy, order in strategies:
-                curve = removal_curve(run, data, strategy, order)
-                area = curve_area(curve.outcomes, curve.levels)
-                gap = removal_gap(strategy, order, area, baseline[strategy, order])
-                out["values"].setdefault(gap_key(strategy, order), {}).setdefault(name, {})[seed] = float(gap.mean())
-                out["areas"].setdefault(f"{strategy}:{order}", {}).setdefault(name, {})[seed] = float(area.mean())
-            out["seconds"].setdefault(name, {})[seed] = round(time.perf_counter() - started, 1)
-            log(
-                f"seed {seed} {name} ({out['seconds'][name][seed]:.0f} s): "
-                + ", ".join(f"{k} {v[name][seed]:+.3f}" for k, v in out["values"].items() if seed in v.get(name, {}))
-            )
-            if checkpoint is not None:
-                checkpoint(out)
-    return out
-
-
-def merge_measurements(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The union of several :func:`measure_gaps` outputs (e.g. seeds measured by separate processes,
-    read back from JSON: seeds as strings become ints); ValueError where two parts disagree on a value."""
-    merged: dict[str, Any] = {"values": {}, "areas": {}, "roles": {}, "seconds": {}, "unavailable": {}}
-    for part in parts:
-        merged["roles"].update(part["roles"])
-        merged["unavailable"].update(part.get("unavailable", {}))
-        for section in ("values", "areas"):
-            for key, by_control in part[section].items():
-                for control, per_seed in by_control.items():
-                    into = merged[section].setdefault(key, {}).setdefault(control, {})
-                    for seed, value in per_seed.items():
-                        if int(seed) in into and into[int(seed)] != value:
-                            raise ValueError(
-                                f"two measurements of {section} {key} / {control} / seed {seed} differ: "
-                                f"{into[int(seed)]} and {value}"
-                            )
-                        into[int(seed)] = value
-        for control, per_seed in part.get("seconds", {}).items():
-            merged["seconds"].setdefault(control, {}).update({int(s): v for s, v in per_seed.items()})
-    return merged
 
 
 def measure_randomisation(
@@ -261,7 +161,17 @@ def calibrate_attribution(
         def keep(measured: dict[str, Any]) -> None:
             atomic_write_text(
                 Path(partial),
-                json.dumps({"domain": domain.name, "profile": profile, **measured}, indent=1, sort_keys=True) + "\n",
+                json.dumps(
+                    {
+                        "domain": domain.name,
+                        "profile": profile,
+                        "retraining_draws": section.retraining_draws,
+                        **measured,
+                    },
+                    indent=1,
+                    sort_keys=True,
+                )
+                + "\n",
             )
 
         measured = measure_gaps(domain, section, seeds, log, strategies or CALIBRATED, controls, keep)
@@ -278,6 +188,8 @@ def calibrate_attribution(
         ]
         if wrong:
             raise ValueError(f"partial calibration files {wrong} are not of domain {domain.name!r} at {profile!r}")
+        for path, part in zip(merge, parts):
+            check_draws(path, part, section.retraining_draws)
         measured = merge_measurements(parts)
         similarity = merge_measurements(
             [{"values": part.get("randomisation", {}), "areas": {}, "roles": {}} for part in parts]
@@ -311,6 +223,7 @@ def calibrate_attribution(
                 "profile": profile,
                 "domain": domain.name,
                 "seeds": list(seeds),
+                "retraining_draws": section.retraining_draws,
                 "roles": roles,
                 "values": values,
                 "areas": measured["areas"],

@@ -9,7 +9,10 @@ from collections.abc import Mapping, Sequence
 
 from cfcheck.core.thresholds import Bar
 
-__all__ = ["derive_gap_bars", "gap_key"]
+__all__ = ["CALIBRATED", "derive_gap_bars", "gap_key"]
+
+#: the scores the attribution calibration gives bars to: (strategy, order) of a gap
+CALIBRATED = (("road", "morf"), ("road", "lerf"), ("roar", "morf"), ("roar", "lerf"), ("goar", "morf"))
 
 
 def gap_key(strategy: str, order: str) -> str:

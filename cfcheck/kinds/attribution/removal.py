@@ -18,21 +18,24 @@ Pixel rankings use the signed attribution summed over channels (ROAD's conventio
 domain's ``pixel_grid`` when its inputs are not images. Level 0 is the unremoved data (the
 model retrained on clean inputs; for ROAD the explained model on clean inputs). The same
 curve for cfcheck's seeded random attribution is the baseline every method is compared with.
-Retraining reuses the ``retrained`` model's recipe with ``retrain_epochs`` epochs of batches of 32 and one seed
-per run, ``REMOVAL_SEED`` + the run's seed (so within a run two curves differ only by their data, and another
-run's seed draws other retrainings: the calibration's seeds cover the retraining noise).
+Retraining reuses the ``retrained`` model's recipe with ``retrain_epochs`` epochs of batches of 32. ROAR and
+GOAR retrain ``retraining_draws`` times per level (:func:`removal_curves`), draw k with its own seed
+(:func:`retraining_seed`: draw 0 is ``REMOVAL_SEED`` + the run's seed); the method's curve and the random
+attribution's share each draw's seed, so within a draw two curves differ only by their data, and a gap's
+draws × inputs table gives the crossed interval over both. GOAR's projections do not depend on the draw:
+they are computed once per level and only the retraining is repeated.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from cfcheck.core.seeds import Stream, seeded
-from cfcheck.kinds.attribution.baseline import random_attribution
+from cfcheck.kinds.attribution.section import MAX_RETRAINING_DRAWS
 from cfcheck.kinds.base import Run
 from cfcheck.metrics.key import MetricKey
 
@@ -40,21 +43,22 @@ if TYPE_CHECKING:
     from cfcheck.domains.base import Domain
 
 __all__ = [
+    "RETRAINED",
     "RemovalCurve",
     "RemovalData",
     "STRATEGIES",
+    "as_pixel_grid",
+    "classified_correctly",
+    "draw_areas",
     "removal_curve",
+    "removal_curves",
     "removal_key",
     "removal_scale",
-    "task_curves",
-    "task_removal_data",
+    "removal_gap",
+    "retrain",
+    "retraining_seed",
+    "run_removal_scale",
 ]
-
-
-class _SessionRun(Run, Protocol):
-    """The session a suite scores with: a run that also gives the method's outputs for a task."""
-
-    def outputs(self, task: Any, method: Any) -> Any: ...
 
 
 #: strategy → the orders it is run in
@@ -64,6 +68,11 @@ STRATEGIES = {"roar": ("morf", "lerf"), "road": ("morf", "lerf"), "goar": ("morf
 REMOVAL_SEED = 20_231
 #: the removal engine's seeds from a run's or task's seed: its retraining, its removal orders' ties
 RETRAINING = Stream("removal retraining", start=REMOVAL_SEED)
+#: the seeds of a run's further retraining draws (draw k ≥ 1 of run seed s: s·1000 + 1,020,231 + k):
+#: disjoint from every run's draw 0 and, below MAX_RETRAINING_DRAWS draws, from each other
+RETRAINING_DRAWS = Stream("removal retraining draws", stride=MAX_RETRAINING_DRAWS, start=1_020_231)
+#: the strategies that retrain a model per level (and so draw their retrainings)
+RETRAINED = ("roar", "goar")
 #: the batch size of every retraining
 RETRAIN_BATCH = 32
 
@@ -109,7 +118,7 @@ class RemovalCurve:
         return [float(v) for v in self.outcomes.mean(1)]
 
 
-def _as_grid(run: Run, domain: Any, x: torch.Tensor) -> torch.Tensor:
+def as_pixel_grid(run: Run, domain: Any, x: torch.Tensor) -> torch.Tensor:
     """Inputs as N×C×H×W for pixel removal (vectors laid out on the domain's ``pixel_grid``)."""
     if x.dim() == 4:
         return x
@@ -123,7 +132,30 @@ def _as_grid(run: Run, domain: Any, x: torch.Tensor) -> torch.Tensor:
     return x.reshape(x.shape[0], *grid)
 
 
-def _retrain(run: Run, domain: Any, images: torch.Tensor, labels: torch.Tensor) -> torch.nn.Module:
+def retraining_seed(seed: int, draw: int) -> int:
+    """The retraining seed of draw ``draw`` of run seed ``seed``.
+
+    Args:
+        seed: the run's seed, int ≥ 0.
+        draw: the draw's index, 0 ≤ draw < MAX_RETRAINING_DRAWS; draw 0 is the run's own seed
+            (``REMOVAL_SEED`` + seed), so a one-draw run retrains as it always has.
+
+    Returns:
+        The seed; distinct for distinct (seed, draw) pairs.
+
+    Example:
+        >>> retraining_seed(0, 0), retraining_seed(1, 0), retraining_seed(0, 1), retraining_seed(1, 2)
+        (20231, 20232, 1020232, 1021233)
+    """
+    for name, value in (("seed", seed), ("draw", draw)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"`{name}` must be an int >= 0, got {value!r}")
+    if draw >= MAX_RETRAINING_DRAWS:
+        raise ValueError(f"`draw` must be below {MAX_RETRAINING_DRAWS}, got {draw}")
+    return seeded(seed, RETRAINING) if draw == 0 else seeded(seed, RETRAINING_DRAWS, draw)
+
+
+def retrain(run: Run, domain: Any, images: torch.Tensor, labels: torch.Tensor, draw: int = 0) -> torch.nn.Module:
     from cfcheck.models.classifiers.recipes import model_specs
     from cfcheck.models.classifiers.training import fit
 
@@ -134,7 +166,7 @@ def _retrain(run: Run, domain: Any, images: torch.Tensor, labels: torch.Tensor) 
     # bundled digit CNN reaches 0.97 test accuracy from 1,000 clean images in 8 epochs, 9 s on one thread)
     recipe = dataclasses.replace(
         spec.recipe,
-        seed=seeded(run.seed, RETRAINING),
+        seed=retraining_seed(run.seed, draw),
         epochs=epochs,
         batch_size=RETRAIN_BATCH,
         select_on="last",
@@ -150,7 +182,7 @@ class _TrainingSet:
     labels: torch.Tensor
 
 
-def _correct(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+def classified_correctly(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     from cfcheck.models.inference import batched_logits
 
     return (batched_logits(model, x, batch_size=500).argmax(1) == y).to(torch.float64)
@@ -168,8 +200,27 @@ def removal_scale(data: RemovalData) -> float:
     return float(torch.cat(distances).median())
 
 
-def removal_curve(run: Run, data: RemovalData, strategy: str, order: str) -> RemovalCurve:
-    """The ``strategy`` curve (``"roar"``, ``"road"`` or ``"goar"``) in ``order`` for ``data``."""
+def removal_curve(run: Run, data: RemovalData, strategy: str, order: str, draw: int = 0) -> RemovalCurve:
+    """The ``strategy`` curve (``"roar"``, ``"road"`` or ``"goar"``) in ``order`` for ``data``, with the
+    models of retraining draw ``draw`` (ROAD retrains nothing: every draw is the same curve)."""
+    return _curves(run, data, strategy, order, (draw,))[0]
+
+
+def removal_curves(run: Run, data: RemovalData, strategy: str, order: str) -> tuple[RemovalCurve, ...]:
+    """The curves of every retraining draw of the run's profile (``retraining_draws``), draw 0 first;
+    one curve for ROAD, which retrains nothing."""
+    draws = run.profile.section("attribution").retraining_draws if strategy in RETRAINED else 1
+    return tuple(_curves(run, data, strategy, order, tuple(range(draws))))
+
+
+def draw_areas(curves: tuple[RemovalCurve, ...]) -> torch.Tensor:
+    """The per-input areas of each draw's curve: float64 draws × inputs."""
+    from cfcheck.metrics.removal_curves import curve_area
+
+    return torch.stack([curve_area(curve.outcomes, curve.levels) for curve in curves])
+
+
+def _curves(run: Run, data: RemovalData, strategy: str, order: str, draws: tuple[int, ...]) -> list[RemovalCurve]:
     from cfcheck.metrics.removal import noisy_linear_imputation, removal_mask
     from cfcheck.metrics.removal_curves import cumulative_errors, feature_removal, fixed_value_removal
     from cfcheck.models.generative.diffusion.projection import manifold_projection
@@ -179,58 +230,71 @@ def removal_curve(run: Run, data: RemovalData, strategy: str, order: str) -> Rem
     section = run.profile.section("attribution")
     generator = torch.Generator().manual_seed(seeded(run.seed, RETRAINING))
     shape = data.x_test.shape[1:]
-    rows: list[torch.Tensor] = []
+    rows: dict[int, list[torch.Tensor]] = {draw: [] for draw in draws}
     if strategy == "road":
         explained = run.zoo(data.domain)[data.model]
         levels = (0.0, *section.removal_fractions)
-        x, a = _as_grid(run, data.domain, data.x_test), _as_grid(run, data.domain, data.a_test)
+        x, a = as_pixel_grid(run, data.domain, data.x_test), as_pixel_grid(run, data.domain, data.a_test)
         for fraction in levels:
             # ROAD breaks ties at random (its reference's fixed noise map), under the run's seed
             mask = removal_mask(a, fraction, order, tie_seed=seeded(run.seed, RETRAINING))
             imputed = noisy_linear_imputation(x, mask, generator=generator) if fraction > 0 else x
-            rows.append(_correct(explained, imputed.reshape(-1, *shape), data.y_test))
-        return RemovalCurve(strategy, order, levels, torch.stack(rows))
+            correct = classified_correctly(explained, imputed.reshape(-1, *shape), data.y_test)
+            for draw in draws:
+                rows[draw].append(correct)
+        return [RemovalCurve(strategy, order, levels, torch.stack(rows[draw])) for draw in draws]
     if strategy == "roar":
         levels = (0.0, *section.removal_fractions)
-        x_train, a_train = _as_grid(run, data.domain, data.x_train), _as_grid(run, data.domain, data.a_train)
-        x_test, a_test = _as_grid(run, data.domain, data.x_test), _as_grid(run, data.domain, data.a_test)
+        x_train, a_train = as_pixel_grid(run, data.domain, data.x_train), as_pixel_grid(run, data.domain, data.a_train)
+        x_test, a_test = as_pixel_grid(run, data.domain, data.x_test), as_pixel_grid(run, data.domain, data.a_test)
         fill = x_train.mean(dim=(0, 2, 3))
         for fraction in levels:
             removed_train = fixed_value_removal(x_train, removal_mask(a_train, fraction, order), fill)
             removed_test = fixed_value_removal(x_test, removal_mask(a_test, fraction, order), fill)
-            model = (
-                _clean_model(run, data)
-                if fraction == 0
-                else _retrain(run, data.domain, removed_train.reshape(-1, *shape), data.y_train)
-            )
-            rows.append(_correct(model, removed_test.reshape(-1, *shape), data.y_test))
-        return RemovalCurve(strategy, order, levels, torch.stack(rows))
+            for draw in draws:
+                model = (
+                    _clean_model(run, data, draw)
+                    if fraction == 0
+                    else retrain(run, data.domain, removed_train.reshape(-1, *shape), data.y_train, draw)
+                )
+                rows[draw].append(classified_correctly(model, removed_test.reshape(-1, *shape), data.y_test))
+        return [RemovalCurve(strategy, order, levels, torch.stack(rows[draw])) for draw in draws]
     denoiser = _denoiser(run, data.domain)
-    scale = _memo_scale(run, data)
+    scale = run_removal_scale(run, data)
     levels = (0.0, *section.goar_levels_for(data.domain))
     for level in levels:
         if level == 0:
-            rows.append(_correct(_clean_model(run, data), data.x_test, data.y_test))
+            for draw in draws:
+                rows[draw].append(classified_correctly(_clean_model(run, data, draw), data.x_test, data.y_test))
             continue
         strength = level * scale
-        projected = [
+        projected = [  # one projection per level, whatever the draw (the generator runs as for one draw)
             manifold_projection(feature_removal(x, a, strength), strength, denoiser, generator=generator)
             for x, a in ((data.x_train, data.a_train), (data.x_test, data.a_test))
         ]
-        model = _retrain(run, data.domain, projected[0], data.y_train)
-        rows.append(_correct(model, projected[1], data.y_test))
-    return RemovalCurve(strategy, order, levels, cumulative_errors(torch.stack(rows)))
+        for draw in draws:
+            model = retrain(run, data.domain, projected[0], data.y_train, draw)
+            rows[draw].append(classified_correctly(model, projected[1], data.y_test))
+    return [RemovalCurve(strategy, order, levels, cumulative_errors(torch.stack(rows[draw]))) for draw in draws]
 
 
-def _memo_scale(run: Run, data: RemovalData) -> float:
+def run_removal_scale(run: Run, data: RemovalData) -> float:
     """:func:`removal_scale` of ``data``, computed once per run (GOAR's curve and its leakage share it)."""
     return run.memo(("removal_scale", data.domain.name, data.model, len(data.x_test)), lambda: removal_scale(data))
 
 
-def _clean_model(run: Run, data: RemovalData) -> torch.nn.Module:
-    """The retrained model on unremoved training inputs (shared by every method of the run)."""
-    key = ("removal_clean_model", data.domain.name, data.model, len(data.x_train), float(data.x_train.sum()), run.seed)
-    return run.memo(key, lambda: _retrain(run, data.domain, data.x_train, data.y_train))
+def _clean_model(run: Run, data: RemovalData, draw: int = 0) -> torch.nn.Module:
+    """The model of retraining draw ``draw`` on unremoved training inputs (shared by every method of the run)."""
+    key = (
+        "removal_clean_model",
+        data.domain.name,
+        data.model,
+        len(data.x_train),
+        float(data.x_train.sum()),
+        run.seed,
+        draw,
+    )
+    return run.memo(key, lambda: retrain(run, data.domain, data.x_train, data.y_train, draw))
 
 
 def _denoiser(run: Run, domain: Domain) -> Any:
@@ -245,48 +309,6 @@ def _denoiser(run: Run, domain: Domain) -> Any:
             f"domain {domain.name!r} has neither an exact denoiser nor a diffusion model: GOAR cannot project"
         )
     return run.zoo(domain)[diffusion[0]]
-
-
-def task_removal_data(run: Run, result: Any, train: Any, *, random: bool = False) -> RemovalData:
-    """The removal data of a removal task's results (``result`` its scored part, ``train`` the
-    training part), with the method's attributions or, with ``random``, cfcheck's seeded random
-    attribution of the same inputs."""
-    for part, name in ((result, "removal_test"), (train, "removal_train")):
-        if not bool(part.valid.all()):
-            raise ValueError(
-                f"the method abstained on {int((~part.valid).sum())} of the {name} inputs: "
-                "removal benchmarks need an attribution for every input"
-            )
-    task = result.task
-    a_train, a_test = train.saliency, result.saliency
-    if random:  # the training maps first, then the scored ones, from one generator
-        generator = torch.Generator().manual_seed(seeded(task.seed, RETRAINING))
-        a_train = random_attribution(train.x, generator)
-        a_test = random_attribution(result.x, generator)
-    return RemovalData(
-        task.domain,
-        task.model,
-        train.x,
-        train.inputs.labels["label"],
-        a_train,
-        result.x,
-        result.inputs.labels["label"],
-        a_test,
-    )
-
-
-def task_curves(run: Run, result: Any, train: Any, strategy: str, order: str) -> tuple[RemovalCurve, RemovalCurve]:
-    """The method's curve and the random attribution's for one removal task (both memoised)."""
-    task = result.task
-    method = run.memo(
-        ("removal_curve", task, strategy, order, "method"),
-        lambda: removal_curve(run, task_removal_data(run, result, train), strategy, order),
-    )
-    baseline = run.memo(
-        ("removal_curve", task, strategy, order, "random"),
-        lambda: removal_curve(run, task_removal_data(run, result, train, random=True), strategy, order),
-    )
-    return method, baseline
 
 
 def missing_for(run: Run | None, domain: Any, strategy: str) -> str | None:
@@ -304,90 +326,8 @@ def missing_for(run: Run | None, domain: Any, strategy: str) -> str | None:
     return None
 
 
-def score_removal(run: _SessionRun, result: Any, method: Any, score: Any, strategy: str, order: str) -> None:
-    """Records ``<strategy>_area:<order>`` and ``<strategy>_gap:<order>`` (GOAR: without the
-    order) for one removal task, each curve's levels and mean heights in the record's extra."""
-    __tracebackhide__ = True
-    import pytest
-
-    reason = missing_for(run, result.task.domain, strategy)
-    if reason is not None:
-        pytest.skip(reason)
-
-    from cfcheck.kinds.calling import MethodOutputError
-    from cfcheck.metrics.removal_curves import curve_area
-
-    (needed,) = result.task.needs
-    area_key, gap_key = removal_key(strategy, "area", order), removal_key(strategy, "gap", order)
-    try:
-        train = run.outputs(needed, method)
-        curve, baseline = task_curves(run, result, train, strategy, order)
-    except MethodOutputError as error:
-        pytest.fail(str(error), pytrace=False)
-    except ValueError as error:
-        score.unavailable(area_key, str(error))
-    area, random_area = curve_area(curve.outcomes, curve.levels), curve_area(baseline.outcomes, baseline.levels)
-    extra = {"curve": {"levels": list(curve.levels), "method": curve.heights, "random": baseline.heights}}
-    labels = result.sample_labels
-    score(area_key, area, labels=labels, extra=extra)
-    score(gap_key, removal_gap(strategy, order, area, random_area), labels=labels)
-
-
 def removal_gap(strategy: str, order: str, area: Any, random_area: Any) -> Any:
     """Per-input gap to the random attribution, positive = better than random: less accuracy left
     after removing the most relevant pixels, more after removing the least relevant ones, more
     inputs misclassified by GOAR."""
     return random_area - area if (strategy != "goar" and order == "morf") else area - random_area
-
-
-def leakage(run: Run, data: RemovalData, strategy: str) -> torch.Tensor:
-    """Per test input, 1 where a model retrained on what removal leaves *besides* the data still
-    classifies it (Park et al. §4.1's class-information leakage; Rong et al.'s mask leakage):
-
-    * ``roar``: the masks alone (1 where a pixel was removed, MoRF at the middle fraction);
-    * ``goar``: x − s·a/‖a‖ without the projection, at the largest strength.
-
-    High accuracy means the removal itself tells the retrained model the class, so the curve
-    understates what was removed.
-    """
-    from cfcheck.metrics.removal import removal_mask
-    from cfcheck.metrics.removal_curves import feature_removal
-
-    section = run.profile.section("attribution")
-    shape = data.x_test.shape[1:]
-    if strategy == "roar":
-        fraction = section.removal_fractions[len(section.removal_fractions) // 2]
-        parts = [
-            removal_mask(_as_grid(run, data.domain, a), fraction, "morf").to(data.x_train.dtype).reshape(-1, *shape)
-            for a in (data.a_train, data.a_test)
-        ]
-    elif strategy == "goar":
-        scale = _memo_scale(run, data)
-        strength = section.goar_levels_for(data.domain)[-1] * scale
-        parts = [feature_removal(x, a, strength) for x, a in ((data.x_train, data.a_train), (data.x_test, data.a_test))]
-    else:
-        raise ValueError(f"leakage is defined for 'roar' and 'goar', got {strategy!r}")
-    model = _retrain(run, data.domain, parts[0], data.y_train)
-    return _correct(model, parts[1], data.y_test)
-
-
-def score_leakage(run: _SessionRun, result: Any, method: Any, score: Any, strategy: str) -> None:
-    """Records ``<strategy>_leakage`` for one removal task (see :func:`leakage`)."""
-    __tracebackhide__ = True
-    import pytest
-
-    reason = missing_for(run, result.task.domain, strategy)
-    if reason is not None:
-        pytest.skip(reason)
-
-    from cfcheck.kinds.calling import MethodOutputError
-
-    (needed,) = result.task.needs
-    try:
-        train = run.outputs(needed, method)
-        data = task_removal_data(run, result, train)
-    except MethodOutputError as error:
-        pytest.fail(str(error), pytrace=False)
-    except ValueError as error:
-        score.unavailable(f"{strategy}_leakage", str(error))
-    score(f"{strategy}_leakage", leakage(run, data, strategy), labels=result.sample_labels)

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 #: GOAR strengths (multiples of the domain's removal scale) for a domain that names none
 DEFAULT_GOAR_LEVELS: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0)
+#: retraining draws per run seed are seeded apart up to this many (the removal engine's RETRAINING_DRAWS stride)
+MAX_RETRAINING_DRAWS = 1000
 
 
 @dataclass(frozen=True)
@@ -39,11 +41,22 @@ class AttributionSection:
     goar_levels: tuple[float, ...] | None = None
     retrain_epochs: int = 8
     randomisation_draws: int = 5
+    #: retrainings per ROAR/GOAR level (3: the fewest whose crossed interval has a usable t quantile)
+    retraining_draws: int = 3
 
     def validate(self) -> None:
-        for name in ("n_inputs", "removal_train", "removal_test", "retrain_epochs", "randomisation_draws"):
+        for name in (
+            "n_inputs",
+            "removal_train",
+            "removal_test",
+            "retrain_epochs",
+            "randomisation_draws",
+            "retraining_draws",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.retraining_draws >= MAX_RETRAINING_DRAWS:
+            raise ValueError(f"retraining_draws must be below {MAX_RETRAINING_DRAWS}, got {self.retraining_draws}")
         for name in ("removal_fractions", "goar_levels"):
             if getattr(self, name) is None and name == "goar_levels":
                 continue

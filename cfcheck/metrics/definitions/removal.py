@@ -1,9 +1,10 @@
 """Removal benchmarks of attributions (ROAR, ROAD, GOAR): curve areas and the gap to random.
 
 Each curve is per test input (see :mod:`cfcheck.metrics.removal_curves`); a score is the mean
-over inputs of the per-input area, its interval a percentile bootstrap over the inputs with the
-retrained models held fixed (retraining noise is not in it: the run's retraining seed is
-``REMOVAL_SEED`` + ``--cfcheck-seed``, and the calibration's seeds are what covers it).
+over inputs of the per-input area. ROAD retrains nothing: its interval is a percentile bootstrap
+over the inputs. ROAR and GOAR retrain per level, ``retraining_draws`` times (3 in every bundled
+profile): their interval is the crossed t interval over the draws × inputs table, so it covers the
+retraining noise as well as the inputs (with one draw, the bootstrap over inputs, models fixed).
 """
 
 from __future__ import annotations
@@ -30,12 +31,20 @@ _NO_BAR = (
 _DIAGNOSTIC = "Reported without a verdict: it says how far to trust the curve, not how good the attribution is."
 #: what a gap's interval covers, and what the calibration adds
 _RETRAINING = (
-    "The 95% interval is a bootstrap over the shared inputs (paired: method and random attribution on the "
-    "same inputs) with this run's retrained models fixed; the retraining seed is REMOVAL_SEED + the run's "
-    "--cfcheck-seed, so the calibration's three seeds are three retraining draws, and a bar must clear "
-    "three independent random attributions on each of them (their spread is quoted in the bar's "
-    "rationale, with the margin the bar keeps above the best of them). "
+    "The 95% interval covers the retraining as well as the inputs: the model is retrained retraining_draws "
+    "times per level (3 in every bundled profile; draw 0's seed is REMOVAL_SEED + the run's --cfcheck-seed, "
+    "the others come from their own seed stream), the method's and the random attribution's curves share "
+    "each draw's seed, and the interval is the crossed t interval (cfcheck.metrics.stats.crossed_interval) "
+    "of the draws × inputs table of gaps, with Satterthwaite's degrees of freedom: with 3 draws whose "
+    "means disagree it is wide, as it should be, where a bootstrap over inputs alone would call one lucky "
+    "retraining significant. The value is the mean over draws and inputs; each draw's mean is kept with "
+    "the score. With one draw the interval is the bootstrap over inputs and holds the models fixed. The "
+    "calibration measures every control with the same draws, on three seeds, and a bar must clear "
+    "independent random attributions on each of them (their spread is quoted in the bar's rationale, "
+    "with the margin the bar keeps above the best of them). "
 )
+#: what a retrained strategy's interval resamples
+_RETRAINED_INTERVAL = "retraining draws and inputs, crossed (one draw: the inputs, models fixed)"
 #: the calibration's rule, shared by every gap card
 _CALIBRATION = (
     "A bar is earned per domain by `cfcheck calibrate --kind attribution --domain D` "
@@ -83,6 +92,7 @@ REMOVAL_CARDS = (
         notes="Recorded as roar_area:morf (lower: the removed pixels carried the class) and roar_area:lerf "
         "(higher: the kept pixels carry it). Tied values are removed in raster order (Hooker et al.'s "
         "reference sorts without a random tie-break); each level removes round(p·H·W) pixels. " + _NO_BAR,
+        interval=_RETRAINED_INTERVAL,
         computed_by=("cfcheck.kinds.attribution.removal.removal_curve", "cfcheck.metrics.removal_curves.curve_area"),
     ),
     MetricCard(
@@ -100,6 +110,7 @@ REMOVAL_CARDS = (
         + _RETRAINING
         + _CALIBRATION
         + _ROAR_RESULT,
+        interval=_RETRAINED_INTERVAL,
         computed_by=("cfcheck.kinds.attribution.removal.removal_gap",),
     ),
     MetricCard(
@@ -157,6 +168,7 @@ REMOVAL_CARDS = (
         notes="Projection: the timestep whose noise-to-signal ratio matches ‖v‖, 0.16·T (4 of 25 DDIM steps) "
         "more noise, DDIM to t = 0; the domain's exact denoiser where it has one, else its bundled "
         "DDPM. " + _NO_BAR,
+        interval=_RETRAINED_INTERVAL,
         computed_by=("cfcheck.kinds.attribution.removal.removal_curve", "cfcheck.metrics.removal_curves.curve_area"),
     ),
     MetricCard(
@@ -173,7 +185,7 @@ REMOVAL_CARDS = (
         True,
         notes="High: where an attribution removes pixels says the class, so a retrained model can read the label "
         "off the removal pattern and ROAR understates the removal. " + _DIAGNOSTIC,
-        computed_by=("cfcheck.kinds.attribution.removal.leakage",),
+        computed_by=("cfcheck.kinds.attribution.removal_scoring.leakage",),
     ),
     MetricCard(
         "goar_leakage",
@@ -189,7 +201,7 @@ REMOVAL_CARDS = (
         True,
         notes="High: the move v itself carries the class (off-manifold), which the projection is there to remove; "
         "compare with goar_area. " + _DIAGNOSTIC,
-        computed_by=("cfcheck.kinds.attribution.removal.leakage",),
+        computed_by=("cfcheck.kinds.attribution.removal_scoring.leakage",),
     ),
     MetricCard(
         "goar_gap",
@@ -206,6 +218,7 @@ REMOVAL_CARDS = (
         + _RETRAINING
         + _CALIBRATION
         + _GOAR_RESULT,
+        interval=_RETRAINED_INTERVAL,
         computed_by=("cfcheck.kinds.attribution.removal.removal_gap",),
     ),
 )
