@@ -152,6 +152,16 @@ def test_the_calibration_covers_every_strategy_on_three_seeds(domain):
 
 
 @pytest.mark.parametrize("domain", sorted(GATED))
+def test_the_calibration_retrained_as_often_as_the_suites_do(domain):
+    """A ROAR or GOAR bar is earned on the mean gap over the profile's retraining draws (the value a
+    run records); gaps measured with another number of draws would be other, noisier numbers."""
+    from cfcheck.kinds.attribution.section import SECTION_DEFAULTS
+
+    values, _ = _calibration(domain)
+    assert values.get("retraining_draws", 1) == SECTION_DEFAULTS["quick"].retraining_draws == 3
+
+
+@pytest.mark.parametrize("domain", sorted(GATED))
 def test_the_verdict_matrix(domain):
     """Gated scores are the expected ones; under each bar every positive control passes and every
     negative fails on every seed (a noisy rung past the score's resolution is neither, and the bar's

@@ -256,3 +256,16 @@ def test_a_values_file_merges_as_a_partial_file_and_keeps_its_similarities_apart
     clash = {"values": {"goar_gap": {"gradient": {"0": 0.123}}}, "areas": {}, "roles": {"gradient": "+"}}
     with pytest.raises(ValueError, match="differ"):
         merge_measurements([part, clash])
+
+
+def test_a_merge_refuses_roar_and_goar_gaps_measured_with_other_retraining_draws(tmp_path):
+    from cfcheck.kinds.attribution.gap_measurements import check_draws
+
+    roar = {"values": {"roar_gap_lerf": {"gradient": {"0": 0.3}}, "road_gap_morf": {"gradient": {"0": 0.5}}}}
+    with pytest.raises(ValueError, match="roar_gap_lerf measured with 1 retraining draw"):
+        check_draws(tmp_path / "old.json", roar, 3)  # a file without the field predates draws: one
+    check_draws(tmp_path / "new.json", {**roar, "retraining_draws": 3}, 3)
+    with pytest.raises(ValueError, match="with 3 retraining draw"):
+        check_draws(tmp_path / "new.json", {**roar, "retraining_draws": 3}, 5)
+    road_only = {"values": {"road_gap_morf": {"gradient": {"0": 0.5}}}}  # ROAD retrains nothing
+    check_draws(tmp_path / "old.json", road_only, 3)

@@ -31,7 +31,7 @@ __all__ = [
 NOISE_LADDER = (0.5, 1.0, 2.0, 4.0, 8.0)
 #: the negative controls' seeds: independent random attributions (the suites' own baseline uses
 #: REMOVAL_SEED + the task's seed); several, so a bar clears their spread over the retraining draws
-OTHER_RANDOM_SEEDS = (991, 992, 993)
+OTHER_RANDOM_SEEDS = (991, 992, 993, 994, 995)
 #: the module of the bundled attributions the positive controls are (named, not imported)
 BUNDLED_ATTRIBUTIONS = "cfcheck.methods.attribution.saliency"
 #: a domain's reference attributions when it has no true feature: control name -> bundled class
