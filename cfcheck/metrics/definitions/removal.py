@@ -61,12 +61,12 @@ _CALIBRATION = (
 #: what the bundled domains' calibrations found (their values files hold every number, per seed)
 _ROAR_RESULT = (
     "Why a domain may keep no ROAR bar: where the retraining set is small the retraining noise can be "
-    "as large as the effects, so the MoRF ladder need not fall and one retraining of a random "
-    "attribution can reach a reference method's gap; where every coordinate carries the class, no "
-    "removal moves the retrained accuracy and every gap is 0. A bar earned with a margin of a fraction "
-    "of the negatives' spread lets an unlucky retraining of a random attribution come near it (its "
-    "interval then straddles the bar: inconclusive). Each domain's values and reason are shown beside "
-    "this card."
+    "as large as the effects, so the MoRF ladder need not fall even averaged over the draws, and a "
+    "random attribution can reach a reference method's gap; where every coordinate carries the class, "
+    "no removal moves the retrained accuracy and every gap is 0. A bar earned with a margin of a "
+    "fraction of the negatives' spread lets an unlucky random attribution's mean come near it; its "
+    "interval, which covers the retraining draws, then straddles the bar: inconclusive. Each domain's "
+    "values and reason are shown beside this card."
 )
 _GOAR_RESULT = (
     "Where the ladder's noisiest rungs (noise 8 times the signal's norm keeps an eighth of it) do not "
