@@ -239,10 +239,8 @@ def _curves(run: Run, data: RemovalData, strategy: str, order: str, draws: tuple
             # ROAD breaks ties at random (its reference's fixed noise map), under the run's seed
             mask = removal_mask(a, fraction, order, tie_seed=seeded(run.seed, RETRAINING))
             imputed = noisy_linear_imputation(x, mask, generator=generator) if fraction > 0 else x
-            correct = classified_correctly(explained, imputed.reshape(-1, *shape), data.y_test)
-            for draw in draws:
-                rows[draw].append(correct)
-        return [RemovalCurve(strategy, order, levels, torch.stack(rows[draw])) for draw in draws]
+            rows[draws[0]].append(classified_correctly(explained, imputed.reshape(-1, *shape), data.y_test))
+        return [RemovalCurve(strategy, order, levels, torch.stack(rows[draws[0]]))] * len(draws)  # nothing retrained
     if strategy == "roar":
         levels = (0.0, *section.removal_fractions)
         x_train, a_train = as_pixel_grid(run, data.domain, data.x_train), as_pixel_grid(run, data.domain, data.a_train)
@@ -314,7 +312,7 @@ def _denoiser(run: Run, domain: Domain) -> Any:
 def missing_for(run: Run | None, domain: Any, strategy: str) -> str | None:
     """Why ``domain`` (the object) cannot run ``strategy`` (None: it can): ROAR and GOAR retrain the
     domain's ``retrained`` model by its recipe; GOAR also projects with an exact denoiser or a diffusion model."""
-    if strategy in ("roar", "goar") and not domain.model_roles.get("retrained"):
+    if strategy in RETRAINED and not domain.model_roles.get("retrained"):
         return (
             f"{strategy.upper()} retrains a model on removed data: domain {domain.name!r} declares no 'retrained' "
             "model with a training recipe"

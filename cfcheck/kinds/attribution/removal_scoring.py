@@ -124,14 +124,14 @@ def score_removal(run: _SessionRun, result: Any, method: Any, score: Any, strate
     extra: dict[str, Any] = {
         "curve": {"levels": list(curves[0].levels), "method": mean_heights(curves), "random": mean_heights(baselines)}
     }
+    several = len(curves) > 1  # one draw: the bootstrap over inputs, as before draws existed
+    gap_extra = None
+    if several:
+        extra["draws"] = {"method": areas.mean(1).tolist(), "random": random_areas.mean(1).tolist()}
+        gap_extra = {"draws": gaps.mean(1).tolist()}
     labels = result.sample_labels
-    if len(curves) == 1:
-        score(area_key, areas[0], labels=labels, extra=extra)
-        score(gap_key, gaps[0], labels=labels)
-        return
-    extra["draws"] = {"method": areas.mean(1).tolist(), "random": random_areas.mean(1).tolist()}
-    score(area_key, areas.mean(0), ci=crossed_interval(areas), labels=labels, extra=extra)
-    score(gap_key, gaps.mean(0), ci=crossed_interval(gaps), labels=labels, extra={"draws": gaps.mean(1).tolist()})
+    score(area_key, areas.mean(0), ci=crossed_interval(areas) if several else None, labels=labels, extra=extra)
+    score(gap_key, gaps.mean(0), ci=crossed_interval(gaps) if several else None, labels=labels, extra=gap_extra)
 
 
 def leakage(run: Run, data: RemovalData, strategy: str) -> torch.Tensor:
