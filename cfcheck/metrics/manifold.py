@@ -27,7 +27,7 @@ import torch
 from torch import Tensor
 
 from cfcheck.metrics._validation import check_positive_int
-from cfcheck.metrics.realism import ArrayLike, _check_feature_pair
+from cfcheck.metrics.realism import ArrayLike, RealSideTerms, _check_feature_pair, compute_real_side
 
 __all__ = ["KnnSets", "coverage", "density", "density_coverage", "knn_engine", "real_radii"]
 
@@ -188,8 +188,11 @@ class KnnSets:
         self.name, self.reference_key = f"{statistic}(k={self.k})", f"knn(k={self.k})"
         self._terms: dict[str, Tensor] | None = None  # radii, shortlist: computed on first use or loaded
         self._ranked: dict[bytes, Tensor] = {}  # ranked resamples by their rows' digest
+        #: the resamples' ranked radii, a function of the real rows drawn alone
+        self.real_side: RealSideTerms = compute_real_side
         self._distances: Tensor | None = None  # N×N, only for resamples the shortlist cannot rank
-        self._pairs: tuple[object, Tensor, Tensor, Tensor, Tensor] | None = None  # the last fake set's pairs
+        self._to_fakes: tuple[object, Tensor] | None = None  # the last fake set and its N×M distances
+        self._pairs: tuple[object, Tensor, Tensor, Tensor] | None = None  # the last fake set's candidate pairs
 
     def _reference_state(self) -> dict[str, Tensor]:
         """The reference's own terms: radii and, for every row, its nearest other rows, nearest
@@ -237,7 +240,7 @@ class KnnSets:
     def __call__(self, fake_features: ArrayLike) -> float:
         """The statistic of the whole real set against ``fake_features`` (M×D)."""
         _, fake, _ = _checked(self.real, fake_features, self.k)
-        return self._score(torch.cdist(self.real, fake) <= self._radii[:, None], fake.shape[0])
+        return self._score(self._distances_to(fake_features, fake) <= self._radii[:, None], fake.shape[0])
 
     def resampled(self, fake_features: ArrayLike, real_index: np.ndarray, fake_index: np.ndarray) -> np.ndarray:
         """The statistic of ``real[real_index[r]]`` vs ``fake[fake_index[r]]`` for every row r
@@ -247,12 +250,13 @@ class KnnSets:
         if real_index.shape[1] <= self.k:
             raise ValueError(f"a resample keeps {real_index.shape[1]} real rows; k = {self.k} needs more than k")
         cross, pair_real, pair_fake, level = self._candidate_pairs(fake_features, fake)
+        positions = self._ranked_positions(real_index)
         values = np.empty(len(real_index), dtype=np.float64)
         block = max(1, _BLOCK_ENTRIES // self._near.numel())
         for start in range(0, len(real_index), block):
             rows = torch.from_numpy(real_index[start : start + block])
             cols = torch.from_numpy(fake_index[start : start + block])
-            position = self._ranked_positions(rows)
+            position = positions[start : start + block].long()
             fake_counts = torch.zeros(len(cols), fake.shape[0], dtype=torch.long).scatter_add_(
                 1, cols, torch.ones_like(cols)
             )
@@ -277,21 +281,36 @@ class KnnSets:
         """The N×M distances and (real i, fake j, level) of every pair some subset's ball could hold: level is the first
         shortlist position p with ``near_distances[i, p] >= d(i, j)``, so fake j lies in i's ball of
         radius ``near_distances[i, p]`` iff level <= p; pairs beyond the shortlist never do."""
+        cross = self._distances_to(fake_features, fake)
         if self._pairs is None or self._pairs[0] is not fake_features:
-            cross = torch.cdist(self.real, fake)
             level = torch.searchsorted(self._near_distances, cross)
             pair_real, pair_fake = torch.nonzero(level < self._near_distances.shape[1], as_tuple=True)
-            self._pairs = (fake_features, cross, pair_real, pair_fake, level[pair_real, pair_fake])
-        return self._pairs[1:]
+            self._pairs = (fake_features, pair_real, pair_fake, level[pair_real, pair_fake])
+        return (cross, *self._pairs[1:])
 
-    def _ranked_positions(self, rows: Tensor) -> Tensor:
-        """:meth:`_shortlist_positions`, kept for the engines that share these reference terms
-        (they depend on the reference and the resampled rows only)."""
-        key = hashlib.sha1(rows.numpy().tobytes() + str(tuple(rows.shape)).encode()).digest()
+    def _distances_to(self, fake_features: object, fake: Tensor) -> Tensor:
+        """The N×M real-to-fake distances, kept for the last fake set (a set's value and its
+        resamples read the same matrix)."""
+        if self._to_fakes is None or self._to_fakes[0] is not fake_features:
+            self._to_fakes = (fake_features, torch.cdist(self.real, fake))
+        return self._to_fakes[1]
+
+    def _ranked_positions(self, real_index: np.ndarray) -> Tensor:
+        """:meth:`_shortlist_positions` of every resample (R×N, the narrowest integer type that
+        holds them), kept for the engines that share these reference terms and passed through
+        :attr:`real_side` (they depend on the reference and the resampled rows only)."""
+        index = np.ascontiguousarray(real_index)
+        key = hashlib.sha1(index.tobytes() + str(index.shape).encode()).digest()
         if key not in self._ranked:
-            narrow = torch.int16 if self._near.shape[1] < 2**15 else torch.int32  # positions ≤ S; −1, −2 as they are
-            self._ranked[key] = self._shortlist_positions(rows).to(narrow)
-        return self._ranked[key].long()
+            self._ranked[key] = self.real_side("knn_positions", index, lambda: self._rank_resamples(index))
+        return self._ranked[key]
+
+    def _rank_resamples(self, index: np.ndarray) -> Tensor:
+        # positions run from _UNRANKED to the shortlist's length
+        narrow = next(t for t in (torch.int8, torch.int16, torch.int32) if torch.iinfo(t).max >= self._near.shape[1])
+        block = max(1, _BLOCK_ENTRIES // self._near.numel())
+        rows = [torch.from_numpy(index[start : start + block]) for start in range(0, len(index), block)]
+        return torch.cat([self._shortlist_positions(part).to(narrow) for part in rows])
 
     def _shortlist_positions(self, rows: Tensor) -> Tensor:
         """For a block of subsets (B×m row indices): per subset and real row (B×N), the shortlist

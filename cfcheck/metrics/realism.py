@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
@@ -33,9 +33,35 @@ from cfcheck.metrics._validation import (
 if TYPE_CHECKING:
     from torchmetrics import Metric
 
-__all__ = ["fid", "fid_torchmetrics", "frechet_distance", "kid", "kid_torchmetrics"]
+__all__ = [
+    "RealSideTerms",
+    "compute_real_side",
+    "fid",
+    "fid_torchmetrics",
+    "frechet_distance",
+    "kid",
+    "kid_torchmetrics",
+]
 
 ArrayLike = Tensor | np.ndarray
+
+#: How a set engine (:mod:`cfcheck.metrics.set_statistics`, :class:`cfcheck.metrics.manifold.KnnSets`)
+#: gets a term of its resamples that depends on the real rows alone: called with the term's name,
+#: the R×m real row indices of the resamples and a function computing the term. Set CIs draw the
+#: real rows from the seed and the reference's size alone, so these terms are the same whatever the
+#: method; :func:`cfcheck.metrics.reference_store.stored_engine` keeps them with the derived data.
+RealSideTerms = Callable[[str, np.ndarray, Callable[[], Tensor]], Tensor]
+
+
+def compute_real_side(term: str, real_index: np.ndarray, compute: Callable[[], Tensor]) -> Tensor:
+    """The engines' default :data:`RealSideTerms`: computes the term, keeps nothing.
+
+    Example:
+        >>> compute_real_side("doc", np.zeros((1, 2), dtype=np.int64), lambda: torch.ones(1)).tolist()
+        [1.0]
+    """
+    return compute()
+
 
 _DEFAULT_KID_SUBSET_SIZE = 1000
 

@@ -225,6 +225,7 @@ def _with_engine(
     statistic on each set (up to rounding). ``real_only``: ``reference`` holds real images
     only, so its terms and the floors are method-independent and kept with the derived data
     (:mod:`cfcheck.metrics.reference_store`); the null splits, which pool counterfactuals in, are not."""
+    counterfactuals = tuple(fakes)
     # the real features' digests key the stored terms and floors: each computed once
     digests = [tensor_digest(r) for r in reference] if real_only and conditional else []
     if conditional:
@@ -250,8 +251,8 @@ def _with_engine(
         offsets_real = np.cumsum([0] + [len(r) for r in reference])
         offsets_fake = np.cumsum([0] + [len(f) for f in fakes])
 
-        def pooled(fake_parts: tuple[Tensor, ...]) -> float:
-            return whole(torch.cat(fake_parts))
+        def pooled(fake_parts: tuple[Tensor, ...]) -> float:  # the counterfactuals as the resamples take them
+            return whole(all_fakes if fake_parts is counterfactuals else torch.cat(fake_parts))
 
         def resampled(index_real: tuple[np.ndarray, ...], index_fake: tuple[np.ndarray, ...]) -> np.ndarray:
             real = np.hstack([i + o for i, o in zip(index_real, offsets_real)])
@@ -259,7 +260,7 @@ def _with_engine(
             return whole.resampled(all_fakes, real, fake)
 
     if not real_only:
-        return pooled(tuple(fakes)), [pooled(f) for f in floor_sets], resampled
+        return pooled(counterfactuals), [pooled(f) for f in floor_sets], resampled
     name = (engines[0] if conditional else whole).name
     floors = stored_floors(name, conditional, ",".join(digests), floor_sets, lambda: [pooled(f) for f in floor_sets])
-    return pooled(tuple(fakes)), floors, resampled
+    return pooled(counterfactuals), floors, resampled

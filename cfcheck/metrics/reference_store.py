@@ -7,9 +7,15 @@ the real images, never on the method:
 - the reference's own terms: FID's mean, covariance and its square root, KID's within-set kernel
   mean, the k-NN balls' radii and each real row's nearest neighbours (:meth:`state` of the
   engines in :mod:`cfcheck.metrics.set_statistics` and :mod:`cfcheck.metrics.manifold`);
-- the floors: the statistic of every floor set against the reference.
+- the floors: the statistic of every floor set against the reference;
+- the real side of the set CIs' resamples: the CI draws each resample's real rows from its seed and
+  the reference's size alone, so KID's within-set term of every real resample and the k-NN balls'
+  radii ranked within every real resample (the engines' ``real_side`` terms) are the same whatever
+  the method; they are keyed by a digest of the drawn row indices as well. FID's would be a mean
+  and a covariance per resample and class, more disk than their computation takes time, so FID
+  recomputes them.
 
-Both are kept as verified derived-data entries (:func:`cfcheck.core.cache.memoise_on_disk`),
+All three are kept as verified derived-data entries (:func:`cfcheck.core.cache.memoise_on_disk`),
 keyed by a sha256 digest of the real features they are computed from (the reference split, the
 embedding network, the task's size and class mix and the draw's seed all reach the score only
 through those features), the statistic and its options, :data:`REALISM_DERIVED_VERSION` and the
@@ -28,12 +34,15 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Protocol, TypeVar
 
+import numpy as np
 import torch
 from torch import Tensor
 
 from cfcheck.core.cache import memoise_on_disk, tensor_digest
+from cfcheck.metrics.realism import RealSideTerms
 
 __all__ = [
     "RECENT_STATES",
@@ -56,6 +65,7 @@ class ReferenceEngine(Protocol):
     real: Tensor
     name: str
     reference_key: str
+    real_side: RealSideTerms
 
     def state(self) -> dict[str, Tensor]: ...
 
@@ -82,7 +92,8 @@ def stored_engine(engine: EngineT, digest: str | None = None) -> EngineT:
         digest: :func:`~cfcheck.core.cache.tensor_digest` of ``engine.real`` if the caller has it.
 
     Returns:
-        The same engine, its terms loaded (the stored values, bit for bit).
+        The same engine, its terms loaded (the stored values, bit for bit), and the real side of
+        its resamples read from and kept with the derived data from now on.
 
     Example:
         >>> from cfcheck.metrics.set_statistics import FidSets
@@ -104,7 +115,17 @@ def stored_engine(engine: EngineT, digest: str | None = None) -> EngineT:
     while len(_RECENT) > RECENT_STATES:
         _RECENT.popitem(last=False)
     engine.load_state(state)
+    engine.real_side = partial(_stored_real_side, parts)
     return engine
+
+
+def _stored_real_side(
+    parts: dict[str, str | int], term: str, real_index: np.ndarray, compute: Callable[[], Tensor]
+) -> Tensor:
+    """An engine's :data:`~cfcheck.metrics.realism.RealSideTerms` once it is stored: the term of
+    these real rows' resamples from the derived data, or ``compute()`` on a miss."""
+    rows = tensor_digest(torch.from_numpy(np.ascontiguousarray(real_index)))
+    return memoise_on_disk("realism.resample_terms", lambda: {"term": compute()}, **parts, term=term, rows=rows)["term"]
 
 
 def forget_recent() -> None:

@@ -22,11 +22,13 @@ from cfcheck.metrics._validation import as_float64_matrix, check_positive_int, c
 from cfcheck.metrics.manifold import knn_engine
 from cfcheck.metrics.realism import (
     ArrayLike,
+    RealSideTerms,
     _check_feature_pair,
     _frechet_checked,
     _mean_and_covariance,
     _sqrtm_psd,
     _symmetric,
+    compute_real_side,
     fid,
 )
 
@@ -73,6 +75,8 @@ class KidSets:
         #: what floors and values are keyed by; the reference's own term depends on the same options
         self.name = self.reference_key = f"kid(degree={self.degree},gamma={self.gamma!r},coef={self.coef!r})"
         self._real_within: float | None = None
+        #: each resample's real within-set term, a function of the real rows drawn alone
+        self.real_side: RealSideTerms = compute_real_side
 
     def state(self) -> dict[str, Tensor]:
         """The reference's own term (its within-set kernel mean), computed if it was not yet."""
@@ -131,7 +135,8 @@ class KidSets:
         real, fake = _check_feature_pair(self.real, fake_features)
         wr, wf = _counts(real_index, real.shape[0]), _counts(fake_index, fake.shape[0])
         cross = self._cross(real, fake, wr, wf) / (wr.sum(1) * wf.sum(1))
-        return (self._within(real, wr) + self._within(fake, wf) - 2 * cross).numpy()
+        real_within = self.real_side("kid_within", real_index, lambda: self._within(real, wr))
+        return (real_within + self._within(fake, wf) - 2 * cross).numpy()
 
 
 class FidSets:
@@ -141,6 +146,9 @@ class FidSets:
         self.real = as_float64_matrix("real_features", real, min_rows=2)
         self.name = self.reference_key = "fid"  # what floors, values and the reference's own terms are keyed by
         self._moments: tuple[Tensor, Tensor, Tensor] | None = None
+        #: unused: a resample's real side (its mean and covariance, d² numbers per resample and
+        #: class) would take more disk than recomputing it takes time
+        self.real_side: RealSideTerms = compute_real_side
 
     def state(self) -> dict[str, Tensor]:
         """The reference's mean, covariance and its square root, computed if they were not yet."""

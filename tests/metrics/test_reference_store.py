@@ -1,5 +1,6 @@
 """Realism's method-independent work kept with the derived data (cfcheck.metrics.reference_store):
-reused whatever the method and in another process, recomputed when the real features or the
+the reference's terms, the floors and the real side of the set CIs' resamples, reused whatever the
+method and in another process, recomputed when the real features or the
 version change, a damaged entry discarded with a warning, and the same numbers bit for bit."""
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def _fakes(shift: float) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.randn(len(classes), 4, generator=gen, dtype=torch.float64) + classes[:, None] + shift, classes
 
 
-def _score(name: str, pool, fakes, conditional: bool = True):
+def _score(name: str, pool, fakes, conditional: bool = True, seed: int = 1):
     statistic, ci_method = STATISTICS[name]
     return score_realism(
         statistic,
@@ -49,7 +50,7 @@ def _score(name: str, pool, fakes, conditional: bool = True):
         conditional=conditional,
         generator=torch.Generator().manual_seed(3),
         n_resamples=20,
-        seed=1,
+        seed=seed,
         ci_method=ci_method,
     )
 
@@ -145,6 +146,64 @@ def test_density_and_coverage_of_a_task_share_the_ranked_resamples(own_derived_d
         ranked.clear()
 
 
+@pytest.fixture
+def real_side(monkeypatch):
+    """Records each real-side term of the set CIs' resamples an engine computes: the k-NN radii
+    ranked within real resamples, and KID's within-set sum over real resamples."""
+    computed: list[str] = []
+    rank, within = KnnSets._shortlist_positions, KidSets._within
+
+    def ranked(self, rows):
+        computed.append("knn")
+        return rank(self, rows)
+
+    def summed(self, x, w):
+        if x.shape == self.real.shape and torch.equal(x, self.real) and len(w) > 1:  # (its own term: one row)
+            computed.append("kid")
+        return within(self, x, w)
+
+    monkeypatch.setattr(KnnSets, "_shortlist_positions", ranked)
+    monkeypatch.setattr(KidSets, "_within", summed)
+    return computed
+
+
+@pytest.mark.parametrize("conditional", [True, False], ids=["target", "domain"])
+def test_a_second_method_reads_the_real_side_of_the_resamples(own_derived_data, real_side, monkeypatch, conditional):
+    pool = _pool()
+    names = ("kid", "density", "coverage")
+    first = {name: _score(name, pool, _fakes(0.2), conditional) for name in names}
+    assert set(real_side) == {"kid", "knn"}
+    real_side.clear()
+    reference_store.forget_recent()  # as another process would: from disk
+    second = {name: _score(name, pool, _fakes(0.7), conditional) for name in names}  # another method
+    assert real_side == []
+    assert all(second[name].ci != first[name].ci for name in names)
+    monkeypatch.setenv("CFCHECK_NO_DERIVED_CACHE", "1")  # the same intervals computed without the store
+    reference_store.forget_recent()
+    for name in names:
+        assert _score(name, pool, _fakes(0.7), conditional).ci == second[name].ci
+    assert set(real_side) == {"kid", "knn"}
+
+
+def test_other_real_rows_drawn_are_computed_again_and_a_damaged_real_side_is_not_trusted(own_derived_data, real_side):
+    pool = _pool()
+    expected = {name: _score(name, pool, _fakes(0.2)) for name in ("kid", "density")}
+    real_side.clear()
+    reference_store.forget_recent()
+    _score("kid", pool, _fakes(0.2), seed=2)  # another CI seed draws other real rows
+    assert real_side == ["kid"] * 3  # one reference per class
+    real_side.clear()
+    reference_store.forget_recent()
+    for entry in own_derived_data.rglob("*.safetensors"):  # same size, other bytes
+        data = bytearray(entry.read_bytes())
+        data[-8:] = bytes(8)
+        entry.write_bytes(bytes(data))
+    with pytest.warns(DerivedDataWarning, match="failed its integrity check"):
+        again = {name: _score(name, pool, _fakes(0.2)) for name in ("kid", "density")}
+    assert {"kid", "knn"} <= set(real_side)
+    assert all(again[name].ci == expected[name].ci for name in expected)
+
+
 def test_a_damaged_entry_is_discarded_with_a_warning_and_never_trusted(own_derived_data, computations):
     pool = _pool()
     expected = _score("fid", pool, _fakes(0.2))
@@ -168,11 +227,13 @@ def test_another_process_reads_what_the_first_stored(own_derived_data, tmp_path)
 import json, sys
 sys.path.insert(0, {str(Path(__file__).parent)!r})
 from test_reference_store import KnnSets, _pool, _fakes, _score
-calls = []
-original = KnnSets._reference_state
+calls, ranked = [], []
+original, rank = KnnSets._reference_state, KnnSets._shortlist_positions
 KnnSets._reference_state = lambda self: calls.append(1) or original(self)
+KnnSets._shortlist_positions = lambda self, rows: ranked.append(1) or rank(self, rows)
 score = _score("density", _pool(), _fakes(float(sys.argv[1])), conditional=False)
-print(json.dumps({{"floors": score.floors, "value": score.value, "reference_terms_computed": len(calls)}}))
+print(json.dumps({{"floors": score.floors, "value": score.value, "reference_terms_computed": len(calls),
+                  "resamples_ranked": len(ranked)}}))
 """
     runs = [
         json.loads(
@@ -187,6 +248,7 @@ print(json.dumps({{"floors": score.floors, "value": score.value, "reference_term
         for shift in ("0.2", "3.0")
     ]
     assert [run["reference_terms_computed"] for run in runs] == [1, 0]
+    assert runs[0]["resamples_ranked"] > 0 and runs[1]["resamples_ranked"] == 0
     assert runs[0]["floors"] == runs[1]["floors"] and runs[0]["value"] != runs[1]["value"]
 
 
