@@ -16,6 +16,11 @@ torch's, which cfcheck's plugin defers until a method is loaded.
 
 "default" threads means what a user gets without OMP_NUM_THREADS: cfcheck gives a single
 process the cores the load average leaves free (cfcheck.core.threads).
+
+Python's bytecode cache is on in the measured processes, as Python has it by default (the
+warm-up run writes it, with the assertion-rewritten modules pytest keeps), even where the
+environment sets PYTHONDONTWRITEBYTECODE; ``--no-bytecode-cache`` keeps the environment's setting,
+under which every run compiles cfcheck's modules and rewrites their asserts again.
 """
 
 from __future__ import annotations
@@ -30,12 +35,20 @@ import time
 from pathlib import Path
 
 
-def conformance_run(method: str, profile: str, threads: str) -> dict[str, float]:
-    """Wall seconds, the method's seconds and cfcheck's, for one run in a fresh process."""
+def child_environment(threads: str, bytecode_cache: bool) -> dict[str, str]:
+    """The measured process's environment: its torch threads and whether it may write bytecode."""
     env = dict(os.environ)
     env.pop("OMP_NUM_THREADS", None)
     if threads != "default":
         env["OMP_NUM_THREADS"] = threads
+    if bytecode_cache:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def conformance_run(method: str, profile: str, threads: str, bytecode_cache: bool = True) -> dict[str, float]:
+    """Wall seconds, the method's seconds and cfcheck's, for one run in a fresh process."""
+    env = child_environment(threads, bytecode_cache)
     with tempfile.TemporaryDirectory() as reports:
         command = [
             sys.executable,
@@ -63,11 +76,9 @@ def conformance_run(method: str, profile: str, threads: str) -> dict[str, float]
     return {"wall": wall, "method": method_seconds, "scoring": scoring}
 
 
-def import_seconds(method: str, threads: str) -> float:
+def import_seconds(method: str, threads: str, bytecode_cache: bool = True) -> float:
     """Seconds a fresh process takes to import the method's adapter module (torch included)."""
-    env = dict(os.environ)
-    if threads != "default":
-        env["OMP_NUM_THREADS"] = threads
+    env = child_environment(threads, bytecode_cache)
     code = (
         "import importlib, time; t = time.perf_counter(); importlib.import_module({!r}); "
         "print(time.perf_counter() - t)".format(method.split(":")[0])
@@ -86,13 +97,23 @@ def main() -> None:
         action="store_true",
         help="skip the untimed first run that fills the derived data (reference terms, floors)",
     )
+    parser.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="keep the environment's PYTHONDONTWRITEBYTECODE (by default the measured runs may cache bytecode)",
+    )
     args = parser.parse_args()
-    print(f"{args.method}, profile {args.profile}, generation cache off; load average {os.getloadavg()[0]:.2f}")
+    cache = not args.no_bytecode_cache
+    print(
+        f"{args.method}, profile {args.profile}, generation cache off, Python's bytecode cache "
+        f"{'on' if cache or not os.environ.get('PYTHONDONTWRITEBYTECODE') else 'off (PYTHONDONTWRITEBYTECODE)'}; "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
     if not args.no_warm_up:  # the target is stated for a machine whose derived data is warm
-        conformance_run(args.method, args.profile, args.threads[0])
+        conformance_run(args.method, args.profile, args.threads[0], cache)
     for threads in args.threads:
-        run = conformance_run(args.method, args.profile, threads)
-        imported = import_seconds(args.method, threads)
+        run = conformance_run(args.method, args.profile, threads, cache)
+        imported = import_seconds(args.method, threads, cache)
         own = run["wall"] - run["method"]
         print(
             f"\nthreads {threads}: wall {run['wall']:.1f} s, the method's calls {run['method']:.1f} s, "

@@ -7,7 +7,7 @@ cross pytest-xdist worker boundaries and be merged, compared with a baseline and
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
 
@@ -54,12 +54,11 @@ class ScoreRecord:
         return f"{self.metric}[{self.task}]"
 
     def to_dict(self, with_samples: bool = True) -> dict[str, Any]:
-        data = asdict(self)
+        """The record as JSON-safe plain data (fresh lists and dicts; non-finite floats as None),
+        without the per-input samples and set features unless ``with_samples``."""
+        left_out = () if with_samples else _PER_INPUT_FIELDS
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in left_out}
         data["passed"] = self.passed  # derived; kept in the JSON for readers of older scorecards
-        if not with_samples:
-            data.pop("samples")
-            data.pop("sample_labels")
-            data.pop("set_features")
         return {k: _json_safe(v) for k, v in data.items()}
 
     @classmethod
@@ -74,6 +73,9 @@ class ScoreRecord:
         return cls(**values)
 
 
+_PER_INPUT_FIELDS = ("samples", "sample_labels", "set_features")
+
+
 def identity_key(kind: str, domain: str, suite: str, metric: str, task: str) -> str:
     return f"{kind}/{domain}/{suite}/{metric}[{task}]"
 
@@ -86,4 +88,8 @@ def _json_safe(value: Any) -> Any:
         return [_json_safe(v) for v in value]
     if isinstance(value, dict):
         return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_json_safe(v) for v in value)
+    if is_dataclass(value) and not isinstance(value, type):
+        return _json_safe(asdict(value))
     return value

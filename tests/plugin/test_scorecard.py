@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import pytest
@@ -57,6 +58,27 @@ def test_record_round_trip_keeps_everything_and_nan_becomes_null():
     json.dumps(data)  # strict JSON
     again = ScoreRecord.from_dict(data)
     assert math.isnan(again.value) and again.samples == record.samples and again.key == record.key
+
+
+def test_a_record_is_strict_json_whatever_its_extra_holds_and_shares_no_list_with_the_dict():
+    @dataclass
+    class Interval:
+        low: float
+        high: float
+
+    record = _record(extra={"pair": (1.0, math.inf), "interval": Interval(math.nan, 2.0), "draws": [0.5, math.nan]})
+    data = record.to_dict()
+    assert json.loads(json.dumps(data, allow_nan=False))["extra"] == {
+        "pair": [1.0, None],
+        "interval": {"low": None, "high": 2.0},
+        "draws": [0.5, None],
+    }
+    data["samples"].append(0.0)
+    data["sample_labels"]["source"].append(9)
+    assert record.samples == [1.0, 1.0, 0.7] and record.sample_labels["source"] == [1, 2, 3]
+    brief = record.to_dict(with_samples=False)
+    assert not {"samples", "sample_labels", "set_features"} & set(brief)
+    assert brief == {k: v for k, v in data.items() if k not in ("samples", "sample_labels", "set_features")}
 
 
 def test_written_scorecard_has_all_files_and_reloads(tmp_path):
