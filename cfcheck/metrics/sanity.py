@@ -62,7 +62,7 @@ def average_ranks(values: np.ndarray) -> np.ndarray:
         raise ValueError(f"Expected a 2-D numpy array, got {type(values).__name__} {getattr(values, 'shape', '')}")
     if np.isnan(values).any():
         raise ValueError("`values` contains NaN, which has no rank")
-    order = np.argsort(values, axis=1, kind="stable")
+    order = np.argsort(values, axis=1)  # ties share their run's mean rank, so their order does not matter
     ordered = np.take_along_axis(values, order, axis=1)
     positions = np.broadcast_to(np.arange(values.shape[1]), values.shape)
     starts_run = np.ones(values.shape, dtype=bool)
