@@ -54,9 +54,10 @@ def add_options(parser: pytest.Parser) -> None:
         "--cfcheck-domain",
         action="append",
         default=None,
-        metavar="NAME",
-        help="run the suites on this bundled domain only (repeatable; default: every domain that has "
-        "suites for the method's kind)",
+        metavar="SPEC",
+        help="run the suites on this domain only (repeatable): a registered name (morpho, gmm, glyphs), "
+        "pkg.module:factory or path/to/domain.py[:factory] for a domain of your own (default: [tool.cfcheck] "
+        "domains, else every registered domain and those a pytest_cfcheck_domains hook adds)",
     )
     group.addoption(
         "--cfcheck-view",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -208,8 +208,35 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             [pytest.param(None, id="no-domain", marks=pytest.mark.skip(reason=reason or "no domain is selected"))],
         )
         return
-    kind_spec(marker.args[0]).parametrize(metafunc, session, domains)
+    unusable = session.unusable_domains_for(marker.args[0])
+    with_unusable = cast(pytest.Metafunc, _WithUnusableDomains(metafunc, unusable))  # a Metafunc in all it is used as
+    kind_spec(marker.args[0]).parametrize(with_unusable, session, domains)
     _parametrize_method_domain(metafunc, session, domains)
+
+
+class _WithUnusableDomains:
+    """``metafunc`` for a kind's parametrisation, adding to the task parameters one skipped parameter per
+    domain that fails its load check, so each of its suites says, in one line, why it did not run."""
+
+    def __init__(self, metafunc: pytest.Metafunc, unusable: dict[str, str]) -> None:
+        self._metafunc, self._unusable = metafunc, unusable
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._metafunc, name)
+
+    def parametrize(self, argnames: Any, argvalues: Any, **kwargs: Any) -> None:
+        names = [n.strip() for n in argnames.split(",")] if isinstance(argnames, str) else list(argnames)
+        values = list(argvalues)
+        if "cfcheck_task" in names:
+            values += [
+                pytest.param(
+                    *([None] * len(names)),
+                    id=f"{name}-unusable",
+                    marks=pytest.mark.skip(reason=f"domain {name!r} cannot be used: see test_domain_loads[{name}]"),
+                )
+                for name in self._unusable
+            ]
+        self._metafunc.parametrize(argnames, values, **kwargs)
 
 
 def _parametrize_method_domain(metafunc: pytest.Metafunc, session: CfcheckSession, domains: list[Any]) -> None:
@@ -257,10 +284,17 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 
 def _domain_matches_task(item: pytest.Item) -> bool:
-    """False for the pairs of the domain parametrisation that give a task another domain's method."""
-    params = getattr(getattr(item, "callspec", None), "params", {})
-    task = params.get("cfcheck_task")
-    return DOMAIN_FIXTURE not in params or task is None or params[DOMAIN_FIXTURE].name == task.domain_name
+    """False for the pairs of the domain parametrisation that give a task another domain's method, and
+    for all but the first copy of a parameter without a task (a skipped one: an unusable domain, an
+    empty parameter set)."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or DOMAIN_FIXTURE not in callspec.params:
+        return True
+    params = callspec.params
+    task_domain = getattr(params.get("cfcheck_task"), "domain_name", None)
+    if task_domain is None:
+        return bool(callspec.indices.get(DOMAIN_FIXTURE, 0) == 0)
+    return bool(params[DOMAIN_FIXTURE].name == task_domain)
 
 
 def _shard_group(item: pytest.Item) -> str:
@@ -285,6 +319,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         hand_to_controller(
             cf_session, workeroutput, getattr(session.config, "workerinput", {}).get("workerid", "worker")
         )
+        return
+    if session.config.option.collectonly:  # nothing ran: the last scorecard stays as it was
         return
     interrupted = exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
     cf_session.write_scorecard(complete=not interrupted and not session.shouldstop)

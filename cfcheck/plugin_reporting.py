@@ -72,6 +72,9 @@ def summary_lines(session: CfcheckSession, exitstatus: int, config: pytest.Confi
         yield deselected
     for reason in session.kind_reasons or ():  # known where cf_method ran in this process (not under xdist)
         yield f"method kind {reason}"
+    unusable = sorted({r.metric.removeprefix("domain:") for r in session.records if r.metric.startswith("domain:")})
+    if unusable:
+        yield f"not scored (failed the load check, see test_domain_loads): {', '.join(unusable)}"
     counts = {v: sum(1 for r in session.records if r.verdict == v) for v in ("pass", "fail", "inconclusive", "error")}
     regressed = sum(1 for r in session.records if r.regressed)
     yield (

@@ -49,8 +49,14 @@ class ScoreRecorder:
 
     @property
     def domain(self) -> str:
+        """The task's domain; for a test of one resolved domain without a task (its load check), that
+        domain's name; else "-" (a spec that could not be resolved names no domain)."""
         task = self._task
-        return task.domain_name if task is not None else "-"
+        if task is not None:
+            return str(task.domain_name)
+        callspec = getattr(self.node, "callspec", None)
+        name = callspec.params.get("cfcheck_domain_spec") if callspec else None
+        return str(name) if name is not None and name not in self.session.broken_domains else "-"
 
     @property
     def suite(self) -> str:

@@ -133,8 +133,14 @@ class CfcheckSession(RunResources):
         kinds = set(self.method.kinds) | set(self.views) if self.method.kinds is not None else set(MethodKind)
         return Counter(domain.name for kind in kinds for domain in self.domains_for(kind)[0])
 
-    def domains_for(self, kind: MethodKind | str) -> tuple[list[Domain], str | None]:
-        """The selected domains (objects) that have suites for ``kind``, and why there are none if so."""
+    def domains_for(self, kind: MethodKind | str, *, usable_only: bool = True) -> tuple[list[Domain], str | None]:
+        """The selected domains (objects) that have suites for ``kind``, and why there are none if so.
+
+        Args:
+            kind: the method kind.
+            usable_only: leave out the domains whose load check found a problem
+                (:meth:`unusable_reason`): their scores would not mean anything.
+        """
         specs = [kind_spec(kind)]
         viewed_from = self._view_source(MethodKind(kind))
         if viewed_from is not None:  # the view calls the method as its own kind: both must apply
@@ -144,11 +150,37 @@ class CfcheckSession(RunResources):
         for name in names:
             domain = self.domain(name)
             reason = next((r for spec in specs if (r := spec.supports(domain)) is not None), None)
+            if reason is None and usable_only and self.unusable_reason(name) is not None:
+                reason = f"domain {name!r} cannot be used (see test_domain_loads[{name}])"
             if reason is None:
                 chosen.append(domain)
             else:
                 reasons.append(reason)
         return chosen, ("; ".join(reasons) or None) if not chosen else None
+
+    def unusable_domains_for(self, kind: MethodKind | str) -> dict[str, str]:
+        """The run's domains that ``kind`` has suites for but that fail their load check: name → why."""
+        supported = self.domains_for(kind, usable_only=False)[0]
+        return {d.name: reason for d in supported if (reason := self.unusable_reason(d.name)) is not None}
+
+    def unusable_reason(self, name: str) -> str | None:
+        """Why the run's domain ``name`` cannot be scored (its load check's problems, one message), or
+        None: checked once per run and process (:func:`cfcheck.domains.checks.domain_problems`, and
+        each kind's :meth:`~cfcheck.kinds.base.KindSpec.size_problems` at the run's profile). A domain
+        with a problem fails ``test_domain_loads`` once and none of its suites run."""
+
+        def check() -> str | None:
+            from cfcheck.domains.checks import domain_problems
+
+            domain = self.domain(name)
+            problems = domain_problems(domain, self.zoo(domain))
+            if not problems:  # the sizes are worth checking only on data that loads
+                for kind in MethodKind:
+                    if kind_spec(kind).supports(domain) is None:
+                        problems += kind_spec(kind).size_problems(self, domain)
+            return "; ".join(dict.fromkeys(problems)) or None
+
+        return self.memo(("unusable", name), check)
 
     def _view_source(self, kind: MethodKind) -> MethodKind | None:
         """The method's kind that ``kind``'s suites view it through (None: no view is used)."""
@@ -175,7 +207,7 @@ class CfcheckSession(RunResources):
     def check_profile(self) -> None:
         """ValueError when the profile asks a selected domain for something it lacks."""
         for kind in MethodKind:
-            for domain in self.domains_for(kind)[0]:
+            for domain in self.domains_for(kind, usable_only=False)[0]:
                 kind_spec(kind).check(self, domain)
 
     @property
@@ -351,6 +383,10 @@ class CfcheckSession(RunResources):
         """What a domain's kinds want the scorecard to say about it (e.g. the ideal pairs), and where
         its bars come from; a broken model install must not stop the write."""
         facts: dict[str, Any] = {}
+        if name in self._domains:
+            from cfcheck.domains.registry import spec_of
+
+            facts["spec"] = spec_of(self._domains[name])
         try:
             facts.update(self.bars_for(name).describe())
         except Exception as error:  # noqa: BLE001 - a malformed bars file is reported, not fatal here

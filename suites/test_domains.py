@@ -1,6 +1,8 @@
-"""Every domain of the run loads: its splits hold images in [0, 1] with one label each, and every
-model its role map names is in its store and loads. A domain that could not be resolved fails here,
-with the message that says why, while the run's other domains are scored as usual."""
+"""Every domain of the run loads: its files decode, its splits hold images in [0, 1] with one label
+each, every model its role map names is in its store and loads, its classifiers give one score per
+class, and its splits are large enough for the run's profile. A domain that could not be resolved or
+fails a check fails here, once, with the message that says why; none of its suites run (each is
+skipped, pointing here) while the run's other domains are scored as usual."""
 
 from __future__ import annotations
 
@@ -18,8 +20,6 @@ def test_domain_loads(cfcheck_session, cfcheck_domain_spec, cfcheck_score):
     broken = cfcheck_session.broken_domains.get(cfcheck_domain_spec)
     if broken is not None:
         _does_not_load(cfcheck_score, cfcheck_domain_spec, broken)
-    from cfcheck.domains.checks import domain_problems
-
-    problems = domain_problems(cfcheck_session.domain(cfcheck_domain_spec))
-    if problems:
-        _does_not_load(cfcheck_score, cfcheck_domain_spec, "; ".join(problems))
+    reason = cfcheck_session.unusable_reason(cfcheck_domain_spec)
+    if reason is not None:
+        _does_not_load(cfcheck_score, cfcheck_domain_spec, reason)

@@ -12,13 +12,29 @@ from cfcheck.models.zoo import BatchedSplit
 SAMPLE = 256
 
 
-def domain_problems(domain: Any) -> list[str]:
-    """Readable problems of ``domain`` (empty: none): each split role's split exists, holds one int64
-    label per input, labels in [0, num_classes), finite inputs of ``input_shape`` (images, C×H×W, in
-    [0, 1]) among its first inputs; every model the role map names is in the store, its weights match
-    their sha256 and its builder imports (:meth:`cfcheck.models.store.Store.check`; building every
-    network would cost seconds per run)."""
-    problems = []
+#: the model roles whose outputs are class scores: their width must be the domain's class count
+CLASS_SCORE_ROLES = ("explained", "oracles", "robust")
+
+
+def domain_problems(domain: Any, zoo: Any = None) -> list[str]:
+    """Readable problems of ``domain`` (empty: none): what its sources report of every file
+    (``data_problems()``, where the domain has it: an unreadable image, one of another size, an empty
+    class folder); each split role's split exists, holds one int64 label per input, labels in
+    [0, num_classes), finite inputs of ``input_shape`` (images, C×H×W, in [0, 1]) among its first
+    inputs; every model the role map names is in the store, its weights match their sha256 and its
+    builder imports (:meth:`cfcheck.models.store.Store.check`); and, given the run's ``zoo``, every
+    classifier of :data:`CLASS_SCORE_ROLES` gives one score per class on two of those inputs.
+
+    Args:
+        domain: the domain object.
+        zoo: its model zoo (:class:`cfcheck.models.zoo.ModelZoo`); None skips the classifiers' outputs.
+
+    Returns:
+        One line per problem, naming the split, file or model and what was expected.
+    """
+    data_problems = getattr(domain, "data_problems", None)
+    problems = list(data_problems()) if callable(data_problems) else []
+    sample: torch.Tensor | None = None
     for role, name in domain.split_roles.items():
         try:
             data = _first(domain, name)
@@ -39,6 +55,8 @@ def domain_problems(domain: Any) -> list[str]:
             problems.append(f"{where}: labels must lie in [0, {domain.num_classes - 1}]")
         if tuple(images.shape[1:]) != tuple(domain.input_shape):
             problems.append(f"{where}: images are {tuple(images.shape[1:])}, the domain declares {domain.input_shape}")
+        if role == "scored" and images.numel():
+            sample = images[:2]
         if images.numel() and not bool(torch.isfinite(images).all()):
             problems.append(f"{where}: inputs must be finite")
         elif images.numel() and len(domain.input_shape) == 3 and (float(images.min()) < 0 or float(images.max()) > 1):
@@ -54,11 +72,39 @@ def domain_problems(domain: Any) -> list[str]:
                 problems.append(
                     f"role {role!r} names model {name!r}, which the store does not hold (it holds {sorted(known)})"
                 )
+    loadable = set()
     for name in sorted({n for names in domain.model_roles.values() for n in names} & known):
         try:
             store.check(name)
+            loadable.add(name)
         except Exception as error:  # noqa: BLE001
             problems.append(f"model {name!r}: {error}")
+    if zoo is not None and sample is not None and not problems:
+        problems += _class_score_problems(domain, zoo, sample, loadable)
+    return problems
+
+
+def _class_score_problems(domain: Any, zoo: Any, sample: torch.Tensor, names: set[str]) -> list[str]:
+    """Each classifier of :data:`CLASS_SCORE_ROLES` run on ``sample``: one score per class of the domain."""
+    problems = []
+    for role in CLASS_SCORE_ROLES:
+        for name in domain.model_roles.get(role, ()):
+            if name not in names:
+                continue
+            try:
+                model = zoo[name]
+                with torch.no_grad():
+                    out = model(sample.to(zoo.device))
+            except Exception as error:  # noqa: BLE001 - the user's network: reported, not raised
+                problems.append(f"model {name!r} ({role}) fails on two scored images: {type(error).__name__}: {error}")
+                continue
+            if out.ndim != 2 or out.shape[1] != domain.num_classes:
+                classes = ", ".join(map(repr, domain.class_names))
+                problems.append(
+                    f"model {name!r} ({role}) gives outputs of shape {tuple(out.shape)} for 2 images, but the domain "
+                    f"has {domain.num_classes} classes ({classes}): expected 2×{domain.num_classes} class scores "
+                    "(an empty or extra class folder shifts the classes)"
+                )
     return problems
 
 

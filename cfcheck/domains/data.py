@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from cfcheck.domains.base import SPLIT_ROLES
+from cfcheck.domains.folders import FolderSource
 from cfcheck.domains.registry import DomainError
 
 __all__ = ["ArraySource", "FolderSource", "ImageDomain", "ImageSplit", "DEFAULT_FRACTIONS"]
@@ -42,7 +43,6 @@ __all__ = ["ArraySource", "FolderSource", "ImageDomain", "ImageSplit", "DEFAULT_
 ROLES = (*SPLIT_ROLES, "oracle_train")
 #: How a single labelled set is divided, class by class, when the user gives no split of their own
 DEFAULT_FRACTIONS = {"train": 0.35, "oracle_train": 0.15, "selection": 0.1, "scored": 0.15, "reference": 0.25}
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp")
 
 
 class ArraySource:
@@ -157,82 +157,6 @@ class ArraySource:
         if isinstance(self._array, np.memmap) and hasattr(mmap, "MADV_DONTNEED"):
             # numpy keeps its mmap there (a private attribute numpy's stubs do not declare)
             self._array._mmap.madvise(mmap.MADV_DONTNEED)  # type: ignore[attr-defined]  # noqa: SLF001
-
-
-class FolderSource:
-    """Labelled images in a class-per-folder tree, ``root/<class>/*.png|jpg|…``, read with Pillow
-    when asked for. Classes are the sub-folders in sorted order (``class_names``).
-
-    Args:
-        root: the tree's root folder.
-        mode: Pillow mode every image is converted to: ``"L"`` (1 channel) or ``"RGB"`` (3).
-        size: (height, width) to resize to; None: every image must have the first image's size.
-    """
-
-    def __init__(self, root: str | os.PathLike[str], *, mode: str = "RGB", size: tuple[int, int] | None = None) -> None:
-        self.root = Path(root)
-        self.name = str(self.root)
-        if not self.root.is_dir():
-            raise DomainError(f"{self.root}: no such folder (expected root/<class>/<image files>)")
-        if mode not in ("L", "RGB"):
-            raise DomainError(f"{self.root}: mode must be 'L' or 'RGB', got {mode!r}")
-        self.class_names = tuple(sorted(p.name for p in self.root.iterdir() if p.is_dir()))
-        if len(self.class_names) < 2:
-            raise DomainError(
-                f"{self.root}: found {len(self.class_names)} class folder(s) {list(self.class_names)}; "
-                "expected at least 2 (root/<class>/<image files>)"
-            )
-        files, labels = [], []
-        for label, name in enumerate(self.class_names):
-            found = sorted(p for p in (self.root / name).iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
-            files += found
-            labels += [label] * len(found)
-        if not files:
-            raise DomainError(f"{self.root}: no image files ({', '.join(IMAGE_SUFFIXES)}) in its class folders")
-        self.files, self.mode = files, mode
-        self.labels = torch.tensor(labels, dtype=torch.int64)
-        from PIL import Image
-
-        with Image.open(files[0]) as first:
-            width, height = first.size
-        self.size = size if size is not None else (height, width)
-        self._resize = size is not None
-        self.shape = (1 if mode == "L" else 3, *self.size)
-
-    def __len__(self) -> int:
-        return len(self.files)
-
-    def read(self, index: torch.Tensor) -> torch.Tensor:
-        from PIL import Image
-
-        out = torch.empty((len(index), *self.shape), dtype=torch.float32)
-        for row, i in enumerate(np.asarray(index, dtype=np.int64).tolist()):
-            path = self.files[i]
-            try:
-                with Image.open(path) as image:
-                    image = image.convert(self.mode)
-                    if self._resize:
-                        image = image.resize(self.size[::-1], Image.Resampling.BILINEAR)
-                    pixels = np.asarray(image, dtype=np.uint8)
-            except OSError as error:
-                raise DomainError(f"{path}: not a readable image: {error}") from error
-            if pixels.shape[:2] != tuple(self.size):
-                raise DomainError(
-                    f"{path}: {pixels.shape[1]}×{pixels.shape[0]} pixels, but the tree's images are "
-                    f"{self.size[1]}×{self.size[0]}; resize them or pass size=(height, width)"
-                )
-            pixels = pixels[None] if pixels.ndim == 2 else np.moveaxis(pixels, -1, 0)
-            out[row] = torch.from_numpy(np.ascontiguousarray(pixels)).float().div_(255.0)
-        return out
-
-    @cached_property
-    def digest(self) -> str:
-        """sha256 of the labels, file names, sizes and modification times (not the pixels: cheap)."""
-        digest = hashlib.sha256(f"{self.mode}{self.size}{self._resize}".encode())
-        for path, label in zip(self.files, self.labels.tolist()):
-            stat = path.stat()
-            digest.update(f"{label}\0{path.relative_to(self.root)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-        return digest.hexdigest()
 
 
 class ImageSplit:
@@ -375,6 +299,12 @@ class ImageDomain:
                 f"domain {self.name!r}: the splits {missing} are empty; give more images or other fractions"
             )
         return splits
+
+    def data_problems(self) -> list[str]:
+        """What the domain's sources report of their files (:meth:`FolderSource.problems`: every
+        image decodes and has the tree's size), each once: arrays are checked when they are made."""
+        sources = {id(split.source): split.source for split in self._splits.values()}
+        return [line for source in sources.values() if hasattr(source, "problems") for line in source.problems()]
 
     def split(self, name: str, n: int | None = None) -> ImageSplit:
         """The split called ``name`` (a role of :data:`ROLES`), or its first ``n`` images."""

@@ -255,6 +255,13 @@ def check_domain(domain: Any, spec: str) -> Domain:
     return domain
 
 
+def spec_of(domain: Domain) -> str:
+    """The spec this process resolved ``domain`` from (``pkg.mod:factory``, ``path.py``, ...), as a
+    user types it again (``cfcheck calibrate --domain <spec>``); its name where it was resolved by name."""
+    specs = [spec for spec, found in _RESOLVED.items() if found is domain]
+    return next((spec for spec in specs if spec != domain.name), domain.name)
+
+
 def known_domain(name: str) -> Domain | None:
     """The domain called ``name`` if this process has resolved it or a package registers it, else None
     (never raises: for readers such as the scorecard's views)."""

@@ -279,6 +279,12 @@ class KindSpec(ABC, Generic[TaskT, ResultT]):
     def check(self, run: Run, domain: Domain) -> None:
         """Raise ValueError when the profile asks for something ``domain`` does not have."""
 
+    def size_problems(self, run: Run, domain: Domain) -> list[str]:
+        """What the run's profile needs of ``domain``'s split sizes that it lacks, each naming the split,
+        the class, the sizes needed and held, and what to change (none by default). A domain with such
+        a problem fails its load check and is not scored."""
+        return []
+
     def provenance(self, run: Run, domain: Domain) -> dict[str, Any]:
         """Facts about the tasks on ``domain`` that the scorecard should record."""
         return {}

@@ -123,9 +123,13 @@ def headline(scorecard: dict[str, Any]) -> tuple[str, str]:
         )
     uncalibrated = uncalibrated_domains(scorecard)
     if uncalibrated:
+        facts = scorecard.get("profile", {}).get("domains", {})
+        commands = " and ".join(
+            f"`cfcheck calibrate --domain {facts.get(name, {}).get('spec') or name}`" for name in uncalibrated
+        )
         sentence += (
             f"; uncalibrated domain{'s' if len(uncalibrated) > 1 else ''} {', '.join(uncalibrated)}: "
-            "scores without verdicts until `cfcheck calibrate --domain SPEC` earns its bars"
+            f"scores without verdicts until {commands} earns {'their' if len(uncalibrated) > 1 else 'its'} bars"
         )
     return word, f"{word}: {sentence}"
 

@@ -295,7 +295,7 @@ def test_folder_tree_of_rgb_pngs(pytester, size):
     for label, name in enumerate(("cats", "dogs")):
         folder = pytester.path / "tree" / name
         folder.mkdir(parents=True)
-        for i in range(60):
+        for i in range(120):  # 30 of each class in the reference split: the quick profile's realism needs 28
             pixels = (generator.random((size, size, 3)) * 128 + 100 * label).astype("uint8")
             Image.fromarray(pixels, "RGB").save(folder / f"{i:03d}.png")
     pytester.makepyfile(tree_domain_file=FOLDER_DOMAIN)
@@ -327,7 +327,7 @@ def test_folder_tree_of_rgb_pngs(pytester, size):
     assert len(set(models.values())) == 5  # five differently seeded modules, five digests
 
 
-def _tree(pytester, size=16, per_class=60):
+def _tree(pytester, size=16, per_class=120):
     import numpy as np
     from PIL import Image
 

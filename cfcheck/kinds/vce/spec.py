@@ -20,7 +20,7 @@ from cfcheck.kinds.calling import MethodOutput, OutputSpec
 from cfcheck.kinds.vce.declaration import DECLARATION
 from cfcheck.kinds.vce.result import VCEResult
 from cfcheck.kinds.vce.section import SECTION_DEFAULTS
-from cfcheck.kinds.vce.tasks import TaskInputs, VCETask, ideal_targets, select_inputs
+from cfcheck.kinds.vce.tasks import TaskInputs, TooFewInputs, VCETask, ideal_targets, select_inputs
 
 if TYPE_CHECKING:
     import pytest
@@ -68,7 +68,7 @@ class VCEContext:
                 ideal=self.ideal_targets,
                 num_classes=self.domain.num_classes,
             )
-        except ValueError as error:
+        except TooFewInputs as error:  # only a count is worth the advice; any other error says itself
             raise ValueError(
                 f"domain {self.domain.name!r}, scored split: {error} (the profile's n_per_source); "
                 "give the scored split more images or set a smaller n_per_source in "
@@ -114,6 +114,36 @@ class VCESpec(KindSpec[VCETask, VCEResult]):
             raise ValueError(
                 f"classifiers has unknown entries {unknown}; {domain.name} explains {', '.join(explained)}"
             )
+
+    def size_problems(self, run: Run, domain: Domain) -> list[str]:
+        """The scored split must hold ``n_per_source`` images of every class; the realism pool
+        (the ``reference`` split, with ``reference_extra`` where the domain has one) must hold, per
+        class k, a reference set and the floor draws for the counterfactuals that target k, at every
+        pair set and seed of the run (:func:`cfcheck.metrics.reference_sets.minimum_pool`)."""
+        from cfcheck.metrics.reference_sets import FLOOR_DRAWS, minimum_pool
+
+        section = run.profile.section("vce")
+        where = f"domain {domain.name!r} at the {run.profile.name} profile"
+        try:
+            chosen = [context(run, domain).inputs(p, s) for p in self.pair_sets(run, domain) for s in run.seeds]
+        except ValueError as error:  # the scored split is too small for n_per_source
+            return [str(error)]
+        roles = [role for role in ("reference", "reference_extra") if role in domain.split_roles]
+        pool = torch.cat([domain.split(domain.split_roles[role]).labels for role in roles])
+        held = pool.long().bincount(minlength=domain.num_classes)
+        wanted = torch.stack([inputs.target.long().bincount(minlength=domain.num_classes) for inputs in chosen]).amax(0)
+        short = [k for k in range(domain.num_classes) if int(held[k]) < minimum_pool(int(wanted[k]))]
+        if not short:
+            return []
+        need = ", ".join(f"{domain.class_names[k]!r} {minimum_pool(int(wanted[k]))}" for k in short)
+        have = ", ".join(f"{domain.class_names[k]!r} {int(held[k])}" for k in short)
+        return [
+            f"{where}: the realism scores need, per target class, a reference set and {FLOOR_DRAWS} floor draws "
+            f"of real images ({FLOOR_DRAWS + 2} × the counterfactuals that target the class, with "
+            f"{section.n_per_source} inputs per source class): {need} real images in the reference split, which "
+            f"holds {have}; give the domain more images of those classes, a larger reference fraction "
+            "(ImageDomain(fractions=...)), or fewer inputs ([tool.cfcheck.vce] n_per_source)"
+        ]
 
     def provenance(self, run: Run, domain: Domain) -> dict[str, Any]:
         targets = context(run, domain).ideal_targets

@@ -41,6 +41,10 @@ class VCETask(Task):
         return replace(self, classifier=classifier, needs=())
 
 
+class TooFewInputs(ValueError):
+    """The scored split holds fewer images of a class than the profile's inputs per source class."""
+
+
 @dataclass(frozen=True)
 class TaskInputs:
     x: torch.Tensor  # N×C×H×W in [0,1]
@@ -85,7 +89,7 @@ def select_inputs(
     for source in range(num_classes):
         candidates = torch.nonzero(labels == source).flatten()
         if len(candidates) < n_per_source:
-            raise ValueError(f"only {len(candidates)} images of class {source}, need {n_per_source}")
+            raise TooFewInputs(f"only {len(candidates)} images of class {source}, need {n_per_source}")
         picked = candidates[torch.randperm(len(candidates), generator=generator)[:n_per_source]]
         chosen.append(picked)
         sources.append(torch.full((n_per_source,), source, dtype=torch.long))
