@@ -144,6 +144,16 @@ def test_two_user_domains_and_a_bundled_one_run_together(project):
     assert "error" not in outcomes and "errors" not in outcomes, result.stdout.str()[-3000:]
     scored = {s["domain"] for s in _scores(project) if s["metric"] == "target_accuracy"}
     assert scored == {"good", "other"}
+    # the headline says how to calibrate each uncalibrated domain, by the spec the user typed
+    assert (
+        "until `cfcheck calibrate --domain good_module:make_domain` and `cfcheck calibrate --domain "
+        "other_module:make_domain` earns their bars" in result.stdout.str()
+    )
+
+
+def test_the_domain_option_says_what_it_takes(pytester):
+    text = pytester.runpytest("--help").stdout.str()
+    assert "--cfcheck-domain=SPEC" in text and "pkg.module:factory" in " ".join(text.split())
 
 
 def test_a_flipped_weight_byte(project):
