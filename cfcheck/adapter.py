@@ -157,7 +157,23 @@ def _import_module(module_name: str, spec: str) -> ModuleType:
                 f"--method={spec}: no module named {module_name!r} (is it installed, or on sys.path? "
                 f"a file can be given as --method=path/to/adapter.py)"
             ) from None
-        raise
+        raise _import_failed(spec, module_name, error) from None
+    except Exception as error:  # noqa: BLE001 - whatever the user's module raises while it imports
+        raise _import_failed(spec, module_name, error) from None
+
+
+def _import_failed(spec: str, module: str, error: BaseException) -> pytest.UsageError:
+    """The usage error for a method module that raised while importing: the module, the error, and
+    the line of the user's code it came from (the last frame outside importlib)."""
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if "importlib" not in f.filename]
+    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    missing = getattr(error, "name", None) if isinstance(error, ModuleNotFoundError) else None
+    hint = f" (the package {missing!r} is not installed in this environment)" if missing else ""
+    return pytest.UsageError(
+        f"--method={spec}: importing {module} failed{where}: {type(error).__name__}: {error}{hint}"
+    )
 
 
 def _import_path(path: Path, spec: str) -> ModuleType:
@@ -170,7 +186,11 @@ def _import_path(path: Path, spec: str) -> ModuleType:
     module = importlib.util.module_from_spec(loader_spec)
     sys.modules[module_name] = module
     sys.path.insert(0, str(path.parent))  # so the adapter can import its neighbours
-    loader_spec.loader.exec_module(module)
+    try:
+        loader_spec.loader.exec_module(module)
+    except Exception as error:  # noqa: BLE001 - whatever the user's file raises while it runs
+        del sys.modules[module_name]
+        raise _import_failed(spec, str(path), error) from None
     return module
 
 

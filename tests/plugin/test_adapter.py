@@ -110,6 +110,35 @@ def test_unknown_module_is_a_usage_error(pytester):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
 
 
+@pytest.mark.parametrize("as_path", [True, False])
+def test_a_method_module_that_fails_to_import_is_one_usage_error(pytester, as_path):
+    """The first mistake a user makes (a package their method needs is not installed) is one line
+    naming the module, the line and the missing package, and the usage-error exit, not a traceback."""
+    pytester.makepyfile(needs_more="import pytest\nimport a_package_nobody_installed\n")
+    pytester.syspathinsert()
+    result = pytester.runpytest("--method=needs_more.py" if as_path else "--method=needs_more")
+    text = result.stderr.str() + result.stdout.str()
+    assert "INTERNALERROR" not in text and "Traceback" not in text
+    result.stderr.fnmatch_lines(
+        [
+            "*--method=needs_more*: importing *needs_more* failed at *needs_more.py:2: ModuleNotFoundError: "
+            "No module named 'a_package_nobody_installed' (the package 'a_package_nobody_installed' is not "
+            "installed in this environment)"
+        ]
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_a_method_module_that_raises_while_importing(pytester):
+    pytester.makepyfile(raises="import pytest\n\nraise RuntimeError('weights not found')\n")
+    pytester.syspathinsert()
+    result = pytester.runpytest("--method=raises")
+    result.stderr.fnmatch_lines(
+        ["*--method=raises: importing raises failed at *raises.py:3: RuntimeError: weights not found"]
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
 def test_missing_file_is_a_usage_error(pytester):
     result = pytester.runpytest("--method=missing/adapter.py")
     result.stderr.fnmatch_lines(["*file*adapter.py does not exist*"])
