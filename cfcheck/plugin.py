@@ -37,7 +37,14 @@ from cfcheck.plugin_fixtures import (  # noqa: F401 - fixtures, registered with 
     cfcheck_session,
     session_key,
 )
-from cfcheck.plugin_reporting import WORKER_OUTPUT, OutcomeCounter, hand_to_controller, merge_from_worker, summary_lines
+from cfcheck.plugin_reporting import (
+    WORKER_OUTPUT,
+    OutcomeCounter,
+    hand_to_controller,
+    install_baseline_gate,
+    merge_from_worker,
+    summary_lines,
+)
 from cfcheck.profiles import read_user_settings, resolve_profile
 
 if TYPE_CHECKING:  # the session loads only when a method is under test
@@ -66,6 +73,8 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{TASKS_MARKER}(which): the tasks a suite runs on, one of "
         f"{', '.join(map(repr, task_sets()))} (the kinds' task sets)",
     )
+    for name, text in suite_markers().items():  # one per bundled suite: -m "validity or realism"
+        config.addinivalue_line("markers", f"{name}: {text}")
     if not config.pluginmanager.hasplugin("xdist"):  # the task marker must not warn without xdist
         config.addinivalue_line("markers", "xdist_group(name): run together under --dist loadgroup")
     try:
@@ -74,6 +83,8 @@ def pytest_configure(config: pytest.Config) -> None:
         profile = resolve_profile(profile_name, settings)
         if config.getoption("cfcheck_inconclusive"):
             profile = dataclasses.replace(profile, inconclusive=config.getoption("cfcheck_inconclusive"))
+        if config.getoption("cfcheck_known_failures"):
+            profile = dataclasses.replace(profile, known_failures=config.getoption("cfcheck_known_failures"))
         if config.getoption("cfcheck_timeout") is not None:
             timeout = config.getoption("cfcheck_timeout")
             if timeout < 0:
@@ -146,6 +157,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except ValueError as error:
         raise pytest.UsageError(f"cfcheck: {error}") from None
     config.pluginmanager.register(OutcomeCounter(cf_session), "cfcheck-outcomes")
+    install_baseline_gate(config, cf_session)
     faults.stop_on_sigterm(config)
 
 
@@ -170,6 +182,27 @@ def pytest_report_header(config: pytest.Config) -> str | None:
         f"(seeds {list(session.seeds)}, timeout {session.profile.timeout:g} s/call), domains {domains}, "
         f"device {session.device}, cache {cache}{baseline}{views}"
     )
+
+
+def suite_markers() -> dict[str, str]:
+    """Marker name → help: one per bundled suite, named as its scores' ``suite`` (``suites/**/test_<name>.py``),
+    saying which kinds' suites it marks (``contract`` and ``domains`` are every kind's)."""
+    import cfcheck.suites
+
+    root = Path(cfcheck.suites.__file__).parent
+    kinds: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("test_*.py")):
+        folder = path.parent.relative_to(root).as_posix()
+        kinds.setdefault(path.stem.removeprefix("test_"), []).append("every kind" if folder == "." else folder)
+    return {name: f"cfcheck's {name} suite ({', '.join(where)})" for name, where in sorted(kinds.items())}
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Mark a bundled suite's test with its suite's marker (:func:`suite_markers`), so ``-m`` selects suites."""
+    import cfcheck.suites
+
+    if item.path.is_relative_to(Path(cfcheck.suites.__file__).parent) and item.path.stem.startswith("test_"):
+        item.add_marker(item.path.stem.removeprefix("test_"))
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -214,6 +247,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     _parametrize_method_domain(metafunc, session, domains)
 
 
+class UnusableDomain(str):
+    """The ``cfcheck_task`` parameter of a suite's skipped test for a domain that fails its load check:
+    the domain's name."""
+
+
 class _WithUnusableDomains:
     """``metafunc`` for a kind's parametrisation, adding to the task parameters one skipped parameter per
     domain that fails its load check, so each of its suites says, in one line, why it did not run."""
@@ -230,7 +268,8 @@ class _WithUnusableDomains:
         if "cfcheck_task" in names:
             values += [
                 pytest.param(
-                    *([None] * len(names)),
+                    UnusableDomain(name),
+                    *([None] * (len(names) - 1)),
                     id=f"{name}-unusable",
                     marks=pytest.mark.skip(reason=f"domain {name!r} cannot be used: see test_domain_loads[{name}]"),
                 )
@@ -285,16 +324,16 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 def _domain_matches_task(item: pytest.Item) -> bool:
     """False for the pairs of the domain parametrisation that give a task another domain's method, and
-    for all but the first copy of a parameter without a task (a skipped one: an unusable domain, an
-    empty parameter set)."""
+    for all but the first copy of an unusable domain's skipped test."""
     callspec = getattr(item, "callspec", None)
     if callspec is None or DOMAIN_FIXTURE not in callspec.params:
         return True
     params = callspec.params
-    task_domain = getattr(params.get("cfcheck_task"), "domain_name", None)
-    if task_domain is None:
+    task = params.get("cfcheck_task")
+    if isinstance(task, UnusableDomain):
         return bool(callspec.indices.get(DOMAIN_FIXTURE, 0) == 0)
-    return bool(params[DOMAIN_FIXTURE].name == task_domain)
+    task_domain = getattr(task, "domain_name", None)  # None, or pytest's NOTSET of an empty parameter set
+    return task_domain is None or bool(params[DOMAIN_FIXTURE].name == task_domain)
 
 
 def _shard_group(item: pytest.Item) -> str:
