@@ -9,11 +9,14 @@ set of an input's successful counterfactuals (:func:`cfcheck.metrics.synbols.syn
 Two choices where the paper's descriptions disagree (both selectable, defaults documented):
 
 * ``cosine="concatenated"`` (default): one cosine between the concatenated feature vectors, as
-  Algorithm 1 computes it on one perturbation vector per counterfactual. The reference code
-  instead *sums* the per-part cosines (``"summed"``). A part that neither counterfactual
-  changes still has identical residual softmax vectors (cosine ≈ 1), so under the sum two
-  counterfactuals that move different continuous attributes are never orthogonal; the
-  concatenated cosine weighs each part by the size of its change.
+  Algorithm 1 computes it on one perturbation vector per counterfactual. ``"summed"`` adds one
+  cosine per part instead: one per categorical attribute, then the continuous part (three on
+  the glyphs domain: character, font, continuous). Neither is the reference code's cosine,
+  which adds two: one over all categorical parts together and one over the continuous part
+  (the S# card records it). Under either sum a part that neither counterfactual changes still
+  has identical residual softmax vectors (cosine ≈ 1), so two counterfactuals that move
+  different continuous attributes are never orthogonal; the concatenated cosine weighs each
+  part by the size of its change.
 * ``admission="each_member"`` (default): a candidate is admitted when it is orthogonal
   (|cos| < τ) or complementary (cos + 1 < τ) to *every* member of the set, as §3.4's text says.
   Algorithm 1's listing admits it when it is orthogonal to all members *or* complementary to

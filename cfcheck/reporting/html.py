@@ -229,6 +229,7 @@ def _domain_bar_lines(scorecard: dict[str, Any], key: str) -> list[tuple[str, st
 
 
 def _cards(scores: Sequence[dict[str, Any]], scorecard: dict[str, Any] | None = None) -> str:
+    from cfcheck.metrics.card import DIFFERENCES_HEADING, difference_lines
     from cfcheck.metrics.cards import CARDS
     from cfcheck.reporting.card_evidence import scorecard_evidence
 
@@ -250,6 +251,7 @@ def _cards(scores: Sequence[dict[str, Any]], scorecard: dict[str, Any] | None = 
             *_domain_bar_lines(scorecard or {}, key),
             ("citation", card.citation),
             ("notes", card.notes or "-"),
+            *((DIFFERENCES_HEADING, text) for text in difference_lines(card)),
         ]
         items = "".join(f"<dt>{e(name)}</dt><dd>{e(value)}</dd>" for name, value in fields)
         out.append(

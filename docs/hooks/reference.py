@@ -49,8 +49,8 @@ def _families() -> list[tuple[str, list]]:
         if info.name.startswith("_"):
             continue
         module = importlib.import_module(f"{definitions.__name__}.{info.name}")
-        cards = [
-            card
+        cards = [  # the registry's card: it carries the differences from the papers' code
+            CARDS[card.key]
             for name, value in vars(module).items()
             if name.endswith("_CARDS") and isinstance(value, tuple)
             for card in value
@@ -103,7 +103,9 @@ def metric_reference() -> str:
         "`cfcheck cards KEY` prints the same card in a terminal. Each card gives the formula, the "
         "direction, how abstentions count, the bar (per profile where they differ, and a bundled "
         "domain's own bars), the calibration rationale with what the bundled controls measured, and "
-        "the citation. How bars are earned: [Verdicts and bars](../concepts.md#verdicts-and-bars).",
+        "the citation. How bars are earned: [Verdicts and bars](../concepts.md#verdicts-and-bars). Where a "
+        "card's number differs from the one a paper's own code computes, the card says so and how to "
+        "convert; all such differences: [cfcheck and the papers' code](papers-code.md).",
         "",
     ]
     out += [

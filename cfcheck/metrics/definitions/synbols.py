@@ -100,11 +100,13 @@ SYNBOLS_CARDS = (
         True,
         notes=(
             "Where the paper's descriptions differ, cfcheck takes (1) one cosine of the concatenated features, as "
-            "Algorithm 1 computes one cosine per pair, not the reference code's sum of per-part cosines (under "
-            "the sum, a part neither counterfactual changes contributes cos ≈ 1, so counterfactuals moving "
-            "different continuous attributes are never orthogonal); (2) admission against every member, as "
-            "§3.4's text says, not Algorithm 1's 'complementary to any member', which admits a repeated "
-            "complement. Both alternatives are available (cosine='summed', admission='algorithm1'). "
+            "Algorithm 1 computes one cosine per pair, not a sum of per-part cosines (under a sum, a part neither "
+            "counterfactual changes contributes cos ≈ 1, so counterfactuals moving different continuous "
+            "attributes are never orthogonal); (2) admission against every member, as §3.4's text says, not "
+            "Algorithm 1's 'complementary to any member', which admits a repeated complement. Both alternatives "
+            "are available (admission='algorithm1'; cosine='summed' adds one cosine per categorical attribute "
+            "and one for the continuous part, three parts on the glyphs domain, where the reference code adds "
+            "two: all categorical features together, and the continuous ones). "
             "Per input; averaged over inputs, 95% percentile bootstrap CI."
         ),
         bar=Bar(1.1, "min"),
