@@ -18,7 +18,7 @@ EXAMPLES = {
     "retrain": "cfcheck retrain --domain <domain> --only <model> --smoke --out /tmp/smoke",
     "cards": "cfcheck cards target_accuracy ground_truth_relative_error",
     "models": "cfcheck models --domain <domain>",
-    "summary": "cfcheck summary reports/wachter-quick --failures",
+    "summary": "cfcheck summary reports/wachter-quick --against baseline.json > changes.md",
     "compare": "cfcheck compare reports/wachter-quick reports/dvce-quick --output reports/comparison",
     "merge": "cfcheck merge reports/m-quick-shard1of2 reports/m-quick-shard2of2 --output reports/m-quick",
     "calibrate": "cfcheck calibrate --profile quick --seeds 0 1 2 --out reports/calibration",
@@ -67,6 +67,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary = command("summary", help="summarise a scorecard (JSON file or its folder)")
     summary.add_argument("path", type=Path)
     summary.add_argument("--failures", action="store_true", help="only scores that failed or regressed")
+    summary.add_argument(
+        "--against",
+        type=Path,
+        default=None,
+        metavar="BASELINE",
+        help="print what changed against this baseline (a scorecard JSON) as Markdown for a pull request: new "
+        "failures, regressions, vanished scores, fixes, scores that moved beyond their tolerance; tolerances and "
+        "settings from ./pyproject.toml's [tool.cfcheck]; exits 1 when something got worse",
+    )
+    summary.add_argument(
+        "--max-rows",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --against: rows per table at most (default 10; 0: every row)",
+    )
 
     compare = command(
         "compare", help="compare runs of different methods: rank-based leaderboard per suite and paired tests"
@@ -211,12 +227,20 @@ def _models(args: argparse.Namespace) -> int:
 
 def _summary(args: argparse.Namespace) -> int:
     from cfcheck.reporting.scorecard import load_scorecard
-    from cfcheck.reporting.tables import HEADER, score_rows
+    from cfcheck.reporting.tables import HEADER, is_failing, score_rows
 
+    if args.max_rows is not None and args.against is None:
+        raise ValueError("--max-rows applies to --against BASELINE only")
     scorecard = load_scorecard(args.path)
+    if args.against is not None:
+        return _summary_against(scorecard, args.against, args.max_rows)
     rows = score_rows(scorecard)
     if args.failures:
-        rows = [row for row in rows if row[-1].startswith(("FAIL", "ERROR", "inconclusive")) or "regressed" in row[-1]]
+        rows = [
+            row
+            for row, score in zip(rows, scorecard["scores"])
+            if row[-1].startswith(("FAIL", "ERROR", "inconclusive")) or is_failing(score)
+        ]
     widths = [max(len(str(c)) for c in column) for column in zip(HEADER, *rows)]
     print(f"{scorecard['method']} — {scorecard['status']}, profile {scorecard['profile']['name']}")
     for row in [HEADER, *rows]:
@@ -225,12 +249,36 @@ def _summary(args: argparse.Namespace) -> int:
         v: sum(1 for s in scorecard["scores"] if s.get("verdict") == v) for v in ("fail", "error", "inconclusive")
     }
     regressed = sum(1 for s in scorecard["scores"] if s.get("regressed"))
-    failed = verdicts["fail"] + verdicts["error"] + regressed
+    known = sum(1 for s in scorecard["scores"] if s.get("baseline_status") == "known_failure")
+    failed = sum(1 for s in scorecard["scores"] if is_failing(s))
     print(
         f"{len(scorecard['scores'])} scores: {verdicts['fail']} failed, {verdicts['error']} could not be computed, "
         f"{verdicts['inconclusive']} inconclusive, {regressed} regressed"
+        + (f"; {known} of the failures known in the run's baseline" if known else "")
     )
     return 1 if failed else 0
+
+
+def _summary_against(scorecard: dict[str, Any], baseline_path: Path, max_rows: int | None) -> int:
+    """Print ``scorecard`` against the baseline at ``baseline_path`` as Markdown; 1 when something got worse."""
+    from cfcheck.baseline import Baseline
+    from cfcheck.baseline.compare import compare_scorecard
+    from cfcheck.profiles import read_user_settings, resolve_profile
+    from cfcheck.reporting.changes import DEFAULT_MAX_ROWS, render_changes
+
+    baseline = Baseline.load(baseline_path)
+    name = str((scorecard.get("profile") or {}).get("name") or "standard")
+    baseline.check_profile(name)
+    profile = resolve_profile(name, read_user_settings(Path.cwd()))
+    changes = compare_scorecard(
+        scorecard,
+        baseline,
+        tolerances=profile.tolerances,
+        inconclusive=profile.inconclusive,
+        known_failures=str((scorecard.get("baseline") or {}).get("known_failures") or profile.known_failures),
+    )
+    print(render_changes(changes, DEFAULT_MAX_ROWS if max_rows is None else max_rows), end="")
+    return 1 if changes.failed else 0
 
 
 def _compare(args: argparse.Namespace) -> int:

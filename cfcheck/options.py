@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from cfcheck.profiles import INCONCLUSIVE_OUTCOMES, PROFILE_NAMES
+from cfcheck.profiles import INCONCLUSIVE_OUTCOMES, KNOWN_FAILURE_OUTCOMES, PROFILE_NAMES
 
 if TYPE_CHECKING:  # torch and the kinds load only when a method is under test
     import torch
@@ -100,14 +100,25 @@ def add_options(parser: pytest.Parser) -> None:
         type=Path,
         default=None,
         metavar="PATH",
-        help="stored scorecard JSON; scores worse than it beyond tolerance fail as regressions",
+        help="a baseline (a stored scorecard JSON): scores worse than it beyond their tolerance, new "
+        "failures and scores that vanished fail the run; scores that missed their bars there too are "
+        "known failures (see --cfcheck-known-failures); changes.md beside the scorecard says what changed",
     )
     group.addoption(
         "--cfcheck-save-baseline",
         type=Path,
         default=None,
         metavar="PATH",
-        help="after a complete run without failures, store its scorecard JSON at PATH",
+        help="after a complete run, store its scorecard JSON at PATH as a baseline, failures included "
+        "(an incomplete run is not stored)",
+    )
+    group.addoption(
+        "--cfcheck-known-failures",
+        choices=KNOWN_FAILURE_OUTCOMES,
+        default=None,
+        help="against --cfcheck-baseline, the pytest outcome of a known failure: xfail (default: expected "
+        "failure, a fix is reported as XPASS), strict (the same, but a fix fails until the baseline is "
+        "refreshed) or fail; [tool.cfcheck] known_failures sets the default",
     )
 
 

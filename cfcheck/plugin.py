@@ -22,6 +22,7 @@ from cfcheck.kinds.contract import CONTRACT_FIXTURE, parametrize_contract
 from cfcheck.kinds.protocols import MethodKind
 from cfcheck.kinds.registry import kind_fixtures, kind_markers, task_sets
 from cfcheck.options import add_options, parse_views, resolve_device, resolve_domains, split_list
+from cfcheck.plugin_collection import WithUnusableDomains, domain_matches_task, suite_markers
 from cfcheck.plugin_fixtures import (  # noqa: F401 - fixtures, registered with the plugin
     DOMAIN_FIXTURE,
     KIND_MARKER,
@@ -184,19 +185,6 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     )
 
 
-def suite_markers() -> dict[str, str]:
-    """Marker name → help: one per bundled suite, named as its scores' ``suite`` (``suites/**/test_<name>.py``),
-    saying which kinds' suites it marks (``contract`` and ``domains`` are every kind's)."""
-    import cfcheck.suites
-
-    root = Path(cfcheck.suites.__file__).parent
-    kinds: dict[str, list[str]] = {}
-    for path in sorted(root.rglob("test_*.py")):
-        folder = path.parent.relative_to(root).as_posix()
-        kinds.setdefault(path.stem.removeprefix("test_"), []).append("every kind" if folder == "." else folder)
-    return {name: f"cfcheck's {name} suite ({', '.join(where)})" for name, where in sorted(kinds.items())}
-
-
 def pytest_itemcollected(item: pytest.Item) -> None:
     """Mark a bundled suite's test with its suite's marker (:func:`suite_markers`), so ``-m`` selects suites."""
     import cfcheck.suites
@@ -242,40 +230,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         )
         return
     unusable = session.unusable_domains_for(marker.args[0])
-    with_unusable = cast(pytest.Metafunc, _WithUnusableDomains(metafunc, unusable))  # a Metafunc in all it is used as
+    with_unusable = cast(pytest.Metafunc, WithUnusableDomains(metafunc, unusable))  # a Metafunc in all it is used as
     kind_spec(marker.args[0]).parametrize(with_unusable, session, domains)
     _parametrize_method_domain(metafunc, session, domains)
-
-
-class UnusableDomain(str):
-    """The ``cfcheck_task`` parameter of a suite's skipped test for a domain that fails its load check:
-    the domain's name."""
-
-
-class _WithUnusableDomains:
-    """``metafunc`` for a kind's parametrisation, adding to the task parameters one skipped parameter per
-    domain that fails its load check, so each of its suites says, in one line, why it did not run."""
-
-    def __init__(self, metafunc: pytest.Metafunc, unusable: dict[str, str]) -> None:
-        self._metafunc, self._unusable = metafunc, unusable
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._metafunc, name)
-
-    def parametrize(self, argnames: Any, argvalues: Any, **kwargs: Any) -> None:
-        names = [n.strip() for n in argnames.split(",")] if isinstance(argnames, str) else list(argnames)
-        values = list(argvalues)
-        if "cfcheck_task" in names:
-            values += [
-                pytest.param(
-                    UnusableDomain(name),
-                    *([None] * (len(names) - 1)),
-                    id=f"{name}-unusable",
-                    marks=pytest.mark.skip(reason=f"domain {name!r} cannot be used: see test_domain_loads[{name}]"),
-                )
-                for name in self._unusable
-            ]
-        self._metafunc.parametrize(argnames, values, **kwargs)
 
 
 def _parametrize_method_domain(metafunc: pytest.Metafunc, session: CfcheckSession, domains: list[Any]) -> None:
@@ -299,7 +256,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     cf_session = config.stash.get(session_key, None)
     if cf_session is None:
         return
-    items[:] = [item for item in items if _domain_matches_task(item)]
+    items[:] = [item for item in items if domain_matches_task(item)]
     if cf_session.method.kinds is not None:
         from cfcheck.kinds import view_source
 
@@ -320,20 +277,6 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         sizes = Counter(groups.values())
         assignment = assign_groups(sizes, cf_session.shard.count)
         _deselect(config, items, [i for i in items if assignment[groups[i.nodeid]] != cf_session.shard.index])
-
-
-def _domain_matches_task(item: pytest.Item) -> bool:
-    """False for the pairs of the domain parametrisation that give a task another domain's method, and
-    for all but the first copy of an unusable domain's skipped test."""
-    callspec = getattr(item, "callspec", None)
-    if callspec is None or DOMAIN_FIXTURE not in callspec.params:
-        return True
-    params = callspec.params
-    task = params.get("cfcheck_task")
-    if isinstance(task, UnusableDomain):
-        return bool(callspec.indices.get(DOMAIN_FIXTURE, 0) == 0)
-    task_domain = getattr(task, "domain_name", None)  # None, or pytest's NOTSET of an empty parameter set
-    return task_domain is None or bool(params[DOMAIN_FIXTURE].name == task_domain)
 
 
 def _shard_group(item: pytest.Item) -> str:
@@ -362,7 +305,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if session.config.option.collectonly:  # nothing ran: the last scorecard stays as it was
         return
     interrupted = exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
-    cf_session.write_scorecard(complete=not interrupted and not session.shouldstop)
+    stopped = session.shouldstop or session.shouldfail  # -x, --maxfail or a usage error: tests did not run
+    cf_session.write_scorecard(complete=not interrupted and not stopped)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -1,10 +1,12 @@
 """What cfcheck's reporting hooks (:mod:`cfcheck.plugin`) do beyond reading the session: count the
 tests' outcomes, hand an xdist worker's records, costs and generation counts to the controller and
-merge them there, and say the run's summary at the end of the terminal report."""
+merge them there, gate the run on its baseline's vanished scores (:class:`BaselineGate`), and say the
+run's summary at the end of the terminal report."""
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +14,7 @@ import pytest
 
 from cfcheck import faults
 from cfcheck.core.devices import describe_device
+from cfcheck.reporting import changes as status
 
 if TYPE_CHECKING:  # the session loads only when a method is under test
     from cfcheck.session import CfcheckSession
@@ -40,6 +43,90 @@ class OutcomeCounter:
             self.outcomes["error"] += 1
         elif report.when == "call" or report.skipped:
             self.outcomes[report.outcome] += 1
+
+
+class BaselineGate:
+    """Registered with ``--cfcheck-baseline`` (:func:`install_baseline_gate`): notes every test that ran
+    and, at the end of the session (on the xdist controller, which sees every report), finds the
+    baseline's scores whose test ran without recording them. A run where one vanished, or where no score
+    matched the baseline at all, fails (exit status 1) even if every test passed."""
+
+    def __init__(self, session: CfcheckSession) -> None:
+        self.session = session
+        self.ran: set[str] = set()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.ran.add(report.nodeid)
+
+    # not trylast: it runs before the plugin's own (trylast) writes the scorecard, which lists what vanished
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        config = session.config
+        baseline = self.session.baseline
+        if baseline is None or hasattr(config, "workeroutput") or config.option.collectonly:
+            return
+        recorded = [(r.key, r.legacy_key) for r in self.session.records]
+        baseline.vanished = baseline.vanished_among(recorded, self.ran)
+        unmatched = bool(recorded) and baseline.matched(recorded) == 0
+        if (baseline.vanished or unmatched) and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def install_baseline_gate(config: pytest.Config, session: CfcheckSession) -> None:
+    """Register :class:`BaselineGate` when the run has a baseline; a baseline of another profile is a usage
+    error (its scores were measured on other sizes and judged by other bars)."""
+    if session.baseline is None:
+        return
+    try:
+        session.baseline.check_profile(session.profile.name)
+    except ValueError as error:
+        raise pytest.UsageError(f"--cfcheck-baseline: {error}") from None
+    config.pluginmanager.register(BaselineGate(session), "cfcheck-baseline-gate")
+
+
+#: lines per kind of change the terminal report lists (the rest are counted; changes.md has them all)
+LISTED_CHANGES = 10
+
+
+def baseline_lines(session: CfcheckSession) -> Iterator[str]:
+    """The terminal report's lines about the baseline: each status's count, then the scores that got
+    worse or were fixed, by name."""
+    baseline = session.baseline
+    if baseline is None:
+        return
+    counts = Counter(r.baseline_status for r in session.records if r.baseline_status)
+    vanished = len(baseline.vanished)
+    mode = session.profile.known_failures
+    known = "xfailed" if mode != "fail" else "failed: --cfcheck-known-failures=fail"
+    yield (
+        f"against the baseline {baseline.source}: {counts[status.KNOWN_FAILURE] + counts[status.STILL_FAILING]} "
+        f"known failures ({known}), {counts[status.NEW_FAILURE]} new failures, {counts[status.REGRESSED]} "
+        f"regressed, {counts[status.ERROR]} could not be computed, {vanished} vanished, "
+        f"{counts[status.FIXED] + counts[status.FIXED_STRICT]} fixed, {counts[status.IMPROVED]} improved"
+    )
+    named = {
+        status.NEW_FAILURE: "new failure",
+        status.REGRESSED: "regressed",
+        status.ERROR: "could not be computed",
+        status.STILL_FAILING: "known failure, failing",
+        status.FIXED_STRICT: "fixed (strict: refresh the baseline to keep it)",
+        status.FIXED: "fixed",
+    }
+    for which, label in named.items():
+        keys = [r.key for r in session.records if r.baseline_status == which]
+        for key in keys[:LISTED_CHANGES]:
+            yield f"  {label}: {key}"
+        if len(keys) > LISTED_CHANGES:
+            yield f"  … and {len(keys) - LISTED_CHANGES} more {label}"
+    for entry in baseline.vanished[:LISTED_CHANGES]:
+        yield f"  vanished (its test ran, the score was not recorded): {entry.key}"
+    if vanished > LISTED_CHANGES:
+        yield f"  … and {vanished - LISTED_CHANGES} more vanished"
+    recorded = [(r.key, r.legacy_key) for r in session.records]
+    if recorded and baseline.matched(recorded) == 0:
+        yield (
+            "  no score of this run is in the baseline: it gated nothing (another seed, domain or selection "
+            "than the baseline's?); the run fails"
+        )
 
 
 def hand_to_controller(cf_session: CfcheckSession, workeroutput: dict[str, Any], worker: str) -> None:
@@ -82,6 +169,7 @@ def summary_lines(session: CfcheckSession, exitstatus: int, config: pytest.Confi
         f"{counts['inconclusive']} inconclusive, {counts['error']} could not be computed, "
         f"{len(session.records) - sum(counts.values())} without a bar; {regressed} regressed"
     )
+    yield from baseline_lines(session)
     generated = session.generation_summary()
     extra = (
         f"the suites' further calls (composition cycles): {int(generated.get('extra_calls_generated', 0))} "
@@ -104,3 +192,4 @@ def summary_lines(session: CfcheckSession, exitstatus: int, config: pytest.Confi
         from cfcheck.reporting.tables import headline
 
         yield headline(load_scorecard(session.scorecard_path))[1]
+    yield from getattr(session, "baseline_notes", [])  # written with the scorecard: changes.md, a saved baseline

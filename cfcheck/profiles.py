@@ -44,6 +44,11 @@ Threshold = Bar
 #: How an inconclusive verdict (95% interval straddling the bar) ends its pytest test.
 INCONCLUSIVE_OUTCOMES = ("fail", "xfail", "pass")
 
+#: How a known failure (a score that missed its bar in the baseline and misses it now, no worse
+#: beyond its tolerance) ends its pytest test: "xfail" (expected failure; a fix is reported as
+#: XPASS), "strict" (the same, but a fix fails until the baseline is refreshed) or "fail".
+KNOWN_FAILURE_OUTCOMES = ("xfail", "strict", "fail")
+
 
 def default_thresholds(profile: str) -> dict[str, Bar]:
     """Every metric card's bar for ``profile`` (metrics without a bar are left out)."""
@@ -72,6 +77,8 @@ class Profile:
     #: pytest outcome of an inconclusive verdict: "fail" (default: a gate needs evidence),
     #: "xfail" (reported, does not fail the run) or "pass"
     inconclusive: str = "fail"
+    #: against a baseline, how a known failure ends its test (see :data:`KNOWN_FAILURE_OUTCOMES`)
+    known_failures: str = "xfail"
     thresholds: Mapping[str, Threshold] = field(default_factory=dict)
     tolerances: Mapping[str, float] = field(default_factory=default_tolerances)
     #: the user's overrides of kind sections: kind → field → value (checked by :meth:`section`)
@@ -82,6 +89,8 @@ class Profile:
             object.__setattr__(self, "thresholds", default_thresholds(self.name))
         if self.inconclusive not in INCONCLUSIVE_OUTCOMES:
             raise ValueError(f"inconclusive must be one of {INCONCLUSIVE_OUTCOMES}, got {self.inconclusive!r}")
+        if self.known_failures not in KNOWN_FAILURE_OUTCOMES:
+            raise ValueError(f"known_failures must be one of {KNOWN_FAILURE_OUTCOMES}, got {self.known_failures!r}")
         object.__setattr__(self, "_sections", {})
 
     def section(self, kind: str) -> Any:
@@ -232,6 +241,10 @@ def _coerce(key: str, value: Any) -> Any:
     if key == "inconclusive":
         if value not in INCONCLUSIVE_OUTCOMES:
             raise ValueError(f"[tool.cfcheck] inconclusive must be one of {INCONCLUSIVE_OUTCOMES}, got {value!r}")
+        return value
+    if key == "known_failures":
+        if value not in KNOWN_FAILURE_OUTCOMES:
+            raise ValueError(f"[tool.cfcheck] known_failures must be one of {KNOWN_FAILURE_OUTCOMES}, got {value!r}")
         return value
     if isinstance(value, (list, tuple)):
         numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)

@@ -17,14 +17,21 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import torch
 
+from cfcheck.baseline import Judgement
 from cfcheck.core.records import ScoreRecord
 from cfcheck.core.set_features import SetFeatures
 from cfcheck.metrics.cards import CARDS, PROPORTION_UNITS, Bar, MetricCard, card_of
 from cfcheck.metrics.key import MetricKey
 from cfcheck.metrics.stats import summarize, verdict
+from cfcheck.reporting import tables as baseline_status
 
 if TYPE_CHECKING:
     from cfcheck.session import CfcheckSession
+
+
+class _NeverRaised(Exception):
+    """The only exception a fix's xfail mark would excuse: none is raised, so a failure after the fix's
+    score is recorded still fails its test."""
 
 
 class ScoreRecorder:
@@ -138,31 +145,69 @@ class ScoreRecorder:
             extra=extra,
             set_features=set_features,
         )
-        regression = None
-        if self.session.baseline is not None:
-            tolerance = profile.tolerances.get(key.bar_key, profile.tolerances.get(card.key, 0.0))
-            keys = (record.key, record.legacy_key)
-            regression = self.session.baseline.compare(keys, record.value, record.direction, tolerance)
-            record.baseline = self.session.baseline.get(*keys)
-            record.regressed = regression is not None
+        judgement = self._judge(record, key, card, outcome)
         self._publish(record)
         summary_text = (
             f"{metric} = {record.value:.4g} [{record.ci_low:.4g}, {record.ci_high:.4g}] (n={record.n}) "
             f"on {record.task}; required {record.threshold}"
         )
-        if outcome == "fail":
-            pytest.fail(f"{summary_text}: {card.failure_hint or card.name}", pytrace=False)
+        failure = f"{summary_text}: {card.failure_hint or card.name}" if outcome == "fail" else None
         if outcome == "inconclusive" and profile.inconclusive != "pass":
-            message = (
+            failure = (
                 f"inconclusive: {summary_text}; the 95% interval straddles the bar — run a larger profile "
                 "(--cfcheck-profile=standard or full) to decide"
             )
-            if profile.inconclusive == "xfail":
-                pytest.xfail(message)
-            pytest.fail(message, pytrace=False)
-        if regression is not None:
-            pytest.fail(regression.describe(), pytrace=False)
+        if judgement is not None:
+            self._gate(record, judgement, failure)
+        if failure is not None:
+            if outcome == "inconclusive" and profile.inconclusive == "xfail":
+                pytest.xfail(failure)
+            pytest.fail(failure, pytrace=False)
         return record
+
+    def _judge(self, record: ScoreRecord, key: MetricKey, card: MetricCard, outcome: str | None) -> Judgement | None:
+        """The score against the run's baseline (None without one), noted on ``record``."""
+        baseline, profile = self.session.baseline, self.session.profile
+        if baseline is None:
+            return None
+        failing = outcome == "fail" or (outcome == "inconclusive" and profile.inconclusive == "fail")
+        judgement = baseline.judge(
+            (record.key, record.legacy_key),
+            value=record.value,
+            verdict=outcome,
+            direction=record.direction,
+            tolerance=profile.tolerances.get(key.bar_key, profile.tolerances.get(card.key, 0.0)),
+            failing=failing,
+            known_failures=profile.known_failures,
+        )
+        record.baseline = judgement.stored.value if judgement.stored is not None else None
+        record.regressed = judgement.regression is not None
+        record.baseline_status = judgement.status
+        return judgement
+
+    def _gate(self, record: ScoreRecord, judgement: Judgement, failure: str | None) -> None:
+        """End the test by the score's status against the baseline; return where its verdict alone decides
+        (unchanged, improved, new and passing, or a fix: marked to be reported as XPASS)."""
+        __tracebackhide__ = True
+        stored = judgement.stored
+        was = f"the baseline had {stored.describe()}" if stored is not None else "not in the baseline"
+        if judgement.regression is not None:
+            detail = f" ({failure})" if failure else ""
+            pytest.fail(f"{judgement.regression.describe()}{detail}", pytrace=False)
+        if judgement.status == baseline_status.NEW_FAILURE:
+            pytest.fail(f"new failure ({was}): {failure}", pytrace=False)
+        if judgement.status == baseline_status.KNOWN_FAILURE:
+            pytest.xfail(f"known failure ({was}; not worse beyond the tolerance): {failure}")
+        if judgement.status == baseline_status.STILL_FAILING:
+            pytest.fail(f"{failure} (a known failure: {was}; --cfcheck-known-failures=fail)", pytrace=False)
+        if judgement.status in (baseline_status.FIXED, baseline_status.FIXED_STRICT):
+            strict = judgement.status == baseline_status.FIXED_STRICT
+            reason = (
+                f"fixed: {record.metric} = {record.value:.4g} on {record.task} passes its bar {record.threshold}; "
+                f"{was}" + ("; refresh the baseline (--cfcheck-save-baseline) to keep the fix" if strict else "")
+            )
+            # reported as XPASS (strict: a failure); a later failure in the test stays a failure
+            self.node.add_marker(pytest.mark.xfail(reason=reason, strict=strict, raises=_NeverRaised))
 
     def unavailable(self, metric: str | MetricKey, reason: str) -> ScoreRecord:
         """Record that ``metric`` could not be computed (verdict "error") and fail the test; a key
@@ -170,6 +215,8 @@ class ScoreRecorder:
         __tracebackhide__ = True
         card_of(metric)
         record = self.error(metric, reason)
+        if record.baseline_status is not None and record.baseline is not None:
+            reason += f" (the baseline had {record.baseline:.4g})"
         pytest.fail(f"{metric} on {record.task}: cannot be computed: {reason}", pytrace=False)
 
     def error(self, metric: str | MetricKey, reason: str) -> ScoreRecord:
@@ -189,6 +236,10 @@ class ScoreRecorder:
             verdict="error",
             reason=reason,
         )
+        if self.session.baseline is not None:  # could not be computed: it fails the run, baseline or not
+            stored = self.session.baseline.entry(record.key, record.legacy_key)
+            record.baseline = stored.value if stored is not None else None
+            record.baseline_status = baseline_status.ERROR
         self._publish(record)
         return record
 

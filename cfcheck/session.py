@@ -21,10 +21,10 @@ import torch
 
 from cfcheck.adapter import MethodSpec
 from cfcheck.baseline import Baseline
+from cfcheck.baseline.run import baseline_section, finish_baseline_run
 from cfcheck.core.cache import GenerationCache, method_fingerprint, tensor_digest
 from cfcheck.core.costs import Costs
 from cfcheck.core.devices import describe_device
-from cfcheck.core.io import atomic_write_text
 from cfcheck.core.records import ScoreRecord
 from cfcheck.core.sharding import Shard
 from cfcheck.domains.base import Domain
@@ -419,8 +419,11 @@ class CfcheckSession(RunResources):
             generation=self.generation_summary(),
             costs=self.costs.summary(),
         )
+        if self.baseline is not None:
+            scorecard["baseline"] = baseline_section(self.baseline, scorecard["scores"], self.profile)
         self.scorecard_path = write_scorecard(self.run_dir, scorecard, self.records)
-        if self.save_baseline is not None and complete and self.outcomes.get("failed", 0) == 0:
-            self.save_baseline.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(self.save_baseline, self.scorecard_path.read_text())
+        #: what was done with baselines (changes.md written, the run stored as one), for the terminal
+        self.baseline_notes = finish_baseline_run(
+            self.run_dir, scorecard, self.baseline, self.profile, save_to=self.save_baseline, complete=complete
+        )
         return self.scorecard_path

@@ -34,6 +34,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("scoring",),
     ("faults",),
     ("plugin_fixtures", "plugin_reporting"),  # the plugin's fixtures; its reporting hooks' work
+    ("plugin_collection",),  # the plugin's collection work: suite markers, unusable domains' skips
     ("plugin",),
 )
 #: Two-way ties allowed while being undone (none: add one only with the change that removes it);

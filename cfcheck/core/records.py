@@ -37,6 +37,9 @@ class ScoreRecord:
     set_features: dict[str, Any] = field(default_factory=dict)
     kind: str = "-"  # the method kind whose suite measured it ("vce", "scm", ...)
     domain: str = "-"  # the domain its task was drawn from
+    #: how the score compares with the run's baseline (:data:`cfcheck.reporting.tables.STATUSES`: "known_failure",
+    #: "new_failure", "regressed", "fixed", ...); None when no baseline was given
+    baseline_status: str | None = None
 
     @property
     def passed(self) -> bool | None:

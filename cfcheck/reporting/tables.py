@@ -19,8 +19,7 @@ def score_rows(scorecard: dict[str, Any]) -> list[list[str]]:
         verdict = VERDICT_LABELS.get(score.get("verdict"), "-")
         if score.get("reason"):
             verdict += f": {score['reason']}"
-        if score.get("regressed"):
-            verdict += " (regressed)"
+        verdict += baseline_note(score)
         rows.append(
             [
                 score.get("kind", "-"),
@@ -36,6 +35,32 @@ def score_rows(scorecard: dict[str, Any]) -> list[list[str]]:
         )
     return rows
 
+
+# What a score is against the run's baseline (its ``baseline_status``); :mod:`cfcheck.baseline.store`
+# says how each is decided.
+NEW = "new"
+UNCHANGED = "unchanged"
+IMPROVED = "improved"
+REGRESSED = "regressed"
+NEW_FAILURE = "new_failure"
+KNOWN_FAILURE = "known_failure"
+STILL_FAILING = "still_failing"
+FIXED = "fixed"
+FIXED_STRICT = "fixed_strict"
+ERROR = "error"
+#: every ``baseline_status`` a score can have
+STATUSES = (NEW, UNCHANGED, IMPROVED, REGRESSED, NEW_FAILURE, KNOWN_FAILURE, STILL_FAILING, FIXED, FIXED_STRICT, ERROR)
+#: the statuses that fail the run
+FAILING_STATUSES = frozenset({REGRESSED, NEW_FAILURE, STILL_FAILING, FIXED_STRICT, ERROR})
+#: how each status reads after a score's verdict in the scorecard's tables
+STATUS_NOTES = {
+    REGRESSED: "regressed",
+    NEW_FAILURE: "new failure",
+    KNOWN_FAILURE: "known failure",
+    STILL_FAILING: "known failure, failing",
+    FIXED: "fixed",
+    FIXED_STRICT: "fixed: refresh the baseline",
+}
 
 HEADER = ["kind", "domain", "suite", "metric", "task", "value [95% CI]", "n", "threshold", "verdict"]
 
@@ -68,8 +93,30 @@ def worst_category(counts: dict[str, int]) -> str | None:
 
 
 def is_failing(score: dict[str, Any]) -> bool:
-    """A score that fails the run: it failed its bar, could not be computed, or regressed."""
-    return score.get("verdict") in ("fail", "error") or bool(score.get("regressed"))
+    """A score that fails the run: it failed its bar, could not be computed, or regressed; against a
+    baseline, by its status there (a known failure does not fail the run, a strict fix does)."""
+    status = score.get("baseline_status")
+    if status == KNOWN_FAILURE:
+        return False
+    return score.get("verdict") in ("fail", "error") or bool(score.get("regressed")) or status in FAILING_STATUSES
+
+
+def baseline_note(score: dict[str, Any]) -> str:
+    """ " (known failure)", " (regressed)", … after a score's verdict; "" without a baseline or a change."""
+    note = STATUS_NOTES.get(str(score.get("baseline_status")))
+    if note is None and score.get("regressed"):
+        note = STATUS_NOTES[REGRESSED]
+    return f" ({note})" if note else ""
+
+
+def known_failure_count(scorecard: dict[str, Any]) -> int:
+    """Scores that missed their bars in the run's baseline too, not worse (they do not fail the run)."""
+    return sum(1 for score in scorecard["scores"] if score.get("baseline_status") == KNOWN_FAILURE)
+
+
+def vanished_count(scorecard: dict[str, Any]) -> int:
+    """The baseline's scores that this run's tests did not record (they fail the run)."""
+    return len((scorecard.get("baseline") or {}).get("vanished") or [])
 
 
 def failing_count(scorecard: dict[str, Any]) -> int:
@@ -100,21 +147,30 @@ def headline(scorecard: dict[str, Any]) -> tuple[str, str]:
     suites = group_scores(scorecard["scores"], suite_key)
     failing = [key for key, scores in suites.items() if any(is_failing(s) for s in scores)]
     counts = count_verdicts(scorecard["scores"])
+    vanished = vanished_count(scorecard)
     if scorecard.get("status") != "complete":
         word = "INCOMPLETE"
         sentence = f"the run was cut short; {len(failing)} of {len(suites)} suites have failing scores so far"
     elif failing:
         word = "FAIL"
         sentence = f"{len(failing)} of {len(suites)} suites have failing scores"
+    elif vanished:
+        word = "FAIL"
+        sentence = f"{vanished} scores of the baseline vanished (their tests ran without recording them)"
     elif not scorecard["scores"]:
         word, sentence = "PASS", "no scores were recorded"
-    elif not counts["pass"] and not counts["inconclusive"]:
+    elif not counts["pass"] and not counts["inconclusive"] and not counts["fail"]:  # (a fail here: a known one)
         word = "REPORTED"
         sentence = f"no bars: reported only ({len(scorecard['scores'])} scores without a verdict)"
     else:
         word = "PASS"
         sentence = f"no score fails ({counts['pass']} pass"
         sentence += f", {counts['inconclusive']} inconclusive)" if counts["inconclusive"] else ")"
+    known = known_failure_count(scorecard)
+    if known:
+        sentence += (
+            f"; {known} known failure{'s' if known > 1 else ''} (missed their bars in the baseline too, not worse)"
+        )
     gated, reported = kinds_by_judgement(scorecard)
     if reported and word != "REPORTED":
         sentence += f"; judged: {', '.join(gated)}" if gated else ""
