@@ -149,8 +149,17 @@ def _looks_like_path(text: str) -> bool:
 
 
 def _import_module(module_name: str, spec: str) -> ModuleType:
+    """``import module_name``; where its top-level package is not importable, once more with the
+    working directory on ``sys.path``, as ``python -m pytest`` has it and the ``pytest`` command does not."""
     try:
-        return importlib.import_module(module_name)
+        try:
+            return importlib.import_module(module_name)
+        except ModuleNotFoundError as error:
+            folder = str(Path.cwd())
+            if error.name != module_name.split(".")[0] or folder in sys.path:
+                raise
+            sys.path.insert(0, folder)
+            return importlib.import_module(module_name)
     except ModuleNotFoundError as error:
         if error.name and module_name.startswith(error.name):
             raise pytest.UsageError(

@@ -139,6 +139,43 @@ def test_a_method_module_that_raises_while_importing(pytester):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
 
 
+def test_the_pytest_command_finds_an_adapter_module_in_the_working_directory(pytester):
+    """The README's ``pytest --method=my_adapter``: the ``pytest`` command, unlike ``python -m pytest``,
+    does not put the working directory on sys.path; cfcheck looks there for the adapter's module."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    command = Path(sys.executable).with_name("pytest")
+    if not command.is_file():
+        pytest.skip("no pytest command beside this interpreter")
+    pytester.makepyfile(
+        my_adapter="import pytest\n\n\nclass Same:\n    def explain(self, x, target, classifier):\n"
+        "        return x\n\n\n@pytest.fixture\ndef cf_method():\n    return Same()\n"
+    )
+    done = subprocess.run(
+        [
+            str(command),
+            "--method=my_adapter",
+            "--cfcheck-domain=morpho",
+            "--cfcheck-profile=quick",
+            "-k",
+            "test_contract",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "-q",
+        ],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "no module named 'my_adapter'" not in done.stderr, done.stderr
+    assert done.returncode == 0 and "2 passed" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+
+
 def test_missing_file_is_a_usage_error(pytester):
     result = pytester.runpytest("--method=missing/adapter.py")
     result.stderr.fnmatch_lines(["*file*adapter.py does not exist*"])
