@@ -145,6 +145,7 @@ class ScoreRecorder:
             extra=extra,
             set_features=set_features,
         )
+        record.inconclusive_fails = outcome == "inconclusive" and profile.inconclusive == "fail"
         judgement = self._judge(record, key, card, outcome)
         self._publish(record)
         summary_text = (

@@ -40,6 +40,9 @@ class ScoreRecord:
     #: how the score compares with the run's baseline (:data:`cfcheck.reporting.tables.STATUSES`: "known_failure",
     #: "new_failure", "regressed", "fixed", ...); None when no baseline was given
     baseline_status: str | None = None
+    #: an inconclusive verdict that fails the run under the profile's policy (``inconclusive = "fail"``):
+    #: the scorecard's headline, badge and failing list count it as the run's exit does
+    inconclusive_fails: bool = False
 
     @property
     def passed(self) -> bool | None:

@@ -98,7 +98,8 @@ def is_failing(score: dict[str, Any]) -> bool:
     status = score.get("baseline_status")
     if status == KNOWN_FAILURE:
         return False
-    return score.get("verdict") in ("fail", "error") or bool(score.get("regressed")) or status in FAILING_STATUSES
+    failed = score.get("verdict") in ("fail", "error") or bool(score.get("inconclusive_fails"))
+    return failed or bool(score.get("regressed")) or status in FAILING_STATUSES
 
 
 def baseline_note(score: dict[str, Any]) -> str:

@@ -155,6 +155,21 @@ def test_headline_of_a_passing_and_of_an_incomplete_run():
     assert headline(_card(_known(), status="incomplete"))[0] == "INCOMPLETE"
 
 
+def test_an_inconclusive_score_that_fails_the_run_fails_the_page_too():
+    """Under ``inconclusive = "fail"`` (the default) the run exits 1 on an inconclusive score: the
+    headline, the badge and the failing list say so too, where under "xfail" or "pass" they pass."""
+    failing = _score("validity", "cnn/x/seed0", "inconclusive")
+    failing["inconclusive_fails"] = True
+    card = _card([_score("validity", "cnn/ideal/seed0", "pass"), failing])
+    assert headline(card) == ("FAIL", "FAIL: 1 of 1 suites have failing scores")
+    assert badge_state(card) == ("fail 1", COLOURS["fail"])
+    assert "cnn/x/seed0" in render_markdown(card).split("Failing scores", 1)[1]
+    tolerated = _card(
+        [_score("validity", "cnn/ideal/seed0", "pass"), _score("validity", "cnn/x/seed0", "inconclusive")]
+    )
+    assert badge_state(tolerated) == ("pass", COLOURS["pass"])
+
+
 def test_badge_text_and_colour():
     assert badge_state(_card([_score("validity", "t/a/s", "pass")])) == ("pass", COLOURS["pass"])
     three = [
