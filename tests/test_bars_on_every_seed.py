@@ -108,3 +108,39 @@ def test_every_bar_lets_its_controls_show_what_they_exist_to_show_on_every_seed(
     for (key, control), _ in EXCEPTIONS.items():
         rationale = CARDS[key].rationale or ""
         assert _CONTROL_WORDS[control] in rationale and "pass" in rationale, (key, control, rationale)
+
+
+#: the cards that judge whether counterfactuals are right: the gated validity scores and the target-class
+#: fidelity scores (kid_target has no bar: its card says why)
+SHARE_CARDS = (
+    "target_accuracy",
+    "committee_oracle_target_accuracy",
+    "lvs_target",
+    "fid_target",
+    "density_target",
+    "coverage_target",
+)
+
+
+def test_a_60_percent_truth_mixture_passes_no_share_bar_and_a_95_percent_one_fails_none_on_every_seed():
+    """The bars state the share of right counterfactuals they ask for (80 %): in morpho's calibration file, the
+    truth mixture right on 60 % of its inputs passes no gated validity or target-class fidelity score on any
+    task of seeds 0, 1 and 2 (density and coverage included), and the one right on 95 % fails none."""
+    path, values = _values()
+    judged: dict[str, set[tuple[str, int]]] = {"truth_mixture_60": set(), "truth_mixture_95": set()}
+    wrong = []
+    for identity, controls in values.items():
+        key = _card_key(identity)
+        if not identity.startswith("vce/") or key not in SHARE_CARDS:
+            continue
+        for control, bad in (("truth_mixture_60", "pass"), ("truth_mixture_95", "fail")):
+            entry = controls.get(control, {})
+            assert "verdict" in entry, (
+                f"{path}: no {control} verdict on {identity}: recalibrate (`cfcheck calibrate --seeds 0 1 2`)"
+            )
+            judged[control].add((key, _seed(identity)))
+            if entry["verdict"] == bad:
+                wrong.append((identity, control, entry))
+    for control, seen in judged.items():
+        assert seen == {(key, seed) for key in SHARE_CARDS for seed in SEEDS}, (control, sorted(seen))
+    assert not wrong, wrong

@@ -35,6 +35,7 @@ CONTROLS: dict[str, str] = {
     # that reaches the 0.8 bar at the quick profile's 120 inputs on some seeds: it passes or is
     # inconclusive there, so it is expected to pass only the ground-truth bar
     "truth_mixture_50": "−validity −ground_truth",
+    "truth_mixture_60": "−validity −ground_truth",
     "truth_mixture_70": "−validity −ground_truth",
     "truth_mixture_80": "(on the validity and ground-truth bars)",
     "truth_mixture_90": "+ground_truth",
