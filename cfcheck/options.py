@@ -55,7 +55,7 @@ def add_options(parser: pytest.Parser) -> None:
         action="append",
         default=None,
         metavar="SPEC",
-        help="run the suites on this domain only (repeatable): a registered name (morpho, gmm, glyphs), "
+        help="run the suites on this domain only (repeatable): a registered name (a bundled domain, or one an installed package registers), "
         "pkg.module:factory or path/to/domain.py[:factory] for a domain of your own (default: [tool.cfcheck] "
         "domains, else every registered domain and those a pytest_cfcheck_domains hook adds)",
     )

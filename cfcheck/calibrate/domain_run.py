@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from cfcheck.domains.checks import require_usable
 from cfcheck.kinds.declaration import DomainCalibration
 from cfcheck.kinds.registry import DECLARATIONS
 
@@ -67,9 +68,11 @@ def _runner(calibration: DomainCalibration) -> Callable[[Any], int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``cfcheck calibrate --domain SPEC [--kind KIND] [--profile P] [--seeds S ...]`` and the
-    chosen kind's options."""
+    chosen kind's options; 2 with the message where the domain fails its load check or the kind's
+    calibration fails."""
     args = parser().parse_args(argv)
     try:
+        require_usable(args.domain)
         return _runner(DOMAIN_CALIBRATIONS[args.kind])(args)
     except (RuntimeError, ValueError) as error:  # DomainError is a ValueError
         print(f"cfcheck calibrate: {error}", file=sys.stderr)

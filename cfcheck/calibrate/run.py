@@ -249,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=int,
         default=[0],
         help="run every control at each of these --cfcheck-seed values (seed 0's scorecards under "
-        "--out, seed N's under --out/seedN); a bar should hold on each (default: 0)",
+        "--out, seed N's under --out/seedN); a bar should hold on each (default: 0; with --domain: 0 1 2)",
     )
     parser.add_argument(
         "--domain",

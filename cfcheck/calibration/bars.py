@@ -12,9 +12,11 @@
   the scorecard says so and how to calibrate it.
 
 A bars file holds, per metric key, ``{"kind": "min"|"max", "bound": x, "relative": "absolute"|
-"times_floor"|"plus_floor", "rationale": "...", "method_kind": <the kind that earned it>}``; the
-rationale quotes what the controls reached on that domain. Each kind's calibration replaces its
-own entries and keeps the other kinds'.
+"times_floor"|"plus_floor", "rationale": "...", "method_kind": <the kind that earned it>}`` (a kind
+may add fields, such as how the bar was placed: ``"basis"``); the rationale quotes what the controls
+reached on that domain. Beside the bars, per kind: ``controls.<kind>`` (each control, what it is
+expected to do and how it ran) and ``without_bar.<kind>`` (each score left without a bar, and why).
+Each kind's calibration replaces its own entries and keeps the other kinds'.
 """
 
 from __future__ import annotations
@@ -113,24 +115,43 @@ def write_domain_bars(
     *,
     domain: str,
     profile: str,
-    controls: Mapping[str, str],
+    controls: Mapping[str, Any],
     method_kind: str,
+    without_bar: Mapping[str, str] | None = None,
+    details: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Path:
-    """Write ``method_kind``'s bars (metric → (bar, rationale)) into a bars file atomically, keeping
-    the other kinds' entries of an existing file (an entry without ``method_kind``, of a file written
-    before bars named their kind, is kept: no kind's calibration replaces it); returns its path."""
+    """Write ``method_kind``'s bars into a bars file atomically, keeping the other kinds' entries of
+    an existing file (an entry without ``method_kind``, of a file written before bars named their
+    kind, is kept: no kind's calibration replaces it).
+
+    Args:
+        path: the bars file.
+        bars: metric → (bar, rationale).
+        domain: the domain's name.
+        profile: the profile the bars hold at.
+        controls: control → what it is expected to do, and how it was run (a string, or a dict such
+            as the adversarial control's budget), under ``controls.<method_kind>``.
+        method_kind: the kind whose calibration earned the bars.
+        without_bar: score → why it has no bar (``without_bar.<method_kind>``).
+        details: metric → more fields of its entry (e.g. ``{"basis": "comparison", "baseline": ...}``).
+
+    Returns:
+        The file's path.
+    """
     from cfcheck.core.io import atomic_write_text
 
     path = Path(path)
     kept: dict[str, Any] = {}
-    recorded_controls: dict[str, Any] = {}
+    recorded: dict[str, dict[str, Any]] = {"controls": {}, "without_bar": {}}
     if path.is_file():
         read_bars_file(path)  # refuses a malformed file instead of overwriting it
         old = json.loads(path.read_text(encoding="utf-8"))
         kept = {k: v for k, v in old["bars"].items() if v.get("method_kind") != method_kind}
-        recorded_controls = {k: v for k, v in (old.get("controls") or {}).items() if isinstance(v, dict)}
+        for section, by_kind in recorded.items():
+            by_kind.update({k: v for k, v in (old.get(section) or {}).items() if isinstance(v, dict)})
     entries = {
         metric: {
+            **dict((details or {}).get(metric, {})),
             "kind": bar.kind,
             "bound": bar.bound,
             "relative": bar.relative,
@@ -140,14 +161,15 @@ def write_domain_bars(
         for metric, (bar, why) in sorted(bars.items())
         if math.isfinite(bar.bound)
     }
-    recorded_controls[method_kind] = dict(controls)
+    recorded["controls"][method_kind] = dict(controls)
+    recorded["without_bar"][method_kind] = dict(without_bar or {})
     text = (
         json.dumps(
             {
                 "format": BARS_FORMAT,
                 "domain": domain,
                 "profile": profile,
-                "controls": recorded_controls,
+                **recorded,
                 "bars": {**kept, **entries},
             },
             indent=1,

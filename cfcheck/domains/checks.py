@@ -114,3 +114,25 @@ def _first(domain: Any, name: str) -> Any:
         return domain.split(name, n=SAMPLE)
     except ValueError:  # a split smaller than the sample
         return domain.split(name)
+
+
+def require_usable(spec: str) -> None:
+    """Resolve the domain ``spec`` names and run its load check (:func:`domain_problems`, the
+    classifiers' outputs included) before a calibration runs any control on it.
+
+    Raises:
+        ValueError: where it cannot be resolved (a DomainError naming the spec).
+        RuntimeError: naming the domain and each problem its load check found.
+    """
+    from cfcheck.domains import get_domain
+    from cfcheck.models.zoo import ModelZoo
+
+    domain = get_domain(spec)
+    problems = domain_problems(domain)
+    if not problems:  # the classifiers are worth running only once every model loads
+        problems = domain_problems(domain, ModelZoo(domain, "cpu"))
+    if problems:
+        raise RuntimeError(
+            f"domain {domain.name!r} ({spec}) cannot be used, so no control was run and no bar written: "
+            + "; ".join(problems)
+        )

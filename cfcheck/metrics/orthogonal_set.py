@@ -11,7 +11,7 @@ Two choices where the paper's descriptions disagree (both selectable, defaults d
 * ``cosine="concatenated"`` (default): one cosine between the concatenated feature vectors, as
   Algorithm 1 computes it on one perturbation vector per counterfactual. ``"summed"`` adds one
   cosine per part instead: one per categorical attribute, then the continuous part (three on
-  the glyphs domain: character, font, continuous). Neither is the reference code's cosine,
+  a domain with two categorical attributes: character, font, continuous). Neither is the reference code's cosine,
   which adds two: one over all categorical parts together and one over the continuous part
   (the S# card records it). Under either sum a part that neither counterfactual changes still
   has identical residual softmax vectors (cosine ≈ 1), so two counterfactuals that move

@@ -118,10 +118,14 @@ def _domain_run(seed, values, lows, highs, controls=("truth", "identity")):
 
 
 def test_a_domain_bar_sits_between_the_interval_ends_not_the_values():
-    # values 0.9 and 0.1, intervals [0.7, 1] and [0, 0.3]: the bar is halfway between 0.7 and 0.3
+    # values 0.9 and 0.1, intervals [0.7, 1] and [0, 0.3]: a validity bar asks for 80 % right
+    # counterfactuals between the interval ends, 0.3 + 0.8 · (0.7 − 0.3)
     bar, why = derive_bars(_domain_run(0, (0.9, 0.1), (0.7, 0.0), (1.0, 0.3)), "quick", "mine")["target_accuracy"]
-    assert bar.bound == pytest.approx(0.5) and bar.kind == "min"
-    assert "truth (expected to pass) reaches 0.7 at worst" in why and "identity (expected to fail) 0.3" in why
+    assert bar.bound == pytest.approx(0.62) and bar.kind == "min"
+    assert (
+        "(expected to pass; worst 95% interval end): truth 0.7" in why
+        and "(expected to fail; best end): identity 0.3" in why
+    )
     # values separate, intervals overlap: no bar, as a verdict on either control would be inconclusive
     bar, why = derive_bars(_domain_run(0, (0.6, 0.4), (0.45, 0.3), (0.75, 0.55)), "quick", "mine")["target_accuracy"]
     assert bar is None and why.startswith("the controls overlap")
@@ -131,6 +135,6 @@ def test_a_domain_bar_must_hold_on_every_seed():
     seed0 = _domain_run(0, (0.9, 0.1), (0.8, 0.0), (1.0, 0.2))
     seed1 = _domain_run(1, (0.9, 0.3), (0.8, 0.15), (1.0, 0.85))  # identity's interval reaches 0.85 on seed 1
     alone, _ = derive_bars(seed0, "quick", "mine")["target_accuracy"]
-    assert alone is not None and alone.bound == pytest.approx(0.5)
+    assert alone is not None and alone.bound == pytest.approx(0.2 + 0.8 * (0.8 - 0.2))
     together, why = derive_bars([seed0, seed1], "quick", "mine")["target_accuracy"]
     assert together is None and "2 seeds" in why and "0.85" in why

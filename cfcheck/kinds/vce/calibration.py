@@ -1,164 +1,257 @@
 """``cfcheck calibrate --domain SPEC``: earn a user domain's bars for the VCE kind from cfcheck's controls.
 
 The controls need nothing but the domain's data and explained classifier, so they run on any
-domain: identity, noise, a targeted PGD attack on the explained classifier, a random real image of
-the target class, the nearest real image of the target class, and the domain's true counterfactual
-where it can compute one. Each is one conformance run (``pytest --method=cfcheck.fixtures.<control>
---cfcheck-domain=SPEC --cfcheck-seed=S``, :func:`cfcheck.calibration.runs.run_domain_control`) per seed. Then, per score (metric and variant):
+domain (:data:`cfcheck.kinds.vce.declaration.CONTROL_ORDER`): the domain's true counterfactual
+where it can compute one, a random and the nearest real image of the target class, identity, noise,
+a targeted PGD attack on the explained classifier **sized to the domain** (the smallest L∞ budget
+that reaches the target on 90 % of the never-scored selection split's inputs,
+:mod:`cfcheck.kinds.vce.pgd_budget`) and a **mixture** (the first positive control on 60 % of the
+inputs, the input unchanged on the rest). ``--positive SPEC`` (repeatable; any spec ``--method``
+takes) adds the user's own positive controls, expected to pass validity, closeness and realism as
+the true counterfactual is. Each control is one conformance run per seed (``--seeds``, default 0, 1
+and 2; :func:`cfcheck.calibration.runs.run_domain_control`); :mod:`cfcheck.kinds.vce.bar_placement`
+places the bars from every seed's task scores together.
 
-- the **positive** controls are those expected to pass it and the **negative** ones those
-  expected to fail it (:data:`EXPECTED`; e.g. PGD only fails the oracle-based validity scores, since
-  it does reach the target on the classifier it attacks);
-- where every positive control's 95% interval over every task and seed (``--seeds``, default 0, 1
-  and 2) lies on the good side of every negative control's, the bar sits halfway between the worst
-  positive interval end and the best negative one, so that on the calibration runs each positive
-  control passes and each negative one fails, conclusively, on every seed; realism bars are
-  relative to the real-vs-real floor (value ÷ floor), as on the metric cards;
-- where they overlap, or one side has no control, the score gets **no bar** and is reported without
-  a verdict, and the bars file says why.
-
-The bars go to ``<domain.calibration_dir>/bars-<profile>.json`` with a rationale per bar that
-quotes the controls' values on this domain, and the controls' values per score to
-``calibration-<profile>.json`` beside it (the HTML charts draw them).
+Before any control runs, the domain's load check must pass; a control run that writes no score, or
+a calibration that earns no bar, is an error (``cfcheck calibrate`` exits 2 with the message). The
+bars go to ``<domain.calibration_dir>/bars-<profile>.json`` (a rationale per bar that quotes the
+controls by name, how each control ran — the adversarial budget and how it was found — and why the
+other scores have no bar) and the controls' values per score, their verdicts under the bars and the
+budget search to ``calibration-<profile>.json`` beside it (the HTML charts draw them).
 """
 
 from __future__ import annotations
 
-import json
-import math
 import sys
+import time
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cfcheck.core.thresholds import Bar, FloorRule
+from cfcheck.kinds.vce.bar_placement import (
+    CHECKS,
+    EXPECTED,
+    MIXTURE_SHARE,
+    POSITIVE_EXPECTATIONS,
+    comparable_value,
+    derive_bars,
+    expected_sign,
+    place_bars,
+)
+from cfcheck.kinds.vce.calibration_report import Control, summary, with_budget, write_calibration
 from cfcheck.kinds.vce.declaration import CONTROL_ORDER
-from cfcheck.metrics.key import MetricKey
 
-#: the scores a targeted attack on the explained classifier is built to fail (it reaches the target
-#: on that classifier, so classifier-based validity cannot tell it from a good counterfactual)
-ORACLE_VALIDITY = ("oracle_score", "oracle_target_accuracy", "committee_oracle_target_accuracy", "lvs_target")
-#: the realism scores against real images of the target class (an unchanged input is real, but of
-#: the wrong class, so it fails these and not the whole-domain ones)
-TARGET_REALISM = ("fid_target", "kid_target")
+__all__ = [
+    "EXPECTED",
+    "Control",
+    "calibrate_domain",
+    "comparable_value",
+    "derive_bars",
+    "expected_sign",
+    "place_bars",
+    "plan_controls",
+    "run",
+]
 
-#: control → [(suite or metric prefix, sign)]: "+" expected to pass, "-" expected to fail. A metric
-#: entry overrides its suite's.
-EXPECTED: dict[str, list[tuple[str, str]]] = {
-    "truth": [("validity", "+"), ("closeness", "+"), ("realism", "+"), ("ground_truth_relative_error", "+")],
-    "random_target": [("validity", "+"), ("closeness", "-"), ("realism", "+"), ("ground_truth_relative_error", "-")],
-    "nearest": [("validity", "+"), ("closeness", "-"), ("realism", "+"), ("ground_truth_relative_error", "-")],
-    "identity": [
-        ("validity", "-"),
-        ("closeness", "+"),
-        *((m, "-") for m in TARGET_REALISM),
-        ("ground_truth_relative_error", "-"),
-    ],
-    "noise": [("validity", "-"), ("closeness", "-"), ("realism", "-"), ("ground_truth_relative_error", "-")],
-    "pgd": [(m, "-") for m in ORACLE_VALIDITY],
-}
+#: the adapters of the controls that do not run as ``cfcheck.fixtures.<name>``
+METHODS = {"pgd": "cfcheck.fixtures.vce.pgd_sized", "mixture": "cfcheck.fixtures.vce.mixture"}
+#: the environment variables the sized PGD and the mixture adapters read (see their modules)
+PGD_EPS_VARIABLE = "CFCHECK_PGD_EPS"
+MIXTURE_OF_VARIABLE, MIXTURE_SHARE_VARIABLE = "CFCHECK_MIXTURE_OF", "CFCHECK_MIXTURE_SHARE"
 
 
-def expected_sign(control: str, suite: str, metric: str) -> str:
-    """ "+", "-" or "" for ``control`` on a score of ``suite`` named ``metric`` (``key`` or ``key:variant``)."""
-    rules = dict(EXPECTED.get(control, []))
-    return rules.get(MetricKey.parse(metric).card, rules.get(suite, ""))
+def _signs(expected: Sequence[tuple[str, str]]) -> str:
+    """``+validity -closeness ~fid_target``: + expected to pass, - to fail, ~ not to pass (a check)."""
+    return " ".join(f"{'~' if sign == 'x' else sign}{prefix}" for prefix, sign in expected if sign)
 
 
-def comparable_value(score: dict[str, Any], card: Any, profile: str, field: str = "value") -> tuple[float, FloorRule]:
-    """The score's ``field`` ("value", "ci_low" or "ci_high"; the value where the interval end is
-    missing) as a bar compares it: ÷ floor for a floor-relative card bar (realism), else as it is;
-    and the bar's relative rule."""
-    end = score.get(field)
-    value = float(end if isinstance(end, (int, float)) and math.isfinite(end) else score["value"])
-    bar = card.bar_for(profile) if card is not None else None
-    floors = (score.get("extra") or {}).get("real_floor")
-    if bar is not None and bar.relative != "absolute" and floors:
-        floor = max(float(f) for f in floors)
-        if bar.relative == "times_floor" and floor > 0:
-            return value / floor, "times_floor"
-        if bar.relative == "plus_floor":
-            return value - floor, "plus_floor"
-    return value, "absolute"
+def plan_controls(
+    chosen: Sequence[str], positives: Sequence[str], *, has_truth: bool, budget: Any = None
+) -> list[Control]:
+    """The controls a calibration runs, in order.
 
+    Args:
+        chosen: the bundled controls asked for (names of ``CONTROL_ORDER``); "truth" is dropped where
+            the domain cannot compute its true counterfactual, "mixture" where no positive control runs.
+        positives: the user's positive controls (method specs), run after the truth.
+        has_truth: whether the domain computes its true counterfactual.
+        budget: the adversarial control's :class:`~cfcheck.kinds.vce.pgd_budget.BudgetSearch` (needed
+            where "pgd" is chosen).
 
-def derive_bars(
-    results: Mapping[str, dict[str, Any]] | Sequence[Mapping[str, dict[str, Any]]], profile: str, domain: str
-) -> dict[str, tuple[Bar | None, str]]:
-    """Bar key (``key`` or ``key_variant``) → (bar or None, rationale) from control scorecards:
-    control → scorecard, or a sequence of such, one per seed (every task score of every seed counts)."""
-    from cfcheck.metrics.cards import CARDS
-
-    values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    found: dict[str, tuple[str, str, FloorRule, Any]] = {}  # bar key → (metric, suite, rule, card)
-    runs = [results] if isinstance(results, Mapping) else list(results)
-    for control, scorecard in ((c, card) for run in runs for c, card in run.items()):
-        for score in scorecard["scores"]:
-            value = score.get("value")
-            if score.get("domain") != domain or not isinstance(value, (int, float)) or not math.isfinite(value):
-                continue
-            metric = str(score["metric"])
-            card = CARDS.get(MetricKey.parse(metric).card)
-            if card is None or card.direction == "none":
-                continue
-            # the interval's end a verdict would look at: the low end of a higher-is-better score, else the high
-            passing_end, failing_end = ("ci_low", "ci_high") if card.direction == "higher" else ("ci_high", "ci_low")
-            sign = expected_sign(control, str(score["suite"]), metric)
-            compared, rule = comparable_value(score, card, profile, passing_end if sign == "+" else failing_end)
-            key = MetricKey.parse(metric).bar_key
-            values[key][control].append(compared)
-            found[key] = (metric, str(score["suite"]), rule, card)
-    bars: dict[str, tuple[Bar | None, str]] = {}
-    for key, by_control in sorted(values.items()):
-        metric, suite, rule, card = found[key]
-        signs = {control: expected_sign(control, suite, metric) for control in by_control}
-        positives = {c: v for c, v in by_control.items() if signs[c] == "+"}
-        negatives = {c: v for c, v in by_control.items() if signs[c] == "-"}
-        if not positives or not negatives:
-            bars[key] = (
-                None,
-                f"no {'positive' if not positives else 'negative'} control is expected to "
-                f"{'pass' if not positives else 'fail'} it",
-            )
+    Raises:
+        ValueError: naming an unknown control, a repeated positive, or "pgd" without a budget.
+    """
+    unknown = [c for c in chosen if c not in CONTROL_ORDER]
+    if unknown:
+        raise ValueError(f"unknown controls {unknown}: the domain calibration runs {', '.join(CONTROL_ORDER)}")
+    if len(set(positives)) != len(positives) or set(positives) & set(CONTROL_ORDER):
+        raise ValueError(f"--positive must name distinct methods, none named like a bundled control: {list(positives)}")
+    controls: list[Control] = []
+    for name in CONTROL_ORDER:
+        if name not in chosen or (name == "truth" and not has_truth):
             continue
-        higher = card.direction == "higher"
-        worst = min if higher else max
-        best = max if higher else min
-        pos_control, pos = worst(((c, worst(v)) for c, v in positives.items()), key=lambda cv: cv[1])
-        neg_control, neg = best(((c, best(v)) for c, v in negatives.items()), key=lambda cv: cv[1])
-        unit = " × floor" if rule == "times_floor" else (" above the floor" if rule == "plus_floor" else "")
-        tasks = sum(len(v) for v in by_control.values())
-        over = f"{tasks} task scores of {len(by_control)} controls" + (f", {len(runs)} seeds" if len(runs) > 1 else "")
-        quoted = (
-            f"{pos_control} (expected to pass) reaches {pos:.4g}{unit} at worst, {neg_control} (expected to "
-            f"fail) {neg:.4g}{unit} at best (95% interval ends), over {over} on domain {domain!r} "
-            f"({profile} profile)"
+        if name == "mixture":
+            of = "truth" if any(c.name == "truth" for c in controls) else (positives[0] if positives else None)
+            if of is None:
+                continue
+            method = "cfcheck.fixtures.truth" if of == "truth" else of
+            expected = CHECKS["mixture"]
+            facts = {
+                "role": "check: judged on the bars, places none",
+                "method": METHODS[name],
+                "of": of,
+                "share": MIXTURE_SHARE,
+                "expected": f"(judged) {_signs(expected)}",
+            }
+            env = {MIXTURE_OF_VARIABLE: method, MIXTURE_SHARE_VARIABLE: repr(MIXTURE_SHARE)}
+            controls.append(Control(name, METHODS[name], expected, env, facts))
+            continue
+        if name == "pgd":
+            if budget is None:
+                raise ValueError("the pgd control needs the budget its search found (find_pgd_budget)")
+            facts = {"expected": _signs(EXPECTED[name]), "method": METHODS[name], **budget.describe()}
+            env = {PGD_EPS_VARIABLE: repr(budget.eps)}
+            controls.append(Control(name, METHODS[name], EXPECTED[name], env, facts))
+            continue
+        method = METHODS.get(name, f"cfcheck.fixtures.{name}")
+        facts = {"expected": _signs(EXPECTED[name]), "method": method}
+        controls.append(Control(name, method, EXPECTED[name], facts=facts))
+    truth_at = next((i + 1 for i, c in enumerate(controls) if c.name == "truth"), 0)
+    own = [
+        Control(
+            spec,
+            spec,
+            POSITIVE_EXPECTATIONS,
+            facts={"role": "positive (--positive)", "method": spec, "expected": _signs(POSITIVE_EXPECTATIONS)},
         )
-        if (pos > neg) if higher else (pos < neg):
-            bars[key] = (Bar((pos + neg) / 2, "min" if higher else "max", rule), f"halfway: {quoted}")
+        for spec in positives
+    ]
+    return controls[:truth_at] + own + controls[truth_at:]
+
+
+def _check_positives(positives: Sequence[str]) -> None:
+    """Each ``--positive`` spec must name something importable (a file, or a module as ``--method``
+    takes it) before anything runs; the control's own run reports a module without ``cf_method``."""
+    import importlib.util
+
+    for spec in positives:
+        location = spec.split(":", 1)[0] if not Path(spec).is_file() else spec
+        if location.endswith(".py") or "/" in location or "\\" in location:
+            found = Path(location).is_file()
         else:
-            bars[key] = (None, f"the controls overlap: {quoted}")
-    return bars
+            try:
+                found = importlib.util.find_spec(location) is not None
+            except (ImportError, ValueError):  # a parent package that does not import
+                found = False
+        if not found:
+            raise ValueError(
+                f"--positive {spec}: no such module or file (give it as --method takes it: pkg.module, "
+                "path/to/adapter.py or pkg.module:attr)"
+            )
+
+
+def _scored(scorecard: dict[str, Any] | None, domain: str) -> int:
+    """How many finite scores of ``domain`` a control's scorecard holds."""
+    if scorecard is None:
+        return 0
+    return sum(
+        1
+        for s in scorecard.get("scores", [])
+        if s.get("domain") == domain and isinstance(s.get("value"), (int, float)) and s["value"] == s["value"]
+    )
+
+
+def _run_controls(
+    controls: Sequence[Control],
+    spec: str,
+    domain: str,
+    profile: str,
+    out: Path,
+    seeds: Sequence[int],
+    jobs: int = 1,
+) -> tuple[list[dict[str, Any]], dict[str, float]]:
+    """Every control at every seed, ``jobs`` runs at a time (each run is one process on one thread);
+    the scorecards per seed and each control's seconds. A RuntimeError, with the run's output tail,
+    where a run writes no score of the domain."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from cfcheck.calibration.runs import run_domain_control
+
+    def one(seed: int, control: Control) -> tuple[dict[str, Any], float]:
+        scorecard, spent, tail = run_domain_control(
+            control.name, spec, profile, out, seed, method=control.method, env=control.env
+        )
+        if scorecard is None or not _scored(scorecard, domain):
+            what = "no scorecard" if scorecard is None else "no score of the domain"
+            raise RuntimeError(
+                f"the {control.name} control ({control.method}) wrote {what} on domain {domain!r} at seed "
+                f"{seed}, so the domain cannot be calibrated; its run ended:\n{tail}"
+            )
+        print(f"seed {seed} {control.name}: {spent:.0f} s", file=sys.stderr)
+        return scorecard, spent
+
+    pairs = [(seed, control) for seed in seeds for control in controls]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(one, seed, control) for seed, control in pairs]
+        try:
+            results = [future.result() for future in futures]
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+    runs: list[dict[str, Any]] = [{} for _ in seeds]
+    seconds: dict[str, float] = defaultdict(float)
+    for (seed, control), (scorecard, spent) in zip(pairs, results):
+        runs[list(seeds).index(seed)][control.name] = scorecard
+        seconds[control.name] += spent
+    return runs, dict(seconds)
 
 
 def calibrate_domain(
-    spec: str, profile: str, out: Path, controls: Sequence[str] | None = None, seeds: Sequence[int] = (0, 1, 2)
+    spec: str,
+    profile: str,
+    out: Path,
+    controls: Sequence[str] | None = None,
+    seeds: Sequence[int] = (0, 1, 2),
+    positives: Sequence[str] = (),
+    jobs: int = 1,
 ) -> dict[str, Any]:
-    """Run the controls on ``spec`` at each seed, derive its bars (from every seed's task scores
-    together, so a bar lets each positive control pass and each negative one fail on every seed)
-    and write them into the domain's folder.
+    """Run the controls on ``spec`` at each seed, place its bars (from every seed's task scores
+    together, so a bar lets each positive control pass and each negative one fail on every seed) and
+    write them into the domain's folder.
+
+    Args:
+        spec: the domain spec (a registered name, ``pkg.module:factory`` or ``path.py``).
+        profile: the profile to calibrate.
+        out: where the control runs keep their reports.
+        controls: the bundled controls to run (default: all of ``CONTROL_ORDER`` the domain allows).
+        seeds: the seeds every control runs at.
+        positives: the user's positive controls (method specs).
+        jobs: how many control runs go at once (each is one process on one thread).
 
     Returns:
-        ``{"bars": path, "values": path, "derived": {key: (bar, rationale)}, "seconds": {control: s}}``.
-    """
-    from cfcheck.calibration.bars import bars_path, write_domain_bars
-    from cfcheck.calibration.runs import run_domain_control
-    from cfcheck.calibration.store import calibration_values
-    from cfcheck.core.io import atomic_write_text
-    from cfcheck.domains import get_domain
-    from cfcheck.kinds.vce.capabilities import ClassCounterfactual
+        ``{"bars", "values"}`` (paths), ``"placements"`` (key → :class:`Placement`), ``"derived"``
+        (key → (bar, rationale)), ``"seconds"`` (control → s, ``"pgd budget search"`` included),
+        ``"budget"`` (the search, or None) and ``"controls"`` (the :class:`Control` list).
 
+    Raises:
+        ValueError: for a bad argument, a domain that is bundled or keeps no calibration folder.
+        RuntimeError: where the domain fails its load check, a control writes no score, or no
+            score earns a bar.
+    """
+    from cfcheck.domains import get_domain
+    from cfcheck.domains.checks import require_usable
+    from cfcheck.kinds.vce.capabilities import ClassCounterfactual
+    from cfcheck.kinds.vce.pgd_budget import find_pgd_budget
+
+    if not seeds or any(isinstance(seed, bool) or not isinstance(seed, int) or seed < 0 for seed in seeds):
+        raise ValueError(f"`seeds` must be one or more non-negative integers, got {list(seeds)!r}")
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"`seeds` must be distinct, got {list(seeds)!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"`jobs` must be a positive int, got {jobs!r}")
+    positives = list(positives or ())
     domain = get_domain(spec)
     if domain.card_calibrated:
         raise ValueError(
@@ -167,56 +260,56 @@ def calibrate_domain(
         )
     if domain.calibration_dir is None:
         raise ValueError(f"domain {domain.name!r} has no calibration_dir to keep its bars in")
-    chosen = list(controls or [c for c in CONTROL_ORDER if c != "truth" or isinstance(domain, ClassCounterfactual)])
-    if not seeds or any(isinstance(seed, bool) or not isinstance(seed, int) or seed < 0 for seed in seeds):
-        raise ValueError(f"`seeds` must be one or more non-negative integers, got {list(seeds)!r}")
-    runs: list[dict[str, Any]] = []
-    seconds: dict[str, float] = defaultdict(float)
-    for seed in seeds:
-        runs.append({})
-        for control in chosen:
-            scorecard, spent, tail = run_domain_control(control, spec, profile, out, seed)
-            if scorecard is None or not scorecard["scores"]:
-                what = "no scorecard" if scorecard is None else "a scorecard without scores"
-                raise RuntimeError(
-                    f"the {control} control wrote {what} on {domain.name!r} at seed {seed}; its run ended:\n{tail}"
-                )
-            runs[-1][control] = scorecard
-            seconds[control] += spent
-            print(f"seed {seed} {control}: {spent:.0f} s", file=sys.stderr)
-    derived = derive_bars(runs, profile, domain.name)
-    folder = Path(domain.calibration_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    bars = write_domain_bars(
-        bars_path(folder, profile),
-        {k: (b, why) for k, (b, why) in derived.items() if b},
-        domain=domain.name,
-        profile=profile,
-        method_kind="vce",
-        controls={c: "".join(f"{s}{p} " for p, s in EXPECTED[c]).strip() for c in chosen},
+    require_usable(spec)
+    _check_positives(positives)
+    chosen = list(CONTROL_ORDER if controls is None else controls)
+    budget, seconds_budget = None, 0.0
+    if "pgd" in chosen:
+        started = time.monotonic()
+        budget = find_pgd_budget(domain)
+        seconds_budget = time.monotonic() - started
+        print(f"adversarial control: {budget.how} ({seconds_budget:.0f} s)", file=sys.stderr)
+    planned = plan_controls(chosen, positives, has_truth=isinstance(domain, ClassCounterfactual), budget=budget)
+    runs, seconds = _run_controls(planned, spec, domain.name, profile, Path(out), seeds, jobs)
+    seconds["pgd budget search"] = seconds_budget
+    table = {control.name: control.expected for control in planned}
+    names = {c.name: f"{c.name} (--positive)" for c in planned if c.name in positives}
+    names.update(
+        {
+            c.name: f"mixture ({c.facts['share']:.0%} {c.facts['of']}, the input elsewhere)"
+            for c in planned
+            if c.name == "mixture"
+        }
     )
-    unbarred = {key: why for key, (bar, why) in derived.items() if bar is None}
-    values = {key: entry for run in runs for key, entry in calibration_values(run, expected=expected_sign).items()}
-    values_path = folder / f"calibration-{profile}.json"
-    atomic_write_text(
-        values_path,
-        json.dumps(
-            {"profile": profile, "domain": domain.name, "values": values, "without_bar": unbarred},
-            indent=1,
-            sort_keys=True,
-        )
-        + "\n",
-    )
-    return {"bars": bars, "values": values_path, "derived": derived, "seconds": dict(seconds)}
+    placements = place_bars(runs, profile, domain.name, expected=table, names=names)
+    if budget is not None:
+        placements = with_budget(placements, budget)
+    return write_calibration(domain, profile, planned, placements, runs, seeds, budget) | {
+        "placements": placements,
+        "derived": {key: (p.bar, p.rationale) for key, p in placements.items()},
+        "seconds": seconds,
+        "budget": budget,
+        "controls": planned,
+    }
 
 
 def run(args: Any) -> int:
-    """``cfcheck calibrate --domain SPEC [--kind vce]`` (the kind's
+    """``cfcheck calibrate --domain SPEC [--kind vce] [--positive SPEC ...]`` (the kind's
     :attr:`~cfcheck.kinds.declaration.KindDeclaration.domain_calibration`): the controls on the
     domain, its bars printed and written."""
     from cfcheck.calibration.bars import render_domain_bars
 
-    outcome = calibrate_domain(args.domain, args.profile, args.out, args.methods, args.seeds)
+    outcome = calibrate_domain(
+        args.domain,
+        args.profile,
+        args.out,
+        args.methods,
+        args.seeds,
+        getattr(args, "positive", None) or (),
+        getattr(args, "jobs", 1),
+    )
     print(render_domain_bars(outcome["derived"]))
-    print(f"wrote {outcome['bars']} and {outcome['values']}", file=sys.stderr)
+    print(summary(outcome))
+    spent = ", ".join(f"{name} {s:.0f} s" for name, s in outcome["seconds"].items())
+    print(f"wrote {outcome['bars']} and {outcome['values']} ({spent})", file=sys.stderr)
     return 0

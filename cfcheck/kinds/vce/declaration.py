@@ -45,8 +45,10 @@ CONTROLS: dict[str, str] = {
 
 #: The controls a domain's calibration runs (``cfcheck calibrate --domain SPEC``), in order: they
 #: need nothing but the domain's data and explained classifier (the truth only where the domain
-#: computes the true counterfactual).
-CONTROL_ORDER = ("truth", "random_target", "nearest", "identity", "noise", "pgd")
+#: computes the true counterfactual). Its "pgd" is the attack sized to the domain
+#: (``cfcheck.fixtures.vce.pgd_sized``); its "mixture" the truth, or the first ``--positive``, on 60 %
+#: of the inputs and the input elsewhere (``cfcheck.fixtures.vce.mixture``; run only with one of them).
+CONTROL_ORDER = ("truth", "random_target", "nearest", "identity", "noise", "pgd", "mixture")
 
 DOMAIN_CALIBRATION = DomainCalibration(
     run="cfcheck.kinds.vce.calibration:run",
@@ -54,6 +56,25 @@ DOMAIN_CALIBRATION = DomainCalibration(
     options=(
         (("--out",), {"type": Path, "default": Path("reports/calibration"), "help": "where the control runs go"}),
         (("--methods",), {"nargs": "*", "default": None, "help": f"controls (default: {', '.join(CONTROL_ORDER)})"}),
+        (
+            ("--positive",),
+            {
+                "action": "append",
+                "default": None,
+                "metavar": "METHOD",
+                "help": "a positive control of your own (a trusted method, or a true counterfactual you can "
+                "render), as --method takes it (pkg.module, path.py or pkg.module:attr); expected to pass "
+                "validity, closeness and realism; repeat for more",
+            },
+        ),
+        (
+            ("--jobs",),
+            {
+                "type": int,
+                "default": 1,
+                "help": "how many control runs go at once (each is one process on one thread; default 1)",
+            },
+        ),
     ),
 )
 

@@ -6,10 +6,19 @@ depicts. It flips ``f`` (target accuracy is high) while independent oracles stil
 source digit, which is exactly the failure the oracle-based validity metrics (OS, OTA,
 Väth et al. 2023; oracle score, Hvilshøj et al. 2021) exist to catch. cfcheck must fail it
 there.
+
+:class:`SizedPGD` is the same attack at a budget found for a user's domain (``cfcheck calibrate
+--domain`` searches the smallest one that reaches the target on 90 % of the selection split's
+inputs); its adapter, ``cfcheck.fixtures.vce.pgd_sized``, reads the budget from the environment
+variable :data:`PGD_EPS_VARIABLE` (:func:`budget_from_environment`).
 """
 
 from __future__ import annotations
 
+import math
+import os
+import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import torch
@@ -68,3 +77,52 @@ class TargetedPGD(VisualExplainer):
             generator=generator,
             targeted=True,
         )
+
+
+#: the environment variable the sized adversarial control reads its L∞ budget from
+#: (``cfcheck calibrate --domain`` sets it to the budget its search found)
+PGD_EPS_VARIABLE = "CFCHECK_PGD_EPS"
+
+
+def budget_from_environment(environ: Mapping[str, str] | None = None) -> float:
+    """The L∞ budget in :data:`PGD_EPS_VARIABLE` (a number in (0, 1]).
+
+    Args:
+        environ: the environment to read (default ``os.environ``).
+
+    Raises:
+        ValueError: naming the variable, where it is unset or not a number in (0, 1].
+    """
+    text = (os.environ if environ is None else environ).get(PGD_EPS_VARIABLE)
+    if text is None:
+        raise ValueError(
+            f"the sized adversarial control reads its L∞ budget from {PGD_EPS_VARIABLE}, which is not set: "
+            "`cfcheck calibrate --domain` sets it to the budget it found (the bars file's "
+            "controls.vce.pgd.eps); set it yourself to run the control, e.g. "
+            f"{PGD_EPS_VARIABLE}=0.0157 for 4/255"
+        )
+    try:
+        eps = float(text)
+    except ValueError:
+        eps = math.nan
+    if not (math.isfinite(eps) and 0.0 < eps <= 1.0):
+        raise ValueError(f"{PGD_EPS_VARIABLE} must be a number in (0, 1] (an L∞ budget on [0, 1] pixels), got {text!r}")
+    return eps
+
+
+@dataclass(frozen=True)
+class SizedPGD(TargetedPGD):
+    """:class:`TargetedPGD` at a budget found for a domain: its cached outputs are keyed by the
+    budget too (a cached attack at another budget is never reused).
+
+    Example:
+        >>> SizedPGD(eps=4 / 255).cfcheck_version.endswith("eps=0.01568627450980392 steps=40")
+        True
+    """
+
+    @property
+    def cfcheck_version(self) -> str:
+        from cfcheck.core.cache import method_fingerprint
+
+        code = method_fingerprint(TargetedPGD(), sys.modules[__name__])
+        return f"{code} eps={self.eps!r} steps={self.steps}"

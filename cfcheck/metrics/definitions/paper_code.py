@@ -143,7 +143,7 @@ _EFFECTIVENESS_RAW = PaperDifference(
     MELISTAS_CODE,
     "counterfactual_benchmark/evaluation/metrics/effectiveness.py:31 (un-normalised targets and predictions)",
     "The paper's code reports the absolute error of a continuous parent in its raw units (pixels of "
-    "thickness, grey levels of intensity); cfcheck divides it by the parent's standard deviation on the "
+    "stroke width, grey levels of brightness); cfcheck divides it by the parent's standard deviation on the "
     "scored split, so one bar serves every parent.",
     "multiply cfcheck's value by that standard deviation (the domain's scale of the parent).",
 )
@@ -153,7 +153,7 @@ _CLD_MIXED_PARENTS = PaperDifference(
     "The paper's code keeps one parent value per image, the value of that image's intervened parent, and "
     "then forms S_x and S_x* by comparing those values with the current intervention's bins; each test "
     "batch intervenes on a randomly chosen parent, and all batches are scored together, so it compares "
-    "values of different parents (a thickness with an intensity). "
+    "values of different parents (a stroke width with a brightness). "
     "cfcheck compares the same parent's values for every real image.",
     bug=True,
 )
@@ -175,7 +175,7 @@ _BEX_SUCCESS = PaperDifference(
     "flips both is counted as a successful non-causal flip, and the trivial count leaves it out. cfcheck "
     "follows the paper's equations: a flip of both is trivial, whatever the input's label.",
     "none in general; on inputs the classifier labels as the causal oracle does, the categories coincide "
-    "(both labels binary, as on the glyphs domain; proximity aside, see the projection entry).",
+    "(both labels binary, as on the Synbols-like bundled domain; proximity aside, see the projection entry).",
 )
 _BEX_PER_SUCCESS = PaperDifference(
     BEX_CODE,
@@ -216,7 +216,7 @@ _BEX_SUMMED = PaperDifference(
     "The code's cosine is a sum of two parts: one cosine over all categorical features together (character "
     "and font, 96 values) and one over the continuous ones. cfcheck's default is one cosine of the "
     "concatenated features; its cosine='summed' option sums one cosine per categorical attribute plus the "
-    "continuous one (three parts on the glyphs domain: character, font, continuous), so it is not the "
+    "continuous one (three parts with two categorical attributes: character, font, continuous), so it is not the "
     "code's sum either.",
     "none: the set, and so S#, changes with the cosine.",
 )

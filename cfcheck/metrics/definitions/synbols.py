@@ -105,7 +105,7 @@ SYNBOLS_CARDS = (
             "attributes are never orthogonal); (2) admission against every member, as §3.4's text says, not "
             "Algorithm 1's 'complementary to any member', which admits a repeated complement. Both alternatives "
             "are available (admission='algorithm1'; cosine='summed' adds one cosine per categorical attribute "
-            "and one for the continuous part, three parts on the glyphs domain, where the reference code adds "
+            "and one for the continuous part, three parts with two categorical attributes, where the reference code adds "
             "two: all categorical features together, and the continuous ones). "
             "Per input; averaged over inputs, 95% percentile bootstrap CI."
         ),
