@@ -86,6 +86,32 @@ class BatchedSplit(Protocol):
     def batches(self, size: int) -> Iterator[torch.Tensor]: ...
 
 
+#: a feature whose spread on real data is below this share of the typical (median) spread is not
+#: divided by it: a unit that real images barely move (a dead ReLU on a small selection split)
+#: would otherwise turn a counterfactual's activation of it into a value of order 1e8
+SPREAD_FLOOR = 1e-3
+
+
+def standardising_statistics(features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mean and scale that standardise embedding features of real data (N×D, N ≥ 2): each feature's
+    standard deviation, except that a feature spreading less than :data:`SPREAD_FLOOR` × the median
+    spread is scaled by the median spread instead (it carries no scale of its own).
+
+    Example:
+        >>> x = torch.tensor([[0.0, 1.0, 5.0], [2.0, 3.0, 5.0], [4.0, 5.0, 5.0]])
+        >>> standardising_statistics(x)[1].tolist()
+        [2.0, 2.0, 2.0]
+    """
+    if features.ndim != 2 or len(features) < 2:
+        raise ValueError(f"`features` must be N×D with N >= 2, got shape {tuple(features.shape)}")
+    spread = features.std(0)
+    spread = torch.where(spread <= 1e-12 * features.abs().amax(0).clamp_min(1.0), 0.0, spread)  # rounding only
+    typical = float(spread.quantile(0.5))  # the median, the middle two averaged (as numpy's)
+    if typical <= 0:  # every feature constant: nothing to standardise by
+        return features.mean(0), torch.ones_like(spread)
+    return features.mean(0), torch.where(spread < SPREAD_FLOOR * typical, torch.full_like(spread, typical), spread)
+
+
 class ModelZoo:
     """Name → verified, frozen model of one domain (from its store); also the roles suites ask for
     (read off the domain's role map)."""
@@ -238,7 +264,7 @@ class ModelZoo:
     @cached_property
     def _feature_statistics(self) -> tuple[torch.Tensor, torch.Tensor]:
         features = self.split_logits(self.embedding_name, self.domain.split_roles["selection"]).double()
-        return features.mean(0), features.std(0).clamp_min(1e-8)
+        return standardising_statistics(features)
 
     def embed(self, images: torch.Tensor) -> torch.Tensor:
         """Domain-embedding features standardised with fixed statistics of real data (the
