@@ -149,7 +149,7 @@ def pytest_configure(config: pytest.Config) -> None:
         shard=shard,
         views=views,
     )
-    if not hasattr(config, "workerinput"):  # the controller (or a single process) starts afresh
+    if not hasattr(config, "workerinput") and not config.option.collectonly:  # the controller starts afresh
         from cfcheck.reporting.examples import clear_examples
 
         clear_examples(cf_session.run_dir)
@@ -306,7 +306,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     interrupted = exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
     stopped = session.shouldstop or session.shouldfail  # -x, --maxfail or a usage error: tests did not run
-    cf_session.write_scorecard(complete=not interrupted and not stopped)
+    complete = not interrupted and not stopped
+    if complete and not cf_session.records and cf_session.shard is None:  # scored nothing: the last one stays
+        return
+    cf_session.write_scorecard(complete=complete)
 
 
 @pytest.hookimpl(optionalhook=True)

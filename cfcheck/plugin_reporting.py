@@ -182,6 +182,8 @@ def summary_lines(session: CfcheckSession, exitstatus: int, config: pytest.Confi
         f"{int(generated.get('tasks_from_cache', 0))} read from the cache ({generated.get('seconds', 0.0):.1f} s); "
         f"{extra}{session.cache.stats.describe() if session.cache.directory is not None else 'cache: off'}"
     )
+    if session.scorecard_path is None and not session.records and not config.option.collectonly:
+        yield f"no score was recorded, so no scorecard was written (the last one in {session.run_dir} is left as it was)"
     if session.scorecard_path is not None:
         incomplete = ""
         if exitstatus == pytest.ExitCode.INTERRUPTED:

@@ -218,3 +218,20 @@ def test_a_reference_split_too_small_for_the_profile(project):
         "'bright' 28, 'dark' 28 real images in the reference split, which holds 'bright' 12, 'dark' 12",
         "[tool.cfcheck.vce] n_per_source",
     )
+
+
+def test_a_run_that_scores_nothing_leaves_the_last_scorecard(project):
+    """A run whose selected tests record no score, or a collection, writes no scorecard: the last one
+    stays as it was and the terminal says so; collecting does not clear the example grids either."""
+    good = _domain(project, "good")
+    _run(project, good, keyword="test_target_accuracy")
+    folder = project.path / "reports" / "identity-quick"
+    before = (folder / "scorecard.json").read_bytes()
+    result = _run(project, good, keyword="test_contract")  # the contract records no score
+    assert "no score was recorded, so no scorecard was written" in result.stdout.str()
+    assert (folder / "scorecard.json").read_bytes() == before
+    grid = folder / "examples" / "drawn-earlier.png"
+    grid.parent.mkdir(exist_ok=True)
+    grid.write_bytes(b"png")
+    project.runpytest("--method=cfcheck.fixtures.identity", f"--cfcheck-domain={good}", "--collect-only", "-q")
+    assert (folder / "scorecard.json").read_bytes() == before and grid.is_file()
