@@ -6,7 +6,7 @@ cd "$(dirname "$0")"
 source scripts/setup-env.sh
 status=0
 # -o testpaths=suites: load only the suites' conftests, not the ones of cfcheck's own tests
-.venv/bin/python -m pytest --method=cfcheck.fixtures.wachter --cfcheck-profile=quick -q -o testpaths=suites "$@" || status=$?
+.venv/bin/python -m pytest --method=cfcheck.fixtures.vce.wachter --cfcheck-profile=quick -q -o testpaths=suites "$@" || status=$?
 .venv/bin/cfcheck summary reports/wachter-quick --failures || true
 # Exit 1 means "the method missed some bars" -- the verdict, recorded in the scorecard (the
 # Wachter baseline is adversarial on non-robust classifiers). Anything else is a real error.

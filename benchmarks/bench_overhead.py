@@ -1,6 +1,6 @@
 """cfcheck's own share of a conformance run's wall time (issue 7's "≤ 10% of a quick Wachter run").
 
-Run:  python benchmarks/bench_overhead.py [--method cfcheck.fixtures.wachter] [--profile quick] [--threads 1 default]
+Run:  python benchmarks/bench_overhead.py [--method cfcheck.fixtures.vce.wachter] [--profile quick] [--threads 1 default]
 
 For each thread setting, one conformance run in a fresh process with the generation cache off
 (the method is called for every task) and the derived data as a machine has it after its first
@@ -89,7 +89,7 @@ def import_seconds(method: str, threads: str, bytecode_cache: bool = True) -> fl
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--method", default="cfcheck.fixtures.wachter")
+    parser.add_argument("--method", default="cfcheck.fixtures.vce.wachter")
     parser.add_argument("--profile", default="quick")
     parser.add_argument("--threads", nargs="+", default=["1", "default"])
     parser.add_argument(

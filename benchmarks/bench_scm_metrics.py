@@ -1,6 +1,6 @@
 """Per-input cost of each SCM metric, as the quick SCM suites compute it for one generator.
 
-Run:  python benchmarks/bench_scm_metrics.py [--method fixtures/scm_vae.py] [--profile quick]
+Run:  python benchmarks/bench_scm_metrics.py [--method fixtures/scm/vae.py] [--profile quick]
 
 The SCM suites run twice in a subprocess with one torch thread and a private generation cache:
 the first run calls the method (its seconds are the method's cost and are printed apart); the
@@ -76,7 +76,7 @@ def metric_costs(report: Path) -> dict[str, tuple[int, int, float]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--method", default=str(REPO / "fixtures" / "scm_vae.py"))
+    parser.add_argument("--method", default=str(REPO / "fixtures" / "scm" / "vae.py"))
     parser.add_argument("--profile", default="quick")
     args = parser.parse_args()
     method = args.method if not Path(args.method).exists() else str(Path(args.method).resolve())

@@ -1,7 +1,7 @@
 """The same conformance run as one process, as ``-n 2``, and as two shards plus ``cfcheck merge``:
 wall times and how far the scores of the three scorecards are apart.
 
-Run:  python benchmarks/bench_sharding.py [--profile standard] [--method cfcheck.fixtures.wachter]
+Run:  python benchmarks/bench_sharding.py [--profile standard] [--method cfcheck.fixtures.vce.wachter]
 
 Every run uses ``--cfcheck-no-cache`` (each generates its own outputs) and its own report
 folder under ``--out``. The shards run one after the other here; on two machines the wall time
@@ -38,10 +38,10 @@ def run(command: list[str], env_threads: int | None = None) -> float:
 
 
 def scores(run_dir: Path) -> dict[str, dict[str, Any]]:
-    from cfcheck.core.records import identity_key
+    from cfcheck.core.keys import ScoreId
 
     card = json.loads((run_dir / "scorecard.json").read_text())
-    return {identity_key(s["kind"], s["domain"], s["suite"], s["metric"], s["task"]): s for s in card["scores"]}
+    return {ScoreId.from_score(s).serialise(): s for s in card["scores"]}
 
 
 def compare(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]]) -> str:
@@ -65,7 +65,7 @@ def compare(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="standard")
-    parser.add_argument("--method", default="cfcheck.fixtures.wachter")
+    parser.add_argument("--method", default="cfcheck.fixtures.vce.wachter")
     parser.add_argument("--out", type=Path, default=Path("/tmp/cfcheck-sharding"))
     args = parser.parse_args()
     name = args.method.rsplit(".", 1)[-1]

@@ -1,6 +1,6 @@
 """Seconds cfcheck's VCE suites spend scoring counterfactuals, measured on a conformance run.
 
-Run:  python benchmarks/bench_suite_scoring.py [--profile full] [--threads 2] [--method cfcheck.fixtures.truth]
+Run:  python benchmarks/bench_suite_scoring.py [--profile full] [--threads 2] [--method cfcheck.fixtures.vce.truth]
 
 Unlike ``test_scoring.py``, which times a list of metric functions, this runs the suites as a
 user does (``pytest --method=... -o testpaths=suites``), so every score the suites compute is in
@@ -35,7 +35,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="full")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--method", default="cfcheck.fixtures.truth")
+    parser.add_argument("--method", default="cfcheck.fixtures.vce.truth")
     args = parser.parse_args()
     os.environ["OMP_NUM_THREADS"] = str(args.threads)  # before torch is imported
     start = time.perf_counter()

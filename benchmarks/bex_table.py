@@ -1,6 +1,6 @@
 """Bex et al.'s seven explainers on the glyphs scenarios, beside the paper's Tables 2 and 4.
 
-Runs ``pytest suites/latent --method=fixtures/<explainer>.py --cfcheck-profile PROFILE`` for each
+Runs ``pytest suites/latent --method=cfcheck.fixtures.latent.<file> --cfcheck-profile PROFILE`` for each
 explainer (one process at a time, one thread; an existing scorecard under ``--out`` is reused
 unless ``--rerun``), then prints one Markdown table: per explainer and scenario, cfcheck's mean
 EF, SCE, trivial rate (as percentages of the K counterfactuals) and S#, each beside the paper's.
@@ -104,7 +104,7 @@ METRICS = {
 def run_explainer(fixture: str, profile: str, out: Path, rerun: bool, seed: int = 0) -> tuple[Path, float | None]:
     """The explainer's scorecard at ``--cfcheck-seed=seed`` (run now unless one exists) and the run's
     seconds; seed N > 0 keeps its runs under ``out/seedN``."""
-    from cfcheck.calibration.runs import seed_folder
+    from cfcheck.calibration.runs import bundled_adapter, seed_folder
 
     report = seed_folder(out, seed) / fixture
     scorecard = report / f"{fixture}-{profile}" / "scorecard.json"
@@ -116,7 +116,7 @@ def run_explainer(fixture: str, profile: str, out: Path, rerun: bool, seed: int 
         "-m",
         "pytest",
         "suites/latent",
-        f"--method=fixtures/{fixture}.py",
+        f"--method={bundled_adapter(fixture)}",
         f"--cfcheck-profile={profile}",
         f"--cfcheck-seed={seed}",
         f"--cfcheck-report-dir={report}",

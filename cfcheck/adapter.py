@@ -69,8 +69,7 @@ def load_method(spec: str, rootdir: Path) -> MethodSpec:
         path = Path(spec)
         if not path.is_absolute():
             path = (Path.cwd() / path) if (Path.cwd() / path).exists() else rootdir / path
-        moved = None if path.is_file() else _moved_bundled_adapter(path)
-        module = _import_module(moved, spec) if moved else _import_path(path, spec)
+        module = _import_path(path, spec)
         name = path.stem
     else:
         module = _import_module(spec, spec)
@@ -98,17 +97,6 @@ def _report_name(module: ModuleType, default: str, spec: str) -> str:
             f"--method={spec}: {module.__name__}.cfcheck_name must be a non-empty str, got {declared!r}"
         )
     return declared
-
-
-def _moved_bundled_adapter(path: Path) -> str | None:
-    """The module a bundled adapter's published path (``fixtures/scm_vae.py`` in a checkout) names
-    now that the adapters sit in per-kind folders, or None when ``path`` is not one of them."""
-    import cfcheck.fixtures as bundled
-
-    folders = {Path(folder).resolve() for folder in bundled.__path__}
-    if path.suffix == ".py" and path.parent.resolve() in folders and path.stem in bundled.MOVED:
-        return f"{bundled.__name__}.{path.stem}"
-    return None
 
 
 def declared_kinds(module: ModuleType) -> frozenset[MethodKind] | None:

@@ -18,10 +18,12 @@ EXAMPLES = {
     "retrain": "cfcheck retrain --domain <domain> --only <model> --smoke --out /tmp/smoke",
     "cards": "cfcheck cards target_accuracy ground_truth_relative_error",
     "models": "cfcheck models --domain <domain>",
+    "transfer": "cfcheck transfer --domain <domain> --n 300 --seed 0",
     "summary": "cfcheck summary reports/wachter-quick --against baseline.json > changes.md",
     "compare": "cfcheck compare reports/wachter-quick reports/dvce-quick --output reports/comparison",
     "merge": "cfcheck merge reports/m-quick-shard1of2 reports/m-quick-shard2of2 --output reports/m-quick",
     "calibrate": "cfcheck calibrate --profile quick --seeds 0 1 2 --out reports/calibration",
+    "protocols": "cfcheck protocols --domain my_domain.py:DOMAIN",
 }
 
 
@@ -64,6 +66,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     models = command("models", help="list the bundled reference models and their measured quality")
     models.add_argument("--domain", default=None, help="list only this domain's models (default: every domain)")
 
+    transfer = command(
+        "transfer",
+        help="how often targeted PGD examples on an explained classifier fool the oracles too (the model cards' figures)",
+    )
+    transfer.add_argument("--domain", required=True, help="domain of the split and models (a registered name or spec)")
+    transfer.add_argument("--n", type=int, default=300, help="images attacked (default 300)")
+    transfer.add_argument("--eps", type=float, default=0.15, help="L∞ radius in [0, 1] pixel units (default 0.15)")
+    transfer.add_argument("--steps", type=int, default=40, help="PGD steps (default 40)")
+    transfer.add_argument("--seed", type=int, default=0, help="seeds the images, targets and random start")
+    transfer.add_argument(
+        "--source", default=None, help="the attacked model (default: the domain's first explained one)"
+    )
+    transfer.add_argument(
+        "--evaluated",
+        nargs="*",
+        default=None,
+        help="models whose target rate is reported too (default: the class-attribute oracle)",
+    )
+    transfer.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
+
     summary = command("summary", help="summarise a scorecard (JSON file or its folder)")
     summary.add_argument("path", type=Path)
     summary.add_argument("--failures", action="store_true", help="only scores that failed or regressed")
@@ -105,6 +127,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="swaps per permutation test of a set-level score (FID, KID, density, coverage) "
         "where both runs kept per-input features; 0 skips those tests",
     )
+    compare.add_argument(
+        "--allow",
+        action="store_true",
+        help="compare runs whose scores belong to different protocols (other bars, metric definitions, task "
+        "generation, sizes, reference models or domain data), or to none recorded (older scorecards); every "
+        "affected row is marked",
+    )
+
+    protocols = command(
+        "protocols",
+        help="list the protocols (kind, domain, profile) with their readable version and digest",
+        description="A protocol's identity is a digest of what decides its scores' numbers and verdicts: the "
+        "kind's task generation, the seeds and the profile's sizes, every metric card's definition, the bars "
+        "with their calibration, the reference models and the domain's data. Settings of ./pyproject.toml's "
+        "[tool.cfcheck] apply (a protocol so changed is unregistered).",
+    )
+    protocols.add_argument(
+        "--domain", default=None, metavar="SPEC", help="a user's domain (module:attribute or path.py:attribute)"
+    )
+    protocols.add_argument("--seed", type=int, default=0, help="the run's base seed (--cfcheck-seed; default 0)")
+    protocols.add_argument(
+        "--record",
+        default=None,
+        metavar="WHAT_CHANGED",
+        help="maintainers: record a new version of every bundled protocol whose digest moved, in cfcheck's "
+        "registry (cfcheck/reporting/protocol_versions.json), with this line; prints what to add to CHANGELOG.md",
+    )
 
     merge = command("merge", help="join the run folders of a sharded run (--cfcheck-shard) into one scorecard")
     merge.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="the run folder of every shard")
@@ -134,15 +183,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _new_adapter(args: argparse.Namespace) -> int:
-    import importlib
+    from cfcheck.kinds import adapter_template
 
     path = args.path if args.path is not None else Path(f"my_{args.kind}.py")
     if path.suffix != ".py":
         raise ValueError(f"{path}: an adapter is a Python module; name it something.py")
     if path.exists():
         raise ValueError(f"{path} exists; cfcheck new-adapter never overwrites a file (choose another path)")
-    template = importlib.import_module(f"cfcheck.kinds.{args.kind}.template").ADAPTER
-    path.write_text(template.format(name=path.stem), encoding="utf-8")
+    path.write_text(adapter_template(args.kind).format(name=path.stem), encoding="utf-8")
     print(
         f"wrote {path}: replace the placeholder with your method, then run\n  pytest --method={path} --cfcheck-profile quick"
     )
@@ -225,6 +273,31 @@ def _models(args: argparse.Namespace) -> int:
     return 0
 
 
+def _transfer(args: argparse.Namespace) -> int:
+    """Print the transfer rates of :func:`cfcheck.models.classifiers.transfer.adversarial_transfer` as JSON."""
+    import json
+
+    import torch
+
+    from cfcheck.domains import get_domain
+    from cfcheck.models.classifiers.transfer import adversarial_transfer
+
+    domain = get_domain(args.domain)
+    torch.set_num_threads(args.threads)
+    rates = adversarial_transfer(
+        args.n,
+        domain=domain,
+        eps=args.eps,
+        steps=args.steps,
+        seed=args.seed,
+        source=args.source,
+        evaluated=args.evaluated,
+    )
+    shown = {"domain": domain.name, "n": args.n, "eps": args.eps, "steps": args.steps, "seed": args.seed}
+    print(json.dumps({**shown, "source": next(iter(rates)), "target_rate": rates}, indent=2))  # the source first
+    return 0
+
+
 def _summary(args: argparse.Namespace) -> int:
     from cfcheck.reporting.scorecard import load_scorecard
     from cfcheck.reporting.tables import HEADER, is_failing, score_rows
@@ -269,6 +342,7 @@ def _summary_against(scorecard: dict[str, Any], baseline_path: Path, max_rows: i
     baseline = Baseline.load(baseline_path)
     name = str((scorecard.get("profile") or {}).get("name") or "standard")
     baseline.check_profile(name)
+    baseline.note_bar_changes(_bars_of(scorecard))
     profile = resolve_profile(name, read_user_settings(Path.cwd()))
     changes = compare_scorecard(
         scorecard,
@@ -281,6 +355,19 @@ def _summary_against(scorecard: dict[str, Any], baseline_path: Path, max_rows: i
     return 1 if changes.failed else 0
 
 
+def _bars_of(scorecard: dict[str, Any]) -> Any:
+    """(domain, metric) → the bar the scorecard's records of it were judged by (LookupError: none of its
+    records), for :meth:`cfcheck.baseline.Baseline.note_bar_changes`."""
+    from cfcheck.baseline.protocol import bar_text
+
+    bars = {(str(s.get("domain")), str(s.get("metric"))): bar_text(s.get("threshold")) for s in scorecard["scores"]}
+
+    def bar(domain: str, metric: str) -> str | None:
+        return bars[domain, metric]
+
+    return bar
+
+
 def _compare(args: argparse.Namespace) -> int:
     from cfcheck.core.io import atomic_write_text
     from cfcheck.reporting.compare import compare_runs, load_run
@@ -291,12 +378,48 @@ def _compare(args: argparse.Namespace) -> int:
         resamples=args.resamples,
         seed=args.seed,
         set_resamples=args.set_permutations,
+        allow=args.allow,
     )
     if args.output is None:
         print(render_markdown(comparison), end="")
         return 0
     for name, text in (("comparison.md", render_markdown(comparison)), ("comparison.html", render_html(comparison))):
         print(atomic_write_text(args.output / name, text))
+    return 0
+
+
+def _protocols(args: argparse.Namespace) -> int:
+    """List the current protocols (``--record``: register the bundled ones' new versions)."""
+    from cfcheck.core.protocol import SHORT
+    from cfcheck.profiles import read_user_settings
+    from cfcheck.reporting.protocols import bundled_protocols, domain_protocols, load_registry, record_versions
+
+    if args.record is not None:
+        if args.domain is not None or args.seed != 0:
+            raise ValueError("--record registers the bundled protocols at the built-in profiles and seed 0 only")
+        recorded = record_versions(args.record)
+        if not recorded:
+            print("every bundled protocol's digest is its latest registered version: nothing recorded")
+            return 0
+        print(f"recorded {len(recorded)} versions; add to CHANGELOG.md (top section):")
+        print(f"- Protocol versions {', '.join(recorded)}: {' '.join(args.record.split())}")
+        return 0
+    settings = read_user_settings(Path.cwd())
+    if args.domain is not None:
+        from cfcheck.domains.registry import resolve_domain
+
+        found = domain_protocols(resolve_domain(args.domain, Path.cwd()), settings, args.seed)
+    else:
+        found = bundled_protocols(settings, args.seed)
+    registry = load_registry()
+    rows = [("kind", "domain", "profile", "version", "digest")]
+    for protocol in found:
+        identity = protocol.identity
+        version = registry.readable(identity.key, identity.digest).removesuffix(f", {identity.short}")
+        rows.append((identity.kind, identity.domain, identity.profile, version, identity.digest[:SHORT]))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
     return 0
 
 
@@ -313,8 +436,10 @@ _COMMANDS = {
     "retrain": _retrain,
     "cards": _cards,
     "models": _models,
+    "transfer": _transfer,
     "summary": _summary,
     "compare": _compare,
+    "protocols": _protocols,
     "merge": _merge,
 }
 

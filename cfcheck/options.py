@@ -124,15 +124,16 @@ def add_options(parser: pytest.Parser) -> None:
 
 def parse_views(names: list[str]) -> frozenset[MethodKind]:
     """The kinds named by --cfcheck-view; UsageError for a kind no view leads to."""
-    from cfcheck.kinds import VIEWS
+    from cfcheck.kinds import kind_views
 
-    targets = {target.value: target for _, target in VIEWS}
+    views = kind_views()
+    targets = {target.value: target for _, target in views}
     unknown = [name for name in names if name not in targets]
     if unknown:
         raise pytest.UsageError(
             f"--cfcheck-view: no view as {', '.join(map(repr, unknown))}; available: "
             + "; ".join(
-                f"{target.value} (for {source.value} methods: {what})" for (source, target), (_, what) in VIEWS.items()
+                f"{target.value} (for {source.value} methods: {what})" for (source, target), (_, what) in views.items()
             )
         )
     return frozenset(targets[name] for name in names)

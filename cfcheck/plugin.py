@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import pytest
@@ -22,7 +21,7 @@ from cfcheck.kinds.contract import CONTRACT_FIXTURE, parametrize_contract
 from cfcheck.kinds.protocols import MethodKind
 from cfcheck.kinds.registry import kind_fixtures, kind_markers, task_sets
 from cfcheck.options import add_options, parse_views, resolve_device, resolve_domains, split_list
-from cfcheck.plugin_collection import WithUnusableDomains, domain_matches_task, suite_markers
+from cfcheck.plugin_collection import WithUnusableDomains, domain_matches_task, suite_marker, suite_markers, suite_roots
 from cfcheck.plugin_fixtures import (  # noqa: F401 - fixtures, registered with the plugin
     DOMAIN_FIXTURE,
     KIND_MARKER,
@@ -107,10 +106,8 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     method = load_method(spec, config.rootpath)
     config.pluginmanager.register(method.module, PLUGIN_NAME)
-    if config.args_source is not pytest.Config.ArgsSource.ARGS:
-        import cfcheck.suites  # run the bundled suites unless the user named paths
-
-        config.args[:] = [str(Path(cfcheck.suites.__file__).parent)]
+    if config.args_source is not pytest.Config.ArgsSource.ARGS:  # the suites, unless the user named paths
+        config.args[:] = [str(root) for root in suite_roots()]
     from cfcheck.baseline import Baseline
     from cfcheck.core.cache import GenerationCache, default_cache_dir
     from cfcheck.core.sharding import Shard
@@ -186,11 +183,10 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
-    """Mark a bundled suite's test with its suite's marker (:func:`suite_markers`), so ``-m`` selects suites."""
-    import cfcheck.suites
-
-    if item.path.is_relative_to(Path(cfcheck.suites.__file__).parent) and item.path.stem.startswith("test_"):
-        item.add_marker(item.path.stem.removeprefix("test_"))
+    """Mark a suite's test with its suite's marker (:func:`suite_markers`), so ``-m`` selects suites."""
+    marker = suite_marker(item.path)
+    if marker is not None:
+        item.add_marker(marker)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

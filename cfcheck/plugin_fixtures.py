@@ -100,7 +100,10 @@ def cfcheck_method(request: pytest.FixtureRequest, cfcheck_session: CfcheckSessi
     previous = request.config.stash.get(_usage_error_key, None)
     if previous is not None:
         pytest.fail(previous, pytrace=False)
-    method = request.getfixturevalue(FIXTURE_NAME)
+    from cfcheck.core.answer_reads import method_code
+
+    with method_code(cfcheck_session.answer_reads):  # the adapter's fixture is the method's code
+        method = request.getfixturevalue(FIXTURE_NAME)
     try:
         check_method_object(method, cfcheck_session.method.spec)
     except pytest.UsageError as error:

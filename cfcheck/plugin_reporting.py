@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # the session loads only when a method is under test
     from cfcheck.session import CfcheckSession
 
 #: what a worker hands the controller (``workeroutput`` keys, each a JSON string)
-WORKER_OUTPUT = ("cfcheck_records", "cfcheck_costs", "cfcheck_generation", "cfcheck_device")
+WORKER_OUTPUT = ("cfcheck_records", "cfcheck_costs", "cfcheck_generation", "cfcheck_device", "cfcheck_answer_read")
 
 
 class OutcomeCounter:
@@ -80,7 +80,18 @@ def install_baseline_gate(config: pytest.Config, session: CfcheckSession) -> Non
         session.baseline.check_profile(session.profile.name)
     except ValueError as error:
         raise pytest.UsageError(f"--cfcheck-baseline: {error}") from None
+    # a bar that changed since the baseline: said, and no known failure carries across it
+    session.baseline.note_bar_changes(lambda domain, metric: current_bar(session, domain, metric))
     config.pluginmanager.register(BaselineGate(session), "cfcheck-baseline-gate")
+
+
+def current_bar(session: CfcheckSession, domain: str, metric: str) -> str | None:
+    """The run's bar of ``metric`` on ``domain``, described (None: no bar); LookupError for a domain
+    the run does not have."""
+    if domain not in session.domain_names():
+        raise LookupError(f"domain {domain!r} is not in the run")
+    bar = session.bars_for(domain).get(metric)
+    return bar.describe() if bar is not None else None
 
 
 #: lines per kind of change the terminal report lists (the rest are counted; changes.md has them all)
@@ -103,6 +114,12 @@ def baseline_lines(session: CfcheckSession) -> Iterator[str]:
         f"regressed, {counts[status.ERROR]} could not be computed, {vanished} vanished, "
         f"{counts[status.FIXED] + counts[status.FIXED_STRICT]} fixed, {counts[status.IMPROVED]} improved"
     )
+    for line in baseline.protocol_changes:  # made under another protocol: say what differs
+        yield f"  {line}"
+    for change in baseline.bar_changes[:LISTED_CHANGES]:
+        yield f"  {change.describe()}"
+    if len(baseline.bar_changes) > LISTED_CHANGES:
+        yield f"  … and {len(baseline.bar_changes) - LISTED_CHANGES} more changed bars (the scorecard's baseline section)"
     named = {
         status.NEW_FAILURE: "new failure",
         status.REGRESSED: "regressed",
@@ -134,6 +151,8 @@ def hand_to_controller(cf_session: CfcheckSession, workeroutput: dict[str, Any],
     workeroutput["cfcheck_records"] = cf_session.serialize_records()
     workeroutput["cfcheck_costs"] = cf_session.costs.serialize()
     workeroutput["cfcheck_device"] = json.dumps({worker: describe_device(cf_session.device)})
+    # what the method read of the domain's answer on this worker (its fixture, its calls, cached tasks)
+    workeroutput["cfcheck_answer_read"] = cf_session.answer_reads.serialize()
     workeroutput["cfcheck_generation"] = json.dumps(
         {k: v for k, v in cf_session.generation_summary().items() if k != "cache"}
     )
@@ -149,6 +168,8 @@ def merge_from_worker(cf_session: CfcheckSession, output: dict[str, Any]) -> Non
         cf_session.merge_generation(output["cfcheck_generation"])
     if output.get("cfcheck_device"):
         cf_session.devices.update(json.loads(output["cfcheck_device"]))
+    if output.get("cfcheck_answer_read"):
+        cf_session.answer_reads.merge(json.loads(output["cfcheck_answer_read"]))
 
 
 def summary_lines(session: CfcheckSession, exitstatus: int, config: pytest.Config) -> Iterator[str]:

@@ -202,11 +202,12 @@ def resolve_profile(name: str, settings: Mapping[str, Any] | None = None) -> Pro
     tolerances = dict(profile.tolerances)
     for scope in (settings, settings.get(name, {})):
         for metric, bound in scope.get("thresholds", {}).items():
-            thresholds[metric] = _parse_threshold(metric, bound, thresholds.get(metric))
+            key = _metric_key(metric, "thresholds")
+            thresholds[key] = _parse_threshold(key, bound, thresholds.get(key))
         for metric, tolerance in scope.get("tolerances", {}).items():
             if not isinstance(tolerance, (int, float)) or tolerance < 0:
                 raise ValueError(f"tolerance for {metric!r} must be a number >= 0, got {tolerance!r}")
-            tolerances[metric] = float(tolerance)
+            tolerances[_metric_key(metric, "tolerances")] = float(tolerance)
     resolved = dataclasses.replace(
         profile, thresholds=thresholds, tolerances=tolerances, section_settings=sections, **overrides
     )
@@ -258,6 +259,18 @@ def _coerce(key: str, value: Any) -> Any:
     return value
 
 
+def _metric_key(name: str, table: str) -> str:
+    """A ``[tool.cfcheck.<table>]`` key in the one spelling, ``card:variant`` (quoted in TOML:
+    ``"road_gap:morf" = 0.02``); the older ``card_variant`` is read too."""
+    from cfcheck.core.keys import MetricKey
+    from cfcheck.metrics.cards import CARDS
+
+    try:
+        return str(MetricKey.read(str(name), CARDS))
+    except ValueError as error:
+        raise ValueError(f"[tool.cfcheck.{table}] {name!r}: {error}") from None
+
+
 def _parse_threshold(metric: str, bound: Any, default: Threshold | None) -> Threshold:
     """Accept ``metric = 0.9`` (keeping the default direction) or ``{min = 0.9}``/``{max = 2}``."""
     if isinstance(bound, Mapping) and len(bound) == 1:
@@ -266,9 +279,11 @@ def _parse_threshold(metric: str, bound: Any, default: Threshold | None) -> Thre
             return Threshold(float(value), str(kind))
     if isinstance(bound, (int, float)) and not isinstance(bound, bool):
         if default is None:
+            from cfcheck.core.keys import MetricKey
             from cfcheck.metrics.cards import CARDS
 
-            direction = CARDS[metric].direction if metric in CARDS else "none"
+            card = MetricKey.parse(metric).card
+            direction = CARDS[card].direction if card in CARDS else "none"
             if direction == "none":
                 raise ValueError(f"threshold for {metric!r} needs a direction: {{min = x}} or {{max = x}}")
             return Threshold(float(bound), "min" if direction == "higher" else "max")

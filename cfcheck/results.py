@@ -13,8 +13,10 @@ Columns of :func:`load_scores` (:data:`SCORE_COLUMNS`): ``method`` (the scorecar
 name), ``run`` (the run folder), ``profile``, ``kind``, ``domain``, ``suite``, ``metric``,
 ``task``, ``seed`` (the ``seedN`` part of the task, or the run's only seed; missing otherwise),
 ``value``, ``ci_low``, ``ci_high`` (the 95% interval), ``n`` (inputs behind the value),
-``verdict``, ``threshold`` and ``direction`` (``"higher"``, ``"lower"`` or ``"none"``, from the
-metric's card; a metric with no card keeps the direction written in the scorecard).
+``verdict``, ``threshold`` (the bar's text), ``bar`` (the bound the value was held to, from the recorded
+bar; missing without a bar, for an unresolved floor-relative bar and in scorecards written before bars were
+data) and ``direction`` (``"higher"``, ``"lower"`` or ``"none"``, from the metric's card; a metric with no
+card keeps the direction written in the scorecard).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ SCORE_COLUMNS = [
     "n",
     "verdict",
     "threshold",
+    "bar",
     "direction",
 ]
 SAMPLE_COLUMNS = ["method", "run", "kind", "domain", "suite", "metric", "task", "seed", "sample", "input", "value"]
@@ -116,6 +119,19 @@ def metric_direction(metric: str, written: str | None = None) -> str:
     return written if written in ("higher", "lower") else "none"
 
 
+def _bar_value(data: Any) -> float:
+    """The bound of a scorecard's recorded bar (:class:`~cfcheck.core.thresholds.RecordedBar`); NaN without one."""
+    from cfcheck.core.thresholds import RecordedBar
+
+    if not isinstance(data, dict):
+        return math.nan
+    try:
+        value = RecordedBar.from_dict(data).value
+    except ValueError:
+        return math.nan
+    return math.nan if value is None else float(value)
+
+
 def _seed(task: str, seeds: Any) -> float:
     match = _SEED.search(task)
     if match:
@@ -159,6 +175,7 @@ def scores_frame(cards: Iterable[tuple[str, str, dict[str, Any]]]):
                     "n": _float(record.get("n")),
                     "verdict": record.get("verdict"),
                     "threshold": record.get("threshold"),
+                    "bar": _bar_value(record.get("bar")),
                     "direction": metric_direction(metric, record.get("direction")),
                 }
             )

@@ -20,6 +20,7 @@ import torch
 from cfcheck.baseline import Judgement
 from cfcheck.core.records import ScoreRecord
 from cfcheck.core.set_features import SetFeatures
+from cfcheck.core.thresholds import RecordedBar
 from cfcheck.metrics.cards import CARDS, PROPORTION_UNITS, Bar, MetricCard, card_of
 from cfcheck.metrics.key import MetricKey
 from cfcheck.metrics.stats import summarize, verdict
@@ -138,7 +139,7 @@ class ScoreRecorder:
             value=float(value),
             n=int(n),
             ci=(float(ci_low), float(ci_high)),
-            threshold=bar.describe(floor) if bar else None,
+            bar=RecordedBar.of(bar, floor) if bar else None,
             verdict=outcome,
             samples=sample_list,
             labels=labels,
@@ -177,7 +178,7 @@ class ScoreRecorder:
             value=record.value,
             verdict=outcome,
             direction=record.direction,
-            tolerance=profile.tolerances.get(key.bar_key, profile.tolerances.get(card.key, 0.0)),
+            tolerance=profile.tolerances.get(str(key), profile.tolerances.get(card.key, 0.0)),
             failing=failing,
             known_failures=profile.known_failures,
         )
@@ -233,7 +234,7 @@ class ScoreRecorder:
             value=math.nan,
             n=0,
             ci=(math.nan, math.nan),
-            threshold=bar.describe() if bar else None,
+            bar=RecordedBar.of(bar) if bar else None,
             verdict="error",
             reason=reason,
         )
@@ -253,7 +254,7 @@ class ScoreRecorder:
         value: float,
         n: int,
         ci: tuple[float, float],
-        threshold: str | None,
+        bar: RecordedBar | None,
         verdict: str | None,
         reason: str | None = None,
         samples: list[float] | None = None,
@@ -261,7 +262,9 @@ class ScoreRecorder:
         extra: dict[str, Any] | None = None,
         set_features: SetFeatures | None = None,
     ) -> ScoreRecord:
-        return ScoreRecord(
+        """The record of a score of this test; ValueError where its identity cannot be written and read back
+        (a task, suite or metric name :class:`~cfcheck.core.keys.ScoreId` refuses, named in the message)."""
+        record = ScoreRecord(
             nodeid=self.node.nodeid,
             suite=self.suite,
             metric=metric,
@@ -271,7 +274,7 @@ class ScoreRecorder:
             direction=card.direction if card is not None else "none",
             ci_low=ci[0],
             ci_high=ci[1],
-            threshold=threshold,
+            bar=bar,
             verdict=verdict,
             reason=reason,
             samples=samples or [],
@@ -281,6 +284,8 @@ class ScoreRecorder:
             kind=self.kind,
             domain=self.domain,
         )
+        record.id.serialise()  # raises here, in the test, rather than where the run's records are gathered
+        return record
 
     def _publish(self, record: ScoreRecord) -> None:
         self.session.add_record(record)

@@ -22,13 +22,14 @@ import torch
 from cfcheck.adapter import MethodSpec
 from cfcheck.baseline import Baseline
 from cfcheck.baseline.run import baseline_section, finish_baseline_run
+from cfcheck.core.answer_reads import AnswerReads, decode_reads, encode_reads
 from cfcheck.core.cache import GenerationCache, method_fingerprint, tensor_digest
 from cfcheck.core.costs import Costs
 from cfcheck.core.devices import describe_device
 from cfcheck.core.records import ScoreRecord
 from cfcheck.core.sharding import Shard
 from cfcheck.domains.base import Domain
-from cfcheck.kinds import VIEWS, MethodKind, kind_spec, view_source
+from cfcheck.kinds import MethodKind, kind_spec, kind_views, view_source
 from cfcheck.kinds.base import RunResources, Task
 from cfcheck.kinds.calling import MethodOutput, MethodOutputError
 from cfcheck.models.zoo import ModelZoo
@@ -41,6 +42,10 @@ def task_key(task: Task) -> str:
     """A task's identity in the scorecard's per-task sections."""
     return f"{task.kind}/{task.domain_name}/{task.id}"
 
+
+#: the generation cache's entry that keeps what the method read of the domain's answer while it
+#: made the outputs (present only where it read some), and the key part of entries that keep it
+ANSWER_READ_ENTRY, ANSWER_READS_STORED = "answer_read", 1
 
 #: inputs per task shown in the example grids (the task's first inputs, fixed by its seed)
 EXAMPLE_ROWS = 4
@@ -106,6 +111,9 @@ class CfcheckSession(RunResources):
         #: the method's kinds and the calls not taken, each with why (set when cf_method first runs here)
         self.kind_reasons: list[str] | None = None
         self._last_from_cache = False
+        #: what the method read of the domain's answer (its fixture's and its calls' reads, a cached
+        #: task's stored ones, the xdist workers'): the scorecard says the run is not a valid submission
+        self.answer_reads = AnswerReads()
 
     # -- domains, models and per-run memos (the kinds' view of the run: cfcheck.kinds.base.Run) --
     def domain_names(self) -> tuple[str, ...]:
@@ -192,15 +200,14 @@ class CfcheckSession(RunResources):
     def bars_for(self, domain: str) -> Any:
         """The bars that judge ``domain``'s scores (:func:`cfcheck.calibration.bars.domain_bars`); a score
         without a domain ("-") is judged by the cards."""
-        from cfcheck.calibration.bars import DomainBars, domain_bars
-        from cfcheck.profiles import default_thresholds
+        from cfcheck.calibration.bars import DomainBars
+        from cfcheck.reporting.protocols import run_bars
 
         def resolve() -> DomainBars:
             if domain == "-":
                 return DomainBars(dict(self.profile.thresholds), "cards")
-            defaults = default_thresholds(self.profile.name)
-            explicit = {k: bar for k, bar in self.profile.thresholds.items() if defaults.get(k) != bar}
-            return domain_bars(self.domain(domain), self.profile, explicit)
+            bars: DomainBars = run_bars(self.domain(domain), self.profile)
+            return bars
 
         return self.memo(("bars", domain), resolve)
 
@@ -280,18 +287,26 @@ class CfcheckSession(RunResources):
             inputs=tensor_digest(*inputs.tensors()),
             profile_batch=self.profile.batch_size,
             device=self.device.type,
+            # entries made before reads of the answer were stored with the outputs miss
+            answer_reads=ANSWER_READS_STORED,
         )
         stored = self.cache.load(key)
-        self._last_from_cache = stored is not None and set(stored) == {"values", "valid"}
+        self._last_from_cache = stored is not None and set(stored) - {ANSWER_READ_ENTRY} == {"values", "valid"}
         if self._last_from_cache:
             assert stored is not None  # set just above: a hit has a stored entry
             if write is not None:
                 write("read from the generation cache")
             self.generation[f"{counter}_from_cache"] += 1
+            if ANSWER_READ_ENTRY in stored:  # the method read the answer when it made these outputs
+                self.answer_reads.merge(decode_reads(stored[ANSWER_READ_ENTRY]))
             return MethodOutput(stored["values"], stored["valid"])
         self.generation[f"{counter}_generated"] += 1
-        output = spec.generate(self, task, method, inputs, write)
-        self.cache.store(key, {"values": output.values, "valid": output.valid}, {"task": task_key(task)})
+        with self.answer_reads.collecting() as reads:
+            output = spec.generate(self, task, method, inputs, write)
+        entry = {"values": output.values, "valid": output.valid}
+        if reads:
+            entry[ANSWER_READ_ENTRY] = encode_reads(reads)
+        self.cache.store(key, entry, {"task": task_key(task)})
         return output
 
     @property
@@ -370,7 +385,7 @@ class CfcheckSession(RunResources):
             "shard": self.shard.label if self.shard is not None else None,
             # suites that scored the method through a view as another kind (--cfcheck-view)
             "views": {
-                kind.value: VIEWS[source, kind][1]
+                kind.value: kind_views()[source, kind][1]
                 for kind in sorted(self.views)
                 if (source := self._view_source(kind)) is not None
             },
@@ -398,6 +413,14 @@ class CfcheckSession(RunResources):
                 continue
         return facts
 
+    def protocols(self) -> dict[str, Any]:
+        """The scorecard's ``protocols``: each (kind, domain) of the run's scores, its protocol at the
+        run's profile, seed and bars (:func:`cfcheck.reporting.protocols.scorecard_protocols`)."""
+        from cfcheck.reporting.protocols import scorecard_protocols
+
+        pairs = {(r.kind, r.domain) for r in self.records}
+        return scorecard_protocols(pairs, self.profile, self.seed, self.domain, self.bars_for)
+
     def write_scorecard(self, complete: bool) -> Path:
         models: dict[str, str] = {}
         for domain in sorted({r.domain for r in self.records} - {"-"}) or list(self._zoos):
@@ -418,9 +441,13 @@ class CfcheckSession(RunResources):
             started=self.started,
             generation=self.generation_summary(),
             costs=self.costs.summary(),
+            answer_read=self.answer_reads.summary(),
+            protocols=self.protocols(),
         )
         if self.baseline is not None:
-            scorecard["baseline"] = baseline_section(self.baseline, scorecard["scores"], self.profile)
+            scorecard["baseline"] = baseline_section(
+                self.baseline, scorecard["scores"], self.profile, scorecard.get("protocols")
+            )
         self.scorecard_path = write_scorecard(self.run_dir, scorecard, self.records)
         #: what was done with baselines (changes.md written, the run stored as one), for the terminal
         self.baseline_notes = finish_baseline_run(

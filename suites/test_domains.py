@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import pytest
 
+from cfcheck.metrics.key import MetricKey
+
 
 def _does_not_load(score, spec, reason):
     """Record ``domain:<spec>`` as an error (a check, not a metric: it has no card) and fail."""
     __tracebackhide__ = True
-    score.error(f"domain:{spec}", reason)
+    score.error(MetricKey("domain", spec), reason)
     pytest.fail(f"domain {spec} cannot be used: {reason}", pytrace=False)
 
 

@@ -55,7 +55,7 @@ def test_a_card_added_to_the_registry_reaches_the_reference(hook, monkeypatch):
 
 def test_the_metric_reference_shows_the_bundled_domains_own_bars_and_the_controls_values(metric_page):
     # bars-quick.json of morpho holds the ROAD and ROAR gaps; the calibration files the controls' values
-    assert re.search(r"bar of \\`road\\_gap\\_morf\\` on morpho \(quick profile\): >= ", metric_page)
+    assert re.search(r"bar of \\`road\\_gap:morf\\` on morpho \(quick profile\): >= ", metric_page)
     target = metric_page.split("{#target_accuracy}", 1)[1].split("\n### ", 1)[0]
     assert "- **measured**:" in target
 

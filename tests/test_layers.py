@@ -3,19 +3,28 @@
 nothing outside a kind's folder picks behaviour by that kind's name.
 
 Every ``import`` of every ``cfcheck/**/*.py`` counts, a function's (lazy) import and one under
-``TYPE_CHECKING`` too: an import made later is still a tie. (Imports made through ``importlib``
-by a name in a string, as the kind registry and the old-name aliases do, are not read.)"""
+``TYPE_CHECKING`` too: an import made later is still a tie. Dynamic imports count as well
+(:func:`dynamic_imports`): ``importlib.import_module`` (or ``find_spec``, ``__import__``) of a
+literal or f-string name, a ``"package.module:attribute"`` reference in a string (what a kind's
+declaration names and :func:`cfcheck.kinds.declaration.resolve` imports), and the entry points
+``pyproject.toml`` declares, as imports by the module that reads their group. The module circle
+check leaves out the plugin references (declared references and entry points): a registry that
+finds its plugins, whose modules import the registry's engine, is an inversion, not a circle."""
 
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from functools import cache
 from pathlib import Path
 
+import tomllib
+
 import cfcheck
 
 PACKAGE = Path(cfcheck.__file__).resolve().parent
+PYPROJECT = PACKAGE.parent / "pyproject.toml"
 
 #: The floors, lowest first: a group may import its own floor's groups and those of the floors
 #: below, never one above. A new group takes its place here.
@@ -40,6 +49,12 @@ FLOORS: tuple[tuple[str, ...], ...] = (
 #: Two-way ties allowed while being undone (none: add one only with the change that removes it);
 #: each must still exist, so that the allowance goes when the tie does.
 PENDING_TIES: set[frozenset[str]] = set()
+#: Dynamic references allowed to run up a floor: a bundled kind's declaration may name its own
+#: reference methods (``cfcheck/methods/<kind>/``), which the design puts in the kind's package; they
+#: go when the reference methods move into ``cfcheck/kinds/<kind>/``. Each must still exist.
+KIND_OWN_METHODS: set[tuple[str, str]] = {
+    ("cfcheck.kinds.attribution.declaration", "cfcheck.methods.attribution.saliency"),
+}
 #: Groups that must import none of these (the design's rule: models, metrics and core never import
 #: the kinds, the reference methods, the reporting, the calibration runner or a domain's folder).
 FOUNDATIONS = ("core", "metrics", "models")
@@ -56,10 +71,81 @@ def _exists(module: str) -> bool:
     return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
 
 
+#: a string naming a cfcheck module, or an attribute of one ("pkg.mod:attr"), as a reference does
+REFERENCE = re.compile(r"^(cfcheck(?:\.\w+)+)(?::[\w.]+)?$")
+#: the calls that import a module named by their first argument
+IMPORTERS = {"import_module", "find_spec", "__import__"}
+
+
+def _referenced_module(text: str) -> str | None:
+    """The cfcheck module a reference string names (``pkg.mod:attr``, or ``pkg.mod`` where that is a
+    module), or None. A dotted path to a function (a metric card's ``computed_by``) is documentation,
+    resolved by whoever shows it, and is not a reference."""
+    match = REFERENCE.match(text)
+    if match is None or (":" not in text and not _exists(match.group(1))):
+        return None
+    return match.group(1)
+
+
+def _called_name(node: ast.Call) -> str:
+    return node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+
+
+def _literal_prefix(node: ast.JoinedStr) -> str:
+    """The module an f-string import names at least: its literal head up to the last whole name
+    (``f"cfcheck.kinds.{k}.spec"`` → ``cfcheck.kinds``)."""
+    head = ""
+    for part in node.values:
+        if not isinstance(part, ast.Constant):
+            break
+        head += str(part.value)
+    return head.rpartition(".")[0] if not head.endswith(".") else head.rstrip(".")
+
+
+@cache
+def dynamic_imports() -> tuple[tuple[Path, int, str, str], ...]:
+    """(file, line, imported module, how) of every dynamic import of a cfcheck module: ``how`` is
+    "import_module" (a call with a literal name), "f-string" (a call with an f-string name: its
+    literal head counts), "reference" (a ``pkg.mod[:attr]`` string) or "entry point"."""
+    found: list[tuple[Path, int, str, str]] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and _called_name(node) in IMPORTERS and node.args:
+                name = node.args[0]
+                if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                    found.append((path, node.lineno, name.value, "import_module"))
+                elif isinstance(name, ast.JoinedStr):
+                    found.append((path, node.lineno, _literal_prefix(name), "f-string"))
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                module = _referenced_module(node.value)
+                if module is not None:
+                    found.append((path, node.lineno, module, "reference"))
+    readers = {
+        node.value.value: path
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "ENTRY_POINT_GROUP" for t in node.targets)
+        and isinstance(node.value, ast.Constant)
+    }
+    groups = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"].get("entry-points", {})
+    for group_name, points in groups.items():
+        reader = readers.get(group_name)  # pytest's own groups are read by pytest, not by cfcheck
+        found += [(reader, 0, value.partition(":")[0], "entry point") for value in points.values() if reader]
+    return tuple((path, line, module, how) for path, line, module, how in found if module.split(".")[0] == "cfcheck")
+
+
 @cache
 def imports() -> tuple[tuple[Path, int, str], ...]:
-    """(file, line, imported module) of every import of a cfcheck module by a cfcheck module;
-    ``from pkg import name`` imports ``pkg.name`` where that is a module, else ``pkg``."""
+    """(file, line, imported module) of every import of a cfcheck module by a cfcheck module, the
+    dynamic ones (:func:`dynamic_imports`) too; ``from pkg import name`` imports ``pkg.name`` where
+    that is a module, else ``pkg``."""
+    return (*static_imports(), *((path, line, target) for path, line, target, _ in dynamic_imports()))
+
+
+@cache
+def static_imports() -> tuple[tuple[Path, int, str], ...]:
+    """(file, line, imported module) of every ``import`` statement of a cfcheck module by a cfcheck module."""
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         module = _module_name(path)
@@ -87,9 +173,12 @@ def group(module: str) -> str:
 
 
 def group_ties() -> dict[tuple[str, str], list[str]]:
-    """(importing group, imported group) → "file:line module" of each such import."""
+    """(importing group, imported group) → "file:line module" of each such import (a kind's dynamic
+    reference to its own reference methods, :data:`KIND_OWN_METHODS`, left out)."""
     ties: dict[tuple[str, str], list[str]] = defaultdict(list)
     for path, line, target in imports():
+        if (_module_name(path), target) in KIND_OWN_METHODS:
+            continue
         if _exists(target) or target == "cfcheck":  # a mapped package (cfcheck.fixtures) is no group here
             importer, imported = group(_module_name(path)), group(target)
             if importer != imported:
@@ -200,10 +289,14 @@ def test_the_kind_check_finds_what_it_looks_for():
 
 def module_circles() -> list[list[str]]:
     """The import circles between cfcheck's modules (every import counts, lazy and TYPE_CHECKING
-    ones too; a package's ``__init__`` only hands names on and is left out, as farm-studio does):
-    the strongly connected components of more than one module, by Tarjan's algorithm."""
+    ones too, and dynamic imports by name; not the plugin references, see the module docstring; a
+    package's ``__init__`` only hands names on and is left out, as farm-studio does): the strongly
+    connected components of more than one module, by Tarjan's algorithm."""
     edges: dict[str, set[str]] = defaultdict(set)
-    for path, _, target in imports():
+    named = [
+        (path, line, target) for path, line, target, how in dynamic_imports() if how in ("import_module", "f-string")
+    ]
+    for path, _, target in (*static_imports(), *named):
         importer = _module_name(path)
         if path.name == "__init__.py" or not _exists(target) or (PACKAGE.parent / Path(*target.split("."))).is_dir():
             continue
@@ -250,9 +343,46 @@ def test_the_circle_finder_finds_a_circle():
     """The finder itself, on a circle made by hand: a module importing its importer is found."""
     planted = (PACKAGE / "models" / "zoo.py", 1, "cfcheck.models.randomised_copies")
     back = (PACKAGE / "models" / "randomised_copies.py", 1, "cfcheck.models.zoo")
-    original = imports
+    original = static_imports
     try:
-        globals()["imports"] = lambda: (*original(), planted, back)
+        globals()["static_imports"] = lambda: (*original(), planted, back)
         assert ["cfcheck.models.randomised_copies", "cfcheck.models.zoo"] in module_circles()
     finally:
-        globals()["imports"] = original
+        globals()["static_imports"] = original
+
+
+def test_dynamic_imports_are_counted():
+    """The references a kind's declaration resolves and the entry points are ties like any import."""
+    found = {(_module_name(path), target, how) for path, _, target, how in dynamic_imports()}
+    assert ("cfcheck.kinds.vce.declaration", "cfcheck.kinds.vce.spec", "reference") in found
+    assert ("cfcheck.kinds.registry", "cfcheck.kinds.scm.declaration", "entry point") in found
+    assert ("cfcheck.domains.registry", "cfcheck.domains.gmm", "entry point") in found
+    # the finder reads an import_module call and an f-string one
+    code = 'import importlib\nimportlib.import_module("cfcheck.metrics.cards")\nimportlib.import_module(f"cfcheck.kinds.{k}.spec")\n'
+    calls = [(_called_name(n), n.args[0]) for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Call) and n.args]
+    assert [(name, arg.value if isinstance(arg, ast.Constant) else _literal_prefix(arg)) for name, arg in calls] == [
+        ("import_module", "cfcheck.metrics.cards"),
+        ("import_module", "cfcheck.kinds"),
+    ]
+
+
+def test_no_module_imports_a_cfcheck_module_by_an_f_string_name():
+    """A module chosen by a name built at run time hides what it imports: kinds and domains are
+    reached through their registries and the references they declare instead."""
+    found = [
+        f"{path.relative_to(PACKAGE.parent)}:{line} {target}"
+        for path, line, target, how in dynamic_imports()
+        if how == "f-string"
+    ]
+    assert found == []
+
+
+def test_the_kinds_own_methods_allowance_is_still_needed():
+    found = {(_module_name(path), target) for path, _, target, _ in dynamic_imports()}
+    assert found >= KIND_OWN_METHODS, "a kind no longer names these methods: take them out of KIND_OWN_METHODS"
+    for importer, target in KIND_OWN_METHODS:  # only a kind's own methods, only through a reference
+        kind = importer.split(".")[2]
+        assert importer.startswith("cfcheck.kinds.") and target.startswith(f"cfcheck.methods.{kind}."), (
+            importer,
+            target,
+        )

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from cfcheck.calibration.runs import bundled_adapter
 from cfcheck.metrics.key import MetricKey
 
 pytestmark = pytest.mark.slow
@@ -26,7 +27,7 @@ PAIR_SETS = ("ideal", "other")
 
 
 def run_control(directory: Path, control: str, *args: str, pyproject: str = "") -> dict:
-    """Run ``--method=cfcheck.fixtures.<control>`` in ``directory``; return its scorecard."""
+    """Run the bundled control ``control`` (:func:`bundled_adapter`) in ``directory``; return its scorecard."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "pyproject.toml").write_text(pyproject)
     profile = next((a.split("=", 1)[1] for a in args if a.startswith("--cfcheck-profile=")), "quick")
@@ -38,7 +39,7 @@ def run_control(directory: Path, control: str, *args: str, pyproject: str = "") 
             sys.executable,
             "-m",
             "pytest",
-            f"--method=cfcheck.fixtures.{control}",
+            f"--method={bundled_adapter(control)}",
             f"--cfcheck-profile={profile}",
             "-q",
             "-p",

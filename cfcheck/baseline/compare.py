@@ -7,8 +7,9 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from cfcheck.baseline.protocol import protocol_change_lines
 from cfcheck.baseline.store import Baseline, StoredScore
-from cfcheck.core.records import identity_key
+from cfcheck.core.keys import ScoreId
 from cfcheck.metrics.key import MetricKey
 from cfcheck.reporting.changes import Changes, ScoreChange
 from cfcheck.reporting.tables import format_value
@@ -19,23 +20,17 @@ INCONCLUSIVE_FAILS = "fail"
 
 def score_keys(score: Mapping[str, Any]) -> tuple[str, str]:
     """(identity key, legacy key) of a scorecard's score, as :class:`cfcheck.core.records.ScoreRecord` has them."""
-    key = identity_key(
-        str(score.get("kind", "-")),
-        str(score.get("domain", "-")),
-        str(score["suite"]),
-        str(score["metric"]),
-        str(score["task"]),
-    )
-    return key, f"{score['metric']}[{score['task']}]"
+    identity = ScoreId.from_score(score)
+    return identity.serialise(), identity.legacy()
 
 
 def tolerance_of(metric: str, tolerances: Mapping[str, float]) -> float:
-    """The tolerance of ``metric`` (``key`` or ``key:variant``): its bar key's, else its card's, else 0."""
+    """The tolerance of ``metric`` (``card`` or ``card:variant``): its own, else its card's, else 0."""
     try:
         key = MetricKey.parse(metric)
     except ValueError:
         return float(tolerances.get(metric, 0.0))
-    return float(tolerances.get(key.bar_key, tolerances.get(key.card, 0.0)))
+    return float(tolerances.get(str(key), tolerances.get(key.card, 0.0)))
 
 
 def compare_scorecard(
@@ -67,6 +62,10 @@ def compare_scorecard(
         source=baseline.source,
         baseline_method=baseline.method,
         known_failures=known_failures,
+        notes=[
+            *protocol_change_lines(baseline.protocols, scorecard.get("protocols") or {}, baseline.source),
+            *(change.describe() for change in baseline.bar_changes),
+        ],
     )
     recorded = [score_keys(s) for s in scores]
     for score, keys in zip(scores, recorded):

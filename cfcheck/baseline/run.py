@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from cfcheck.baseline.compare import compare_scorecard
+from cfcheck.baseline.protocol import protocol_change_lines
 from cfcheck.baseline.store import Baseline
 from cfcheck.core.io import atomic_write_text
 from cfcheck.profiles import Profile
@@ -19,9 +20,18 @@ from cfcheck.reporting.changes import render_changes
 CHANGES_FILE = "changes.md"
 
 
-def baseline_section(baseline: Baseline, scores: list[dict[str, Any]], profile: Profile) -> dict[str, Any]:
+def baseline_section(
+    baseline: Baseline,
+    scores: list[dict[str, Any]],
+    profile: Profile,
+    protocols: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The scorecard's ``baseline`` section: where the baseline came from, the run's setting, each
-    status's count and the baseline's scores that vanished (:attr:`Baseline.vanished`)."""
+    status's count, the baseline's scores that vanished (:attr:`Baseline.vanished`) and, where the
+    baseline was made under another protocol, what differs (the parts, and each bar that changed:
+    :attr:`Baseline.bar_changes`); ``protocols`` are the run's (the lines are kept on the baseline
+    for the terminal too)."""
+    baseline.protocol_changes = protocol_change_lines(baseline.protocols, protocols or {}, baseline.source)
     return {
         "source": baseline.source,
         "method": baseline.method,
@@ -31,6 +41,8 @@ def baseline_section(baseline: Baseline, scores: list[dict[str, Any]], profile: 
         "vanished": [
             {"key": e.key, "nodeid": e.nodeid, "value": e.value, "verdict": e.verdict} for e in baseline.vanished
         ],
+        "protocol_changes": list(baseline.protocol_changes),
+        "bar_changes": [change.describe() for change in baseline.bar_changes],
     }
 
 

@@ -19,17 +19,25 @@ direction-aware with its card's tolerance, and given a status
 
 A score of the baseline that the run does not record although its test ran has *vanished*
 (:meth:`Baseline.vanished_among`); it fails the run too.
+
+A baseline made under another protocol (:mod:`cfcheck.core.protocol`) is not gated against silently:
+:meth:`Baseline.note_bar_changes` finds each stored score whose bar differs from the one that judges
+it now (its stored ``threshold`` against the run's bar) and the run lists them (old → new). The
+regression check on values still runs for those scores, but the "known failure" ratchet does not
+cross a changed bar: a score that missed its old bar and misses the new one is a *new* failure, and
+one that passes the new bar is not counted as fixed (:mod:`cfcheck.baseline.protocol`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from cfcheck.core.records import identity_key
+from cfcheck.baseline.protocol import BarChange, bar_text
+from cfcheck.core.keys import ScoreId
 from cfcheck.reporting.scorecard import load_scorecard
 from cfcheck.reporting.tables import (
     ERROR,
@@ -80,11 +88,20 @@ class StoredScore:
     where: str = "-"
     #: what was measured: ``suite/metric``
     score: str = "-"
+    #: the bar that judges the score now, where it differs from the one that judged it in the
+    #: baseline ("none": no bar now); None: the same bar (or not checked)
+    bar_now: str | None = None
 
     @property
     def missed_bar(self) -> bool:
-        """It failed its bar or its interval straddled it (a failure now is a known one)."""
+        """It failed its bar or its interval straddled it."""
         return self.verdict in MISSED_VERDICTS
+
+    @property
+    def known_failure(self) -> bool:
+        """It missed the bar that judges it now too (a failure now is a known one): it missed its bar
+        and that bar has not changed since."""
+        return self.missed_bar and self.bar_now is None
 
     def describe(self) -> str:
         """ "0.55 [0.47, 0.64], fail" — its value, interval and verdict."""
@@ -93,7 +110,8 @@ class StoredScore:
         text = f"{self.value:.4g}"
         if self.ci_low is not None and self.ci_high is not None:
             text += f" [{self.ci_low:.4g}, {self.ci_high:.4g}]"
-        return f"{text}, {self.verdict or 'no bar'}"
+        changed = f" under the bar {bar_text(self.threshold)}, now {self.bar_now}" if self.bar_now is not None else ""
+        return f"{text}, {self.verdict or 'no bar'}{changed}"
 
 
 @dataclass(frozen=True)
@@ -149,10 +167,10 @@ def classify(
     if regression is not None:
         return Judgement(REGRESSED, stored, regression)
     if failing:
-        if stored.missed_bar:
+        if stored.known_failure:
             return Judgement(STILL_FAILING if known_failures == "fail" else KNOWN_FAILURE, stored)
         return Judgement(NEW_FAILURE, stored)
-    if verdict == "pass" and (stored.missed_bar or stored.verdict == "error"):
+    if verdict == "pass" and (stored.known_failure or stored.verdict == "error"):
         return Judgement(FIXED_STRICT if known_failures == "strict" else FIXED, stored)
     return Judgement(IMPROVED if moved_better else UNCHANGED, stored)
 
@@ -188,6 +206,12 @@ class Baseline:
         self.profile = profile
         #: the baseline's scores whose test ran in this run without recording them (set at its end)
         self.vanished: list[StoredScore] = []
+        #: the baseline scorecard's ``protocols`` (empty: saved before cfcheck recorded them)
+        self.protocols: dict[str, Any] = {}
+        #: the bars that judge its scores differently now (:meth:`note_bar_changes`)
+        self.bar_changes: list[BarChange] = []
+        #: how the run's protocols differ from the baseline's, one line each (set with the scorecard)
+        self.protocol_changes: list[str] = []
 
     @classmethod
     def load(cls, path: Path) -> Baseline:
@@ -218,11 +242,8 @@ class Baseline:
         legacy = int(data.get("format", 1)) < 3
         entries: dict[str, StoredScore] = {}
         for s in data["scores"]:
-            key = (
-                f"{s['metric']}[{s['task']}]"
-                if legacy
-                else identity_key(s["kind"], s["domain"], s["suite"], s["metric"], s["task"])
-            )
+            identity = ScoreId.from_score(s)
+            key = identity.legacy() if legacy else identity.serialise()
             verdict = s.get("verdict")
             if "verdict" not in s and s.get("passed") is not None:  # scorecards before verdicts
                 verdict = "pass" if s["passed"] else "fail"
@@ -239,13 +260,46 @@ class Baseline:
             )
         scores = {k: e.value for k, e in entries.items() if e.value is not None}
         profile = data.get("profile")
-        return cls(
+        baseline = cls(
             scores,
             source,
             entries=entries,
             method=data.get("method"),
             profile=profile.get("name") if isinstance(profile, Mapping) else None,
         )
+        baseline.protocols = dict(data.get("protocols") or {})
+        return baseline
+
+    def note_bar_changes(self, current_bar: Callable[[str, str], str | None]) -> list[BarChange]:
+        """Mark every stored score whose bar differs from the one that judges it now (its
+        :attr:`StoredScore.bar_now`), so the known-failure ratchet does not cross the change.
+
+        Args:
+            current_bar: (domain, metric) → the run's bar of that score, described (``">= 0.8"``;
+                None: no bar); it raises LookupError or ValueError for a domain or metric it does not
+                judge (such scores are left as they are).
+
+        Returns:
+            The changes, one per (kind/domain, metric, old bar, new bar), also kept in :attr:`bar_changes`.
+        """
+        counts: dict[tuple[str, str, str, str], int] = {}
+        for key, entry in self.entries.items():
+            kind, _, rest = entry.where.partition("/")
+            domain = rest.partition("/")[0]
+            metric = entry.score.partition("/")[2]
+            if domain in ("", "-") or not metric:
+                continue
+            try:
+                now = current_bar(domain, metric) or "none"
+            except (LookupError, ValueError):
+                continue
+            old = bar_text(entry.threshold)
+            if now != old:
+                self.entries[key] = replace(entry, bar_now=now)
+                found = (f"{kind}/{domain}", metric, old, now)
+                counts[found] = counts.get(found, 0) + 1
+        self.bar_changes = [BarChange(*found, scores) for found, scores in sorted(counts.items())]
+        return self.bar_changes
 
     def check_profile(self, name: str) -> None:
         """BaselineError when the baseline was saved at another profile than ``name`` (its scores were

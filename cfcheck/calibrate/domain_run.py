@@ -10,7 +10,6 @@ function; it names no kind itself.
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -62,8 +61,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _runner(calibration: DomainCalibration) -> Callable[[Any], int]:
-    module, _, function = calibration.run.partition(":")
-    return getattr(importlib.import_module(module), function)  # type: ignore[no-any-return]
+    return calibration.runner()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -2,8 +2,8 @@
 
     cfcheck calibrate [--profile quick] [--out reports/published] [--methods truth identity ...]
 
-Each control is one ``pytest --method=cfcheck.fixtures.<name>`` run (one CPU thread, so runs
-are comparable). Two tables come out, both in Markdown:
+Each control is one ``pytest --method=<its adapter>`` run
+(:func:`cfcheck.calibration.runs.bundled_adapter`; one CPU thread, so runs are comparable). Two tables come out, both in Markdown:
 
 - the **verdict matrix**: per control and suite, how many scores passed, failed or were
   inconclusive, and whether the suite passed as a whole;
@@ -43,6 +43,7 @@ from cfcheck.controls import (
     expected_sign,
     is_control,
 )
+from cfcheck.kinds.declaration import Expectation
 from cfcheck.metrics.key import MetricKey
 
 __all__ = [
@@ -136,8 +137,10 @@ def bar_disagreements(
         for control, scorecard in results.items():
             for score in scorecard["scores"]:
                 verdict, sign = score.get("verdict"), expected_sign(control, score["suite"])
-                if verdict and ((sign == "+" and verdict != "pass") or (sign == "-" and verdict == "pass")):
-                    found[MetricKey.parse(score["metric"]).card, control, sign][seed] += 1
+                if verdict and (
+                    (sign is Expectation.PASS and verdict != "pass") or (sign is Expectation.FAIL and verdict == "pass")
+                ):
+                    found[MetricKey.parse(score["metric"]).card, control, sign.value][seed] += 1
     return {key: dict(per_seed) for key, per_seed in sorted(found.items())}
 
 

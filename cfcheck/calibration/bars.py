@@ -11,7 +11,8 @@
   either is **uncalibrated**: its scores are reported with their intervals and no verdict, and
   the scorecard says so and how to calibrate it.
 
-A bars file holds, per metric key, ``{"kind": "min"|"max", "bound": x, "relative": "absolute"|
+A bars file holds, per metric key (``card`` or ``card:variant``; a file written before that one spelling
+has ``card_variant``, translated on read), ``{"kind": "min"|"max", "bound": x, "relative": "absolute"|
 "times_floor"|"plus_floor", "rationale": "...", "method_kind": <the kind that earned it>}`` (a kind
 may add fields, such as how the bar was placed: ``"basis"``); the rationale quotes what the controls
 reached on that domain. Beside the bars, per kind: ``controls.<kind>`` (each control, what it is
@@ -28,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cfcheck.core.keys import MetricKey, read_keyed
 from cfcheck.core.thresholds import Bar
-from cfcheck.metrics.key import MetricKey
 
 __all__ = ["DomainBars", "bars_path", "domain_bars", "read_bars_file", "render_domain_bars", "write_domain_bars"]
 
@@ -52,9 +53,9 @@ class DomainBars:
     rationales: Mapping[str, str] = field(default_factory=dict)
 
     def get(self, metric: str | MetricKey, card_key: str | None = None) -> Bar | None:
-        """The bar of ``metric``: its bar key (``key_variant``) first, then ``card_key`` (default: its card's)."""
+        """The bar of ``metric``: its own (``card:variant``) first, then ``card_key``'s (default: its card's)."""
         key = MetricKey.parse(metric)
-        return self.bars.get(key.bar_key) or self.bars.get(card_key or key.card)
+        return self.bars.get(str(key)) or self.bars.get(card_key or key.card)
 
     def describe(self) -> dict[str, Any]:
         """For the scorecard: where the bars come from and, for a domain's own bars, each bar with the
@@ -78,7 +79,11 @@ def read_bars_file(path: Path) -> tuple[dict[str, Bar], dict[str, str]]:
     if not isinstance(data, dict) or data.get("format") != BARS_FORMAT or not isinstance(data.get("bars"), dict):
         raise ValueError(f"{path}: expected {{'format': {BARS_FORMAT}, 'bars': {{metric: bar}}}}")
     bars, rationales = {}, {}
-    for metric, entry in data["bars"].items():
+    try:
+        entries = read_keyed(data["bars"], _card_keys())
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
+    for metric, entry in entries.items():
         try:
             bars[metric] = Bar(float(entry["bound"]), entry["kind"], entry.get("relative", "absolute"))
         except (KeyError, TypeError, ValueError) as error:
@@ -146,7 +151,7 @@ def write_domain_bars(
     if path.is_file():
         read_bars_file(path)  # refuses a malformed file instead of overwriting it
         old = json.loads(path.read_text(encoding="utf-8"))
-        kept = {k: v for k, v in old["bars"].items() if v.get("method_kind") != method_kind}
+        kept = {k: v for k, v in read_keyed(old["bars"], _card_keys()).items() if v.get("method_kind") != method_kind}
         for section, by_kind in recorded.items():
             by_kind.update({k: v for k, v in (old.get(section) or {}).items() if isinstance(v, dict)})
     entries = {
@@ -158,11 +163,11 @@ def write_domain_bars(
             "rationale": why,
             "method_kind": method_kind,
         }
-        for metric, (bar, why) in sorted(bars.items())
+        for metric, (bar, why) in sorted(read_keyed(bars, _card_keys()).items())
         if math.isfinite(bar.bound)
     }
     recorded["controls"][method_kind] = dict(controls)
-    recorded["without_bar"][method_kind] = dict(without_bar or {})
+    recorded["without_bar"][method_kind] = read_keyed(without_bar or {}, _card_keys())
     text = (
         json.dumps(
             {
@@ -179,6 +184,12 @@ def write_domain_bars(
     )
     atomic_write_text(path, text)
     return Path(path)
+
+
+def _card_keys() -> tuple[str, ...]:
+    from cfcheck.metrics.cards import CARDS
+
+    return tuple(CARDS)
 
 
 def render_domain_bars(derived: Mapping[str, tuple[Bar | None, str]]) -> str:

@@ -1,5 +1,8 @@
-"""A control's conformance runs: each is one ``pytest --method=cfcheck.fixtures.<control>`` process
+"""A control's conformance runs: each is one ``pytest --method=<the control's adapter>`` process
 (one CPU thread, so runs are comparable), its scorecard kept per seed.
+
+A bundled control is named by the name its reports are filed under (``truth``, ``scm_identity``);
+:func:`bundled_adapter` finds its adapter module (``cfcheck.fixtures.<kind>.<file>``).
 
 ``cfcheck calibrate`` (:mod:`cfcheck.calibrate.run`) runs the bundled controls on the bundled
 domains with :func:`run_control`; a kind's domain calibration (``cfcheck calibrate --domain SPEC``)
@@ -8,6 +11,9 @@ runs them on one domain with :func:`run_domain_control`.
 
 from __future__ import annotations
 
+import ast
+import functools
+import importlib.util
 import json
 import os
 import re
@@ -16,9 +22,76 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
-__all__ = ["output_tail", "run_control", "run_domain_control", "seed_folder"]
+__all__ = [
+    "adapters_in",
+    "bundled_adapter",
+    "bundled_adapters",
+    "output_tail",
+    "run_control",
+    "run_domain_control",
+    "seed_folder",
+]
+
+
+@functools.cache
+def bundled_adapters() -> Mapping[str, str]:
+    """Report name → module of every bundled adapter (``cfcheck.fixtures.<kind>.<file>``), as
+    :func:`adapters_in` reads them from the ``cfcheck.fixtures`` package, importing none."""
+    package = importlib.util.find_spec("cfcheck.fixtures")
+    found: dict[str, str] = {}
+    for folder in (package.submodule_search_locations or []) if package is not None else []:
+        found.update(adapters_in(Path(folder), "cfcheck.fixtures"))
+    return MappingProxyType(found)
+
+
+def bundled_adapter(name: str) -> str:
+    """The module of the bundled adapter whose reports are filed under ``name`` (``"scm_truth"`` →
+    ``"cfcheck.fixtures.scm.truth"``).
+
+    Raises:
+        KeyError: for a name no bundled adapter files its reports under, listing those that do.
+    """
+    adapters = bundled_adapters()
+    if name not in adapters:
+        raise KeyError(f"no bundled adapter files its reports under {name!r}; the bundled ones: {', '.join(adapters)}")
+    return adapters[name]
+
+
+def adapters_in(folder: Path, package: str) -> dict[str, str]:
+    """Report name → module of the adapters in ``folder``'s subpackages (``<package>.<sub>.<file>``):
+    the adapter's module-level ``cfcheck_name`` where it assigns one, else its file's name, as
+    :func:`cfcheck.adapter.load_method` names its reports. Read from the files, importing none.
+
+    Raises:
+        ValueError: where two adapters would file their reports under one name.
+    """
+    found: dict[str, str] = {}
+    for path in sorted(folder.glob("*/*.py")):
+        if path.stem == "__init__" or not (path.parent / "__init__.py").is_file():
+            continue
+        module = f"{package}.{path.parent.name}.{path.stem}"
+        name = _declared_name(path) or path.stem
+        if name in found:
+            raise ValueError(f"{found[name]} and {module} both file their reports under {name!r}")
+        found[name] = module
+    return found
+
+
+def _declared_name(path: Path) -> str | None:
+    """The string a module assigns to ``cfcheck_name`` at its top level, or None."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if any(isinstance(target, ast.Name) and target.id == "cfcheck_name" for target in targets):
+            return value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
+    return None
 
 
 def seed_folder(out: Path, seed: int) -> Path:
@@ -31,8 +104,8 @@ def _one_thread() -> dict[str, str]:
 
 
 def run_control(name: str, profile: str, out: Path, seed: int = 0) -> tuple[dict[str, Any], float]:
-    """One conformance run of ``cfcheck.fixtures.<name>`` at ``--cfcheck-seed=seed``; its scorecard
-    (under :func:`seed_folder`) and wall time."""
+    """One conformance run of the bundled control ``name`` (:func:`bundled_adapter`) at
+    ``--cfcheck-seed=seed``; its scorecard (under :func:`seed_folder`) and wall time."""
     started = time.monotonic()
     folder = seed_folder(out, seed)
     subprocess.run(
@@ -40,7 +113,7 @@ def run_control(name: str, profile: str, out: Path, seed: int = 0) -> tuple[dict
             sys.executable,
             "-m",
             "pytest",
-            f"--method=cfcheck.fixtures.{name}",
+            f"--method={bundled_adapter(name)}",
             f"--cfcheck-profile={profile}",
             f"--cfcheck-seed={seed}",
             f"--cfcheck-report-dir={folder}",
@@ -80,7 +153,8 @@ def run_domain_control(
         profile: the profile.
         out: the folder of the calibration's runs.
         seed: the run's seed.
-        method: the method spec to run (``--method``; default ``cfcheck.fixtures.<control>``).
+        method: the method spec to run (``--method``; default the bundled control's adapter,
+            :func:`bundled_adapter`).
         env: variables added to the run's environment (e.g. a control's budget).
 
     Returns:
@@ -96,7 +170,7 @@ def run_domain_control(
             sys.executable,
             "-m",
             "pytest",
-            f"--method={method or f'cfcheck.fixtures.{control}'}",
+            f"--method={method or bundled_adapter(control)}",
             f"--cfcheck-domain={spec}",
             f"--cfcheck-profile={profile}",
             f"--cfcheck-seed={seed}",

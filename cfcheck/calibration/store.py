@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from cfcheck.core.keys import ScoreId
+
 __all__ = [
     "Expected",
     "calibration_path",
@@ -46,8 +48,6 @@ def calibration_values(results: dict[str, dict[str, Any]], expected: Expected) -
         the score had a verdict, also the verdict and the threshold it was judged against (a
         floor-relative bar's threshold depends on the run, so the value alone cannot re-judge it).
     """
-    from cfcheck.core.records import identity_key
-
     values: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for control, scorecard in results.items():
         for score in scorecard["scores"]:
@@ -56,9 +56,7 @@ def calibration_values(results: dict[str, dict[str, Any]], expected: Expected) -
                 sign = expected(control, score["suite"], score["metric"])
                 if sign is None:
                     continue  # the baseline, the reference methods and unknown methods are not controls
-                key = identity_key(
-                    score.get("kind", "-"), score.get("domain", "-"), score["suite"], score["metric"], score["task"]
-                )
+                key = ScoreId.from_score(score).serialise()
                 entry: dict[str, Any] = {"value": float(value), "expected": sign}
                 if score.get("verdict"):  # as judged in that run, under the bar it names
                     entry.update(verdict=score["verdict"], threshold=score.get("threshold"))
@@ -76,7 +74,7 @@ def calibration_path(domain: str, profile: str) -> Path | None:
 
 
 def _kind(identity: str) -> str:
-    return identity.split("/", 1)[0]
+    return ScoreId.parse(identity).kind
 
 
 def write_calibration_values(
@@ -120,7 +118,7 @@ def write_calibration_values(
     by_domain: dict[str, dict[str, Any]] = defaultdict(dict)
     for key, controls in measured.items():
         if kinds is None or _kind(key) in kinds:
-            by_domain[key.split("/")[1]][key] = controls
+            by_domain[ScoreId.parse(key).domain][key] = controls
     paths = []
     for domain, values in sorted(by_domain.items()):
         path = calibration_path(domain, profile)

@@ -10,9 +10,15 @@ import math
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
+from cfcheck.core.keys import ScoreId
+from cfcheck.core.thresholds import RecordedBar
+
 
 @dataclass
 class ScoreRecord:
+    """One score: what was measured (its identity, :attr:`id`), the value with its interval, the bar it was
+    judged against (:attr:`bar`, data) and the verdict."""
+
     nodeid: str
     suite: str  # property family: validity, closeness, realism, random_classifier, contract
     metric: str  # metric card key
@@ -22,7 +28,9 @@ class ScoreRecord:
     direction: str  # "higher", "lower" or "none"
     ci_low: float = math.nan
     ci_high: float = math.nan
-    threshold: str | None = None  # human readable, e.g. ">= 0.8"
+    #: the bar's text, for display only (``">= 0.8"``, ``"<= 2 × floor = 19.22"``): derived from :attr:`bar`; a
+    #: record read from a scorecard written before bars were data (format 3 without ``bar``) has the text alone
+    threshold: str | None = None
     #: "pass", "fail", "inconclusive" (the 95% CI straddles the bar), "error" (no score could be
     #: computed; ``reason`` says why) or None (no bar: reported without a verdict)
     verdict: str | None = None
@@ -43,6 +51,13 @@ class ScoreRecord:
     #: an inconclusive verdict that fails the run under the profile's policy (``inconclusive = "fail"``):
     #: the scorecard's headline, badge and failing list count it as the run's exit does
     inconclusive_fails: bool = False
+    #: the bar the score was judged against, as data (direction, bound, floor rule and the run's floor);
+    #: None: no bar, or a record read from a scorecard written before bars were data
+    bar: RecordedBar | None = None
+
+    def __post_init__(self) -> None:
+        if self.bar is not None:
+            self.threshold = self.bar.describe()
 
     @property
     def passed(self) -> bool | None:
@@ -50,14 +65,23 @@ class ScoreRecord:
         return {"pass": True, "fail": False, "error": False}.get(self.verdict or "")
 
     @property
+    def id(self) -> ScoreId:
+        """The record's identity across runs: kind, domain, suite, metric key and task.
+
+        Raises:
+            ValueError: a part cannot be part of an identity (:class:`~cfcheck.core.keys.ScoreId` says which).
+        """
+        return ScoreId.of(self.kind, self.domain, self.suite, self.metric, self.task)
+
+    @property
     def key(self) -> str:
-        """The record's identity across runs: kind, domain, suite, metric and task."""
-        return identity_key(self.kind, self.domain, self.suite, self.metric, self.task)
+        """:attr:`id` serialised (``kind/domain/suite/metric[task]``)."""
+        return self.id.serialise()
 
     @property
     def legacy_key(self) -> str:
-        """The identity scorecards of format 2 used (no kind or domain)."""
-        return f"{self.metric}[{self.task}]"
+        """The identity scorecards of format 2 used (no kind or domain): ``metric[task]``."""
+        return self.id.legacy()
 
     def to_dict(self, with_samples: bool = True) -> dict[str, Any]:
         """The record as JSON-safe plain data (fresh lists and dicts; non-finite floats as None),
@@ -65,6 +89,7 @@ class ScoreRecord:
         left_out = () if with_samples else _PER_INPUT_FIELDS
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in left_out}
         data["passed"] = self.passed  # derived; kept in the JSON for readers of older scorecards
+        data["bar"] = self.bar.to_dict() if self.bar is not None else None
         return {k: _json_safe(v) for k, v in data.items()}
 
     @classmethod
@@ -76,14 +101,12 @@ class ScoreRecord:
                 values[name] = math.nan
         if "verdict" not in data and data.get("passed") is not None:  # scorecards before verdicts
             values["verdict"] = "pass" if data["passed"] else "fail"
+        if values.get("bar") is not None:  # absent before bars were data: the text alone is kept
+            values["bar"] = RecordedBar.from_dict(values["bar"])
         return cls(**values)
 
 
 _PER_INPUT_FIELDS = ("samples", "sample_labels", "set_features")
-
-
-def identity_key(kind: str, domain: str, suite: str, metric: str, task: str) -> str:
-    return f"{kind}/{domain}/{suite}/{metric}[{task}]"
 
 
 def _json_safe(value: Any) -> Any:

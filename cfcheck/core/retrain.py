@@ -1,7 +1,7 @@
 """Retraining a domain's bundled models: the one argument parser and the request it gives.
 
-``cfcheck retrain``, ``python -m cfcheck.models.classifiers.training`` and a domain's own training
-module (``python -m cfcheck.domains.<domain>.training``) read the same options
+``cfcheck retrain`` and a domain's own training module (``python -m cfcheck.domains.<domain>.training``)
+read the same options
 (:func:`add_retrain_arguments`) into a :class:`RetrainRequest`. ``cfcheck retrain`` hands it to the
 domain's recipe function (:meth:`cfcheck.domains.base.BundledDomain.retrain`: cfcheck's classifier
 and generative recipes, :func:`cfcheck.models.retrain.train_with_cfcheck_recipes`, unless the

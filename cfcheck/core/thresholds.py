@@ -5,7 +5,8 @@ real-vs-real floor measured in the same run. Metric cards (:mod:`cfcheck.metrics
 one per profile; a reference model's manifest entry holds, per quality metric, a JSON dict
 such as ``{"min": 0.97}`` or ``{"min": 0.1, "max": 0.9}``, which :meth:`Bars.from_dict` parses
 into the same :class:`Bar` objects, so a model's bar is checked and described exactly like a
-metric's.
+metric's. A score's record keeps the bar it was judged against as a :class:`RecordedBar` (the bar and
+the run's floor), from which its text is derived for display.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["Bar", "Bars", "FloorRule", "bar_violations", "parse_bars"]
+__all__ = ["Bar", "Bars", "FloorRule", "RecordedBar", "bar_violations", "parse_bars"]
 
 FloorRule = Literal["absolute", "times_floor", "plus_floor"]
 
@@ -59,6 +60,87 @@ class Bar:
         if floor is not None and math.isfinite(floor):
             return f"{sign} {rule} = {self.resolve(floor):.4g}"
         return f"{sign} {rule}"
+
+
+@dataclass(frozen=True)
+class RecordedBar:
+    """The bar a score was judged against, as its record keeps it: the bar as data and, for a bar relative
+    to the real-vs-real floor, the floor the run measured (the bound it resolved to is :attr:`value`).
+
+    A scorecard writes it as a small object (:meth:`to_dict`): ``{"kind": "max", "bound": 2.0, "relative":
+    "times_floor", "floor": 9.61, "value": 19.22}``; its text (``"<= 2 × floor = 19.22"``) is
+    :meth:`describe`, the text :meth:`Bar.describe` gives.
+
+    Example:
+        >>> bar = RecordedBar.of(Bar(2.0, "max", "times_floor"), floor=9.61)
+        >>> bar.value, bar.describe(), RecordedBar.from_dict(bar.to_dict()) == bar
+        (19.22, '<= 2 × floor = 19.22', True)
+    """
+
+    kind: str  # "min" (value >= bound) or "max" (value <= bound)
+    bound: float
+    relative: FloorRule = "absolute"
+    #: the floor a floor-relative bar was resolved with (None: an absolute bar, or none measured)
+    floor: float | None = None
+
+    def __post_init__(self) -> None:
+        Bar(self.bound, self.kind, self.relative)  # the same checks as a bar's
+        if not _finite_number(self.bound):
+            raise ValueError(f"a recorded bar's bound must be a finite number, got {self.bound!r}")
+        if self.floor is not None:
+            if not _finite_number(self.floor):
+                raise ValueError(f"a recorded bar's floor must be a finite number or None, got {self.floor!r}")
+            if self.relative == "absolute":
+                raise ValueError(f"an absolute bar ({self.bar.describe()}) is not resolved with a floor")
+
+    @classmethod
+    def of(cls, bar: Bar, floor: float | None = None) -> RecordedBar:
+        """``bar`` as a record keeps it; ``floor`` is kept for a floor-relative bar where it is finite."""
+        kept = floor if bar.relative != "absolute" and floor is not None and math.isfinite(floor) else None
+        return cls(bar.kind, float(bar.bound), bar.relative, None if kept is None else float(kept))
+
+    @property
+    def bar(self) -> Bar:
+        return Bar(self.bound, self.kind, self.relative)
+
+    @property
+    def value(self) -> float | None:
+        """The bound the score was held to; None for a floor-relative bar without a floor."""
+        if self.relative != "absolute" and self.floor is None:
+            return None
+        return self.bar.resolve(self.floor)
+
+    def describe(self) -> str:
+        """The bar's text (``">= 0.8"``, ``"<= floor + 0.2 = 0.3237"``): what pages show."""
+        return self.bar.describe(self.floor)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The scorecard's form; ``value`` is derived (written for readers that draw or filter by it)."""
+        return {
+            "kind": self.kind,
+            "bound": self.bound,
+            "relative": self.relative,
+            "floor": self.floor,
+            "value": self.value,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RecordedBar:
+        """The bar :meth:`to_dict` wrote (its ``value`` is derived again, not read).
+
+        Raises:
+            ValueError: not such an object (the message names what is wrong and what was expected).
+        """
+        if not isinstance(data, Mapping) or "kind" not in data or "bound" not in data:
+            raise ValueError(
+                f"a recorded bar is an object with 'kind' ('min' or 'max'), 'bound', 'relative' and 'floor', got {data!r}"
+            )
+        floor = data.get("floor")
+        return cls(data["kind"], data["bound"], data.get("relative", "absolute"), floor)
+
+
+def _finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from cfcheck.domains.base import Domain
 from cfcheck.domains.registry import DomainError, registered_domains, resolve_domain
-from cfcheck.models.domain_access import register_resolver
 
 
 def available_domains() -> tuple[str, ...]:
@@ -22,7 +21,5 @@ def get_domain(spec: object) -> Domain:
     domain object already resolved in this process (one instance per spec)."""
     return resolve_domain(spec)
 
-
-register_resolver(get_domain, available_domains)  # model code reaches domains through it
 
 __all__ = ["Domain", "DomainError", "available_domains", "get_domain"]

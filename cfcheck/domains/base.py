@@ -11,7 +11,7 @@ an AttributeError.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 #: Capabilities a domain may declare.
 CLASS_COUNTERFACTUAL = "class_counterfactual"  # the true counterfactual under do(class = target)
@@ -51,6 +51,10 @@ class Domain(Protocol):
     tasks and their targets); ``cfcheck retrain`` and the model code find them through it.
     A domain with bundled generative models also defines ``generative_recipes()``: name ->
     :class:`cfcheck.models.generative.GenerativeRecipe`.
+
+    Optional hook: ``protocol_identity()`` returns JSON-ready data that changes whenever the
+    domain's data change (a digest of its images and splits, a data revision); it is the
+    ``domain`` part of its protocols' identity (:mod:`cfcheck.core.protocol`).
     """
 
     name: str
@@ -88,6 +92,12 @@ class BundledDomain:
 
     name: str
     card_calibrated = True
+    #: the revision of how the domain generates its data, bumped by hand whenever that changes
+    data_revision = 1
+
+    def protocol_identity(self) -> dict[str, int]:
+        """The domain part of its protocols' identity: its data revision."""
+        return {"data_revision": self.data_revision}
 
     @property
     def model_store(self) -> Any:
@@ -112,9 +122,10 @@ class BundledDomain:
         Returns:
             The new manifest entries keyed ``"<domain>/<name>"``.
         """
+        from cfcheck.models.capabilities import ModelDomain
         from cfcheck.models.retrain import train_with_cfcheck_recipes
 
-        return train_with_cfcheck_recipes(self, request)
+        return train_with_cfcheck_recipes(cast(ModelDomain, self), request)  # a mixin of every bundled Domain
 
 
 class MissingCapability(LookupError):

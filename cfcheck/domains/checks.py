@@ -19,7 +19,8 @@ CLASS_SCORE_ROLES = ("explained", "oracles", "robust")
 def domain_problems(domain: Any, zoo: Any = None) -> list[str]:
     """Readable problems of ``domain`` (empty: none): what its sources report of every file
     (``data_problems()``, where the domain has it: an unreadable image, one of another size, an empty
-    class folder); each split role's split exists, holds one int64 label per input, labels in
+    class folder); what ``attribute_problems()`` reports where the domain declares attributes (a
+    mechanism that cannot be fitted or does not invert on the table's first rows); each split role's split exists, holds one int64 label per input, labels in
     [0, num_classes), finite inputs of ``input_shape`` (images, C×H×W, in [0, 1]) among its first
     inputs; every model the role map names is in the store, its weights match their sha256 and its
     builder imports (:meth:`cfcheck.models.store.Store.check`); and, given the run's ``zoo``, every
@@ -34,6 +35,8 @@ def domain_problems(domain: Any, zoo: Any = None) -> list[str]:
     """
     data_problems = getattr(domain, "data_problems", None)
     problems = list(data_problems()) if callable(data_problems) else []
+    attribute_problems = getattr(domain, "attribute_problems", None)  # a domain with declared attributes
+    problems += list(attribute_problems()) if callable(attribute_problems) else []
     sample: torch.Tensor | None = None
     for role, name in domain.split_roles.items():
         try:

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from cfcheck.domains.base import SPLIT_ROLES
+from cfcheck.domains.base import SPLIT_ROLES, MissingCapability
 from cfcheck.domains.folders import FolderSource
 from cfcheck.domains.registry import DomainError
 
@@ -231,6 +231,10 @@ class ImageDomain:
         fractions: the share of each role (class by class) when the data does not come split.
         model_store: the store of the models (default: ``ModelStore(root / "models", name)``);
             a :class:`~cfcheck.models.store.ModuleStore` hands over ready modules.
+        attributes: the images' attributes, causal graph and mechanisms
+            (:class:`cfcheck.domains.attributes.Attributes`): the domain is then a structural causal
+            model over them (``parents``, ``sample_intervention``, ``parent_bin``,
+            ``counterfactual_parents``), without a true counterfactual.
     """
 
     factor_names: tuple[str, ...] = ()
@@ -249,6 +253,7 @@ class ImageDomain:
         seed: int = 0,
         fractions: Mapping[str, float] | None = None,
         model_store: Any = None,
+        attributes: Any = None,
     ) -> None:
         from cfcheck.models.store import ModelStore
 
@@ -272,6 +277,22 @@ class ImageDomain:
         self.split_roles = {role: role for role in self._splits}
         self.model_store = model_store if model_store is not None else ModelStore(self.root / "models", name)
         self.calibration_dir = self.root
+        self.attributes, self._scm = attributes, None
+        self._attribute_rows: dict[int, dict[str, torch.Tensor]] = {}
+        if attributes is not None:
+            from cfcheck.domains.attributes_scm import bind_attributes
+
+            self._attribute_rows, self._scm = bind_attributes(attributes, data)
+            self.factor_names, self.categorical_factors = attributes.names, attributes.categorical_names
+
+    def protocol_identity(self) -> dict[str, Any]:
+        """The domain part of its protocols' identity: its classes, image shape and each split's
+        digest (the images, labels and indices it holds)."""
+        return {
+            "classes": list(self.class_names),
+            "input_shape": list(self.input_shape),
+            "splits": {role: split.digest for role, split in sorted(self._splits.items())},
+        }
 
     def _make_splits(self, data: Any, seed: int, fractions: Mapping[str, float] | None) -> dict[str, ImageSplit]:
         if not isinstance(data, Mapping):
@@ -305,6 +326,51 @@ class ImageDomain:
         image decodes and has the tree's size), each once: arrays are checked when they are made."""
         sources = {id(split.source): split.source for split in self._splits.values()}
         return [line for source in sources.values() if hasattr(source, "problems") for line in source.problems()]
+
+    # -- the attributes' structural causal model (ImageDomain(attributes=...)) ---------------------
+    def _attribute_scm(self) -> Any:
+        if self._scm is None:
+            raise ValueError(
+                f"domain {self.name!r} declares no attributes: it has no structural causal model "
+                "(ImageDomain(..., attributes=Attributes(...)) declares one)"
+            )
+        return self._scm
+
+    def parents(self, split: str, index: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Every attribute of the split's images at ``index`` (int64 codes, float32 values), keyed by name."""
+        self._attribute_scm()  # raises for a domain without attributes
+        chosen = self.split(split)
+        rows = chosen.index[torch.as_tensor(index, dtype=torch.int64)]
+        return {name: column[rows].clone() for name, column in self._attribute_rows[id(chosen.source)].items()}
+
+    def sample_intervention(
+        self, factor: str, parents: dict[str, torch.Tensor], generator: torch.Generator
+    ) -> torch.Tensor:
+        """New values of ``factor``, each in another bin than the observed one."""
+        return self._attribute_scm().sample_intervention(factor, parents, generator)
+
+    def parent_bin(self, factor: str, values: torch.Tensor) -> torch.Tensor:
+        """The bin (int64) of each value: a discrete attribute's code, a continuous one's bin."""
+        return self._attribute_scm().parent_bin(factor, values)
+
+    def counterfactual_parents(
+        self, split: str, index: torch.Tensor, intervention: dict[str, torch.Tensor]
+    ) -> dict[str, torch.Tensor]:
+        """Every attribute after ``intervention``, propagated by the attributes' mechanisms."""
+        return self._attribute_scm().propagate(self.parents(split, index), intervention)
+
+    def intervention_counterfactual(
+        self, split: str, index: torch.Tensor, intervention: dict[str, torch.Tensor]
+    ) -> torch.Tensor:
+        """Always raises :class:`~cfcheck.domains.base.MissingCapability`: real data has no true counterfactual."""
+        raise MissingCapability(
+            f"domain {self.name!r} cannot compute intervention counterfactual: real data has no true "
+            "counterfactual (no known process renders its images from their attributes)"
+        )
+
+    def attribute_problems(self) -> list[str]:
+        """What the load check finds in the attributes' mechanisms (:meth:`AttributeSCM.problems`)."""
+        return [] if self._scm is None else self._scm.problems()
 
     def split(self, name: str, n: int | None = None) -> ImageSplit:
         """The split called ``name`` (a role of :data:`ROLES`), or its first ``n`` images."""

@@ -67,6 +67,12 @@ class FolderSource:
     def __len__(self) -> int:
         return len(self.files)
 
+    @cached_property
+    def image_ids(self) -> tuple[str, ...]:
+        """Each image's path relative to the root, ``"<class>/<file>"`` (what an attribute table's
+        CSV names it by, :mod:`cfcheck.domains.attributes_table`), in the images' order."""
+        return tuple(path.relative_to(self.root).as_posix() for path in self.files)
+
     def read(self, index: torch.Tensor) -> torch.Tensor:
         from PIL import Image
 
@@ -78,7 +84,7 @@ class FolderSource:
                     image = image.convert(self.mode)
                     if self._resize:
                         image = image.resize(self.size[::-1], Image.Resampling.BILINEAR)
-                    pixels = np.asarray(image, dtype=np.uint8)
+                    pixels = np.array(image, dtype=np.uint8)  # a writable copy (torch.from_numpy below)
             except OSError as error:
                 raise DomainError(f"{path}: not a readable image: {error}") from error
             if pixels.shape[:2] != tuple(self.size):

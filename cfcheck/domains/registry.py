@@ -31,6 +31,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from cfcheck.domains.answers import guard_answer_methods
 from cfcheck.domains.base import SPLIT_ROLES, Domain
 
 __all__ = [
@@ -88,14 +89,15 @@ def resolve_domain(spec: Any, rootdir: Path | None = None) -> Domain:
         DomainError: naming the spec, the file and what was expected.
     """
     if not isinstance(spec, str):
-        domain = check_domain(_instantiate(spec, repr(spec)), repr(spec))
+        domain = guard_answer_methods(check_domain(_instantiate(spec, repr(spec)), repr(spec)))
         _RESOLVED.setdefault(domain.name, domain)
         return domain
     text = spec.strip()
     if not text:
         raise DomainError("an empty domain spec; expected a registered name, pkg.module:factory or path/file.py")
     if text not in _RESOLVED:
-        domain = check_domain(_instantiate(_load_target(text, rootdir), text), text)
+        # a method that reads the domain's answer through it is noticed (cfcheck.domains.answers)
+        domain = guard_answer_methods(check_domain(_instantiate(_load_target(text, rootdir), text), text))
         _RESOLVED[text] = domain
         _RESOLVED.setdefault(domain.name, domain)  # later lookups by its name find the same object
     return _RESOLVED[text]

@@ -323,6 +323,7 @@ class KindSpec(ABC, Generic[TaskT, ResultT]):
                 watched=watched_tensors(batch),
                 timeout=run.profile.timeout,
                 clock=run.method_clock,
+                reads=getattr(run, "answer_reads", None),  # what the method reads of the domain's answer
             )
             outputs.append(check_output(raw, inputs.like[part].to(run.device), self.output))
             progress.update(part.stop)

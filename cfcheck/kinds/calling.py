@@ -25,6 +25,7 @@ from typing import Any
 
 import torch
 
+from cfcheck.core.answer_reads import AnswerReads, method_code
 from cfcheck.core.costs import MethodClock
 
 RANGE_TOLERANCE = 1e-4
@@ -160,16 +161,18 @@ def invoke(
     watched: Mapping[str, torch.Tensor] | None = None,
     timeout: float | None = None,
     clock: MethodClock | None = None,
+    reads: AnswerReads | None = None,
 ) -> Any:
     """One call of the method: a raised exception, a call past ``timeout`` seconds and an
     in-place change of any ``watched`` input (name → tensor) become :class:`MethodOutputError`.
-    Its seconds, whatever the outcome, go to the run's ``clock`` (the cost accounting's)."""
+    Its seconds, whatever the outcome, go to the run's ``clock`` (the cost accounting's); its reads
+    of the domain's answer to ``reads`` (:mod:`cfcheck.core.answer_reads`)."""
     __tracebackhide__ = True
     watched = dict(watched or {})
     before = {name: t.clone() for name, t in watched.items()}
     started = time.perf_counter()
     try:
-        with time_limit(timeout):
+        with time_limit(timeout), method_code(reads):
             raw = function(*args, **kwargs)
     except MethodOutputError:
         raise

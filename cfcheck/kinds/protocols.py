@@ -7,30 +7,75 @@ object overrides detection when two kinds share a method name (``explain``).
 Every call may take an optional RNG keyword (a seeded ``torch.Generator``: cfcheck passes one
 when the signature accepts it; ``generator=`` unless the kind declares another) and may return
 ``(output, valid)``, where ``valid`` is a bool N-vector that is False where the method abstained.
-The kinds, their calls, keywords and detectors are declared in their folders
+The kinds, their calls, keywords and detectors are declared by the kinds themselves
 (:mod:`cfcheck.kinds.registry`).
 """
 
 from __future__ import annotations
 
-import enum
 import inspect
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
-from cfcheck.kinds.declaration import KindDeclaration
+from cfcheck.kinds.declaration import KindDeclaration, resolve
 from cfcheck.kinds.registry import DECLARATIONS
 
 
-class MethodKind(str, enum.Enum):
-    """A registered method kind; its value is the kind's name (``MethodKind("vce")``).
+class _RegisteredKinds(type):
+    """:class:`MethodKind`'s metaclass: the class iterates over the registered kinds (in their
+    order), ``in`` asks the registry, and ``MethodKind.VCE`` is ``MethodKind("vce")``."""
 
-    The members are the registered kinds (:data:`cfcheck.kinds.registry.KIND_FOLDERS`, in that
-    order), added when this module loads: iterate ``MethodKind`` or call it with a name.
+    def __iter__(cls) -> Iterator[MethodKind]:
+        return (MethodKind(name) for name in DECLARATIONS)
+
+    def __len__(cls) -> int:
+        return len(DECLARATIONS)
+
+    def __contains__(cls, value: object) -> bool:
+        return isinstance(value, str) and value in DECLARATIONS
+
+    def __getattr__(cls, name: str) -> MethodKind:
+        if name.isupper() and name.lower() in DECLARATIONS:
+            return MethodKind(name.lower())
+        raise AttributeError(f"type object 'MethodKind' has no attribute {name!r}")
+
+
+class MethodKind(str, metaclass=_RegisteredKinds):
+    """A registered method kind: a string whose value is the kind's name (``MethodKind("vce")``),
+    admitted only where a ``cfcheck.kinds`` entry point registers it (:mod:`cfcheck.kinds.registry`).
+
+    Iterate ``MethodKind`` for every registered kind in the kinds' order; ``MethodKind("x")`` raises
+    ValueError for a name no package registers. One object per kind (``is`` compares them).
     """
+
+    _known: ClassVar[dict[str, MethodKind]] = {}
+
+    def __new__(cls, value: str) -> MethodKind:
+        name = str(value)
+        found = cls._known.get(name)
+        if found is None:
+            if not isinstance(value, str) or name not in DECLARATIONS:
+                raise ValueError(
+                    f"{value!r} is not a registered method kind; expected one of {list(DECLARATIONS)} "
+                    "(a kind registers through the cfcheck.kinds entry-point group)"
+                )
+            found = cls._known[name] = super().__new__(cls, name)
+        return found
+
+    def __repr__(self) -> str:
+        return f"MethodKind({self.value!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (MethodKind, (self.value,))
+
+    @property
+    def value(self) -> str:
+        """The kind's name."""
+        return str.__str__(self)
 
     @property
     def declaration(self) -> KindDeclaration:
-        """What the kind declares in its folder."""
+        """What the kind declares (the object its entry point names)."""
         return DECLARATIONS[self.value]
 
     @property
@@ -38,48 +83,38 @@ class MethodKind(str, enum.Enum):
         return self.declaration.description
 
 
-if not TYPE_CHECKING:  # the members, from the registry (a type checker sees the class above)
-    MethodKind = MethodKind(
-        "MethodKind", [(name.upper(), name) for name in DECLARATIONS], module=__name__, qualname="MethodKind"
-    )
+def calls() -> dict[MethodKind, tuple[str, str]]:
+    """The method each kind calls, and the keyword that carries cfcheck's seeded RNG."""
+    return {kind: (kind.declaration.call, kind.declaration.rng_keyword) for kind in MethodKind}
 
 
-#: the method each kind calls, and the keyword that carries cfcheck's seeded RNG
-CALLS: dict[MethodKind, tuple[str, str]] = {
-    kind: (kind.declaration.call, kind.declaration.rng_keyword) for kind in MethodKind
-}
-
-
-#: Views: a method of one kind seen as another, so that kind's suites can score it (opt-in with
-#: ``--cfcheck-view``). (source, target) -> (the view class as "module:Class", what it computes).
-VIEWS: dict[tuple[MethodKind, MethodKind], tuple[str, str]] = {
-    (MethodKind(source), target): view for target in MethodKind for source, view in target.declaration.views.items()
-}
+def kind_views() -> dict[tuple[MethodKind, MethodKind], tuple[str, str]]:
+    """Views: a method of one kind seen as another, so that kind's suites can score it (opt-in with
+    ``--cfcheck-view``). (source, target) -> (the view class as "module:Class", what it computes)."""
+    return {
+        (MethodKind(source), target): view for target in MethodKind for source, view in target.declaration.views.items()
+    }
 
 
 def view_source(kinds: frozenset[MethodKind], target: MethodKind) -> MethodKind | None:
     """The kind among ``kinds`` that has a view as ``target`` (None if none has)."""
-    return next((source for source in sorted(kinds) if (source, target) in VIEWS), None)
+    views = kind_views()
+    return next((source for source in sorted(kinds) if (source, target) in views), None)
 
 
 def view_as(method: object, target: MethodKind) -> object:
-    """``method`` wrapped in its view as ``target`` (see :data:`VIEWS`).
+    """``method`` wrapped in its view as ``target`` (see :func:`kind_views`), the view's class
+    reached through the target kind's declaration.
 
     Raises:
         ValueError: when no kind ``method`` implements has a view as ``target``.
     """
     source = view_source(detect_kinds(method), target)
     if source is None:
-        views = ", ".join(f"{a.value} -> {b.value}" for a, b in VIEWS) or "none"
+        views = ", ".join(f"{a.value} -> {b.value}" for a, b in kind_views()) or "none"
         raise ValueError(f"{type(method).__name__} implements no kind with a view as {target.value} (views: {views})")
-    module_name, _, class_name = VIEWS[source, target][0].partition(":")
-    import importlib
-
-    return getattr(importlib.import_module(module_name), class_name)(method)
-
-
-#: the positional arguments each kind's call passes (what a candidate method must be able to take)
-CALL_ARGUMENTS: dict[MethodKind, tuple[str, ...]] = {kind: kind.declaration.arguments for kind in MethodKind}
+    view = resolve(target.declaration.views[source.value][0], f"kind {target.value!r} (its view of {source.value!r})")
+    return view(method)
 
 
 def detect_kinds(method: object) -> frozenset[MethodKind]:
@@ -91,8 +126,8 @@ def kind_detection(method: object) -> tuple[list[tuple[MethodKind, str]], list[s
     """The kinds ``method`` (an object, or a class) implements, each with why, and the method
     names that looked like a kind's call but were not taken, each with why.
 
-    A kind counts when the object has the kind's method name (:data:`CALLS`) and its signature can
-    take the kind's call (:data:`CALL_ARGUMENTS`, positionally): a visual counterfactual explainer
+    A kind counts when the object has the kind's method name (:func:`calls`) and its signature can
+    take the kind's call (its declared ``arguments``, positionally): a visual counterfactual explainer
     with a helper ``counterfactual(x, target)`` is not an SCM generator, and is not sent through the
     SCM suites. Where kinds share a call name, the kinds' detectors decide by the parameter names
     (an ``explain`` that names ``z`` or ``latent_classifier`` is a latent explainer's). A signature
@@ -124,12 +159,12 @@ def kind_detection(method: object) -> tuple[list[tuple[MethodKind, str]], list[s
         return [(kind, f"declared by cfcheck_kind={declared!r}") for kind in kinds], []
     found: list[tuple[MethodKind, str]] = []
     ignored: list[str] = []
-    for kind, (name, _) in CALLS.items():
+    for kind, (name, _) in calls().items():
         function = getattr(method, name, None)
         if not callable(function) or not _claims(kind, function):
             continue
         shown = f"{name}{_signature_text(function)}"
-        arguments = CALL_ARGUMENTS[kind]
+        arguments = kind.declaration.arguments
         if _takes_positionally(method, name, len(arguments)):
             found.append((kind, f"{shown} takes the {kind.value} call {name}({', '.join(arguments)})"))
         else:

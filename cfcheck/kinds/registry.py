@@ -1,42 +1,93 @@
-"""The registered method kinds: one line per kind, naming its folder under ``cfcheck/kinds/``.
+"""The registered method kinds: every ``cfcheck.kinds`` entry point of the installed packages.
 
-A kind's folder holds ``declaration.py`` (``DECLARATION``: name, call, RNG keyword, detector,
-fixtures, markers, controls; torch-free), ``spec.py`` (``SPEC``: its
-:class:`cfcheck.kinds.base.KindSpec`) and ``section.py`` (its profile section); its suites live in
-``suites/<kind>/``. Adding a kind is a new folder, its suites and one line in :data:`KIND_FOLDERS`;
-the order here is the order runs list kinds in.
+A kind is a package that registers its :class:`~cfcheck.kinds.declaration.KindDeclaration` in the
+``cfcheck.kinds`` entry-point group, ``name = "package.module:DECLARATION"`` (cfcheck's own
+``pyproject.toml`` registers vce, scm, latent and attribution there, exactly as another package
+registers a kind of its own). The declaration names everything else of the kind. Kinds are listed
+by their declared ``order``, then by name (entry points come in no guaranteed order).
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from functools import lru_cache
+from typing import Any
 
-from cfcheck.kinds.declaration import KindDeclaration
+from cfcheck.kinds.declaration import KindDeclaration, KindError
 
-KIND_FOLDERS: tuple[str, ...] = (
-    "vce",
-    "scm",
-    "latent",
-    "attribution",
-)
+__all__ = [
+    "DECLARATIONS",
+    "ENTRY_POINT_GROUP",
+    "declarations",
+    "kind_fixtures",
+    "kind_markers",
+    "task_sets",
+]
 
-
-def _declarations() -> dict[str, KindDeclaration]:
-    found: dict[str, KindDeclaration] = {}
-    for folder in KIND_FOLDERS:
-        declaration = importlib.import_module(f"cfcheck.kinds.{folder}.declaration").DECLARATION
-        if not isinstance(declaration, KindDeclaration) or declaration.name != folder:
-            raise TypeError(
-                f"cfcheck/kinds/{folder}/declaration.py must define DECLARATION, a KindDeclaration "
-                f"named {folder!r}; got {declaration!r}"
-            )
-        found[folder] = declaration
-    return found
+#: the entry-point group installed packages register their kinds in
+ENTRY_POINT_GROUP = "cfcheck.kinds"
 
 
-#: kind name → its declaration, in :data:`KIND_FOLDERS` order
-DECLARATIONS: Mapping[str, KindDeclaration] = _declarations()
+def _load(point: Any) -> KindDeclaration:
+    try:
+        declaration = point.load()
+    except Exception as error:  # noqa: BLE001 - reported with the entry point's name
+        raise KindError(
+            f"kind {point.name!r}: its entry point {point.value!r} (group {ENTRY_POINT_GROUP}) failed to import: "
+            f"{type(error).__name__}: {error}"
+        ) from error
+    if not isinstance(declaration, KindDeclaration) or declaration.name != point.name:
+        raise KindError(
+            f"kind {point.name!r}: its entry point {point.value!r} (group {ENTRY_POINT_GROUP}) must name a "
+            f"KindDeclaration (cfcheck.kinds.declaration) called {point.name!r}; got {declaration!r}"
+        )
+    return declaration
+
+
+@lru_cache(maxsize=1)
+def declarations() -> Mapping[str, KindDeclaration]:
+    """Kind name → its declaration, for every ``cfcheck.kinds`` entry point, in the kinds' order.
+
+    Raises:
+        KindError: where an entry point fails to load or names no declaration of its name, or
+            where none is registered (cfcheck's own metadata is missing: reinstall it).
+    """
+    from importlib.metadata import distributions
+
+    points: dict[str, Any] = {}
+    # every distribution on the path, not only the first of each name: a stale copy of a package's
+    # metadata (an egg-info left in a checkout) must not hide the kinds its installed copy registers
+    for distribution in distributions():
+        for point in distribution.entry_points:
+            if point.group == ENTRY_POINT_GROUP:
+                points.setdefault(point.name, point)  # a kind found twice on the path counts once
+    if not points:
+        raise KindError(
+            f"no method kind is registered (entry-point group {ENTRY_POINT_GROUP}): cfcheck's package "
+            "metadata is missing or stale; reinstall it (pip install -e . in a checkout)"
+        )
+    found = sorted((_load(point) for point in points.values()), key=lambda d: (d.order, d.name))
+    return {declaration.name: declaration for declaration in found}
+
+
+class _Declarations(Mapping[str, KindDeclaration]):
+    """:func:`declarations` as a mapping read on each use (so nothing resolves at import time)."""
+
+    def __getitem__(self, name: str) -> KindDeclaration:
+        return declarations()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(declarations())
+
+    def __len__(self) -> int:
+        return len(declarations())
+
+    def __repr__(self) -> str:
+        return f"DECLARATIONS({list(self)})"
+
+
+#: kind name → its declaration, in the kinds' order (:func:`declarations`)
+DECLARATIONS: Mapping[str, KindDeclaration] = _Declarations()
 
 
 def kind_fixtures() -> tuple[str, ...]:

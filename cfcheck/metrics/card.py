@@ -162,8 +162,14 @@ class MetricCard:
     computed_by: tuple[str, ...] = ()
     #: where and how the number differs from each paper's own code (see :class:`PaperDifference`)
     differences: tuple[PaperDifference, ...] = ()
+    #: the definition's revision, bumped by hand whenever what the number means changes (formula,
+    #: normalisation, what counts as an abstention, the functions' behaviour), not its prose; it is
+    #: part of every protocol's identity (:mod:`cfcheck.core.protocol`)
+    revision: int = 1
 
     def __post_init__(self) -> None:
+        if isinstance(self.revision, bool) or not isinstance(self.revision, int) or self.revision < 1:
+            raise ValueError(f"card {self.key!r}: `revision` must be an integer >= 1, got {self.revision!r}")
         if self.direction not in ("higher", "lower", "none"):
             raise ValueError(f"`direction` must be 'higher', 'lower' or 'none', got {self.direction!r}")
         low, high = self.range

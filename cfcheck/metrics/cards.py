@@ -71,9 +71,9 @@ def card_of(metric: str | MetricKey) -> MetricCard:
 
 
 def _suggestions(key: MetricKey) -> list[str]:
-    """Up to three keys ``key`` may have meant: its bar-key spelling read back (``road_gap_morf`` →
+    """Up to three keys ``key`` may have meant: its older spelling read (``road_gap_morf`` →
     ``road_gap:morf``), cards it begins (``fid`` → ``fid_target``) and cards spelt alike."""
-    read = MetricKey.from_bar_key(key.card, CARDS) if key.variant is None else key
+    read = MetricKey.read(key.card, CARDS) if key.variant is None else key
     spelt = [str(read)] if read.card in CARDS else []
     begun = [card for card in CARDS if card.startswith(key.card + "_")]
     alike = difflib.get_close_matches(key.card, list(CARDS), n=3, cutoff=0.7)

@@ -103,9 +103,6 @@ class _Grid:
         out[:, : self.height, : self.width] = planes
         return out.view(planes.shape[0], self.length)
 
-    def unflat(self, flat: Tensor) -> Tensor:
-        return flat.view(self.batch, self.height + 1, self.stride)[:, : self.height, : self.width]
-
     def _stencil(self, which: int) -> Tensor:
         """(T⊗T)·v into the product buffer for v the vector in padded buffer ``which``
         (meaningful off the separators)."""

@@ -8,7 +8,8 @@
 - :mod:`cfcheck.models.generative`: how diffusion, flow, VAE and GAN models plug in
   (architecture registration, the recipe protocol).
 - :mod:`cfcheck.models.inference`: batched, gradient-free inference.
-- :mod:`cfcheck.models.cards`: model cards generated from the manifest.
+- :mod:`cfcheck.models.model_cards`: model cards generated from the manifest (the metric cards
+  are :mod:`cfcheck.metrics.cards`).
 
 Import the submodules directly; the most used names are re-exported here.
 """
@@ -16,8 +17,8 @@ Import the submodules directly; the most used names are re-exported here.
 from __future__ import annotations
 
 from .builders import build_model, register_architecture
-from .cards import model_card_markdown
 from .classifiers.architectures import ARCHITECTURES, count_parameters
+from .model_cards import model_card_markdown
 from .registry import (
     ReferenceModelError,
     available_models,

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from .cards import write_model_cards
+from .model_cards import write_model_cards
 from .registry import domain_dir, update_manifest
 
 __all__ = ["train_into_folder"]

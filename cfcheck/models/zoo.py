@@ -8,7 +8,7 @@ from typing import Protocol, cast, runtime_checkable
 
 import torch
 
-from cfcheck.models.domain_access import ModelDomain
+from cfcheck.models.capabilities import ModelDomain, require_domain_object
 from cfcheck.models.inference import CPU_BATCH_SIZE
 from cfcheck.models.randomised_copies import (  # noqa: F401  (the names re-exported)
     CASCADE_CALIBRATION_IMAGES,
@@ -117,10 +117,7 @@ class ModelZoo:
     (read off the domain's role map)."""
 
     def __init__(self, domain: ModelDomain, device: torch.device | str) -> None:
-        if isinstance(domain, str):
-            raise TypeError(
-                f"ModelZoo needs a Domain object, got the name {domain!r}: pass cfcheck.domains.get_domain(name)"
-            )
+        require_domain_object(domain, "ModelZoo")
         self.domain = domain
         self.store: Store = domain.model_store
         self.device = torch.device(device)

@@ -10,11 +10,15 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from cfcheck.core.answer_reads import answer_read_of
+from cfcheck.reporting.protocol_text import protocol_labels
 from cfcheck.reporting.tables import count_verdicts, failing_count, kinds_by_judgement
 
 LABEL = "cfcheck"
 #: message colour of each state (shields.io's palette)
 COLOURS = {"pass": "#4c1", "fail": "#e05d44", "incomplete": "#9f9f9f", "reported": "#007ec6"}
+#: the badge of a run whose method read the domain's answer (whatever its verdicts)
+ANSWER_READ_BADGE = ("not valid: read the answer", "#6f42c1")
 _LABEL_COLOUR = "#555"
 
 
@@ -22,7 +26,10 @@ def badge_state(scorecard: dict[str, Any]) -> tuple[str, str]:
     """(message, colour): "incomplete" when the run was cut short, else "fail N" (N scores
     failed, could not be computed or regressed), else "reported only" (neutral) when no score had
     a bar, else "pass", naming the kinds judged and the kinds only reported ("vce pass ·
-    attribution reported") when some kind had no bar."""
+    attribution reported") when some kind had no bar. A run whose method read the domain's answer
+    is "not valid: read the answer" (purple), whatever else."""
+    if answer_read_of(scorecard) is not None:
+        return ANSWER_READ_BADGE
     if scorecard.get("status") != "complete":
         return "incomplete", COLOURS["incomplete"]
     failed = failing_count(scorecard)
@@ -45,7 +52,7 @@ def render_badge(scorecard: dict[str, Any], run_dir: Path | None = None) -> str:
     label, text = escape(LABEL), escape(message)
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="20" role="img" '
-        f'aria-label="{label}: {text}"><title>{label}: {text}</title>'
+        f'aria-label="{label}: {text}"><title>{label}: {text}{_protocols(scorecard)}</title>'
         '<linearGradient id="s" x2="0" y2="100%"><stop offset="0" stop-color="#bbb" stop-opacity=".1"/>'
         '<stop offset="1" stop-opacity=".1"/></linearGradient>'
         f'<clipPath id="r"><rect width="{width}" height="20" rx="3" fill="#fff"/></clipPath>'
@@ -58,6 +65,12 @@ def render_badge(scorecard: dict[str, Any], run_dir: Path | None = None) -> str:
         f'<text x="{left + right / 2:g}" y="15" fill="#010101" fill-opacity=".3">{text}</text>'
         f'<text x="{left + right / 2:g}" y="14">{text}</text></g></svg>\n'
     )
+
+
+def _protocols(scorecard: dict[str, Any]) -> str:
+    """The title's protocols, escaped: ``" · protocol vce/<domain>/quick v1 (1a2b3c4d5e6f)"`` ("" without)."""
+    labels = protocol_labels(scorecard)
+    return escape(f" · protocol {'; '.join(labels)}") if labels else ""
 
 
 def _text_width(text: str) -> int:

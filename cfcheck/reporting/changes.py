@@ -74,6 +74,8 @@ class Changes:
         vanished: the baseline's scores whose test ran without recording them.
         not_run: how many baseline scores the run neither recorded nor ran a test for (deselected, or
             not collected); they are not compared.
+        notes: how the run's protocols differ from the baseline's, and each bar that changed since it
+            (:mod:`cfcheck.baseline.protocol`), one line each.
     """
 
     method: str
@@ -83,6 +85,7 @@ class Changes:
     scores: list[ScoreChange] = field(default_factory=list)
     vanished: list[ScoreChange] = field(default_factory=list)
     not_run: int = 0
+    notes: list[str] = field(default_factory=list)
 
     def with_status(self, *statuses: str) -> list[ScoreChange]:
         return [s for s in self.scores if s.status in statuses]
@@ -169,6 +172,8 @@ def render_changes(changes: Changes, max_rows: int = DEFAULT_MAX_ROWS) -> str:
         + f"; known failures: {changes.known_failures}.",
         "",
     ]
+    if changes.notes:  # made under another protocol: what differs, before what it did to the scores
+        lines += [f"- {md(note)}" for note in changes.notes] + [""]
     for statuses, title, note in SECTIONS:
         rows = changes.vanished if statuses == ("vanished",) else changes.with_status(*statuses)
         if rows:

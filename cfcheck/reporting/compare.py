@@ -2,7 +2,8 @@
 
 A run folder (what a run writes under the report dir) holds ``scorecard.json`` and
 ``samples.csv``. :func:`load_run` reads one, :func:`check_comparable` refuses runs that were not
-made under the same conditions (profile, seeds, reference models, scorecard format), and
+made under the same conditions (profile, seeds, protocols, reference models, scorecard format;
+with ``allow``, runs of different protocols are compared and their rows marked), and
 :func:`compare_runs` builds a :class:`Comparison`:
 
 * **Leaderboard** (:mod:`.compare_ranks`). Per kind, domain and suite, the methods ordered by
@@ -39,6 +40,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from cfcheck.core.answer_reads import answer_read_of
 from cfcheck.core.set_features import SET_FEATURES_FILE
 from cfcheck.reporting.compare_load import (  # noqa: F401  (SUPPORTED_FORMATS re-exported)
     SUPPORTED_FORMATS,
@@ -121,6 +123,8 @@ class Comparison:
         tests: every paired test, grouped by run pair in run order.
         alpha: significance level after Holm correction.
         resamples: bootstrap resamples per test.
+        protocol_notes: ``(kind, domain) -> what differs`` where the runs' protocols differ (compared
+            with ``allow``); the rows of those scores are marked.
     """
 
     methods: list[str]
@@ -133,6 +137,7 @@ class Comparison:
     tests: list[PairedTest] = field(default_factory=list)
     alpha: float = 0.05
     resamples: int = 2000
+    protocol_notes: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def significant(self) -> list[PairedTest]:
         """The significant tests, smallest adjusted p-value first."""
@@ -140,7 +145,13 @@ class Comparison:
 
 
 def compare_runs(
-    runs: list[Run], *, resamples: int = 2000, seed: int = 0, alpha: float = 0.05, set_resamples: int = SET_RESAMPLES
+    runs: list[Run],
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+    alpha: float = 0.05,
+    set_resamples: int = SET_RESAMPLES,
+    allow: bool = False,
 ) -> Comparison:
     """Leaderboard and paired tests of runs made under the same conditions.
 
@@ -151,6 +162,8 @@ def compare_runs(
         seed: base seed of the bootstraps (each key draws from a stream derived from it and the
             key, so results do not depend on the order of the runs).
         alpha: significance level applied to the Holm-adjusted p-values.
+        allow: compare runs of different (or unknown) protocols, marking their scores' rows
+            (:attr:`Comparison.protocol_notes`) instead of refusing them.
 
     Returns:
         The :class:`Comparison`.
@@ -158,8 +171,8 @@ def compare_runs(
     Raises:
         CompareError: if the runs cannot be compared (see :func:`check_comparable`).
     """
-    check_comparable(runs)
-    runs = _unique_labels(runs)
+    protocol_notes = check_comparable(runs, allow=allow)
+    runs = _mark_answer_reads(_unique_labels(runs))
     methods = [run.label for run in runs]
     records = [{score_key(s): s for s in run.scorecard["scores"]} for run in runs]
     counts: dict[Key, int] = {}
@@ -185,7 +198,18 @@ def compare_runs(
     # a record repeated in one scorecard counts once, the last one, as in the per-score tables
     scores = scores.drop_duplicates(["method", "kind", "domain", "suite", "metric", "task"], keep="last")
     boards = leaderboards(scores, alpha=alpha, methods=methods)
-    comparison = Comparison(methods, runs, keys, entries, directions, best, boards, alpha=alpha, resamples=resamples)
+    comparison = Comparison(
+        methods,
+        runs,
+        keys,
+        entries,
+        directions,
+        best,
+        boards,
+        alpha=alpha,
+        resamples=resamples,
+        protocol_notes=protocol_notes,
+    )
     for a, b in itertools.combinations(runs, 2):
         tests = [
             _paired_test(key, a, b, resamples, seed, set_resamples)
@@ -269,6 +293,18 @@ def _unique_labels(runs: list[Run]) -> list[Run]:
     if len(set(named)) != len(named):
         named = [f"{label} #{i + 1}" for i, label in enumerate(named)]
     return [replace(run, label=label) for run, label in zip(runs, named)]
+
+
+#: appended to the label of a run whose method read the domain's answer (every row and board shows it)
+ANSWER_READ_MARK = "[read the answer]"
+
+
+def _mark_answer_reads(runs: list[Run]) -> list[Run]:
+    """The runs, those whose method read the domain's answer labelled so (:data:`ANSWER_READ_MARK`)."""
+    return [
+        replace(run, label=f"{run.label} {ANSWER_READ_MARK}") if answer_read_of(run.scorecard) is not None else run
+        for run in runs
+    ]
 
 
 def _input_order(value: str) -> tuple[int, float | str]:

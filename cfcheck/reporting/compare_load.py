@@ -1,7 +1,7 @@
 """The runs ``cfcheck compare`` compares: a run folder read back (:func:`load_run`: its scorecard,
 its per-input samples keyed by score, its kept set-level features), and the check that runs were
 made under the same conditions (:func:`check_comparable`: scorecard format, profile, seeds,
-reference models). :mod:`cfcheck.reporting.compare` compares them.
+protocols, reference models). :mod:`cfcheck.reporting.compare` compares them.
 """
 
 from __future__ import annotations
@@ -93,17 +93,26 @@ def load_run(path: str | Path) -> Run:
     )
 
 
-def check_comparable(runs: list[Run]) -> None:
+def check_comparable(runs: list[Run], *, allow: bool = False) -> dict[tuple[str, str], str]:
     """Refuse runs that were not made under the same conditions.
 
     Args:
         runs: the runs to compare (at least two).
+        allow: compare runs of different protocols (``--allow``): their scores' rows are marked
+            instead (the returned notes).
+
+    Returns:
+        (kind, domain) → what differs between the runs' protocols there, for every (kind, domain)
+        whose protocols differ or are unknown (empty unless ``allow``).
 
     Raises:
         CompareError: fewer than two runs, an unsupported or differing scorecard format, or a
-            different profile name, seed list or reference-model hash between two runs; the
-            message names both runs and the difference. Models present in only one run's
-            provenance are not a difference (a run lists the models of its own domains).
+            different profile name or seed list between two runs; unless ``allow``, scores of one
+            (kind, domain) under different protocols (:func:`protocol_differences`: the message
+            names the runs, the protocol and the parts that differ), a run without a protocol
+            (written before cfcheck recorded protocols) or a different reference-model hash. Models
+            present in only one run's provenance are not a difference (a run lists the models of
+            its own domains).
     """
     if len(runs) < 2:
         raise CompareError(f"cfcheck compare needs at least two runs, got {len(runs)}")
@@ -130,11 +139,72 @@ def check_comparable(runs: list[Run]) -> None:
         a_seeds, b_seeds = a_prov.get("seeds"), b_prov.get("seeds")
         if a_seeds != b_seeds:
             raise CompareError(f"{pair}: different seeds ({a_seeds} vs {b_seeds})")
+    notes = protocol_differences(runs)
+    if allow:
+        return notes
+    if notes:
+        raise CompareError(
+            "cannot compare runs of different protocols (--allow compares them, marking the rows): "
+            + "; ".join(notes.values())
+        )
+    for other in runs[1:]:
+        pair = f"cannot compare {first.path} and {other.path}"
+        a_prov, b_prov = first.scorecard.get("provenance", {}), other.scorecard.get("provenance", {})
         a_models, b_models = a_prov.get("reference_models", {}), b_prov.get("reference_models", {})
         differing = sorted(name for name in set(a_models) & set(b_models) if a_models[name] != b_models[name])
         if differing:
             shown = ", ".join(f"{n} ({a_models[n][:12]} vs {b_models[n][:12]})" for n in differing)
             raise CompareError(f"{pair}: different reference-model hashes: {shown}")
+    return {}
+
+
+def protocol_differences(runs: list[Run]) -> dict[tuple[str, str], str]:
+    """Where the runs' scores belong to different protocols, or to an unknown one.
+
+    For each (kind, domain) of the scores of two runs or more, every run's protocol entry there
+    (:func:`cfcheck.reporting.protocol_text.entry_of`) is set against the first run's.
+
+    Args:
+        runs: the runs to compare.
+
+    Returns:
+        (kind, domain) → one sentence naming the protocol, the runs and what differs (the parts,
+        with the bars, cards, task facts and models that changed), or which run has no protocol.
+    """
+    from cfcheck.reporting.protocol_text import UNKNOWN, difference_details, entry_of, protocol_label
+
+    present: dict[tuple[str, str], list[Run]] = {}
+    for run in runs:
+        for pair in dict.fromkeys(
+            (str(s.get("kind") or "-"), str(s.get("domain") or "-")) for s in run.scorecard.get("scores", [])
+        ):
+            present.setdefault(pair, []).append(run)
+    notes = {}
+    for (kind, domain), holders in sorted(present.items()):
+        if len(holders) < 2:
+            continue
+        profile = (holders[0].scorecard.get("profile") or {}).get("name")
+        name = f"{kind}/{domain}/{profile}"
+        unknown = [run for run in holders if entry_of(run.scorecard, kind, domain) is None]
+        if unknown:
+            runs_named = ", ".join(f"{run.label} ({run.path})" for run in unknown)
+            notes[kind, domain] = f"protocol {name}: {UNKNOWN} in {runs_named}"
+            continue
+        first = entry_of(holders[0].scorecard, kind, domain)
+        assert first is not None  # no run here lacks an entry
+        differing = []
+        for run in holders[1:]:
+            entry = entry_of(run.scorecard, kind, domain)
+            assert entry is not None
+            details = difference_details(first, entry)
+            if details:
+                differing.append(
+                    f"{holders[0].label} ({holders[0].path}) has {protocol_label(first)}, {run.label} ({run.path}) "
+                    f"has {protocol_label(entry)}; differs in {details}"
+                )
+        if differing:
+            notes[kind, domain] = f"protocol {name}: " + "; ".join(differing)
+    return notes
 
 
 def score_key(record: dict[str, Any]) -> Key:

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import html
 
-from cfcheck.reporting.compare import Comparison
+from cfcheck.reporting.compare import ANSWER_READ_MARK, Board, Comparison
 from cfcheck.reporting.compare_tables import (
+    PROTOCOL_MARK,
     Cell,
     Table,
     behind_best,
@@ -83,7 +84,7 @@ def _markdown_leaderboard(comparison: Comparison, names: dict[str, str]) -> list
     lines = ["", "## Leaderboard: average rank per suite", "", f"- {_md(LEADERBOARD_NOTE)}"]
     lines += [f"- {_md(headline(board, names))}" for board in comparison.boards]
     for board in comparison.boards:
-        lines += ["", f"### {_md(board_title(board))}", ""]
+        lines += ["", f"### {_md(board_title(board) + _board_mark(comparison, board))}", ""]
         lines += [f"- {_md(line)}" for line in board_lines(board, names)]
         if board.blocks:
             lines += ["", "| " + " | ".join(BOARD_HEADER) + " |", "|" + "---|" * len(BOARD_HEADER)]
@@ -116,7 +117,7 @@ def _html_leaderboard(comparison: Comparison, names: dict[str, str]) -> list[str
         "</ul>",
     ]
     for board in comparison.boards:
-        parts.append(f"<h3>{esc(board_title(board))}</h3><ul class='muted'>")
+        parts.append(f"<h3>{esc(board_title(board) + _board_mark(comparison, board))}</h3><ul class='muted'>")
         parts += [f"<li>{esc(line)}</li>" for line in board_lines(board, names)] + ["</ul>"]
         if not board.blocks:
             continue
@@ -215,8 +216,18 @@ def render_html(comparison: Comparison) -> str:
 
 def _header_lines(comparison: Comparison) -> list[str]:
     card = comparison.runs[0].scorecard
+    marked = [
+        f"{PROTOCOL_MARK} (compared with --allow; every row of these scores is marked): {note}"
+        for note in comparison.protocol_notes.values()
+    ]
     return [
+        *marked,
         "runs: " + ", ".join(f"{run.label} ({run.path})" for run in comparison.runs),
+        *(
+            f"{run.label}: its method read the domain's answer (true counterfactual or factors): not a valid submission"
+            for run in comparison.runs
+            if run.label.endswith(ANSWER_READ_MARK)
+        ),
         f"profile {card.get('profile', {}).get('name')}, seeds {card.get('provenance', {}).get('seeds')}, "
         f"{len(comparison.keys)} scores present in at least two runs",
         "paired tests on the shared inputs of every pair of methods: McNemar's exact test for 0/1 values, "
@@ -225,6 +236,11 @@ def _header_lines(comparison: Comparison) -> list[str]:
         "their features); "
         f"p-values Holm-corrected over each pair's tests, significant when p(Holm) < {comparison.alpha:g}",
     ]
+
+
+def _board_mark(comparison: Comparison, board: Board) -> str:
+    """:data:`PROTOCOL_MARK` after the title of a board whose scores' protocols differ ("" otherwise)."""
+    return f" {PROTOCOL_MARK}" if board.family[:2] in comparison.protocol_notes else ""
 
 
 def _md(text: str) -> str:

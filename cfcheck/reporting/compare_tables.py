@@ -15,6 +15,7 @@ from cfcheck.reporting.compare import Comparison, Key, PairedTest
 
 __all__ = [
     "ARROWS",
+    "PROTOCOL_MARK",
     "Cell",
     "SUMMARY_LIMIT",
     "Table",
@@ -28,6 +29,8 @@ __all__ = [
 
 #: how many significant differences the summary lists before "… and N more"
 SUMMARY_LIMIT = 20
+#: appended to every row (and table title) of a score whose runs' protocols differ (compared with --allow)
+PROTOCOL_MARK = "⚠ protocol differs"
 ARROWS = {"higher": "↑", "lower": "↓", "none": "–"}
 
 
@@ -131,7 +134,10 @@ def behind_best_table(comparison: Comparison) -> Table:
         rows.append(cells)
     return Table(
         "Behind the best: metrics on which a method is significantly worse than the leader (tasks)",
-        ["method", *("/".join(f) for f in families)],
+        [
+            "method",
+            *("/".join(f) + (f" {PROTOCOL_MARK}" if f[:2] in comparison.protocol_notes else "") for f in families),
+        ],
         rows,
     )
 
@@ -196,9 +202,10 @@ def comparison_tables(comparison: Comparison) -> list[Table]:
         families.setdefault(key[:3], []).append(key)
     for (kind, domain, suite), keys in families.items():
         rows = []
+        mark = f" {PROTOCOL_MARK}" if (kind, domain) in comparison.protocol_notes else ""
         for key in keys:
             entries, best = comparison.entries[key], comparison.best[key]
-            cells = [Cell(key[3]), Cell(key[4]), Cell(ARROWS.get(comparison.directions[key], "–"))]
+            cells = [Cell(key[3] + mark), Cell(key[4]), Cell(ARROWS.get(comparison.directions[key], "–"))]
             for method in comparison.methods:
                 entry = entries.get(method)
                 text = "–" if entry is None else _value(entry.value, entry.ci_low, entry.ci_high)
@@ -210,7 +217,7 @@ def comparison_tables(comparison: Comparison) -> list[Table]:
             rows.append(cells)
         tables.append(
             Table(
-                f"{kind} / {domain} / {suite}",
+                f"{kind} / {domain} / {suite}{mark}",
                 ["metric", "task", "dir", *(names[m] for m in comparison.methods), "significant differences"],
                 rows,
             )
@@ -224,7 +231,10 @@ def comparison_tables(comparison: Comparison) -> list[Table]:
             tested = test.p_value is not None
             rows.append(
                 [
-                    Cell("/".join(test.key[:3])),
+                    Cell(
+                        "/".join(test.key[:3])
+                        + (f" {PROTOCOL_MARK}" if test.key[:2] in comparison.protocol_notes else "")
+                    ),
                     Cell(test.key[3]),
                     Cell(test.key[4]),
                     Cell(str(test.n_shared) if tested else "–"),

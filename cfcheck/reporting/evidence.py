@@ -12,9 +12,7 @@ and the same sentence (:func:`render_evidence`), both :mod:`cfcheck.reporting.ev
   (:attr:`cfcheck.kinds.declaration.DomainCalibration.values_file`, written by ``cfcheck calibrate
   --kind <kind>``): each control's value per seed, grouped by role (positive, the noise ladder,
   negative), one summary per variant (``road_gap:morf`` and ``road_gap:lerf`` get bars of their
-  own), with the file's reason where a variant got no bar.
-
-Its earlier name ``cfcheck.calibration.evidence`` still imports, as this module."""
+  own), with the file's reason where a variant got no bar."""
 
 from __future__ import annotations
 

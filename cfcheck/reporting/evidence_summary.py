@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cfcheck.controls import control_order
-from cfcheck.metrics.key import MetricKey
+from cfcheck.core.keys import MetricKey, ScoreId
 
 __all__ = [
     "CardEvidence",
@@ -72,17 +72,12 @@ class CardEvidence:
     without_bar: str = ""
 
 
-def _parse(identity: str) -> tuple[str, str, str, str] | None:
-    """(suite, card key, variant, task) of an identity key ``kind/domain/suite/metric[task]``."""
-    head, bracket, task = identity.partition("[")
-    parts = head.split("/", 3)
-    if not (bracket and len(parts) == 4 and task.endswith("]")):
-        return None
+def _parse(identity: str) -> ScoreId | None:
+    """The score an identity key ``kind/domain/suite/metric[task]`` names; None where ``identity`` is not one."""
     try:
-        key = MetricKey.parse(parts[3])
+        return ScoreId.parse(identity)
     except ValueError:
         return None
-    return parts[2], key.card, key.variant or "", task[:-1]
 
 
 def _check_card_key(card_key: Any) -> None:
@@ -156,11 +151,11 @@ def summarise_evidence(
     variants, tasks = set(), set()  # suites, kinds: a dict keeps their order
     for identity, controls in values.items():
         parsed = _parse(str(identity))
-        if parsed is None or parsed[1] != card_key:
+        if parsed is None or parsed.metric.card != card_key:
             continue
-        suites[parsed[0]] = kinds[str(identity).split("/", 1)[0]] = None
-        variants.update({parsed[2]} - {""})
-        tasks.add(parsed[3])
+        suites[parsed.suite] = kinds[parsed.kind] = None
+        variants.update({parsed.metric.variant or ""} - {""})
+        tasks.add(parsed.task)
         for control, entry in controls.items() if isinstance(controls, Mapping) else [("?", controls)]:
             value, sign = (entry.get("value"), entry.get("expected", "")) if isinstance(entry, Mapping) else (None, "")
             value = _finite(value, f"{identity}: control {control!r}")
@@ -177,7 +172,8 @@ def split_score_key(score_key: str, card_keys: Iterable[str]) -> tuple[str, str]
     """(card key, variant) of a score key of a values file per seed.
 
     Args:
-        score_key: ``card:variant``, ``card``, or ``card_variant`` (the gap bars' keys: ``road_gap_morf``).
+        score_key: ``card:variant``, ``card``, or ``card_variant`` (a values file written before one spelling:
+            ``road_gap_morf``; :meth:`~cfcheck.core.keys.MetricKey.read`).
         card_keys: the known card keys: ``card_variant`` is split after the longest of them it starts
             with, so a card whose key extends another's (``x_support`` beside ``x``) keeps its own.
 
@@ -192,7 +188,7 @@ def split_score_key(score_key: str, card_keys: Iterable[str]) -> tuple[str, str]
     """
     if not isinstance(score_key, str) or not score_key:
         raise ValueError(f"`score_key` must be a non-empty string, got {score_key!r}")
-    key = MetricKey.from_bar_key(score_key, card_keys)
+    key = MetricKey.read(score_key, card_keys)
     return key.card, key.variant or ""
 
 

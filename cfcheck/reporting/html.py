@@ -16,11 +16,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cfcheck.core.answer_reads import ANSWER_READ_HEADLINE
 from cfcheck.metrics.key import MetricKey
 from cfcheck.reporting.curves import curve_section
 from cfcheck.reporting.examples import ExampleGrid, examples_heading, grids_by_weight, load_example_grids
 from cfcheck.reporting.html_blocks import COLOURS, PAGE_CSS, card_anchor, chips, e, metric_link
 from cfcheck.reporting.html_charts import Calibration, charts_section
+from cfcheck.reporting.protocol_text import protocol_labels
 from cfcheck.reporting.tables import (
     CATEGORY_NAMES,
     HEADER,
@@ -55,7 +57,8 @@ def render_html(scorecard: dict[str, Any], run_dir: Path | None = None, calibrat
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>",
         f"<meta name='viewport' content='width=device-width'><style>{PAGE_CSS}</style></head><body>",
         f"<h1>{title}</h1>",
-        f"<div class='banner {e(word)}'>{e(sentence)}</div>",
+        # (a run whose method read the domain's answer: class INVALID, one word)
+        f"<div class='banner {e('INVALID' if word == ANSWER_READ_HEADLINE else word)}'>{e(sentence)}</div>",
         f"<p class='muted'>status <b>{e(scorecard['status'])}</b> · profile <b>{e(scorecard['profile'].get('name', '-'))}</b>"
         f" · test outcomes: {e(format_outcomes(scorecard.get('outcomes', {})))}"
         f" · finished {e(scorecard['provenance'].get('finished', '?'))}</p>",
@@ -199,6 +202,15 @@ def _png_size(data: bytes) -> tuple[int, int]:
     return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
 
 
+def _card_of_stored(name: str, cards: Any) -> str:
+    """The card a stored metric name names, read in either spelling (:meth:`MetricKey.read`); a name that is
+    no key is its own card part."""
+    try:
+        return MetricKey.read(str(name), cards).card
+    except ValueError:
+        return MetricKey.card_part(name)
+
+
 def _domain_bar_lines(scorecard: dict[str, Any], key: str) -> list[tuple[str, str]]:
     """(label, text) of each domain's own bar on card ``key`` (its variants too), from the scorecard."""
     from cfcheck.metrics.cards import CARDS
@@ -208,10 +220,8 @@ def _domain_bar_lines(scorecard: dict[str, Any], key: str) -> list[tuple[str, st
         if not isinstance(facts, dict) or facts.get("bars") not in ("calibrated", "uncalibrated", "cards"):
             continue
         own = {
-            k: v
-            for k, v in (facts.get("domain_bars") or {}).items()
-            if k == key or (k not in CARDS and k.startswith(f"{key}_"))
-        }  # a variant, not another card
+            k: v for k, v in (facts.get("domain_bars") or {}).items() if _card_of_stored(k, CARDS) == key
+        }  # the card or a variant of it (card:variant; card_variant in scorecards written before one spelling)
         if not own and facts["bars"] != "cards":  # a bundled domain lists only the bars it adds to the cards'
             lines.append(
                 (
@@ -271,8 +281,9 @@ def _provenance(scorecard: dict[str, Any]) -> str:
     )
     gen = e(json.dumps(generation, indent=1, sort_keys=True, default=str))
     costs = e(json.dumps(scorecard.get("costs", {}), indent=1, sort_keys=True, default=str))
+    protocols = "".join(f"<p class='muted protocol'>protocol {e(label)}</p>" for label in protocol_labels(scorecard))
     return (
-        f"<h2>Provenance</h2><table class='provenance'>{rows}</table><details><summary>generation</summary>"
+        f"<h2>Provenance</h2>{protocols}<table class='provenance'>{rows}</table><details><summary>generation</summary>"
         f"<pre>{gen}</pre></details><details><summary>costs</summary><pre>{costs}</pre></details>"
     )
 

@@ -24,7 +24,7 @@ body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max
 h1{font-size:1.4em;margin:.2em 0;word-break:break-all}h2{font-size:1.15em;margin:1.2em 0 .4em;border-bottom:1px solid #ddd}
 h3{font-size:1em;margin:.8em 0 .3em}small,.muted{color:#666}
 .banner{font-size:1.35em;font-weight:600;padding:10px 16px;border-radius:6px;color:#fff;margin:8px 0}
-.banner.PASS{background:#2e7d32}.banner.FAIL{background:#c62828}.banner.INCOMPLETE{background:#616161}.banner.REPORTED{background:#1565c0}
+.banner.INVALID{background:#6f42c1}.banner.PASS{background:#2e7d32}.banner.FAIL{background:#c62828}.banner.INCOMPLETE{background:#616161}.banner.REPORTED{background:#1565c0}
 .top{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}.top>div{flex:1 1 460px;min-width:0}
 .top>div.counts{flex:0 1 auto}.nowrap{white-space:nowrap}
 table{border-collapse:collapse;font-size:13px}td,th{padding:2px 7px;border-bottom:1px solid #e4e4e4;text-align:left}

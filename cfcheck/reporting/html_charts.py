@@ -4,10 +4,11 @@ real-vs-real floor and, where calibration values are given, what the controls re
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from typing import Any
 
+from cfcheck.core.keys import ScoreId
+from cfcheck.core.thresholds import RecordedBar
 from cfcheck.reporting.html_blocks import COLOURS, chips, e, metric_link
 from cfcheck.reporting.tables import (
     CATEGORY_NAMES,
@@ -56,12 +57,14 @@ CONTROL_COLOURS = {"+": "#2e7d32", "-": "#c62828"}
 
 
 def _controls(score: dict[str, Any], calibration: Calibration | None) -> list[tuple[str, float, str]]:
-    """(control, value, expected sign) of the controls with a sign for this score's suite."""
-    from cfcheck.core.records import identity_key
-
+    """(control, value, expected sign) of the controls with a sign for this score's suite (none for a score
+    whose names make no identity: calibration values are keyed by identities)."""
     if not calibration:
         return []
-    key = identity_key(score.get("kind", "-"), score.get("domain", "-"), score["suite"], score["metric"], score["task"])
+    try:
+        key = ScoreId.from_score(score).serialise()
+    except ValueError:
+        return []
     found = []
     for name, entry in sorted(calibration.get(key, {}).items()):
         value, sign = entry.get("value"), entry.get("expected", "")
@@ -70,20 +73,19 @@ def _controls(score: dict[str, Any], calibration: Calibration | None) -> list[tu
     return found
 
 
-def bounds(threshold: str | None) -> list[float]:
-    """The numeric bounds in a threshold text: ">= 0.8" → [0.8]; "<= 2 × floor = 7.447" → [7.447];
-    an unresolved floor-relative bar ("<= 2 × floor") → []."""
-    found = []
-    for part in (threshold or "").split(" and "):
-        resolved = re.search(r"=\s*([-+]?[0-9.]+(?:e[-+]?\d+)?)\s*$", part)
-        plain = re.match(r"\s*[<>]=?\s*([-+]?[0-9.]+(?:e[-+]?\d+)?)\s*$", part)
-        match = resolved if "floor" in part else plain
-        if match:
-            try:
-                found.append(float(match.group(1)))
-            except ValueError:
-                continue
-    return found
+def bounds(score: dict[str, Any]) -> list[float]:
+    """Where the score's bar is drawn: the bound it was held to, read from its recorded bar (``bar`` in the
+    scorecard, :class:`~cfcheck.core.thresholds.RecordedBar`); none for a score without a bar, a
+    floor-relative bar without its floor, or a scorecard written before bars were data (its text is shown,
+    not drawn)."""
+    data = score.get("bar")
+    if not isinstance(data, dict):
+        return []
+    try:
+        value = RecordedBar.from_dict(data).value
+    except ValueError:
+        return []
+    return _finite(value)
 
 
 def _floor(score: dict[str, Any]) -> tuple[float, float, float] | None:
@@ -105,7 +107,7 @@ def _chart(metric: str, rows: Sequence[dict[str, Any]], controls: Sequence[list[
     floors = [_floor(s) for s in rows]
     spread = []
     for s, f in zip(rows, floors):
-        spread += _finite(s.get("value"), s.get("ci_low"), s.get("ci_high"), *bounds(s.get("threshold")), *(f or ()))
+        spread += _finite(s.get("value"), s.get("ci_low"), s.get("ci_high"), *bounds(s), *(f or ()))
     low, high = (min(spread), max(spread)) if spread else (0.0, 1.0)
     # controls widen the axis by at most its own width each side; farther ones sit at the edge
     reach = (high - low) or abs(high) or 1.0
@@ -146,7 +148,7 @@ def _chart(metric: str, rows: Sequence[dict[str, Any]], controls: Sequence[list[
                 f"stroke='{CONTROL_COLOURS[sign]}' stroke-width='1'{dashes}>"
                 f"<title>{e(name)} (expected to {'pass' if sign == '+' else 'fail'}): {value:.4g}{off}</title></path>"
             )
-        for bound in bounds(s.get("threshold")):
+        for bound in bounds(s):
             svg.append(
                 f"<line x1='{x(bound)}' x2='{x(bound)}' y1='{y - 6}' y2='{y + 6}' stroke='#333' stroke-width='2'/>"
             )

@@ -17,6 +17,7 @@ from typing import Any
 from cfcheck.metrics.key import MetricKey
 from cfcheck.reporting.curves import curve_table
 from cfcheck.reporting.examples import ExampleGrid, examples_heading, grids_by_weight, load_example_grids
+from cfcheck.reporting.protocol_text import protocol_label, protocol_labels
 from cfcheck.reporting.tables import (
     HEADER,
     count_verdicts,
@@ -109,6 +110,7 @@ def _head(scorecard: dict[str, Any]) -> list[str]:
         f"test outcomes: {md(format_outcomes(scorecard.get('outcomes', {})))}",
         f"- cfcheck {md(prov.get('cfcheck_version', '?'))} ({md(prov.get('cfcheck_commit') or 'no commit')}), "
         f"finished {md(prov.get('finished', '?'))}",
+        *(f"- protocol {md(label)}" for label in protocol_labels(scorecard)),
         "",
     ]
 
@@ -227,6 +229,12 @@ def _provenance(scorecard: dict[str, Any]) -> list[str]:
     ):
         if key in prov:
             lines.append(f"- {key.replace('_', ' ')}: {md(prov[key])}")
+    read = prov.get("answer_read")
+    if read:  # the method read the domain's answer: say what, as the headline does
+        lines.append(
+            f"- answer read (not a valid submission): {md(', '.join(map(str, read.get('what', []))))}; "
+            f"{md(read.get('calls', 0))} reads"
+        )
     generation = prov.get("generation") or {}
     if generation:
         lines.append("- generation: " + ", ".join(f"{md(k)} {md(v)}" for k, v in sorted(generation.items())))
@@ -234,4 +242,18 @@ def _provenance(scorecard: dict[str, Any]) -> list[str]:
     if models:
         lines += ["", "Reference models (sha256):", ""]
         lines += [f"- {md(name)}: `{md(str(digest)[:16])}…`" for name, digest in sorted(models.items())]
+    lines += _protocol_parts(scorecard)
+    return lines
+
+
+def _protocol_parts(scorecard: dict[str, Any]) -> list[str]:
+    """Each protocol with its parts' digests (what a reader compares to see what differs)."""
+    protocols = scorecard.get("protocols") or {}
+    if not protocols:
+        return []
+    lines = ["", "Protocols (sha256 of each part; `cfcheck protocols` lists the current ones):", ""]
+    for key in sorted(protocols):
+        parts = protocols[key].get("parts") or {}
+        digests = ", ".join(f"{md(part)} `{md(str(digest)[:12])}`" for part, digest in parts.items())
+        lines.append(f"- {md(protocol_label(protocols[key]))}" + (f": {digests}" if digests else ""))
     return lines

@@ -16,7 +16,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from cfcheck.core.records import ScoreRecord, identity_key
+from cfcheck.core.keys import ScoreId
+from cfcheck.core.records import ScoreRecord
 from cfcheck.core.set_features import join_set_features
 from cfcheck.reporting.examples import EXAMPLES_DIR
 from cfcheck.reporting.scorecard import load_scorecard, write_scorecard
@@ -106,7 +107,7 @@ def _records(run_dir: Path, card: dict[str, Any]) -> list[ScoreRecord]:
         fixed = {"kind", "domain", "suite", "metric", "task", "sample", "value"}
         label_names = [name for name in reader.fieldnames or [] if name not in fixed]
         for row in reader:
-            record = by_key.get(identity_key(row["kind"], row["domain"], row["suite"], row["metric"], row["task"]))
+            record = by_key.get(ScoreId.from_score(row).serialise())
             if record is None:
                 continue
             record.samples.append(float(row["value"]) if row["value"] != "" else math.nan)
@@ -123,6 +124,15 @@ def _number(text: str) -> Any:
         except ValueError:
             continue
     return text
+
+
+def _answer_read(cards: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """What the shards' method read of the domain's answer, together (None: no shard read any)."""
+    reads = [read for card in cards if (read := card["provenance"].get("answer_read"))]
+    if not reads:
+        return None
+    what = sorted({str(w) for read in reads for w in read.get("what", [])})
+    return {"what": what, "calls": sum(int(read.get("calls", 0)) for read in reads)}
 
 
 def _merged_card(cards: list[dict[str, Any]], records: list[ScoreRecord], run_dirs: list[Path]) -> dict[str, Any]:
@@ -148,6 +158,7 @@ def _merged_card(cards: list[dict[str, Any]], records: list[ScoreRecord], run_di
     provenance["started"] = min(c["provenance"]["started"] for c in cards)
     provenance["finished"] = max(c["provenance"]["finished"] for c in cards)
     provenance["merged_from"] = [str(Path(d)) for d in run_dirs]
+    provenance["answer_read"] = _answer_read(cards)  # flagged where any shard's method read the answer
     # each shard's devices (one node per shard: where each part ran)
     provenance["devices"] = {
         f"shard {card['profile'].get('shard')} {worker}": device
@@ -155,8 +166,24 @@ def _merged_card(cards: list[dict[str, Any]], records: list[ScoreRecord], run_di
         for worker, device in card["provenance"].get("devices", {}).items()
     }
     merged["provenance"] = provenance
+    merged["protocols"] = _merged_protocols(cards, run_dirs)
     merged["scores"] = [
         r.to_dict(with_samples=False)
         for r in sorted(records, key=lambda r: (r.kind, r.domain, r.suite, r.task, r.metric))
     ]
+    return merged
+
+
+def _merged_protocols(cards: list[dict[str, Any]], run_dirs: list[Path]) -> dict[str, Any]:
+    """Every shard's protocols (each shard records those of its own scores); one protocol with two
+    digests means the shards were not made alike."""
+    merged: dict[str, Any] = {}
+    for run_dir, card in zip(run_dirs, cards):
+        for key, entry in (card.get("protocols") or {}).items():
+            known = merged.setdefault(key, entry)
+            if known.get("digest") != entry.get("digest"):
+                raise ValueError(
+                    f"{run_dir}: protocol {key} has digest {str(entry.get('digest'))[:12]}, another shard's "
+                    f"{str(known.get('digest'))[:12]}: not shards of one run"
+                )
     return merged

@@ -43,8 +43,12 @@ def build_scorecard(
     started: datetime,
     generation: dict[str, Any] | None = None,
     costs: dict[str, Any] | None = None,
+    answer_read: dict[str, Any] | None = None,
+    protocols: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The scorecard as a JSON-ready dict (records without per-sample values)."""
+    """The scorecard as a JSON-ready dict (records without per-sample values). ``answer_read``: what
+    the method read of the domain's answer (``{"what": [...], "calls": N}``, None: nothing), which makes
+    the run no valid submission (:mod:`cfcheck.core.answer_reads`)."""
     import torch
 
     return {
@@ -65,10 +69,14 @@ def build_scorecard(
             "seeds": list(seeds),
             "reference_models": models,
             "generation": generation or {},
+            # the method read the domain's true counterfactual or its factors: not a valid submission
+            "answer_read": answer_read,
             "started": started.isoformat(timespec="seconds"),
             "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         },
         "costs": costs or {},
+        # the protocol of each (kind, domain) of the scores: version, digest, parts (cfcheck.reporting.protocols)
+        "protocols": protocols or {},
         "scores": [r.to_dict(with_samples=False) for r in sorted(records, key=_order)],
     }
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from cfcheck.core.answer_reads import ANSWER_READ_HEADLINE, answer_read_of, answer_read_sentence
+
 #: How each verdict reads in a table; "FAIL" and "ERROR" are what `cfcheck summary --failures` keeps.
 VERDICT_LABELS = {"pass": "pass", "fail": "FAIL", "inconclusive": "inconclusive", "error": "ERROR"}
 
@@ -144,7 +146,8 @@ def group_scores(scores: Sequence[dict[str, Any]], key: Any) -> dict[Any, list[d
 
 def headline(scorecard: dict[str, Any]) -> tuple[str, str]:
     """(word, sentence) of the overall verdict: ("FAIL", "FAIL: 3 of 5 suites have failing
-    scores"), ("PASS", ...) or ("INCOMPLETE", ...) for a run cut short."""
+    scores"), ("PASS", ...) or ("INCOMPLETE", ...) for a run cut short; ("NOT A VALID SUBMISSION",
+    "NOT A VALID SUBMISSION: the method read ...; PASS: ...") where the method read the domain's answer."""
     suites = group_scores(scorecard["scores"], suite_key)
     failing = [key for key, scores in suites.items() if any(is_failing(s) for s in scores)]
     counts = count_verdicts(scorecard["scores"])
@@ -188,6 +191,9 @@ def headline(scorecard: dict[str, Any]) -> tuple[str, str]:
             f"; uncalibrated domain{'s' if len(uncalibrated) > 1 else ''} {', '.join(uncalibrated)}: "
             f"scores without verdicts until {commands} earns {'their' if len(uncalibrated) > 1 else 'its'} bars"
         )
+    read = answer_read_of(scorecard)
+    if read is not None:  # the method read the domain's answer: whatever its verdicts, no valid submission
+        return ANSWER_READ_HEADLINE, f"{ANSWER_READ_HEADLINE}: {answer_read_sentence(read)}; {word}: {sentence}"
     return word, f"{word}: {sentence}"
 
 

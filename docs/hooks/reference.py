@@ -70,6 +70,7 @@ def _families() -> list[tuple[str, list]]:
 def _domain_bars(key: str) -> list[str]:
     """ "bar on <domain> (<profile> profile): ..." for each bundled domain's own bars file entry of ``key``."""
     from cfcheck.calibration.bars import bars_path, read_bars_file
+    from cfcheck.core.keys import MetricKey
     from cfcheck.domains import available_domains, get_domain
     from cfcheck.profiles import PROFILE_NAMES
 
@@ -82,7 +83,7 @@ def _domain_bars(key: str) -> list[str]:
                 continue
             bars, rationales = read_bars_file(path)
             for metric, bar in sorted(bars.items()):
-                if metric == key or metric.startswith(key + "_"):
+                if MetricKey.parse(metric).card == key:  # the card's bar, or one of its variants' (card:variant)
                     lines.append(
                         f"bar of `{metric}` on {name} ({profile} profile): {bar.describe()}; "
                         f"{rationales.get(metric, '')}"

@@ -19,6 +19,7 @@ import pytest
 from cfcheck.kinds.attribution.randomisation import similarity_table
 from cfcheck.kinds.base import labels_where
 from cfcheck.kinds.calling import MethodOutputError
+from cfcheck.metrics.key import MetricKey
 from cfcheck.metrics.sanity import SUPPORTS
 from cfcheck.metrics.stats import crossed_interval
 
@@ -29,8 +30,8 @@ pytestmark = pytest.mark.cfcheck_kind("attribution")
 def test_saliency_depends_on_model(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_method, cfcheck_task):
     """Spearman correlation of |saliency| for each random draw and the trained classifier, per image."""
     _score_similarity_to_trained(
-        "attribution_randomisation_similarity",
-        "",
+        ("attribution_randomisation_similarity", "attribution_randomisation_similarity_support"),
+        None,
         cfcheck_result,
         cfcheck_score,
         cfcheck_session,
@@ -44,8 +45,8 @@ def test_cascading_randomisation(cfcheck_result, cfcheck_score, cfcheck_session,
     """The same correlation once the trained classifier's layers down to this one are random."""
     layer = cfcheck_task.model.split("~", 1)[1]
     _score_similarity_to_trained(
-        "attribution_cascading_randomisation_similarity",
-        f":{layer}",
+        ("attribution_cascading_randomisation_similarity", "attribution_cascading_randomisation_similarity_support"),
+        layer,
         cfcheck_result,
         cfcheck_score,
         cfcheck_session,
@@ -54,8 +55,8 @@ def test_cascading_randomisation(cfcheck_result, cfcheck_score, cfcheck_session,
     )
 
 
-def _score_similarity_to_trained(metric, suffix, result, score, session, method, task) -> None:
-    """Record ``metric`` and ``metric_support`` (each followed by ``suffix``): the mean, over the
+def _score_similarity_to_trained(cards, variant, result, score, session, method, task) -> None:
+    """Record the two ``cards`` (over every element, over the maps' support), with ``variant``: the mean, over the
     random draws (``task``'s classifier, then the tasks it needs after the trained one) and the
     inputs, of the rank similarity of |saliency| for that draw and for the trained classifier
     (``task``'s first dependency), over every element and over the maps' non-zero support.
@@ -77,7 +78,7 @@ def _score_similarity_to_trained(metric, suffix, result, score, session, method,
     keep = trained.valid.clone()
     for draw in draws:
         keep &= draw.valid
-    names = (f"{metric}{suffix}", f"{metric}_support{suffix}")
+    names = tuple(MetricKey(card, variant) for card in cards)
     if not bool(keep.any()):
         score.error(names[1], "no input has every saliency map")
         score.unavailable(names[0], "no input has every saliency map")

@@ -12,6 +12,7 @@ from cfcheck.kinds.calling import MethodOutputError
 from cfcheck.kinds.scm.composition import CYCLES, composition_cycles
 from cfcheck.metrics.closeness import minkowski_distance, perceptual_distance
 from cfcheck.metrics.composition import embedding_l1
+from cfcheck.metrics.key import MetricKey
 
 pytestmark = pytest.mark.cfcheck_kind("scm")
 
@@ -23,14 +24,15 @@ def test_composition(
 ):
     """Distance between the input and its image after ``cycles`` null interventions."""
     __tracebackhide__ = True
+    key = MetricKey(metric, f"m{cycles}")  # the variant names the cycles: m1, m2, ...
     try:
         found = composition_cycles(cfcheck_session, cfcheck_task, cfcheck_method)
     except MethodOutputError as error:
-        cfcheck_score.unavailable(f"{metric}:m{cycles}", error.summary)
+        cfcheck_score.unavailable(key, error.summary)
     x = kind_spec("scm").inputs(cfcheck_session, cfcheck_task).arguments["x"]
     composed, kept = found[cycles]
     if int(kept.sum()) == 0:
-        cfcheck_score.unavailable(f"{metric}:m{cycles}", "the method abstained on every input")
+        cfcheck_score.unavailable(key, "the method abstained on every input")
     x, composed = x[kept], composed[kept]
     zoo = cfcheck_evaluation_models
     if metric == "composition_l1":
@@ -41,4 +43,4 @@ def test_composition(
         values = embedding_l1(zoo.predictor_embedding(x), zoo.predictor_embedding(composed))
     else:
         values = perceptual_distance(x.to(zoo.device), composed.to(zoo.device), zoo.feature_maps).cpu()
-    cfcheck_score(f"{metric}:m{cycles}", values, labels={"input": kept.nonzero().flatten().tolist()})
+    cfcheck_score(key, values, labels={"input": kept.nonzero().flatten().tolist()})

@@ -23,6 +23,7 @@ from cfcheck.metrics.closeness import (
     perceptual_distance,
 )
 from cfcheck.metrics.diversity import pairwise_diversity
+from cfcheck.metrics.key import MetricKey
 from cfcheck.metrics.validity import label_variation
 
 pytestmark = pytest.mark.cfcheck_kind("vce")
@@ -78,12 +79,12 @@ def test_lpips(cfcheck_result, cfcheck_score):
 
 def test_label_variation_unrelated(cfcheck_result, cfcheck_score, cfcheck_evaluation_models, cfcheck_attribute):
     """LVS of an attribute the counterfactual should leave alone."""
-    keep = cfcheck_result.valid
-    _require_some(cfcheck_result.x[keep], cfcheck_score, f"lvs_unrelated:{cfcheck_attribute}")
+    keep, metric = cfcheck_result.valid, MetricKey("lvs_unrelated", cfcheck_attribute)
+    _require_some(cfcheck_result.x[keep], cfcheck_score, metric)
     oracle = cfcheck_evaluation_models.attribute_oracles[cfcheck_attribute]
     lvs = label_variation(cfcheck_result.probabilities(oracle, on="x"), cfcheck_result.probabilities(oracle))
     labels = labels_where(cfcheck_result.sample_labels, keep)
-    cfcheck_score(f"lvs_unrelated:{cfcheck_attribute}", lvs[keep], labels=labels)
+    cfcheck_score(metric, lvs[keep], labels=labels)
 
 
 def test_attribute_changes(cfcheck_result, cfcheck_score, cfcheck_evaluation_models):

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from cfcheck.kinds.calling import MethodOutputError
+from cfcheck.metrics.key import MetricKey
 from cfcheck.metrics.sanity import ota_gain, randomisation_similarity
 from cfcheck.metrics.validity import committee_target_hits
 
@@ -47,7 +48,8 @@ def test_cascading_randomisation(cfcheck_result, cfcheck_score, cfcheck_session,
     """Similarity to the trained CNN's explanations once its layers down to this one are random."""
     similarity = _similarity_to_trained(cfcheck_result, cfcheck_session, cfcheck_method, cfcheck_task)
     layer = cfcheck_task.classifier.split("~", 1)[1]
-    cfcheck_score(f"cascading_randomisation_similarity:{layer}", similarity, labels=cfcheck_result.sample_labels)
+    metric = MetricKey("cascading_randomisation_similarity", layer)
+    cfcheck_score(metric, similarity, labels=cfcheck_result.sample_labels)
 
 
 def _similarity_to_trained(result, session, method, task) -> torch.Tensor:

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from cfcheck.kinds.base import labels_where
+from cfcheck.metrics.key import MetricKey
 from cfcheck.metrics.transition import counterfactual_transition
 from cfcheck.metrics.validity import (
     class_changes,
@@ -59,7 +60,7 @@ def test_original_accuracy(cfcheck_result, cfcheck_score, cfcheck_task):
 
 def test_oracle_score(cfcheck_result, cfcheck_score, cfcheck_task, cfcheck_oracle):
     """OS: where the classifier's decision changed, does an oracle agree with it? (Hvilshøj §4)"""
-    name, metric = cfcheck_task.classifier, f"oracle_score:{cfcheck_oracle}"
+    name, metric = cfcheck_task.classifier, MetricKey("oracle_score", cfcheck_oracle)
     changed = cfcheck_result.valid & (cfcheck_result.predictions(name) != cfcheck_result.predictions(name, on="x"))
     if not bool(changed.any()):
         cfcheck_score.unavailable(metric, "no counterfactual changed the classifier's decision")
@@ -72,9 +73,8 @@ def test_oracle_score(cfcheck_result, cfcheck_score, cfcheck_task, cfcheck_oracl
 def test_oracle_target_accuracy(cfcheck_result, cfcheck_score, cfcheck_oracle):
     """OTA per oracle: an independently trained model sees the target class."""
     hits = oracle_target_hits(cfcheck_result.predictions(cfcheck_oracle), cfcheck_result.target)
-    cfcheck_score(
-        f"oracle_target_accuracy:{cfcheck_oracle}", _valid(cfcheck_result, hits), labels=cfcheck_result.sample_labels
-    )
+    metric = MetricKey("oracle_target_accuracy", cfcheck_oracle)
+    cfcheck_score(metric, _valid(cfcheck_result, hits), labels=cfcheck_result.sample_labels)
 
 
 def test_committee_oracle_target_accuracy(cfcheck_result, cfcheck_score, cfcheck_evaluation_models):
@@ -98,7 +98,7 @@ def test_label_variation_target(cfcheck_result, cfcheck_score, cfcheck_evaluatio
     lvs = label_variation_toward(
         cfcheck_result.probabilities(oracle, on="x"), cfcheck_result.probabilities(oracle), cfcheck_result.target
     )
-    cfcheck_score(f"lvs_target:{attribute}", _valid(cfcheck_result, lvs), labels=cfcheck_result.sample_labels)
+    cfcheck_score(MetricKey("lvs_target", attribute), _valid(cfcheck_result, lvs), labels=cfcheck_result.sample_labels)
 
 
 def test_counterfactual_transition(cfcheck_result, cfcheck_score, cfcheck_evaluation_models, cfcheck_task):

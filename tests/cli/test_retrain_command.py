@@ -77,19 +77,22 @@ def test_cfcheck_recipes_split_the_names_between_classifier_and_generative_recip
     from cfcheck.models import generative
     from cfcheck.models.classifiers import training
 
-    calls = []
+    calls, handed = [], []
     monkeypatch.setattr(
-        training, "train_reference_models", lambda **kw: calls.append(("classifiers", kw["names"])) or {}
+        training,
+        "train_reference_models",
+        lambda **kw: calls.append(("classifiers", kw["names"])) or handed.append(kw["domain"]) or {},
     )
     monkeypatch.setattr(
         generative,
         "train_generative_models",
-        lambda domain, names, out, **kw: calls.append(("generative", names)) or {},
+        lambda domain, names, out, **kw: calls.append(("generative", names)) or handed.append(domain) or {},
     )
-    morpho = get_domain("morpho")
+    morpho, gmm = get_domain("morpho"), get_domain("gmm")
     morpho.retrain(RetrainRequest("morpho", ["cnn", "ddpm"], tmp_path, smoke=True))
     morpho.retrain(RetrainRequest("morpho", ["ddpm"], tmp_path, smoke=True))
-    get_domain("gmm").retrain(RetrainRequest("gmm", None, tmp_path, smoke=True))
+    gmm.retrain(RetrainRequest("gmm", None, tmp_path, smoke=True))
+    assert [id(domain) for domain in handed] == [id(morpho), id(morpho), id(morpho), id(gmm)]  # the objects
     assert calls == [
         ("classifiers", ["cnn"]),
         ("generative", ["ddpm"]),
@@ -111,11 +114,17 @@ def test_the_glyph_recipes_refuse_a_device_or_threads_they_do_not_use(tmp_path, 
     assert "on the CPU with one thread" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("module", ["cfcheck.models.classifiers.training", "cfcheck.domains.glyphs.training"])
-def test_the_training_modules_read_the_same_options(module):
+@pytest.mark.parametrize(
+    ("command", "names_a_domain"),
+    [
+        ([sys.executable, "-m", "cfcheck.cli", "retrain"], True),
+        ([sys.executable, "-m", "cfcheck.domains.glyphs.training"], False),
+    ],
+)
+def test_the_retrain_command_and_a_domains_training_module_read_the_same_options(command, names_a_domain):
     shown = subprocess.run(
-        [sys.executable, "-m", module, "--help"], capture_output=True, text=True, check=True, cwd=Path(__file__).parent
+        [*command, "--help"], capture_output=True, text=True, check=True, cwd=Path(__file__).parent
     ).stdout
     for option in ("--only", "--smoke", "--out", "--device", "--threads"):
         assert option in shown
-    assert ("--domain" in shown) == module.startswith("cfcheck.models")
+    assert ("--domain" in shown) == names_a_domain

@@ -16,7 +16,7 @@ from cfcheck.domains.glyphs import SCENARIOS, GlyphsDomain, load_split, raw_late
 from cfcheck.domains.glyphs.networks import ENCODER_HEADS, GlyphEncoder, GlyphGenerator, StandardisedGenerator
 from cfcheck.domains.glyphs.recipes import ENCODER, GENERATOR, GlyphRecipe, classifier_name, glyph_recipes
 from cfcheck.domains.glyphs.training import font_swap_fonts, refont, refresh_bars_and_cards, train_glyph_models
-from cfcheck.models.cards import model_card_markdown
+from cfcheck.models.model_cards import model_card_markdown
 from cfcheck.models.registry import domain_dir, load_manifest, load_model, model_entry
 
 NAMES = list(glyph_recipes())

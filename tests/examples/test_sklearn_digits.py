@@ -49,7 +49,7 @@ def test_committed_example_gives_the_verdicts_of_its_calibration(tmp_path):
     folder = _copy(tmp_path)
     for method in ("identity", "wachter"):
         done = _run(
-            [sys.executable, "-m", "pytest", f"--method=cfcheck.fixtures.{method}", "-p", "no:randomly"], folder
+            [sys.executable, "-m", "pytest", f"--method=cfcheck.fixtures.vce.{method}", "-p", "no:randomly"], folder
         )
         assert done.returncode == 1, done.stdout[-3000:]  # both fail some bar
     _assert_calibrated_verdicts(folder)

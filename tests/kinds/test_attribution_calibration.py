@@ -15,6 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cfcheck.calibration.bars import domain_bars, read_bars_file, write_domain_bars
+from cfcheck.calibration.runs import bundled_adapter
+from cfcheck.core.keys import read_keyed
 from cfcheck.core.thresholds import Bar
 from cfcheck.kinds.attribution.calibration import (
     CALIBRATED,
@@ -24,6 +26,7 @@ from cfcheck.kinds.attribution.calibration import (
     gap_key,
     measure_randomisation,
 )
+from cfcheck.metrics.cards import CARDS
 
 ROLES = {"gradient": "+", "noisy 1": "ladder:1", "noisy 4": "ladder:4", "random": "-"}
 
@@ -109,21 +112,21 @@ def test_a_bundled_domain_adds_its_own_bars_to_the_cards_and_calibrations_keep_e
     )
     write_domain_bars(
         path,
-        {"road_gap_morf": (Bar(0.03, "min"), "attribution controls")},
+        {"road_gap:morf": (Bar(0.03, "min"), "attribution controls")},
         domain="bundled",
         profile="quick",
         controls={"random": "-"},
         method_kind="attribution",
     )
     bars, _ = read_bars_file(path)
-    assert set(bars) == {"target_accuracy", "road_gap_morf"}  # the second calibration kept the first's bar
+    assert set(bars) == {"target_accuracy", "road_gap:morf"}  # the second calibration kept the first's bar
     assert set(json.loads(path.read_text())["controls"]) == {"vce", "attribution"}
     judged = domain_bars(_Bundled(tmp_path), _Profile(), {})
     assert judged.source == "cards" and judged.get("target_accuracy", "target_accuracy") == Bar(0.8, "min")
     assert judged.get("road_gap:morf", "road_gap") == Bar(0.03, "min")  # added: the cards have no ROAD bar
     assert judged.get("road_gap:lerf", "road_gap") is None
     facts = judged.describe()
-    assert set(facts["domain_bars"]) == {"road_gap_morf"} and facts["domain_bars"]["road_gap_morf"]["rationale"]
+    assert set(facts["domain_bars"]) == {"road_gap:morf"} and facts["domain_bars"]["road_gap:morf"]["rationale"]
     # recalibrating one kind replaces its own entries only
     write_domain_bars(path, {}, domain="bundled", profile="quick", controls={}, method_kind="attribution")
     assert set(read_bars_file(path)[0]) == {"target_accuracy"}
@@ -134,6 +137,8 @@ def test_the_bundled_morpho_road_bar_is_the_one_its_calibration_derives():
 
     morpho = Path(get_domain("morpho").calibration_dir)
     values = json.loads((morpho / "calibration-attribution-quick.json").read_text())
+    for section in ("values", "without_bar"):  # written before one spelling: road_gap_morf, read as road_gap:morf
+        values[section] = read_keyed(values[section], CARDS)
     gap_keys = {gap_key(strategy, order) for strategy, order in CALIBRATED}
     measured = {
         key: {control: {int(seed): gap for seed, gap in seeds.items()} for control, seeds in by.items()}
@@ -147,15 +152,15 @@ def test_the_bundled_morpho_road_bar_is_the_one_its_calibration_derives():
         assert all(set(by) == {str(s) for s in values["seeds"]} for by in values["values"][key].values())
     derived = derive_gap_bars(measured, values["roles"], "morpho", "quick", values["seeds"])
     bars, _ = read_bars_file(morpho / "bars-quick.json")
-    assert bars["road_gap_morf"] == derived["road_gap_morf"][0]
+    assert bars["road_gap:morf"] == derived["road_gap:morf"][0]
     for key in gap_keys:  # every other gap: the bar derived from the values, or none and the reason kept
         assert bars.get(key) == derived[key][0], key
         assert derived[key][0] is not None or values["without_bar"][key] == derived[key][1]
-    assert derived["road_gap_lerf"][0] is None and "road_gap_lerf" not in bars
+    assert derived["road_gap:lerf"][0] is None and "road_gap:lerf" not in bars
 
 
 def run_road(tmp_path: Path, fixture: str, domain: str) -> dict:
-    """``pytest suites/attribution/test_road.py --method=fixtures/<fixture>.py`` as a user runs it."""
+    """``pytest suites/attribution/test_road.py --method=fixtures/attribution/<file>.py`` as a user runs it."""
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     env.pop("PYTEST_XDIST_WORKER", None)
@@ -166,7 +171,7 @@ def run_road(tmp_path: Path, fixture: str, domain: str) -> dict:
             "-m",
             "pytest",
             str(root / "suites" / "attribution" / "test_road.py"),
-            f"--method={root / 'fixtures' / fixture}.py",
+            f"--method={root.joinpath(*bundled_adapter(fixture).split('.')[1:])}.py",
             f"--cfcheck-domain={domain}",
             "--cfcheck-profile=quick",
             f"--cfcheck-report-dir={tmp_path}",
@@ -246,9 +251,10 @@ def test_a_values_file_merges_as_a_partial_file_and_keeps_its_similarities_apart
     merged = merge_measurements([part])
     gaps = {
         key: {c: {int(s): v for s, v in by.items()} for c, by in per.items()}
-        for key, per in values["values"].items()
+        for key, per in read_keyed(values["values"], CARDS).items()  # read in the one spelling
         if key not in similarity
     }
+    assert "road_gap:morf" in merged["values"] and set(merged["values"]) <= set(gaps)  # one spelling only
     assert merged["values"] == gaps and merged["roles"] == values["roles"]
     # a new seed measured elsewhere joins; a different value for a measured one is refused
     extra = {"values": {"goar_gap": {"gradient": {"7": 0.5}}}, "areas": {}, "roles": {"gradient": "+"}}

@@ -101,8 +101,7 @@ def test_scores_that_cannot_state_a_share_of_right_counterfactuals_get_no_bar(ca
     runs = [
         {c: {"scores": [_score(m, lo, hi, suite="validity") for m, lo, hi in rows]} for c, rows in separated.items()}
     ]
-    key = card.replace(":", "_")
-    placement = place_bars(runs, "quick", "mine")[key]
+    placement = place_bars(runs, "quick", "mine")[card]  # keyed as the score is named
     assert placement.bar is None and placement.rationale.startswith("reported without a bar")
 
 

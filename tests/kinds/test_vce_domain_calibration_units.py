@@ -38,7 +38,10 @@ def test_plan_the_truth_then_the_users_positives_and_a_mixture_of_the_truth():
     ]
     by_name = {c.name: c for c in planned}
     assert by_name["a.py"].method == "a.py" and by_name["a.py"].expected == EXPECTED["truth"]
-    assert by_name["mixture"].env == {"CFCHECK_MIXTURE_OF": "cfcheck.fixtures.truth", "CFCHECK_MIXTURE_SHARE": "0.6"}
+    assert by_name["mixture"].env == {
+        "CFCHECK_MIXTURE_OF": "cfcheck.fixtures.vce.truth",
+        "CFCHECK_MIXTURE_SHARE": "0.6",
+    }
     assert by_name["mixture"].expected == CHECKS["mixture"]
     assert by_name["pgd"].env == {"CFCHECK_PGD_EPS": repr(4 / 255)} and by_name["pgd"].facts["eps"] == 4 / 255
 
@@ -79,7 +82,9 @@ def test_a_control_that_writes_no_score_stops_the_calibration(monkeypatch, tmp_p
 
     monkeypatch.setattr(runs, "run_domain_control", lambda *a, **k: (None, 1.0, "E   the domain exploded"))
     planned = plan_controls(["identity"], [], has_truth=False)
-    with pytest.raises(RuntimeError, match=r"the identity control \(cfcheck.fixtures.identity\) wrote no scorecard"):
+    with pytest.raises(
+        RuntimeError, match=r"the identity control \(cfcheck.fixtures.vce.identity\) wrote no scorecard"
+    ):
         calibration._run_controls(planned, "spec", "mine", "quick", tmp_path, [0])
 
 

@@ -1,4 +1,4 @@
-"""The bundled adapters in ``cfcheck.fixtures`` load as pytest plugins, as a user's would."""
+"""The bundled VCE adapters in ``cfcheck.fixtures.vce`` load as pytest plugins, as a user's would."""
 
 from __future__ import annotations
 
@@ -51,5 +51,5 @@ def test_adapter_provides_cf_method(pytester: pytest.Pytester, name: str) -> Non
                 assert cf_method.bank_images.shape == (12, 1, 32, 32)
         """
     )
-    result = pytester.runpytest_inprocess("-p", f"cfcheck.fixtures.{name}", "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess("-p", f"cfcheck.fixtures.vce.{name}", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)

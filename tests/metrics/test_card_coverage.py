@@ -6,12 +6,13 @@ How the scored keys are collected, without running a suite:
   score's ``metric``), in the bundled domains' calibration files (``calibration-<profile>.json``:
   the metric part of each identity ``kind/domain/suite/metric[task]``;
   ``calibration-attribution-<profile>.json``: its ``values`` and ``without_bar`` score keys) and in
-  their bars files (``bars-<profile>.json``: bar keys, ``card_variant``, read back to a card by
-  :meth:`MetricKey.from_bar_key`). These are what runs recorded.
+  their bars files (``bars-<profile>.json``: metric keys; a file written before one spelling has
+  ``card_variant``, read back to a card by :meth:`MetricKey.read`). These are what runs recorded.
 * **suites**: the keys written as a literal where the suites and kinds record a score (parsed with
   :mod:`ast`, not imported): the first argument of ``cfcheck_score(...)``, ``score(...)`` and their
   ``.unavailable``/``.error``, as a string (``"tcv"``) or an f-string whose literal head names the
-  card (``f"lvs_target:{a}"``), and the values of a ``parametrize("metric", [...])``.
+  card (``f"lvs_target:{a}"``), the card of every ``MetricKey("card", ...)`` built there, and the values of
+  a ``parametrize("metric", [...])``.
 
 A card scored only where neither reaches (an f-string built from parameters, a suite without a
 published scorecard) is listed in :data:`SCORED_ELSEWHERE` with where it is scored; an entry that
@@ -27,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import cfcheck
+from cfcheck.core.keys import ScoreId
 from cfcheck.metrics.cards import CARDS
 from cfcheck.metrics.key import MetricKey
 
@@ -83,16 +85,16 @@ def _calibrations() -> Iterator[tuple[str, str]]:
         if path.name.startswith("calibration-attribution-"):
             for section in ("values", "without_bar"):
                 for bar_key in data.get(section, {}):
-                    yield str(MetricKey.from_bar_key(bar_key, CARDS)), where
+                    yield str(MetricKey.read(bar_key, CARDS)), where
         else:
             for identity in data["values"]:
-                yield identity.split("[", 1)[0].split("/", 3)[3], where
+                yield str(ScoreId.parse(identity).metric), where
 
 
 def _bars() -> Iterator[tuple[str, str]]:
     for path in sorted(DOMAINS.glob("*/bars-*.json")):
         for bar_key in json.loads(path.read_text(encoding="utf-8"))["bars"]:
-            yield str(MetricKey.from_bar_key(bar_key, CARDS)), str(path.relative_to(ROOT))
+            yield str(MetricKey.read(bar_key, CARDS)), str(path.relative_to(ROOT))
 
 
 def file_keys() -> dict[str, str]:
@@ -122,6 +124,16 @@ def literal_key(argument: ast.expr) -> str | None:
     return None
 
 
+def _built_key(node: ast.Call) -> list[str]:
+    """The card of ``MetricKey("card", ...)`` where it is a literal (the suites build keys so)."""
+    func = node.func
+    named = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+    if named != "MetricKey" or not node.args:
+        return []
+    card = node.args[0]
+    return [card.value] if isinstance(card, ast.Constant) and isinstance(card.value, str) else []
+
+
 def _metric_parameters(node: ast.Call) -> list[str]:
     """The values of ``parametrize("metric", [...])`` where they are all strings."""
     if not (isinstance(node.func, ast.Attribute) and node.func.attr == "parametrize" and len(node.args) >= 2):
@@ -139,7 +151,11 @@ def source_keys(sources: tuple[Path, ...] = SCORING_SOURCES) -> dict[str, str]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
             if not isinstance(node, ast.Call):
                 continue
-            found = [literal_key(node.args[0])] if _recorder_call(node) and node.args else _metric_parameters(node)
+            found = (
+                [literal_key(node.args[0])]
+                if _recorder_call(node) and node.args
+                else _built_key(node) or _metric_parameters(node)
+            )
             for key in found:
                 if key is not None:
                     keys.setdefault(key, f"{path}:{node.lineno}")
@@ -201,10 +217,11 @@ def test_a_planted_unknown_key_is_found(tmp_path: Path) -> None:
     suite = tmp_path / "test_planted.py"
     suite.write_text(
         'def test_x(cfcheck_score):\n    cfcheck_score("orcale_score:oracle_lenet", [1.0])\n'
-        '    cfcheck_score.unavailable(f"lvs_targte:{1}", "no")\n',
+        '    cfcheck_score.unavailable(f"lvs_targte:{1}", "no")\n'
+        '    cfcheck_score(MetricKey("lvs_unrelatd", "thickness"), [1.0])\n',
         encoding="utf-8",
     )
     planted = source_keys((tmp_path,))
-    assert set(without_card(planted)) == {"orcale_score:oracle_lenet", "lvs_targte"}
+    assert set(without_card(planted)) == {"orcale_score:oracle_lenet", "lvs_targte", "lvs_unrelatd"}
     assert without_card({"road_gapp_morf": "bars"}) == {"road_gapp_morf": "bars"}
-    assert str(MetricKey.from_bar_key("road_gapp_morf", CARDS)) == "road_gapp_morf"
+    assert str(MetricKey.read("road_gapp_morf", CARDS)) == "road_gapp_morf"

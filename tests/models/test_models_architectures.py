@@ -7,6 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cfcheck.domains import get_domain
 from cfcheck.models.classifiers.architectures import (
     ARCHITECTURES,
     EmbeddingNet,
@@ -17,7 +18,7 @@ from cfcheck.models.classifiers.architectures import (
 )
 from cfcheck.models.classifiers.recipes import model_specs
 
-SPECS = model_specs("morpho")
+SPECS = model_specs(get_domain("morpho"))
 
 
 @pytest.fixture(scope="module")

@@ -6,12 +6,14 @@ import dataclasses
 
 import pytest
 
-from cfcheck.models.cards import model_card_markdown
+from cfcheck.domains import get_domain
 from cfcheck.models.classifiers.evaluation import bar_violations
 from cfcheck.models.classifiers.recipes import ModelSpec, model_specs, smoke_spec
+from cfcheck.models.model_cards import model_card_markdown
 from cfcheck.models.registry import domain_dir, load_manifest
 
-SPECS = model_specs("morpho")
+MORPHO = get_domain("morpho")
+SPECS = model_specs(MORPHO)
 
 
 def test_shipped_cards_are_generated_from_the_manifest():
@@ -85,7 +87,9 @@ def test_spec_validation():
     with pytest.raises(ValueError, match="attribute"):
         dataclasses.replace(base, attribute="digit")
     with pytest.raises(ValueError, match="'glyphs'"):
-        model_specs("glyphs")
+        model_specs(get_domain("glyphs"))
+    with pytest.raises(TypeError, match=r"takes the domain object, got the name 'morpho'"):
+        model_specs("morpho")  # type: ignore[arg-type]
     assert isinstance(base, ModelSpec)
 
 
@@ -97,16 +101,16 @@ def test_bar_violations():
 
 
 def test_specs_are_bound_to_their_domain():
-    assert {spec.domain for spec in SPECS.values()} == {"morpho"}
-    assert {smoke_spec(spec).domain for spec in SPECS.values()} == {"morpho"}
+    assert all(spec.domain is MORPHO for spec in SPECS.values())
+    assert all(smoke_spec(spec).domain is MORPHO for spec in SPECS.values())
 
 
 def test_a_domain_without_the_recipes_hook_has_no_models(monkeypatch):
     class Bare:
         name = "bare"
 
-    with pytest.raises(ValueError, match=r"domain .*Bare.* has no reference-model recipes"):
-        model_specs(Bare())  # model code takes the Domain object too
+    with pytest.raises(ValueError, match=r"domain 'bare' has no reference-model recipes"):
+        model_specs(Bare())  # type: ignore[arg-type]
 
 
 def test_unbound_specs_accept_any_task_but_have_no_targets():

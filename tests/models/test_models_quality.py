@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from cfcheck.core.thresholds import Bars
+from cfcheck.domains import get_domain
 from cfcheck.domains.morpho import intensity_bin, load_split, thickness_bin
 from cfcheck.models.classifiers.adversarial import robust_accuracy
 from cfcheck.models.registry import available_models, load_model, model_entry
@@ -136,7 +137,7 @@ def test_adversarial_transfer_meets_its_bar(name):
     quality = model_entry(name, domain=DOMAIN)["quality"]
     rates = adversarial_transfer(
         quality["transfer_n"],
-        domain=DOMAIN,
+        domain=get_domain(DOMAIN),
         eps=quality["transfer_eps"],
         steps=quality["transfer_steps"],
         seed=quality["transfer_seed"],

@@ -30,7 +30,7 @@ SHIPPED = sorted(key.split("/", 1)[1] for key in MANIFEST["models"] if key.start
 def _recipes() -> list[str]:
     from cfcheck.domains import get_domain
 
-    return sorted([*model_specs("morpho"), *get_domain("morpho").generative_recipes()])
+    return sorted([*model_specs(get_domain("morpho")), *get_domain("morpho").generative_recipes()])
 
 
 def test_every_recipe_is_shipped():

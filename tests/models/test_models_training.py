@@ -7,12 +7,14 @@ import dataclasses
 import pytest
 import torch
 
+from cfcheck.domains import get_domain
 from cfcheck.models.classifiers import training
 from cfcheck.models.classifiers.recipes import model_specs, smoke_spec
 from cfcheck.models.classifiers.training import fit, train_reference_models
 from cfcheck.models.registry import file_sha256, load_manifest, load_model
 
-SPECS = model_specs("morpho")
+MORPHO = get_domain("morpho")
+SPECS = model_specs(MORPHO)
 # one of each kind of training: plain, PGD, noise, multi-head, untrained, BatchNorm
 DETERMINISM_SAMPLE = ["cnn", "robust_cnn", "noise_cnn", "embedding", "random_net", "oracle_resnet"]
 
@@ -21,7 +23,7 @@ DETERMINISM_SAMPLE = ["cnn", "robust_cnn", "noise_cnn", "embedding", "random_net
 def smoke_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("smoke")
     logs: list[str] = []
-    entries = train_reference_models("morpho", out_dir=out, smoke=True, log=logs.append)
+    entries = train_reference_models(MORPHO, out_dir=out, smoke=True, log=logs.append)
     return out, entries, logs
 
 
@@ -49,7 +51,7 @@ def test_smoke_robust_entry_records_the_attack(smoke_run):
 
 def test_same_seed_gives_identical_weights(smoke_run, tmp_path):
     out, first, _ = smoke_run
-    again = train_reference_models("morpho", names=DETERMINISM_SAMPLE, out_dir=tmp_path, smoke=True, log=lambda _: None)
+    again = train_reference_models(MORPHO, names=DETERMINISM_SAMPLE, out_dir=tmp_path, smoke=True, log=lambda _: None)
     for name in DETERMINISM_SAMPLE:
         key = f"morpho/{name}"
         assert again[key]["sha256"] == first[key]["sha256"], f"{name} is not deterministic"
@@ -87,18 +89,20 @@ def test_training_leaves_the_global_rng_alone():
 
 
 def test_training_updates_an_existing_manifest_without_dropping_entries(tmp_path):
-    train_reference_models("morpho", names=["random_net"], out_dir=tmp_path, smoke=True, log=lambda _: None)
-    train_reference_models("morpho", names=["mlp"], out_dir=tmp_path, smoke=True, log=lambda _: None)
+    train_reference_models(MORPHO, names=["random_net"], out_dir=tmp_path, smoke=True, log=lambda _: None)
+    train_reference_models(MORPHO, names=["mlp"], out_dir=tmp_path, smoke=True, log=lambda _: None)
     assert set(load_manifest(tmp_path / "manifest.json")["models"]) == {"morpho/random_net", "morpho/mlp"}
 
 
 def test_argument_errors():
     with pytest.raises(ValueError, match=r"unknown reference model\(s\) \['vgg'\]"):
-        train_reference_models("morpho", names=["vgg"], smoke=True, out_dir="unused")
+        train_reference_models(MORPHO, names=["vgg"], smoke=True, out_dir="unused")
     with pytest.raises(ValueError, match="explicit out_dir"):
-        train_reference_models("morpho", names=["mlp"], smoke=True)
+        train_reference_models(MORPHO, names=["mlp"], smoke=True)
     with pytest.raises(ValueError, match="domain 'glyphs'"):
-        train_reference_models(domain="glyphs", out_dir="unused")
+        train_reference_models(domain=get_domain("glyphs"), out_dir="unused")
+    with pytest.raises(TypeError, match=r"takes the domain object, got the name 'morpho'"):
+        train_reference_models(domain="morpho", out_dir="unused")  # type: ignore[arg-type]
 
 
 def test_lr_schedule_warms_up_then_decays_to_zero():
@@ -130,4 +134,6 @@ def test_train_model_needs_the_spec_domain(tmp_path):
     with pytest.raises(ValueError, match="give the domain it is trained for"):
         training.train_model(unbound, tmp_path, log=lambda _: None)
     with pytest.raises(ValueError, match="give the domain it is trained for"):
-        training.train_model(smoke_spec(SPECS["random_net"]), tmp_path, domain="other", log=lambda _: None)
+        training.train_model(smoke_spec(SPECS["random_net"]), tmp_path, domain=get_domain("gmm"), log=lambda _: None)
+    with pytest.raises(TypeError, match="takes the domain object"):
+        training.train_model(unbound, tmp_path, domain="morpho", log=lambda _: None)  # type: ignore[arg-type]

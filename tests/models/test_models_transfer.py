@@ -9,11 +9,11 @@ import torch
 from torch import nn
 
 from cfcheck.domains import get_domain
-from cfcheck.models.classifiers import transfer
 from cfcheck.models.classifiers.transfer import adversarial_transfer
 
 #: the default committee: the domain's oracles
-COMMITTEE = get_domain("morpho").model_roles["oracles"]
+MORPHO = get_domain("morpho")
+COMMITTEE = MORPHO.model_roles["oracles"]
 
 
 class _Constant(nn.Module):
@@ -43,10 +43,10 @@ def _targets(n: int, seed: int) -> torch.Tensor:
 
 def test_tiny_run_reports_every_model_and_is_deterministic():
     kwargs = dict(steps=3, seed=5, evaluated=["attr_digit"])
-    rates = adversarial_transfer(12, domain="morpho", **kwargs)
+    rates = adversarial_transfer(12, domain=MORPHO, **kwargs)
     assert list(rates) == ["cnn", "attr_digit", *COMMITTEE, "committee_majority"]
     assert all(0.0 <= v <= 1.0 and (v * 12) == round(v * 12) for v in rates.values())
-    assert adversarial_transfer(12, domain="morpho", **kwargs) == rates
+    assert adversarial_transfer(12, domain=MORPHO, **kwargs) == rates
 
 
 def test_rates_count_target_hits_and_majority_votes():
@@ -62,7 +62,7 @@ def test_rates_count_target_hits_and_majority_votes():
     }
     rates = adversarial_transfer(
         n,
-        domain="morpho",
+        domain=MORPHO,
         steps=1,
         seed=seed,
         evaluated=["zero", "one"],
@@ -73,29 +73,35 @@ def test_rates_count_target_hits_and_majority_votes():
         assert rates[name] == pytest.approx(float((targets == label).float().mean()))
     # two of three members vote 2: the majority predicts the target where it is 2
     assert rates["committee_majority"] == rates["oracle_a"]
-    without = adversarial_transfer(n, domain="morpho", steps=1, seed=seed, evaluated=[], committee=[], models=models)
+    without = adversarial_transfer(n, domain=MORPHO, steps=1, seed=seed, evaluated=[], committee=[], models=models)
     assert set(without) == {"cnn"} and without["cnn"] == rates["cnn"]
 
 
 def test_more_steps_fool_the_attacked_classifier_more():
-    weak = adversarial_transfer(24, domain="morpho", steps=1, eps=0.02, evaluated=[], committee=[])
-    strong = adversarial_transfer(24, domain="morpho", steps=10, eps=0.15, evaluated=[], committee=[])
+    weak = adversarial_transfer(24, domain=MORPHO, steps=1, eps=0.02, evaluated=[], committee=[])
+    strong = adversarial_transfer(24, domain=MORPHO, steps=10, eps=0.15, evaluated=[], committee=[])
     assert strong["cnn"] > weak["cnn"] and strong["cnn"] >= 0.5
 
 
 def test_argument_errors():
     with pytest.raises(ValueError, match="n must be positive"):
-        adversarial_transfer(0, domain="morpho")
+        adversarial_transfer(0, domain=MORPHO)
     with pytest.raises(ValueError, match="exceeds"):
-        adversarial_transfer(10**6, domain="morpho")
+        adversarial_transfer(10**6, domain=MORPHO)
+
+    with pytest.raises(TypeError, match=r"takes the domain object, got the name 'morpho'"):
+        adversarial_transfer(6, domain="morpho")  # type: ignore[arg-type]
 
 
-def test_main_prints_json(capsys):
+def test_cfcheck_transfer_prints_json(capsys):
+    from cfcheck.cli import main
+
     previous = torch.get_num_threads()
     try:
-        assert transfer.main(["--domain", "morpho", "--n", "6", "--steps", "2", "--evaluated"]) == 0
+        assert main(["transfer", "--domain", "morpho", "--n", "6", "--steps", "2", "--evaluated"]) == 0
     finally:
         torch.set_num_threads(previous)
     printed = json.loads(capsys.readouterr().out)
-    assert printed["n"] == 6 and printed["source"] == "cnn"
+    assert printed["domain"] == "morpho" and printed["n"] == 6 and printed["source"] == "cnn"
     assert set(printed["target_rate"]) == {"cnn", *COMMITTEE, "committee_majority"}
+    assert printed["target_rate"] == adversarial_transfer(6, domain=MORPHO, steps=2, evaluated=[])

@@ -61,7 +61,7 @@ def test_unconditional_vae_validates_and_its_elbo_terms_are_consistent():
 @pytest.fixture(scope="module")
 def smoke_entries(tmp_path_factory):
     folder = tmp_path_factory.mktemp("scm-evaluation-smoke")
-    return folder, train_generative_models(DOMAIN, list(NAMES), folder, smoke=True, log=lambda _: None)
+    return folder, train_generative_models(get_domain(DOMAIN), list(NAMES), folder, smoke=True, log=lambda _: None)
 
 
 def test_smoke_training_writes_every_model_with_its_role(smoke_entries):
@@ -85,7 +85,9 @@ def test_smoke_training_writes_every_model_with_its_role(smoke_entries):
 
 def test_smoke_training_is_deterministic(smoke_entries, tmp_path):
     _, first = smoke_entries
-    again = train_generative_models(DOMAIN, ["predictor_digit", "cld_vae"], tmp_path, smoke=True, log=lambda _: None)
+    again = train_generative_models(
+        get_domain(DOMAIN), ["predictor_digit", "cld_vae"], tmp_path, smoke=True, log=lambda _: None
+    )
     for name in ("predictor_digit", "cld_vae"):
         assert again[f"{DOMAIN}/{name}"]["sha256"] == first[f"{DOMAIN}/{name}"]["sha256"]
 

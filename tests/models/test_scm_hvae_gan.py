@@ -1,5 +1,5 @@
 """The conditional hierarchical VAE and the conditional GAN image mechanisms, their training, their smoke
-recipes and the SCM adapter driving them (fixtures/scm_hvae.py, fixtures/scm_gan.py)."""
+recipes and the SCM adapter driving them (fixtures/scm/hvae.py, fixtures/scm/gan.py)."""
 
 from __future__ import annotations
 

@@ -179,7 +179,7 @@ def test_adapter_validates_its_arguments():
 
 
 def test_fixture_builds_the_adapter_from_the_bundled_models():
-    """fixtures/scm_vae.py's recipe: the domain's attribute mechanisms and image mechanism, through
+    """fixtures/scm/vae.py's recipe: the domain's attribute mechanisms and image mechanism, through
     what a method may load."""
     from cfcheck.domains import get_domain
     from cfcheck.models.zoo import MethodModels, ModelZoo

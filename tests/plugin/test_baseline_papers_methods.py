@@ -85,7 +85,7 @@ def _line(done: subprocess.CompletedProcess[str], start: str) -> str:
 
 @pytest.mark.parametrize("name", ["wachter", "fastdime"])
 def test_the_ratchet_on_a_method_from_the_papers(project, name):
-    method = f"cfcheck.fixtures.{name}"
+    method = f"cfcheck.fixtures.vce.{name}"
     (project / "worse.py").write_text(WORSE.format(**METHODS[name]))
 
     saved = _pytest(project, method, "--cfcheck-save-baseline=base.json")

@@ -99,7 +99,15 @@ def project(pytester, single_torch_thread):
 def _run(pytester, *domains, keyword="test_domain_loads or test_target_accuracy or test_contract"):
     args = [f"--cfcheck-domain={d}" for d in domains]
     return pytester.runpytest(
-        "--method=cfcheck.fixtures.identity", *args, "-k", keyword, "-p", "no:randomly", "-rA", "-p", "no:cacheprovider"
+        "--method=cfcheck.fixtures.vce.identity",
+        *args,
+        "-k",
+        keyword,
+        "-p",
+        "no:randomly",
+        "-rA",
+        "-p",
+        "no:cacheprovider",
     )
 
 
@@ -129,7 +137,7 @@ def _assert_not_scored(pytester, result, name, *expected):
 def test_two_user_domains_and_a_bundled_one_run_together(project):
     good, other = _domain(project, "good"), _domain(project, "other", tree="tree2")
     collected = project.runpytest(
-        "--method=cfcheck.fixtures.identity",
+        "--method=cfcheck.fixtures.vce.identity",
         f"--cfcheck-domain={good}",
         f"--cfcheck-domain={other}",
         "--cfcheck-domain=gmm",
@@ -233,5 +241,5 @@ def test_a_run_that_scores_nothing_leaves_the_last_scorecard(project):
     grid = folder / "examples" / "drawn-earlier.png"
     grid.parent.mkdir(exist_ok=True)
     grid.write_bytes(b"png")
-    project.runpytest("--method=cfcheck.fixtures.identity", f"--cfcheck-domain={good}", "--collect-only", "-q")
+    project.runpytest("--method=cfcheck.fixtures.vce.identity", f"--cfcheck-domain={good}", "--collect-only", "-q")
     assert (folder / "scorecard.json").read_bytes() == before and grid.is_file()

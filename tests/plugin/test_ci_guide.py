@@ -17,7 +17,7 @@ import pytest
 yaml = pytest.importorskip("yaml")
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "ci.md"
-ADAPTER = "from cfcheck.fixtures.wachter import cf_method  # noqa: F401 - a bundled method as the user's\n"
+ADAPTER = "from cfcheck.fixtures.vce.wachter import cf_method  # noqa: F401 - a bundled method as the user's\n"
 #: steps the test cannot take here, by what they do: installing, and talking to GitHub
 NOT_RUN = ("pip install ", "GITHUB_STEP_SUMMARY", "gh pr comment ")
 

@@ -60,7 +60,7 @@ def test_conformance_run_from_an_installed_wheel(installed_python, tmp_path):
             installed_python,
             "-m",
             "pytest",
-            "--method=cfcheck.fixtures.identity",
+            "--method=cfcheck.fixtures.vce.identity",
             "-k",
             "test_target_accuracy",
             "-p",

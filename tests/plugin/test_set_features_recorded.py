@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from cfcheck.calibration.runs import bundled_adapter
 from cfcheck.core.set_features import SET_FEATURES_FILE
 from cfcheck.reporting.compare import compare_runs, load_run
 
@@ -19,7 +20,7 @@ from cfcheck.reporting.compare import compare_runs, load_run
 )
 def test_two_runs_are_tested_paired_on_a_set_level_score(tiny, methods, select, metric):
     for method in methods:
-        result = tiny.runpytest(f"--method=cfcheck.fixtures.{method}", "-k", select, "-p", "no:randomly")
+        result = tiny.runpytest(f"--method={bundled_adapter(method)}", "-k", select, "-p", "no:randomly")
         assert result.parseoutcomes().get("passed", 0) + result.parseoutcomes().get("failed", 0) >= 1, (
             result.stdout.str()[-2000:]
         )

@@ -16,6 +16,8 @@ import textwrap
 
 import pytest
 
+from cfcheck.calibration.runs import bundled_adapter
+
 DOMAIN_MODULE = textwrap.dedent('''
     """Four classes of 8x8 images: class k is a bright bar on rows 2k and 2k+1, over noise."""
     from pathlib import Path
@@ -119,7 +121,7 @@ def _scorecard(pytester, method):
 
 def test_user_domain_uncalibrated_then_calibrated(user_project):
     pytester = user_project
-    result = pytester.runpytest("--method=cfcheck.fixtures.wachter", "-p", "no:randomly")
+    result = pytester.runpytest("--method=cfcheck.fixtures.vce.wachter", "-p", "no:randomly")
     scorecard = _scorecard(pytester, "wachter")
     scores = [s for s in scorecard["scores"] if s["domain"] == "bars"]
     assert scores and {s["suite"] for s in scores} >= {"validity", "closeness", "realism"}
@@ -159,7 +161,7 @@ def test_user_domain_uncalibrated_then_calibrated(user_project):
     assert bars["target_accuracy"]["kind"] == "min" and bars["d2"]["kind"] == "max"
     assert "on domain 'bars'" in bars["target_accuracy"]["rationale"]
 
-    pytester.runpytest("--method=cfcheck.fixtures.identity", "-p", "no:randomly")
+    pytester.runpytest("--method=cfcheck.fixtures.vce.identity", "-p", "no:randomly")
     verdicts = {s["metric"]: s["verdict"] for s in _scorecard(pytester, "identity")["scores"] if s["task"] != "-"}
     assert verdicts["target_accuracy"] == "fail"  # an unchanged input is not a counterfactual
     assert verdicts["d2"] == "pass"  # and it is as close to the input as can be
@@ -171,7 +173,7 @@ def test_user_domain_attribution_suites(user_project):
     recipe (and GOAR projects with a diffusion model), so on a domain without them they skip with
     that reason; the randomisation suite's two tests (random classifier, cascade) skip without a
     random classifier and its trained counterpart."""
-    result = user_project.runpytest("--method=cfcheck.fixtures.attr_gradient", "-p", "no:randomly", "-rs")
+    result = user_project.runpytest("--method=cfcheck.fixtures.attribution.gradient", "-p", "no:randomly", "-rs")
     scorecard = _scorecard(user_project, "attr_gradient")
     assert {s["suite"] for s in scorecard["scores"] if s["domain"] == "bars"} == {"road"}
     assert {s["metric"] for s in scorecard["scores"]} >= {"road_area:morf", "road_area:lerf"}
@@ -196,7 +198,7 @@ def larger_user_project(pytester, single_torch_thread):
 
 
 def _road_gap_verdicts(pytester, method):
-    pytester.runpytest(f"--method=cfcheck.fixtures.{method}", "-p", "no:randomly")
+    pytester.runpytest(f"--method={bundled_adapter(method)}", "-p", "no:randomly")
     scores = _scorecard(pytester, method)["scores"]
     return {s["metric"]: s["verdict"] for s in scores if s["metric"].startswith("road_gap") and s["domain"] == "bars"}
 
@@ -236,11 +238,11 @@ def test_user_domain_attribution_uncalibrated_then_calibrated(larger_user_projec
     assert calibrate.returncode == 0, calibrate.stderr[-3000:]
     folder = pytester.path / "bars_domain"
     bars = json.loads((folder / "bars-quick.json").read_text())["bars"]
-    assert set(bars) == {"road_gap_morf"} and bars["road_gap_morf"]["kind"] == "min"
-    assert "on domain 'bars'" in bars["road_gap_morf"]["rationale"]
+    assert set(bars) == {"road_gap:morf"} and bars["road_gap:morf"]["kind"] == "min"  # written in the one spelling
+    assert "on domain 'bars'" in bars["road_gap:morf"]["rationale"]
     stored = json.loads((folder / "calibration-attribution-quick.json").read_text())
     assert (
-        stored["seeds"] == [0, 1, 2] and "the least noisy rung of the ladder" in stored["without_bar"]["road_gap_lerf"]
+        stored["seeds"] == [0, 1, 2] and "the least noisy rung of the ladder" in stored["without_bar"]["road_gap:lerf"]
     )
     gradient, random = _road_gap_verdicts(pytester, "attr_gradient"), _road_gap_verdicts(pytester, "attr_random")
     assert gradient == {"road_gap:morf": "pass", "road_gap:lerf": None}
@@ -301,7 +303,7 @@ def test_folder_tree_of_rgb_pngs(pytester, size):
     pytester.makepyfile(tree_domain_file=FOLDER_DOMAIN)
     pytester.makefile(".toml", pyproject="[tool.cfcheck.vce]\nn_per_source = 4\n")
     result = pytester.runpytest(
-        "--method=cfcheck.fixtures.identity",
+        "--method=cfcheck.fixtures.vce.identity",
         "--cfcheck-domain=tree_domain_file.py:make_domain",
         "--cfcheck-profile=quick",
         "-k",
@@ -348,7 +350,7 @@ def test_a_broken_domain_fails_its_test_and_the_others_run(pytester):
     _tree(pytester)
     pytester.makepyfile(broken_domain="def make_domain():\n    raise RuntimeError('the data server is down')\n")
     result = pytester.runpytest(
-        "--method=cfcheck.fixtures.identity",
+        "--method=cfcheck.fixtures.vce.identity",
         "--cfcheck-domain=broken_domain.py:make_domain",
         "--cfcheck-domain=tree_domain_file.py:make_domain",
         "--cfcheck-profile=quick",
@@ -379,7 +381,7 @@ def test_a_conftest_hook_adds_a_domain(pytester):
     )
     pytester.syspathinsert()
     result = pytester.runpytest(
-        "--method=cfcheck.fixtures.identity",
+        "--method=cfcheck.fixtures.vce.identity",
         "--cfcheck-domain=tree",
         "--cfcheck-profile=quick",
         "-k",
@@ -400,7 +402,7 @@ def test_a_domain_without_oracles_or_embedding_skips_what_needs_them(pytester):
         bare_domain=FOLDER_DOMAIN + '\nROLES = {"explained": ("cnn",)}  # only the explained classifier\n'
     )
     result = pytester.runpytest(
-        "--method=cfcheck.fixtures.identity",
+        "--method=cfcheck.fixtures.vce.identity",
         "--cfcheck-domain=bare_domain.py:make_domain",
         "--cfcheck-profile=quick",
         "-k",

@@ -13,7 +13,7 @@ def _values(scorecard, metric):
 @pytest.mark.parametrize("control", ["truth", "identity"])
 def test_ground_truth_scores_of_the_truth_and_of_identity(tiny, scorecard_of, control):
     result = tiny.runpytest(
-        f"--method=cfcheck.fixtures.{control}", "-k", "ground_truth or attribute_changes", "-p", "no:randomly"
+        f"--method=cfcheck.fixtures.vce.{control}", "-k", "ground_truth or attribute_changes", "-p", "no:randomly"
     )
     outcomes = result.parseoutcomes()
     # identity fails the ground-truth relative error (it is the input: 1 against the bar's 0.2), nothing else

@@ -17,6 +17,7 @@ from cfcheck.calibration.store import (
     write_calibration_values,
 )
 from cfcheck.controls import bundled_expectation, expected_sign
+from cfcheck.kinds.declaration import Expectation
 
 
 def _card(profile="quick", domain="morpho", value=0.5):
@@ -54,8 +55,9 @@ def _card(profile="quick", domain="morpho", value=0.5):
 def test_signs_follow_the_controls_expectations_per_suite():
     assert expected_sign("truth", "validity") == "+" and expected_sign("truth", "random_classifier") == "-"
     assert expected_sign("identity", "closeness") == "+" and expected_sign("identity", "realism") == "-"
-    assert expected_sign("nearest", "realism") == "" and expected_sign("wachter", "validity") == ""
-    assert expected_sign("not-a-control", "validity") == ""
+    assert expected_sign("truth", "validity") is Expectation.PASS
+    assert expected_sign("nearest", "realism") is None and expected_sign("wachter", "validity") is None
+    assert expected_sign("not-a-control", "validity") is None
 
 
 def test_values_keep_controls_only_with_their_sign_and_skip_missing_values():

@@ -53,8 +53,11 @@ def write_run(
     models: dict[str, str] | None = None,
     fmt: int = 3,
     shuffle: bool = False,
+    protocols: dict | None = None,
 ) -> Path:
-    """A run folder: scorecard.json (one record per key, value = mean of its samples) and samples.csv."""
+    """A run folder: scorecard.json (one record per key, value = mean of its samples) and samples.csv;
+    ``protocols`` (default: one protocol, the same in every run, per kind and domain of the keys;
+    ``{}``: none, as a scorecard written before cfcheck recorded protocols)."""
     folder = root / name
     folder.mkdir(parents=True)
     scores = []
@@ -90,6 +93,7 @@ def write_run(
             "reference_models": models if models is not None else MODELS,
         },
         "scores": scores,
+        "protocols": same_protocols(samples, profile) if protocols is None else protocols,
     }
     (folder / "scorecard.json").write_text(json.dumps(card))
     rows = []
@@ -102,6 +106,22 @@ def write_run(
         writer.writerow(["kind", "domain", "suite", "metric", "task", "sample", "value", "input", "source", "target"])
         writer.writerows(rows)
     return folder
+
+
+def same_protocols(samples: dict[tuple, dict], profile: str) -> dict:
+    """One fixed protocol entry per (kind, domain) of ``samples``' keys."""
+    parts = dict.fromkeys(("tasks", "metrics", "bars", "reference_models", "domain"), "0" * 64)
+    return {
+        f"{kind}/{domain}/{profile}": {
+            "kind": kind,
+            "domain": domain,
+            "profile": profile,
+            "version": "v1",
+            "digest": "f" * 64,
+            "parts": parts,
+        }
+        for kind, domain, *_ in samples
+    }
 
 
 def _test(comparison, key):
@@ -215,6 +235,7 @@ def _run(method: str, values: dict[int, float], key=DIST) -> Run:
         "method": method,
         "profile": {"name": "quick"},
         "provenance": {"seeds": [0], "reference_models": MODELS},
+        "protocols": same_protocols({key: values}, "quick"),
         "scores": [
             {
                 "kind": key[0],
@@ -351,7 +372,9 @@ def test_format_2_runs_are_listed_but_not_paired(tmp_path):
         _format_2_run(tmp_path, "noise", "cfcheck.fixtures.noise", 0.0),
         _format_2_run(tmp_path, "truth", "cfcheck.fixtures.truth", 1.0),
     ]
-    comparison = compare_runs([load_run(run) for run in runs])
+    with pytest.raises(CompareError, match="unknown protocol"):  # written before protocols were recorded
+        compare_runs([load_run(run) for run in runs])
+    comparison = compare_runs([load_run(run) for run in runs], allow=True)
     key = ("-", "-", "validity", "committee_oracle_target_accuracy", "cnn/ideal/seed0")
     assert comparison.best[key] == ["cfcheck.fixtures.truth"]
     assert "no 'input' column" in _test(comparison, key).note and not comparison.significant()
@@ -401,7 +424,7 @@ def test_truth_is_significantly_better_than_noise_on_real_quick_runs(tmp_path, c
                 sys.executable,
                 "-m",
                 "pytest",
-                f"--method=cfcheck.fixtures.{method}",
+                f"--method=cfcheck.fixtures.vce.{method}",
                 "--cfcheck-profile=quick",
                 "-k",
                 "vce and test_validity",
@@ -422,11 +445,12 @@ def test_truth_is_significantly_better_than_noise_on_real_quick_runs(tmp_path, c
         main(["compare", str(reports / "noise-quick"), str(reports / "truth-quick"), "--output", str(tmp_path / "out")])
         == 0
     )
-    assert "truth better than" in (tmp_path / "out" / "comparison.md").read_text()
+    # the truth control read the domain's answer: its label says so in every table (issue 43, item 5)
+    assert "truth [read the answer] better than" in (tmp_path / "out" / "comparison.md").read_text()
     comparison = compare_runs([load_run(run) for run in runs])
     tests = [t for t in comparison.tests if t.key[3] == "committee_oracle_target_accuracy"]
     assert tests and all(t.test == "mcnemar" and t.significant and t.difference < 0 for t in tests)
-    assert all(comparison.best[t.key] == ["cfcheck.fixtures.truth"] for t in tests)
+    assert all(comparison.best[t.key] == ["cfcheck.fixtures.vce.truth [read the answer]"] for t in tests)
 
 
 def test_behind_best_names_the_methods_a_paired_test_puts_behind_the_leader(tmp_path):

@@ -69,7 +69,23 @@ def test_scores_of_two_runs_in_long_format(tmp_path):
     assert pd.isna(frame.iloc[2]["value"]) and frame.iloc[2]["verdict"] == "skip"
     # direction from the metric cards (d1, im1: lower is better), not from the record
     assert list(frame["direction"]) == ["lower", "lower", "lower"]
+    assert frame["bar"].isna().all()  # text-only bars (written before bars were data): no number
     assert load_scores(a).equals(load_scores([a]))
+
+
+def test_the_bar_column_is_the_bound_each_score_was_held_to(tmp_path):
+    from cfcheck.core.thresholds import Bar, RecordedBar
+
+    relative = RecordedBar.of(Bar(2.0, "max", "times_floor"), 9.61)
+    unresolved = RecordedBar.of(Bar(2.0, "max", "times_floor"))
+    scores = [
+        score("d1", "cnn/ideal/seed0", 10.0, bar=RecordedBar.of(Bar(78.0, "max")).to_dict()),
+        score("fid_target", "cnn/ideal/seed0", 25.0, threshold=relative.describe(), bar=relative.to_dict()),
+        score("fid_target", "mlp/ideal/seed0", None, threshold=unresolved.describe(), bar=unresolved.to_dict()),
+    ]
+    frame = load_scores(make_run(tmp_path, "a", "pkg.alpha", scores))
+    assert frame["bar"].iloc[0] == 78.0 and frame["bar"].iloc[1] == pytest.approx(19.22)
+    assert pd.isna(frame["bar"].iloc[2]) and list(frame["threshold"])[1:] == ["<= 2 × floor = 19.22", "<= 2 × floor"]
 
 
 def test_direction_comes_from_the_card_and_falls_back_to_the_record(tmp_path):

@@ -22,8 +22,8 @@ from cfcheck.core.retrain import RetrainRequest, add_retrain_arguments, retrain_
 from cfcheck.core.seeds import Stream, seeded
 from cfcheck.core.thresholds import bar_violations, parse_bars
 from cfcheck.models.builders import build_model
-from cfcheck.models.cards import write_model_cards
 from cfcheck.models.inference import batched_apply
+from cfcheck.models.model_cards import write_model_cards
 from cfcheck.models.publishing import train_into_folder
 from cfcheck.models.registry import MANIFEST_NAME, domain_dir, load_manifest, load_model, save_weights, update_manifest
 from cfcheck.models.shuffling import epoch_orders
@@ -31,7 +31,7 @@ from cfcheck.models.shuffling import epoch_orders
 from . import networks  # noqa: F401  (registers the glyph architectures)
 from .fonts import NUM_CHARACTERS, NUM_FONTS
 from .latent import CONTINUOUS_SLICE, raw_latents
-from .networks import CANONICAL_FRACTION, ENCODER_HEADS, GlyphEncoder, GlyphGenerator, StandardisedGenerator
+from .networks import CANONICAL_FRACTION, ENCODER_HEADS, GlyphEncoder, GlyphGenerator
 from .recipes import GlyphRecipe, glyph_recipes
 from .rendering import render, render_coverage
 from .sampling import SCENARIOS, GlyphFactors
@@ -334,11 +334,6 @@ def refresh_bars_and_cards(out_dir: str | Path | None = None) -> list[str]:
     manifest = update_manifest(folder, refreshed)
     write_model_cards({"models": {k: manifest["models"][k] for k in refreshed}}, folder)
     return sorted(k.split("/", 1)[1] for k in refreshed)
-
-
-def standardised_generator(generator: nn.Module, scenario: str) -> StandardisedGenerator:
-    """``generator`` (raw latents) wrapped to take ``scenario``'s standardised z."""
-    return StandardisedGenerator(generator, standardiser(scenario)).eval()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

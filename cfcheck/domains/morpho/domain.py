@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from cfcheck.core.answer_reads import reads_answer
 from cfcheck.domains.base import (
     CLASS_COUNTERFACTUAL,
     FACTOR_MEASUREMENT,
@@ -18,7 +19,7 @@ from cfcheck.domains.base import (
 
 from .rendering import IMAGE_SHAPE, render
 from .scm import NUM_CLASSES, MorphoFactors, abduct_intensity_noise, intensity_mechanism, intervene, sample_factors
-from .splits import LabeledImages, load_split, split_factors
+from .splits import SCORED_SPLIT, LabeledImages, load_split, split_factors
 
 if TYPE_CHECKING:  # imported when called: the recipes need cfcheck.models
     from .recipes import MorphoRecipes
@@ -28,6 +29,7 @@ if TYPE_CHECKING:  # imported when called: the recipes need cfcheck.models
 INTERVENTION_BINS = 10
 
 
+@reads_answer("true_counterfactual")  # the answer: a method that calls it is noticed
 def true_counterfactual(factors: MorphoFactors, **intervention: object) -> torch.Tensor:
     """Abduction is free (factors hold the exogenous noise): intervene, propagate, re-render."""
     return render(intervene(factors, **intervention))
@@ -46,7 +48,7 @@ class MorphoDomain(BundledDomain):
     split_roles = {
         "train": "train",
         "selection": "val",
-        "scored": "test",
+        "scored": SCORED_SPLIT,
         "reference": "reference",
         "reference_extra": "reference_extra",
     }
@@ -75,6 +77,7 @@ class MorphoDomain(BundledDomain):
     def true_counterfactual(self, factors: MorphoFactors, **intervention: object) -> torch.Tensor:
         return true_counterfactual(factors, **intervention)
 
+    @reads_answer("class_counterfactual")
     def class_counterfactual(self, factors: MorphoFactors, target: torch.Tensor) -> torch.Tensor:
         """The true counterfactual under do(class = target): same style, thickness, intensity."""
         return true_counterfactual(factors, digit=target)
@@ -125,12 +128,14 @@ class MorphoDomain(BundledDomain):
             return values.long()
         return torch.bucketize(values.float(), self._edges(factor)[1:-1], right=True)
 
+    @reads_answer("intervention_counterfactual")
     def intervention_counterfactual(
         self, split: str, index: torch.Tensor, intervention: dict[str, torch.Tensor]
     ) -> torch.Tensor:
         factors = split_factors(split)[index]
         return true_counterfactual(factors, **intervention)
 
+    @reads_answer("counterfactual_parents")
     def counterfactual_parents(
         self, split: str, index: torch.Tensor, intervention: dict[str, torch.Tensor]
     ) -> dict[str, torch.Tensor]:

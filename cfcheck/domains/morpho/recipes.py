@@ -207,8 +207,8 @@ def model_specs() -> dict[str, ModelSpec]:
             transfer_eval=transfer_eval,
             notes=(
                 "Transfer of targeted L∞ PGD on cnn (TargetedPGD eps 0.15, 40 steps; 300 "
-                "test images, each sent to a random other class; seed 0; `python -m "
-                "cfcheck.models.classifiers.transfer`): cnn predicts the target on 0.903 of them, this "
+                "test images, each sent to a random other class; seed 0; `cfcheck transfer "
+                "--domain morpho`): cnn predicts the target on 0.903 of them, this "
                 "model on 0.083, the committee members on 0.110 (oracle_resnet), 0.133 "
                 "(oracle_wide_cnn) and 0.197 (oracle_lenet), their majority vote on 0.107. "
                 "The previous attr_digit, a small_cnn like the explained CNNs (sha256 "

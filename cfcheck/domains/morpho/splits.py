@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 
+from cfcheck.core.answer_reads import read_answer
 from cfcheck.core.cache import file_digest, memoise_on_disk
 from cfcheck.domains.base import split_prefix_size
 
@@ -39,6 +41,12 @@ SPLIT_SIZES = {
     "reference_extra": 20_000,
 }
 
+#: the split whose images are scored (``MorphoDomain.split_roles["scored"]``): its factors are the
+#: exogenous noise the true counterfactual is computed from, so a method that reads them is noticed
+SCORED_SPLIT = "test"
+#: what a read of those factors is reported as (:func:`cfcheck.core.answer_reads.read_answer`)
+SCORED_FACTORS = "factors of the scored split"
+
 #: Inner edges of 3 equal-mass bins of the SCM marginals (tertiles). Thickness from the Gamma
 #: quantile function; intensity from 4·10⁶ Monte-Carlo draws (re-checked in the tests).
 THICKNESS_BIN_EDGES = (2.1788, 2.7133)
@@ -47,14 +55,21 @@ INTENSITY_BIN_EDGES = (128.80, 182.04)
 
 @dataclass(frozen=True)
 class LabeledImages:
-    """Images (N×1×32×32), digit labels (N, int64) and the factors that generated them."""
+    """Images (N×1×32×32), digit labels (N, int64) and the factors that generated them (``split``:
+    the split's name; reading the scored split's factors is a read of the answer)."""
 
     images: torch.Tensor
     labels: torch.Tensor
     factors: MorphoFactors
+    split: str | None = field(default=None, compare=False)
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "factors" and object.__getattribute__(self, "split") == SCORED_SPLIT:
+            read_answer(SCORED_FACTORS)
+        return object.__getattribute__(self, name)
 
     def __post_init__(self) -> None:
-        n = len(self.factors)
+        n = len(object.__getattribute__(self, "factors"))
         if self.images.shape[0] != n or self.labels.shape != (n,):
             raise ValueError(
                 f"LabeledImages parts disagree: images {tuple(self.images.shape)}, labels "
@@ -83,7 +98,15 @@ def intensity_bin(i: object) -> torch.Tensor:
 
 
 def split_factors(name: str, n: int | None = None) -> MorphoFactors:
-    """The factors of a split (or its first ``n``) without rendering."""
+    """The factors of a split (or its first ``n``) without rendering (those of the scored split are
+    a read of the answer)."""
+    factors = _split_factors(name, n)
+    if name == SCORED_SPLIT:
+        read_answer(SCORED_FACTORS)
+    return factors
+
+
+def _split_factors(name: str, n: int | None = None) -> MorphoFactors:
     n = split_prefix_size(name, n, SPLIT_SIZES)
     # Sampling the full split is cheap (milliseconds); slicing it makes prefixes exact by design.
     return _all_split_factors(name)[:n]
@@ -99,7 +122,7 @@ def load_split(name: str, n: int | None = None) -> LabeledImages:
 
     ``n=None`` and ``n=<full size>`` share one cache entry, so the full split is rendered once.
     """
-    factors = split_factors(name, n)  # validates name and n
+    factors = _split_factors(name, n)  # validates name and n
     return _rendered_split(name, len(factors))
 
 
@@ -110,7 +133,7 @@ DISK_CACHED_IMAGES = 20_000
 
 @functools.lru_cache(maxsize=8)
 def _rendered_split(name: str, n: int) -> LabeledImages:
-    factors = split_factors(name, n)
+    factors = _split_factors(name, n)
     if 0 < n <= DISK_CACHED_IMAGES:
         # rendering depends on the domain's code and on the font files
         code = file_digest(*sorted(Path(__file__).parent.glob("*.py")))
@@ -125,4 +148,4 @@ def _rendered_split(name: str, n: int) -> LabeledImages:
         )["images"]
     else:
         images = render(factors)
-    return LabeledImages(images=images, labels=factors.digit.clone(), factors=factors)
+    return LabeledImages(images=images, labels=factors.digit.clone(), factors=factors, split=name)

@@ -113,7 +113,14 @@ def measure_randomisation(
 
 def _as_partial(part: dict[str, Any]) -> dict[str, Any]:
     """A partial file as it is, or a values file (``calibration-attribution-<profile>.json``) as one:
-    its randomisation similarities, kept under ``values`` there, go back under ``randomisation``."""
+    its randomisation similarities, kept under ``values`` there, go back under ``randomisation``. Score keys
+    are read in the one spelling (``road_gap:morf``; a file written before it has ``road_gap_morf``)."""
+    from cfcheck.core.keys import read_keyed
+    from cfcheck.metrics.cards import CARDS
+
+    for section in ("values", "unavailable", "without_bar"):
+        if isinstance(part.get(section), dict):
+            part[section] = read_keyed(part[section], CARDS)
     similarity = {key: part["values"].pop(key) for key, _ in RANDOMISATION_SCORES if key in part.get("values", {})}
     if similarity:
         part["randomisation"] = {**part.get("randomisation", {}), **similarity}

@@ -2,24 +2,24 @@
 reference attributions and a noisy ladder of its signal (positive), and random attributions drawn
 independently of cfcheck's own baseline (negative). See :mod:`cfcheck.kinds.attribution.calibration`.
 
-The positive controls are bundled attributions: the table names them (as the kind's declaration
-names its view) and :func:`attribution_controls` builds them by name, so the kind's engine never
-imports a bundled method (methods sit above kinds)."""
+The positive controls are bundled attributions: the table names them, and :func:`attribution_controls`
+builds them by name from the module the kind's declaration names as its reference methods
+(``methods``, reached through :meth:`~cfcheck.kinds.declaration.KindDeclaration.part`), so the
+kind's engine never imports a bundled method (methods sit above kinds)."""
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 import torch
 
 from cfcheck.kinds.attribution.baseline import random_attribution
+from cfcheck.kinds.attribution.declaration import DECLARATION
 
 if TYPE_CHECKING:
     from cfcheck.kinds.attribution.declaration import FeatureAttribution
 
 __all__ = [
-    "BUNDLED_ATTRIBUTIONS",
     "NOISE_LADDER",
     "OTHER_RANDOM_SEEDS",
     "REFERENCE_ATTRIBUTIONS",
@@ -32,8 +32,6 @@ NOISE_LADDER = (0.5, 1.0, 2.0, 4.0, 8.0)
 #: the negative controls' seeds: independent random attributions (the suites' own baseline uses
 #: REMOVAL_SEED + the task's seed); several, so a bar clears their spread over the retraining draws
 OTHER_RANDOM_SEEDS = (991, 992, 993, 994, 995)
-#: the module of the bundled attributions the positive controls are (named, not imported)
-BUNDLED_ATTRIBUTIONS = "cfcheck.methods.attribution.saliency"
 #: a domain's reference attributions when it has no true feature: control name -> bundled class
 REFERENCE_ATTRIBUTIONS = {
     "gradient": "Gradient",
@@ -54,8 +52,8 @@ class _OtherRandom:
 
 
 def bundled_attribution(name: str, *args: Any) -> FeatureAttribution:
-    """The bundled attribution class ``name`` of :data:`BUNDLED_ATTRIBUTIONS`, built with ``args``."""
-    method: FeatureAttribution = getattr(importlib.import_module(BUNDLED_ATTRIBUTIONS), name)(*args)
+    """The bundled attribution class ``name`` (of the kind's declared reference ``methods``), built with ``args``."""
+    method: FeatureAttribution = DECLARATION.part("methods", name)(*args)
     return method
 
 

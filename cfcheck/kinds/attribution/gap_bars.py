@@ -16,11 +16,11 @@ CALIBRATED = (("road", "morf"), ("road", "lerf"), ("roar", "morf"), ("roar", "le
 
 
 def gap_key(strategy: str, order: str) -> str:
-    """The bar key of a gap score (``road_gap_morf``, ``goar_gap``): the key the suite records it under
-    (:func:`~cfcheck.kinds.attribution.removal.removal_key`) as the domain's bars file spells it."""
+    """The key of a gap score (``road_gap:morf``, ``goar_gap``): the key the suite records it under
+    (:func:`~cfcheck.kinds.attribution.removal.removal_key`), as the domain's bars and values files hold it."""
     from cfcheck.kinds.attribution.removal import removal_key
 
-    return removal_key(strategy, "gap", order).bar_key
+    return str(removal_key(strategy, "gap", order))
 
 
 def derive_gap_bars(
@@ -30,7 +30,7 @@ def derive_gap_bars(
     profile: str,
     seeds: Sequence[int] = (),
 ) -> dict[str, tuple[Bar | None, str]]:
-    """Bar key (``road_gap_morf``, ``goar_gap``) → (bar or None, rationale), from score → control → seed → gap.
+    """Score key (``road_gap:morf``, ``goar_gap``) → (bar or None, rationale), from score → control → seed → gap.
 
     Args:
         values: mean gap of each control on each seed, per score key.

@@ -17,6 +17,7 @@ import torch
 
 from cfcheck.domains.base import FACTOR_MEASUREMENT, require
 from cfcheck.metrics.effectiveness import categorical_hits, standardised_error
+from cfcheck.metrics.key import MetricKey
 
 __all__ = ["parent_agreement", "predictor_agreement"]
 
@@ -75,8 +76,8 @@ def score_parent(result: Any, score: Any, zoo: Any, parent: str, prefix: str, *,
 
     keep = result.valid
     if int(keep.sum()) == 0:
-        score.unavailable(f"{prefix}_error:{parent}", "the method abstained on every input")
+        score.unavailable(MetricKey(f"{prefix}_error", parent), "the method abstained on every input")
     if by_predictor and parent not in zoo.anticausal_predictors:
         pytest.skip(f"{result.domain.name} bundles no anti-causal predictor of {parent}")
     kind, values = (predictor_agreement if by_predictor else parent_agreement)(result, zoo, parent)
-    score(f"{prefix}_{kind}:{parent}", values, labels=labels_where(result.sample_labels, keep))
+    score(MetricKey(f"{prefix}_{kind}", parent), values, labels=labels_where(result.sample_labels, keep))

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import torch
 
+from cfcheck.core.answer_reads import engine_reads
 from cfcheck.core.seeds import TASK_INPUTS, seeded
 from cfcheck.domains.base import INTERVENTION_COUNTERFACTUAL, Domain, require
 from cfcheck.kinds.base import EvaluatedOnce, Inputs, KindSpec, Run, Task
@@ -87,9 +88,10 @@ class SCMResult(EvaluatedOnce):
     def true_cf(self) -> torch.Tensor:
         """The domain's true counterfactual of every input under the task's intervention."""
         require(self.domain, INTERVENTION_COUNTERFACTUAL)
-        return scm(self.domain).intervention_counterfactual(
-            self.domain.split_roles["scored"], self.index, self.intervention
-        )
+        with engine_reads():  # the engine's own use of the answer, not the method's
+            return scm(self.domain).intervention_counterfactual(
+                self.domain.split_roles["scored"], self.index, self.intervention
+            )
 
     @cached_property
     def target_parents(self) -> dict[str, torch.Tensor]:
@@ -97,7 +99,8 @@ class SCMResult(EvaluatedOnce):
         counterfactual shows (an intervention moves the intervened parent's children, for instance)."""
         require(self.domain, INTERVENTION_COUNTERFACTUAL)
         propagating = cast(CounterfactualParents, self.domain)  # what the capability promises
-        return propagating.counterfactual_parents(self.domain.split_roles["scored"], self.index, self.intervention)
+        with engine_reads():
+            return propagating.counterfactual_parents(self.domain.split_roles["scored"], self.index, self.intervention)
 
     @cached_property
     def sample_labels(self) -> dict[str, list[Any]]:
@@ -169,7 +172,8 @@ class SCMSpec(KindSpec[SCMTask, SCMResult]):
         position = domain.factor_names.index(task.factor)
         generator = torch.Generator().manual_seed(seeded(task.seed, TASK_INPUTS, SEED_OFFSET, position))
         index = torch.randperm(len(scored.labels), generator=generator)[:n].sort().values
-        parents = scm(domain).parents(scored_name, index)
+        with engine_reads():  # the task's parents, which the call hands the method
+            parents = scm(domain).parents(scored_name, index)
         new = scm(domain).sample_intervention(task.factor, parents, generator)
         inputs = Inputs(
             like=scored.images[index],

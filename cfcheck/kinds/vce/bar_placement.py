@@ -100,7 +100,7 @@ class Placement:
 
 @dataclass
 class _Score:
-    """What the controls reached on one bar key."""
+    """What the controls reached on one metric key."""
 
     metric: str
     suite: str
@@ -126,7 +126,7 @@ def _collect(
             card = CARDS.get(MetricKey.parse(metric).card)
             if card is None or card.direction == "none":
                 continue
-            key = MetricKey.parse(metric).bar_key
+            key = str(MetricKey.parse(metric))
             entry = found.setdefault(key, _Score(metric, str(score["suite"]), card))
             low, rule = comparable_value(score, card, profile, "ci_low")
             high, _ = comparable_value(score, card, profile, "ci_high")
@@ -164,7 +164,7 @@ def place_bars(
     share: float = REQUIRED_SHARE,
     names: Mapping[str, str] | None = None,
 ) -> dict[str, Placement]:
-    """Bar key (``key`` or ``key_variant``) → :class:`Placement`, from control scorecards.
+    """Metric key (``card`` or ``card:variant``) → :class:`Placement`, from control scorecards.
 
     Args:
         results: control → scorecard, or a sequence of such, one per seed (every task score of
@@ -329,5 +329,5 @@ def derive_bars(
     domain: str,
     **options: Any,
 ) -> dict[str, tuple[Bar | None, str]]:
-    """Bar key → (bar or None, rationale): :func:`place_bars` without the verdicts (same options)."""
+    """Metric key → (bar or None, rationale): :func:`place_bars` without the verdicts (same options)."""
     return {key: (p.bar, p.rationale) for key, p in place_bars(results, profile, domain, **options).items()}

@@ -54,7 +54,7 @@ __all__ = [
     "run",
 ]
 
-#: the adapters of the controls that do not run as ``cfcheck.fixtures.<name>``
+#: the adapters of the controls that do not run as ``cfcheck.fixtures.vce.<name>``
 METHODS = {"pgd": "cfcheck.fixtures.vce.pgd_sized", "mixture": "cfcheck.fixtures.vce.mixture"}
 #: the environment variables the sized PGD and the mixture adapters read (see their modules)
 PGD_EPS_VARIABLE = "CFCHECK_PGD_EPS"
@@ -95,7 +95,7 @@ def plan_controls(
             of = "truth" if any(c.name == "truth" for c in controls) else (positives[0] if positives else None)
             if of is None:
                 continue
-            method = "cfcheck.fixtures.truth" if of == "truth" else of
+            method = "cfcheck.fixtures.vce.truth" if of == "truth" else of
             expected = CHECKS["mixture"]
             facts = {
                 "role": "check: judged on the bars, places none",
@@ -114,7 +114,7 @@ def plan_controls(
             env = {PGD_EPS_VARIABLE: repr(budget.eps)}
             controls.append(Control(name, METHODS[name], EXPECTED[name], env, facts))
             continue
-        method = METHODS.get(name, f"cfcheck.fixtures.{name}")
+        method = METHODS.get(name, f"cfcheck.fixtures.vce.{name}")
         facts = {"expected": _signs(EXPECTED[name]), "method": method}
         controls.append(Control(name, method, EXPECTED[name], facts=facts))
     truth_at = next((i + 1 for i, c in enumerate(controls) if c.name == "truth"), 0)

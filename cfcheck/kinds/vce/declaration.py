@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from cfcheck.kinds.declaration import DomainCalibration, KindDeclaration
+from cfcheck.kinds.vce.controls import CONTROL_SUITES, CONTROLS
 
 if TYPE_CHECKING:
     import torch
@@ -15,33 +16,6 @@ if TYPE_CHECKING:
 class VisualCounterfactualExplainer(Protocol):
     def explain(self, x: torch.Tensor, target: torch.Tensor, classifier: torch.nn.Module) -> Any: ...
 
-
-#: The bundled controls and the baseline, and the suites each is expected to pass (+) or fail (−).
-CONTROLS: dict[str, str] = {
-    "truth": "+validity +closeness +realism −random_classifier +ground_truth",
-    "truth_rejecting": "+validity +closeness +realism +random_classifier +ground_truth",
-    "random_target": "+validity −closeness +realism −random_classifier −ground_truth",
-    "nearest": "+validity −closeness −ground_truth",
-    "identity": "−validity +closeness −realism −random_classifier −ground_truth",
-    "noise": "−validity −closeness −realism −ground_truth",
-    "pgd": "−validity −ground_truth",
-    # the target class's mean image for every input: one blurred prototype per class fails coverage
-    # and FID (no variety); it lies where its class is dense, so density does not fail it (the density
-    # cards say so); not expected to fail ground_truth: a class mean is close to every member of the class
-    "class_mean": "−realism",
-    # the truth for a share of the inputs, the unchanged input for the rest: the validity bars ask
-    # for 80 % right counterfactuals, so the mixtures below it must fail and those well above pass;
-    # the 90 % mixture's validity (0.86–0.93, the truth itself misses a few targets) has an interval
-    # that reaches the 0.8 bar at the quick profile's 120 inputs on some seeds: it passes or is
-    # inconclusive there, so it is expected to pass only the ground-truth bar
-    "truth_mixture_50": "−validity −ground_truth",
-    "truth_mixture_60": "−validity −ground_truth",
-    "truth_mixture_70": "−validity −ground_truth",
-    "truth_mixture_80": "(on the validity and ground-truth bars)",
-    "truth_mixture_90": "+ground_truth",
-    "truth_mixture_95": "+validity +ground_truth",
-    "wachter": "(baseline)",
-}
 
 #: The controls a domain's calibration runs (``cfcheck calibrate --domain SPEC``), in order: they
 #: need nothing but the domain's data and explained classifier (the truth only where the domain
@@ -83,11 +57,17 @@ DECLARATION = KindDeclaration(
     description="visual counterfactual explainer: explain(x, target, classifier) -> x_cf",
     call="explain",
     arguments=("x", "target", "classifier"),
+    spec="cfcheck.kinds.vce.spec:SPEC",
+    section="cfcheck.kinds.vce.section:SECTION_DEFAULTS",
+    template="cfcheck.kinds.vce.template:ADAPTER",
+    suites="cfcheck.suites.vce",
+    adapters="cfcheck.fixtures.vce",
+    order=10,
     protocol=VisualCounterfactualExplainer,
     fixtures=("cfcheck_oracle", "cfcheck_attribute"),
     task_sets=("explained", "random", "cascade"),
     controls=CONTROLS,
-    control_suites=("validity", "closeness", "realism", "random_classifier"),
+    control_suites=CONTROL_SUITES,
     reference_methods={"dvce": "(diffusion reference)", "fastdime": "(diffusion reference)"},
     domain_calibration=DOMAIN_CALIBRATION,
 )

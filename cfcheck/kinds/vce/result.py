@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from cfcheck.core.answer_reads import engine_reads
 from cfcheck.kinds.base import EvaluatedOnce
 from cfcheck.kinds.calling import MethodOutput
 from cfcheck.kinds.vce.tasks import TaskInputs, VCETask
@@ -85,8 +86,9 @@ class VCEResult(EvaluatedOnce):
         domain = self.zoo.domain
         if not isinstance(domain, ClassCounterfactual):
             return None
-        factors = domain.split(domain.split_roles["scored"]).factors[self.inputs.index]
-        return domain.class_counterfactual(factors, self.target)
+        with engine_reads():  # the engine's own use of the answer, not the method's
+            factors = domain.split(domain.split_roles["scored"]).factors[self.inputs.index]
+            return domain.class_counterfactual(factors, self.target)
 
     @cached_property
     def sample_labels(self) -> dict[str, list[Any]]:

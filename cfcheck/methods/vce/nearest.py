@@ -83,11 +83,6 @@ class NearestTargetNeighbour(VisualExplainer):
         self._prediction_cache[classifier] = (versions, predictions, logits.shape[1])
         return predictions, logits.shape[1]
 
-    def clear_cache(self) -> None:
-        """Forget cached bank predictions and device copies (frees memory)."""
-        self._prediction_cache = weakref.WeakKeyDictionary()
-        self._bank_on_device.clear()
-
     def counterfactuals(
         self, x: torch.Tensor, target: torch.Tensor, classifier: nn.Module, generator: torch.Generator
     ) -> tuple[torch.Tensor, torch.Tensor]:

@@ -106,7 +106,7 @@ _SMALL_SETS = (
 )
 _SHARE_RUNS = (
     "Measured at the quick profile on seeds 0, 1 and 2, one thread, 8 tasks each (`pytest "
-    '--method=cfcheck.fixtures.<control> --cfcheck-profile=quick --cfcheck-seed=<s> -k "test_realism or '
+    '--method=cfcheck.fixtures.vce.<control> --cfcheck-profile=quick --cfcheck-seed=<s> -k "test_realism or '
     'test_validity"`), in units of the lowest floor draw'
 )
 _SHARE_RULE = (
@@ -191,7 +191,7 @@ REALISM_CARDS = (
             "draws sits between. The L2-nearest real neighbour lands near the bar: real images, but a "
             "biased subset (fainter, thinner shapes). Share of right counterfactuals (truth mixtures: the "
             "truth on a share of the inputs, the input on the rest; quick profile, seeds 0, 1 and 2, 8 tasks "
-            "each, `pytest --method=cfcheck.fixtures.truth_mixture_<share> --cfcheck-seed=<s> -k "
+            "each, `pytest --method=cfcheck.fixtures.vce.truth_mixture_<share> --cfcheck-seed=<s> -k "
             '"test_realism or test_validity"`, in units of the highest floor draw): the 60 % mixture scores '
             "1.77–3.15 and fails 20 of 24 task scores, inconclusive on 4 (seed 0; lower ends from 1.29); the "
             "95 % one scores 0.61–1.23 and passes all 24 (upper ends up to 1.66); the 80 % one is inconclusive "
@@ -253,7 +253,7 @@ REALISM_CARDS = (
             "noise an order of magnitude further, but the 50 % truth mixture (fixture truth_mixture_50) "
             "scores inside any additive bar that keeps the truth's verdicts (it passes floor + 1 on the "
             "ideal pairs). Re-measured on seeds 0, 1 and 2 (quick profile, `pytest "
-            '--method=cfcheck.fixtures.<control> --cfcheck-seed=<s> -k "test_realism or test_validity"`): '
+            '--method=cfcheck.fixtures.vce.<control> --cfcheck-seed=<s> -k "test_realism or test_validity"`): '
             "the truth's upper interval ends reach floor + 0.60 (highest floor draw), the 60 % truth "
             "mixture's come down to floor + 0.31, so any additive bar that passes the truth on every task "
             "passes the 60 % mixture on some. fid_target gates target-class realism; KID is reported beside it."

@@ -184,7 +184,7 @@ SCM_MODEL_CARDS = (
             "so it scores what identity scores: CLD tells a minimal change from a large one (truth from "
             "noise and the resampler, which the measured line shows) but not from no change, which "
             "the effectiveness bars catch. The VAE generator scores as the truth does (0.240–0.294: `pytest "
-            "suites/scm --method=fixtures/scm_vae.py --cfcheck-profile quick`, seed 0)."
+            "suites/scm --method=fixtures/scm/vae.py --cfcheck-profile quick`, seed 0)."
         ),
         failure_hint="the counterfactuals are not minimal changes of their inputs",
         computed_by=(

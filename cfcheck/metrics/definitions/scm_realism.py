@@ -28,7 +28,7 @@ _RUN = (
     "calibrate --methods scm_truth scm_identity scm_resample scm_noise`, the floors in each score's "
     "extra.real_floor"
 )
-_VAE_RUN = "`pytest suites/scm --method=fixtures/scm_vae.py --cfcheck-profile quick`, seed 0"
+_VAE_RUN = "`pytest suites/scm --method=fixtures/scm/vae.py --cfcheck-profile quick`, seed 0"
 _WHY_NOT_TEST_SET = (
     "Melistas et al. compare with the test set, whose parents are the observed ones: an identity "
     "method then looks realistic and an effective intervention is penalised for moving the mix."

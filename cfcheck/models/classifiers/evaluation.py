@@ -7,7 +7,7 @@ which re-measure every shipped model against its ``quality_bar``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import torch
 from torch import nn
@@ -17,6 +17,9 @@ from cfcheck.core.thresholds import bar_violations
 from ..inference import batched_apply, model_device
 from .adversarial import robust_accuracy
 from .recipes import ModelSpec, domain_recipes
+
+if TYPE_CHECKING:
+    from ..capabilities import ModelDomain
 
 __all__ = [
     "bar_violations",  # re-exported from cfcheck.core.thresholds: the one notion of a bar
@@ -33,11 +36,14 @@ __all__ = [
 DISTRIBUTION_KEYS = ("class_shares", "max_class_share", "prediction_entropy_bits")
 
 
-def task_targets(task: str, data: Any, *, domain: str | None) -> dict[str, torch.Tensor]:
-    """Integer targets of ``task`` for a split of ``domain``: head name -> labels.
+def task_targets(task: str, data: Any, *, domain: ModelDomain | None) -> dict[str, torch.Tensor]:
+    """Integer targets of ``task`` for a split of ``domain`` (the domain object): head name -> labels.
 
     The domain defines them (``ModelRecipes.targets``): single-task models have one head,
     ``"label"``; a multi-head model (the embedding) one per attribute, its main head first.
+
+    Raises:
+        ValueError: without a domain, or where the domain gives no targets for ``task``.
     """
     if domain is None:
         raise ValueError(
@@ -46,7 +52,7 @@ def task_targets(task: str, data: Any, *, domain: str | None) -> dict[str, torch
         )
     targets = domain_recipes(domain).targets(task, data)
     if not targets:
-        raise ValueError(f"domain {domain!r} gave no targets for task {task!r}")
+        raise ValueError(f"domain {domain.name!r} gave no targets for task {task!r}")
     return targets
 
 

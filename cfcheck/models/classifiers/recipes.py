@@ -8,7 +8,8 @@ reproduce a weight file bit for bit on the same torch version and thread count.
 Which models a domain has, and what their tasks mean, is the domain's own business: its
 :class:`cfcheck.domains.base.Domain` offers them through the optional ``model_recipes()``
 hook, which returns a :class:`ModelRecipes` (the recipe table, the tasks and their targets).
-Nothing here names a domain.
+Nothing here names a domain: the functions take the domain object
+(:class:`cfcheck.models.capabilities.ModelDomain`), and :func:`model_specs` binds each spec to it.
 """
 
 from __future__ import annotations
@@ -17,8 +18,12 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from cfcheck.models.capabilities import ClassifierRecipes, require_domain_object
+
 if TYPE_CHECKING:  # only for annotations: the recipes stay importable without torch
     import torch
+
+    from cfcheck.models.capabilities import ModelDomain
 
 __all__ = [
     "ROLES",
@@ -40,7 +45,7 @@ class ModelRecipes(Protocol):
     tasks: tuple[str, ...]
 
     def specs(self) -> dict[str, ModelSpec]:
-        """The domain's reference models by name (``domain`` left unset or the domain's name)."""
+        """The domain's reference models by name (``domain`` left unset: :func:`model_specs` binds it)."""
 
     def targets(self, task: str, data: Any) -> dict[str, torch.Tensor]:
         """Integer labels of ``task`` for a split of the domain: head name -> labels.
@@ -106,8 +111,8 @@ class ModelSpec:
     transfer_eval: dict[str, Any] | None = None
     #: free text for the manifest and the model card (measured facts, with their command)
     notes: tuple[str, ...] = ()
-    #: the domain whose data and targets the model is trained on; :func:`model_specs` sets it
-    domain: str | None = None
+    #: the domain object whose data and targets the model is trained on; :func:`model_specs` sets it
+    domain: ModelDomain | None = None
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -118,41 +123,49 @@ class ModelSpec:
             tasks = domain_recipes(self.domain).tasks
             if self.task not in tasks:
                 raise ValueError(
-                    f"task must be one of {tasks} (the tasks of domain {self.domain!r}), got {self.task!r}"
+                    f"task must be one of {tasks} (the tasks of domain {self.domain.name!r}), got {self.task!r}"
                 )
         if (self.role == "attribute_oracle") != (self.attribute is not None):
             raise ValueError(f"{self.name}: exactly the attribute oracles name an attribute")
 
 
-def domain_recipes(domain: str) -> ModelRecipes:
-    """The reference-model recipes of ``domain``, found through the domain registry.
+def domain_recipes(domain: ModelDomain) -> ModelRecipes:
+    """The reference-model recipes of ``domain`` (the domain object).
 
     A domain has reference models when its :class:`cfcheck.domains.base.Domain` defines the
     optional ``model_recipes()`` hook (returning a :class:`ModelRecipes`).
+
+    Raises:
+        TypeError: for a domain's name instead of the object.
+        ValueError: for a domain without the hook.
     """
-    from cfcheck.models.capabilities import ClassifierRecipes
-    from cfcheck.models.domain_access import domain_named as get_domain
+    require_domain_object(domain, "domain_recipes")
+    if not isinstance(domain, ClassifierRecipes):
+        name = getattr(domain, "name", domain)
+        raise ValueError(f"domain {name!r} has no reference-model recipes: its Domain defines no model_recipes()")
+    recipes: ModelRecipes = domain.model_recipes()
+    return recipes
 
-    found = get_domain(domain)
-    if not isinstance(found, ClassifierRecipes):
-        raise ValueError(f"domain {domain!r} has no reference-model recipes: its Domain defines no model_recipes()")
-    return found.model_recipes()
 
-
-def model_specs(domain: str) -> dict[str, ModelSpec]:
-    """All reference models of ``domain``, by name (the names the plugin loads).
+def model_specs(domain: ModelDomain) -> dict[str, ModelSpec]:
+    """All reference models of ``domain`` (the domain object), by name (the names the plugin loads).
 
     Each spec is bound to ``domain`` (``spec.domain``), which is where training and evaluation
     get its data and targets from.
+
+    Raises:
+        TypeError: for a domain's name instead of the object.
+        ValueError: for a domain without recipes, a recipe listed under another name than its own,
+            or one bound to another domain.
     """
     specs = domain_recipes(domain).specs()
     bound = {}
     for name, spec in specs.items():
         if spec.name != name:
-            raise ValueError(f"domain {domain!r} lists the recipe of {spec.name!r} under {name!r}")
-        if spec.domain not in (None, domain):
-            raise ValueError(f"domain {domain!r} lists {name!r}, a model of domain {spec.domain!r}")
-        bound[name] = spec if spec.domain == domain else dataclasses.replace(spec, domain=domain)
+            raise ValueError(f"domain {domain.name!r} lists the recipe of {spec.name!r} under {name!r}")
+        if spec.domain is not None and spec.domain is not domain:
+            raise ValueError(f"domain {domain.name!r} lists {name!r}, a model of domain {spec.domain.name!r}")
+        bound[name] = spec if spec.domain is domain else dataclasses.replace(spec, domain=domain)
     return bound
 
 

@@ -5,36 +5,38 @@ Every source of randomness is seeded from the recipe: the initial weights and dr
 order and the augmentation noise (their own ``torch.Generator``). Two runs of a recipe on the
 same torch version and thread count therefore write byte-identical weight files.
 
-Run ``python -m cfcheck.models.classifiers.training [--only NAME] [--smoke --out DIR]``
-(or ``cfcheck retrain``); ``--out`` is a domain folder, by default the bundled
-``reference_models/<domain>/``.
+Run ``cfcheck retrain --domain DOMAIN [--only NAME] [--smoke --out DIR]``; ``--out`` is a domain
+folder, by default the bundled ``reference_models/<domain>/``. The functions here take the domain
+object (:class:`cfcheck.models.capabilities.ModelDomain`), never its name.
 """
 
 from __future__ import annotations
 
-import argparse
 import copy
 import dataclasses
 import math
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from cfcheck.core.retrain import add_retrain_arguments, retrain_request
 from cfcheck.core.seeds import Stream, seeded
 
 from ..builders import build_model
+from ..capabilities import require_domain_object
 from ..registry import save_weights
 from ..shuffling import epoch_orders
 from .adversarial import pgd_attack
 from .architectures import calibrate_logits, count_parameters
 from .evaluation import bar_violations, head_logits, main_accuracy, measure_quality, task_targets
 from .recipes import ModelSpec, TrainingRecipe, domain_recipes, model_specs, smoke_spec
+
+if TYPE_CHECKING:
+    from ..capabilities import ModelDomain
 
 __all__ = ["AUGMENTATION_DRAWS", "fit", "save_weights", "train_model", "train_reference_models"]
 
@@ -45,20 +47,7 @@ AUGMENTATION_DRAWS = Stream("augmentation draws", start=1)
 Log = Callable[[str], None]
 
 
-def _load_data(domain: str, split: str, n: int | None) -> Any:
-    from cfcheck.models.domain_access import domain_named as get_domain
-
-    return get_domain(domain).split(split, n)
-
-
-def _scored_split(domain: str) -> str:
-    """The split quality is measured on: the domain's scored split (the methods' inputs)."""
-    from cfcheck.models.domain_access import domain_named as get_domain
-
-    return get_domain(domain).split_roles["scored"]
-
-
-def _split_seed(domain: str, split: str) -> int | None:
+def _split_seed(domain: ModelDomain, split: str) -> int | None:
     return domain_recipes(domain).split_seed(split)
 
 
@@ -213,36 +202,53 @@ def _num_classes(spec: ModelSpec) -> int:
 def train_model(
     spec: ModelSpec,
     out_dir: str | Path,
-    domain: str | None = None,
+    domain: ModelDomain | None = None,
     device: str | torch.device = "cpu",
     log: Log = print,
 ) -> dict[str, Any]:
-    """Trains one model, writes ``<domain>_<name>.safetensors``; returns its manifest entry.
+    """Trains one model, writes ``<domain name>_<name>.safetensors``; returns its manifest entry.
 
-    ``domain`` defaults to the spec's own (``spec.domain``, set by ``model_specs(domain)``).
+    Args:
+        spec: the model's recipe.
+        out_dir: the domain folder the weights go to.
+        domain: the domain object it is trained for; default the spec's own (``spec.domain``,
+            bound by ``model_specs(domain)``).
+        device: the torch device it is trained on.
+        log: receives progress lines.
+
+    Returns:
+        The model's manifest entry.
+
+    Raises:
+        ValueError: where no domain is given, or the spec is bound to another one.
     """
+    if domain is not None:
+        require_domain_object(domain, "train_model")
     if domain is None:
         domain = spec.domain
-    if domain is None or (spec.domain is not None and spec.domain != domain):
+    if domain is None or (spec.domain is not None and spec.domain is not domain):
+        bound = None if spec.domain is None else spec.domain.name
+        given = None if domain is None else domain.name
         raise ValueError(
             f"model {spec.name!r}: give the domain it is trained for (spec.domain is "
-            f"{spec.domain!r}, domain argument {domain!r}); build specs with model_specs(domain)"
+            f"{bound!r}, domain argument {given!r}); build specs with model_specs(domain)"
         )
     if spec.domain is None:
         spec = dataclasses.replace(spec, domain=domain)
     recipe = spec.recipe
-    train_data = _load_data(domain, recipe.split, recipe.n)
+    train_data = domain.split(recipe.split, recipe.n)
     val_data = None
     if recipe.epochs > 0 and recipe.selection_split:
-        val_data = _load_data(domain, recipe.selection_split, recipe.selection_n)
+        val_data = domain.split(recipe.selection_split, recipe.selection_n)
     started = time.perf_counter()  # training only: rendering the splits is the domain's cost
     model = fit(spec, train_data, val_data, device=device, log=log)
     train_seconds = time.perf_counter() - started
-    file_name = f"{domain}_{spec.name}.safetensors"
+    file_name = f"{domain.name}_{spec.name}.safetensors"
     sha256 = save_weights(
-        model, Path(out_dir) / file_name, {"domain": domain, "name": spec.name, "architecture": spec.architecture}
+        model, Path(out_dir) / file_name, {"domain": domain.name, "name": spec.name, "architecture": spec.architecture}
     )
-    quality = measure_quality(model, spec, _load_data(domain, _scored_split(domain), spec.test_n))
+    # quality is measured on the domain's scored split (the methods' inputs)
+    quality = measure_quality(model, spec, domain.split(domain.split_roles["scored"], spec.test_n))
     entry: dict[str, Any] = {
         "file": file_name,
         "sha256": sha256,
@@ -283,7 +289,7 @@ def train_model(
 
 
 def train_reference_models(
-    domain: str,
+    domain: ModelDomain,
     names: Iterable[str] | None = None,
     out_dir: str | Path | None = None,
     smoke: bool = False,
@@ -291,7 +297,8 @@ def train_reference_models(
     log: Log = print,
     num_threads: int | None = 1,
 ) -> dict[str, dict[str, Any]]:
-    """Trains all (or the named) reference models; updates the domain's manifest and model cards.
+    """Trains all (or the named) reference models of ``domain`` (the domain object); updates its
+    manifest and model cards.
 
     ``out_dir`` is a domain folder (weights, ``manifest.json``, cards side by side); the
     default is the bundled one, ``reference_models/<domain>/``.
@@ -313,20 +320,4 @@ def train_reference_models(
         spec = smoke_spec(specs[name]) if smoke else specs[name]
         return train_model(spec, folder, domain=domain, device=device, log=log)
 
-    return train_into_folder(domain, selected, train_one, out_dir, smoke=smoke, num_threads=num_threads)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Retrain a domain's classifiers with cfcheck's recipes.")
-    add_retrain_arguments(parser, domain="required")
-    request = retrain_request(parser.parse_args(argv))
-    started = time.perf_counter()
-    train_reference_models(
-        request.domain, request.only, request.out, request.smoke, request.device, num_threads=request.threads
-    )
-    print(f"done in {time.perf_counter() - started:.0f}s")
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    return train_into_folder(domain.name, selected, train_one, out_dir, smoke=smoke, num_threads=num_threads)

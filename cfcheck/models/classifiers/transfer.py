@@ -6,30 +6,31 @@ sees, so an oracle that predicts the adversarial target shares the classifier's 
 features (typically because it shares its architecture) and would certify adversarial
 examples as valid counterfactuals. This module measures that rate.
 
-Run ``python -m cfcheck.models.classifiers.transfer [--n 300] [--seed 0]`` to print the figures quoted in
-the model cards (one thread, deterministic for a seed).
+Run ``cfcheck transfer --domain DOMAIN [--n 300] [--seed 0]`` to print the figures quoted in the
+model cards (one thread, deterministic for a seed).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
 
+from ..capabilities import require_domain_object
 from ..inference import batched_logits
 
-__all__ = ["adversarial_transfer", "main"]
+if TYPE_CHECKING:
+    from ..capabilities import ModelDomain
 
-#: the oracle committee of the validity suite
+__all__ = ["adversarial_transfer"]
 
 
 def adversarial_transfer(
     n: int = 300,
     *,
-    domain: str,
+    domain: ModelDomain,
     eps: float = 0.15,
     steps: int = 40,
     seed: int = 0,
@@ -47,7 +48,7 @@ def adversarial_transfer(
 
     Args:
         n: number of images (at most the split's size).
-        domain: the domain (a name or the object) whose split, role map and model store are used.
+        domain: the domain object whose split, role map and model store are used.
         eps: L∞ radius of the attack, in [0, 1] pixel units.
         steps: PGD steps.
         seed: seeds the image subset, the targets and the PGD random start.
@@ -65,13 +66,13 @@ def adversarial_transfer(
         fraction of the ``n`` adversarial images classified as their target.
 
     Example:
-        >>> rates = adversarial_transfer(n=300, domain=name)  # doctest: +SKIP
+        >>> rates = adversarial_transfer(n=300, domain=get_domain(name))  # doctest: +SKIP
         >>> rates["cnn"], rates["attr_digit"], rates["committee_majority"]  # doctest: +SKIP
     """
     from cfcheck.models.classifiers.adversarial import pgd_attack
-    from cfcheck.models.domain_access import domain_named as get_domain
 
-    found = get_domain(domain)
+    require_domain_object(domain, "adversarial_transfer")
+    found = domain
     roles = found.model_roles
     source = source if source is not None else roles["explained"][0]
     evaluated = evaluated if evaluated is not None else roles.get("class_attribute_oracle", ())
@@ -111,50 +112,3 @@ def adversarial_transfer(
         votes = torch.stack([hits[name] for name in committee]).sum(0)
         rates["committee_majority"] = int((2 * votes > len(committee)).sum()) / n
     return rates
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--domain", required=True, help="domain of the split and models (a registered name)")
-    parser.add_argument("--n", type=int, default=300)
-    parser.add_argument("--eps", type=float, default=0.15)
-    parser.add_argument("--steps", type=int, default=40)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--source", default=None, help="the attacked model (default: the domain's first explained one)")
-    parser.add_argument(
-        "--evaluated",
-        nargs="*",
-        default=None,
-        help="models whose target rate is reported too (default: the class-attribute oracle)",
-    )
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
-    rates = adversarial_transfer(
-        args.n,
-        domain=args.domain,
-        eps=args.eps,
-        steps=args.steps,
-        seed=args.seed,
-        source=args.source,
-        evaluated=args.evaluated,
-    )
-    print(
-        json.dumps(
-            {
-                "domain": args.domain,
-                "n": args.n,
-                "eps": args.eps,
-                "steps": args.steps,
-                "seed": args.seed,
-                "source": next(iter(rates)),
-                "target_rate": rates,
-            },
-            indent=2,
-        )
-    )  # the source comes first
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import torch
 from torch import nn
@@ -31,6 +31,9 @@ from cfcheck.core.thresholds import bar_violations, parse_bars
 from ..builders import ArchitectureSpec, architecture, build_model, register_architecture
 from ..registry import ReferenceModelError, save_state_dict
 from ..shuffling import epoch_batches, steps_per_epoch
+
+if TYPE_CHECKING:
+    from ..capabilities import ModelDomain
 
 __all__ = [
     "GENERATIVE_FAMILIES",
@@ -318,7 +321,7 @@ def train_generative_model(
 
 
 def train_generative_models(
-    domain: str,
+    domain: ModelDomain,
     names: list[str] | None = None,
     out_dir: str | Path | None = None,
     *,
@@ -329,7 +332,7 @@ def train_generative_models(
     """Trains a domain's generative recipes (all, or ``names``); updates its manifest and cards.
 
     Args:
-        domain: a domain with the ``generative_recipes()`` hook.
+        domain: the domain object (one without the ``generative_recipes()`` hook has none).
         names: recipe names (default: all).
         out_dir: the domain folder written (default: the bundled one; a smoke run needs another).
         smoke: train each recipe's smoke configuration.
@@ -339,23 +342,21 @@ def train_generative_models(
     Returns:
         The new manifest entries keyed ``"<domain>/<name>"``.
     """
-    from cfcheck.models.domain_access import domain_named as get_domain
+    from cfcheck.models.capabilities import GenerativeRecipes, require_domain_object
 
-    dom = get_domain(domain)
-    from cfcheck.models.capabilities import GenerativeRecipes
-
-    recipes = dom.generative_recipes() if isinstance(dom, GenerativeRecipes) else {}
+    require_domain_object(domain, "train_generative_models")
+    recipes = domain.generative_recipes() if isinstance(domain, GenerativeRecipes) else {}
     selected = list(recipes) if names is None else list(names)
     unknown = [name for name in selected if name not in recipes]
     if unknown:
-        raise ValueError(f"unknown generative model(s) {unknown}; {domain} has {sorted(recipes)}")
+        raise ValueError(f"unknown generative model(s) {unknown}; {domain.name} has {sorted(recipes)}")
     from ..publishing import train_into_folder
 
     def train_one(name: str, folder: Path) -> dict[str, Any]:
         recipe = recipes[name]
         config = recipe.smoke_config() if smoke else recipe.config
         return train_generative_model(
-            recipe, dom.split(config.split, config.n), folder, domain=domain, smoke=smoke, log=log
+            recipe, domain.split(config.split, config.n), folder, domain=domain.name, smoke=smoke, log=log
         )
 
-    return train_into_folder(domain, selected, train_one, out_dir, smoke=smoke, num_threads=num_threads)
+    return train_into_folder(domain.name, selected, train_one, out_dir, smoke=smoke, num_threads=num_threads)

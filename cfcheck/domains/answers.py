@@ -1,0 +1,35 @@
+"""The answer capabilities of a domain, guarded: a method that calls them is noticed.
+
+A domain's true counterfactual (and the counterfactual parents it is rendered from) is what the
+engine scores a method against; a method that reads it gets a perfect scorecard without explaining
+anything. :func:`guard_answer_methods` wraps those capabilities on every domain a run resolves (the
+registry calls it), a user's domain as much as a bundled one, so that a read from the method's code
+is counted (:mod:`cfcheck.core.answer_reads`) and its scorecard says the run is not a valid
+submission. A bundled domain also reports reads in its own internals, for a method that imports them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cfcheck.core.answer_reads import ANSWER_MARK, reads_answer
+
+__all__ = ["ANSWER_METHODS", "guard_answer_methods"]
+
+#: the methods of a domain that return its answer (the capabilities the engine scores against)
+ANSWER_METHODS = ("class_counterfactual", "intervention_counterfactual", "counterfactual_parents")
+
+
+def guard_answer_methods(domain: Any) -> Any:
+    """Wrap each answer method of ``domain`` (:data:`ANSWER_METHODS`) that reports no reads of its own
+    with one that does; returns ``domain``. Idempotent; an object whose attributes cannot be set
+    (slots, a frozen dataclass) is left as it is."""
+    for name in ANSWER_METHODS:
+        method = getattr(domain, name, None)
+        if not callable(method) or getattr(method, ANSWER_MARK, None) is not None:
+            continue
+        try:
+            object.__setattr__(domain, name, reads_answer(name)(method))
+        except (AttributeError, TypeError):
+            continue
+    return domain
