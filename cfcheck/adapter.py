@@ -19,14 +19,16 @@ import importlib.util
 import re
 import sys
 import typing
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from cfcheck.kinds.protocols import MethodKind, detect_kinds, expected_interface
+from cfcheck.kinds import protocols
+from cfcheck.kinds.protocols import KindDetection, MethodKind, detect_kinds, expected_interface
 
 FIXTURE_NAME = "cf_method"
 PLUGIN_NAME = "cfcheck-method-under-test"
@@ -53,6 +55,9 @@ class MethodSpec:
     module: ModuleType
     #: the kinds the method implements where known before any fixture runs, else None
     kinds: frozenset[MethodKind] | None = None
+    #: for ``pkg.mod:attr``, the method object and what detection found on it when it was loaded
+    #: (the run reuses it rather than detecting again)
+    detected: tuple[object, KindDetection] | None = field(default=None, compare=False, repr=False)
 
 
 def load_method(spec: str, rootdir: Path) -> MethodSpec:
@@ -63,8 +68,9 @@ def load_method(spec: str, rootdir: Path) -> MethodSpec:
     if ":" in spec and not _looks_like_path(spec.split(":", 1)[0]):
         module_name, attr = spec.split(":", 1)
         module = _import_module(module_name, spec)
-        adapter, method = _object_adapter(module, attr, spec)
-        return MethodSpec(spec, _slug(f"{module_name}-{attr}"), adapter, detect_kinds(method))
+        adapter, method, detection = _object_adapter(module, attr, spec)
+        found = frozenset(kind for kind, _ in detection[0])
+        return MethodSpec(spec, _slug(f"{module_name}-{attr}"), adapter, found, detected=(method, detection))
     if _looks_like_path(spec):
         path = Path(spec)
         if not path.is_absolute():
@@ -118,18 +124,22 @@ def declared_kinds(module: ModuleType) -> frozenset[MethodKind] | None:
     return None
 
 
-def check_method_object(method: Any, spec: str) -> None:
-    """Raise UsageError when the object returned by ``cf_method`` implements no known kind."""
+def check_method_object(
+    method: Any, spec: str, detect: Callable[[object], KindDetection] | None = None
+) -> KindDetection:
+    """What the object returned by ``cf_method`` implements (:func:`~cfcheck.kinds.protocols.kind_detection`,
+    or ``detect`` where the caller keeps what was found); UsageError when it implements no known kind."""
     __tracebackhide__ = True
     try:
-        kinds = detect_kinds(method)
+        detection = detect(method) if detect is not None else protocols.kind_detection(method)
     except ValueError as error:
         raise pytest.UsageError(f"--method={spec}: {error}") from None
-    if not kinds:
+    if not detection[0]:
         raise pytest.UsageError(
             f"--method={spec}: the '{FIXTURE_NAME}' fixture returned {type(method).__name__!s} "
             f"({method!r:.80}), which implements no method kind; expected {expected_interface()}"
         )
+    return detection
 
 
 def _looks_like_path(text: str) -> bool:
@@ -191,9 +201,9 @@ def _import_path(path: Path, spec: str) -> ModuleType:
     return module
 
 
-def _object_adapter(module: ModuleType, attr: str, spec: str) -> tuple[ModuleType, Any]:
-    """A synthetic plugin module whose ``cf_method`` fixture returns ``module.attr``, and the
-    method object."""
+def _object_adapter(module: ModuleType, attr: str, spec: str) -> tuple[ModuleType, Any, KindDetection]:
+    """A synthetic plugin module whose ``cf_method`` fixture returns ``module.attr``, the method
+    object and what it implements (detected once, here)."""
     try:
         target = module
         for part in attr.split("."):
@@ -209,8 +219,8 @@ def _object_adapter(module: ModuleType, attr: str, spec: str) -> tuple[ModuleTyp
 
     adapter = ModuleType(f"cfcheck_object_adapter_{_slug(spec)}")
     adapter.cf_method = pytest.fixture(name=FIXTURE_NAME)(cf_method)  # type: ignore[attr-defined]
-    check_method_object(method, spec)
-    return adapter, method
+    detection = check_method_object(method, spec)
+    return adapter, method, detection
 
 
 def _slug(text: str) -> str:

@@ -1,18 +1,30 @@
 """cfcheck's command-line options, defined once (``pytest --help`` lists them under "cfcheck"), and
-read into what the run needs: its domains, the kinds of its views and its device."""
+read once, with ``[tool.cfcheck]``, into the run's :class:`RunOptions` (:func:`read_options`); and
+the domains they select, resolved (:func:`resolve_domains`)."""
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from cfcheck.profiles import INCONCLUSIVE_OUTCOMES, KNOWN_FAILURE_OUTCOMES, PROFILE_NAMES
+from cfcheck.profiles import (
+    INCONCLUSIVE_OUTCOMES,
+    KNOWN_FAILURE_OUTCOMES,
+    PROFILE_NAMES,
+    Profile,
+    read_user_settings,
+    resolve_profile,
+)
 
 if TYPE_CHECKING:  # torch and the kinds load only when a method is under test
     import torch
 
+    from cfcheck.core.sharding import Shard
+    from cfcheck.domains.base import Domain
     from cfcheck.kinds.protocols import MethodKind
 
 
@@ -122,6 +134,91 @@ def add_options(parser: pytest.Parser) -> None:
     )
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """What cfcheck's options and ``[tool.cfcheck]`` ask of a run with ``--method``, read and checked
+    once (:func:`read_options`)."""
+
+    method: str  # --method, as given
+    profile: Profile  # --cfcheck-profile with [tool.cfcheck] and the options that change it
+    device: torch.device  # --cfcheck-device, resolved (not yet pinned to an xdist worker's GPU)
+    seed: int
+    report_dir: Path  # absolute: a relative one is taken from the directory pytest was started in
+    #: the domain specs to run (--cfcheck-domain, else [tool.cfcheck] domains); empty: every registered
+    #: domain and those a pytest_cfcheck_domains hook adds
+    domains: tuple[str, ...]
+    views: frozenset[MethodKind]
+    shard: Shard | None
+    baseline: Path | None  # --cfcheck-baseline
+    save_baseline: Path | None
+    cache_dir: Path | None  # None: the generation cache is off
+
+
+def read_options(config: pytest.Config) -> RunOptions | None:
+    """The run's options, read from ``config`` and ``[tool.cfcheck]`` (``pyproject.toml`` at the
+    root); None without ``--method``, where cfcheck stays out of the way (a bad ``[tool.cfcheck]``
+    then only warns: it must not break ordinary runs).
+
+    Raises:
+        pytest.UsageError: for an option or setting cfcheck cannot use, saying which and what it expects.
+    """
+    method = config.getoption("method")
+    try:
+        settings = read_user_settings(config.rootpath)
+        profile = _profile(config, settings)
+    except ValueError as error:
+        if not method:
+            config.issue_config_time_warning(
+                pytest.PytestConfigWarning(f"cfcheck: {error} (ignored: cfcheck runs only with --method)"),
+                stacklevel=3,
+            )
+            return None
+        raise pytest.UsageError(f"cfcheck: {error}") from None
+    if not method:
+        return None
+    from cfcheck.core.cache import default_cache_dir
+    from cfcheck.core.sharding import Shard
+
+    try:
+        shard = Shard.parse(config.getoption("cfcheck_shard")) if config.getoption("cfcheck_shard") else None
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
+    configured = settings.get("domains", [])
+    if isinstance(configured, str) or not all(isinstance(s, str) for s in configured):
+        raise pytest.UsageError(f"[tool.cfcheck] domains must be a list of domain specs, got {configured!r}")
+    report_dir: Path = config.getoption("cfcheck_report_dir")
+    no_cache = config.getoption("cfcheck_no_cache")
+    return RunOptions(
+        method=method,
+        profile=profile,
+        device=resolve_device(config.getoption("cfcheck_device")),
+        seed=config.getoption("cfcheck_seed"),
+        report_dir=report_dir if report_dir.is_absolute() else config.invocation_params.dir / report_dir,
+        domains=tuple(split_list(config.getoption("cfcheck_domain")) or configured),
+        views=parse_views(split_list(config.getoption("cfcheck_view"))),
+        shard=shard,
+        baseline=config.getoption("cfcheck_baseline"),
+        save_baseline=config.getoption("cfcheck_save_baseline"),
+        cache_dir=None if no_cache else (config.getoption("cfcheck_cache_dir") or default_cache_dir()),
+    )
+
+
+def _profile(config: pytest.Config, settings: dict[str, Any]) -> Profile:
+    """``--cfcheck-profile`` (else ``[tool.cfcheck] profile``, else standard) with ``settings``, and the
+    options that change it; ValueError for a setting or option it cannot take."""
+    profile = resolve_profile(config.getoption("cfcheck_profile") or settings.get("profile", "standard"), settings)
+    if config.getoption("cfcheck_inconclusive"):
+        profile = dataclasses.replace(profile, inconclusive=config.getoption("cfcheck_inconclusive"))
+    if config.getoption("cfcheck_known_failures"):
+        profile = dataclasses.replace(profile, known_failures=config.getoption("cfcheck_known_failures"))
+    timeout = config.getoption("cfcheck_timeout")
+    if timeout is not None:
+        if timeout < 0:
+            raise ValueError(f"--cfcheck-timeout must be >= 0 seconds, got {timeout:g}")
+        profile = dataclasses.replace(profile, timeout=timeout)
+    return profile
+
+
 def parse_views(names: list[str]) -> frozenset[MethodKind]:
     """The kinds named by --cfcheck-view; UsageError for a kind no view leads to."""
     from cfcheck.kinds import kind_views
@@ -139,8 +236,8 @@ def parse_views(names: list[str]) -> frozenset[MethodKind]:
     return frozenset(targets[name] for name in names)
 
 
-def resolve_domains(config: pytest.Config, settings: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-    """The run's domains by name, resolved once: ``--cfcheck-domain``, else ``[tool.cfcheck] domains``,
+def resolve_domains(config: pytest.Config, requested: tuple[str, ...]) -> tuple[dict[str, Domain], dict[str, str]]:
+    """The run's domains by name, resolved once: the ``requested`` specs (:attr:`RunOptions.domains`),
     else every registered domain and every domain a ``pytest_cfcheck_domains`` hook adds; and, by
     spec, the message of each that could not be resolved (the run records it and keeps the others)."""
     from cfcheck.domains.registry import DomainError, forget_unregistered_domains, registered_domains, resolve_domain
@@ -161,14 +258,10 @@ def resolve_domains(config: pytest.Config, settings: dict[str, Any]) -> tuple[di
         for found in config.hook.pytest_cfcheck_domains(config=config) or []
         for spec in found or []
     ]
-    specs: list[str] = split_list(config.getoption("cfcheck_domain"))
-    configured = settings.get("domains", [])
-    if isinstance(configured, str) or not all(isinstance(s, str) for s in configured):
-        raise pytest.UsageError(f"[tool.cfcheck] domains must be a list of domain specs, got {configured!r}")
-    selected = [(spec, resolved(spec)) for spec in specs or configured or registered_domains()]
-    if not specs and not configured:
+    selected = [(spec, resolved(spec)) for spec in requested or registered_domains()]
+    if not requested:
         selected += hooked
-    chosen: dict[str, Any] = {}
+    chosen: dict[str, Domain] = {}
     broken: dict[str, str] = {}
     for label, domain in selected:
         if isinstance(domain, str):

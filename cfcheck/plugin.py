@@ -6,21 +6,17 @@ directory once cfcheck is installed. Without ``--method`` the plugin stays out o
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
 from cfcheck import faults
-from cfcheck.adapter import PLUGIN_NAME, load_method
 from cfcheck.core import xdist_groups
-from cfcheck.core.devices import pin_worker_device
-from cfcheck.core.threads import share_cpu_between_xdist_workers
 from cfcheck.kinds.contract import CONTRACT_FIXTURE, parametrize_contract
 from cfcheck.kinds.protocols import MethodKind
 from cfcheck.kinds.registry import kind_fixtures, kind_markers, task_sets
-from cfcheck.options import add_options, parse_views, resolve_device, resolve_domains, split_list
+from cfcheck.options import add_options, read_options
 from cfcheck.plugin_collection import WithUnusableDomains, domain_matches_task, suite_marker, suite_markers, suite_roots
 from cfcheck.plugin_fixtures import (  # noqa: F401 - fixtures, registered with the plugin
     DOMAIN_FIXTURE,
@@ -45,9 +41,9 @@ from cfcheck.plugin_reporting import (
     merge_from_worker,
     summary_lines,
 )
-from cfcheck.profiles import read_user_settings, resolve_profile
 
 if TYPE_CHECKING:  # the session loads only when a method is under test
+    from cfcheck.domains.base import Domain
     from cfcheck.session import CfcheckSession
 
 
@@ -60,11 +56,32 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     from cfcheck import hookspecs
+    from cfcheck.reporting.formats import register_bundled
 
     pluginmanager.add_hookspecs(hookspecs)
+    register_bundled(pluginmanager)  # the bundled report formats, plugins like a user's (-p no:<name> drops one)
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """Declare cfcheck's markers; with ``--method``, create the run's session (kept in ``config.stash``)
+    and register its hooks' helpers; without, stay out of the way."""
+    _declare_markers(config)
+    options = read_options(config)
+    if options is None:
+        config.stash[session_key] = None
+        return
+    from cfcheck.session import CfcheckSession
+
+    config.stash[session_key] = cf_session = CfcheckSession.from_config(config, options)
+    if config.args_source is not pytest.Config.ArgsSource.ARGS:  # the suites, unless the user named paths
+        config.args[:] = [str(root) for root in suite_roots()]
+    xdist_groups.install(config)
+    config.pluginmanager.register(OutcomeCounter(cf_session), "cfcheck-outcomes")
+    install_baseline_gate(config, cf_session)
+    faults.stop_on_sigterm(config)
+
+
+def _declare_markers(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{KIND_MARKER}(kind): the method kind a cfcheck suite applies to")
     for signature, text in kind_markers().items():  # each kind's own markers, declared in its folder
         config.addinivalue_line("markers", f"{signature}: {text}")
@@ -77,86 +94,6 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{name}: {text}")
     if not config.pluginmanager.hasplugin("xdist"):  # the task marker must not warn without xdist
         config.addinivalue_line("markers", "xdist_group(name): run together under --dist loadgroup")
-    try:
-        settings = read_user_settings(config.rootpath)
-        profile_name = config.getoption("cfcheck_profile") or settings.get("profile", "standard")
-        profile = resolve_profile(profile_name, settings)
-        if config.getoption("cfcheck_inconclusive"):
-            profile = dataclasses.replace(profile, inconclusive=config.getoption("cfcheck_inconclusive"))
-        if config.getoption("cfcheck_known_failures"):
-            profile = dataclasses.replace(profile, known_failures=config.getoption("cfcheck_known_failures"))
-        if config.getoption("cfcheck_timeout") is not None:
-            timeout = config.getoption("cfcheck_timeout")
-            if timeout < 0:
-                raise ValueError(f"--cfcheck-timeout must be >= 0 seconds, got {timeout:g}")
-            profile = dataclasses.replace(profile, timeout=timeout)
-    except ValueError as error:
-        if not config.getoption("method"):
-            # without --method cfcheck is inert: a bad [tool.cfcheck] must not break ordinary runs
-            config.stash[session_key] = None
-            config.issue_config_time_warning(
-                pytest.PytestConfigWarning(f"cfcheck: {error} (ignored: cfcheck runs only with --method)"),
-                stacklevel=2,
-            )
-            return
-        raise pytest.UsageError(f"cfcheck: {error}") from None
-    spec = config.getoption("method")
-    if not spec:
-        config.stash[session_key] = None
-        return
-    method = load_method(spec, config.rootpath)
-    config.pluginmanager.register(method.module, PLUGIN_NAME)
-    if config.args_source is not pytest.Config.ArgsSource.ARGS:  # the suites, unless the user named paths
-        config.args[:] = [str(root) for root in suite_roots()]
-    from cfcheck.baseline import Baseline
-    from cfcheck.core.cache import GenerationCache, default_cache_dir
-    from cfcheck.core.sharding import Shard
-    from cfcheck.session import CfcheckSession
-
-    try:
-        shard = Shard.parse(config.getoption("cfcheck_shard")) if config.getoption("cfcheck_shard") else None
-    except ValueError as error:
-        raise pytest.UsageError(str(error)) from None
-    domains, broken_domains = resolve_domains(config, settings)
-    if broken_domains and not domains:  # nothing to run: say why now
-        raise pytest.UsageError("cfcheck: no domain could be loaded: " + "; ".join(broken_domains.values()))
-    views = parse_views(split_list(config.getoption("cfcheck_view")))
-    baseline_path = config.getoption("cfcheck_baseline")
-    try:
-        baseline = Baseline.load(baseline_path) if baseline_path else None
-    except (FileNotFoundError, ValueError) as error:
-        raise pytest.UsageError(f"--cfcheck-baseline: {error}") from None
-    share_cpu_between_xdist_workers(config)
-    xdist_groups.install(config)
-    report_dir = config.getoption("cfcheck_report_dir")
-    cache_dir = (
-        None if config.getoption("cfcheck_no_cache") else (config.getoption("cfcheck_cache_dir") or default_cache_dir())
-    )
-    config.stash[session_key] = cf_session = CfcheckSession(
-        method=method,
-        profile=profile,
-        device=pin_worker_device(resolve_device(config.getoption("cfcheck_device"))),  # a GPU per xdist worker
-        seed=config.getoption("cfcheck_seed"),
-        report_dir=report_dir if report_dir.is_absolute() else config.invocation_params.dir / report_dir,
-        baseline=baseline,
-        save_baseline=config.getoption("cfcheck_save_baseline"),
-        domains=domains,
-        broken_domains=broken_domains,
-        cache=GenerationCache(cache_dir),
-        shard=shard,
-        views=views,
-    )
-    if not hasattr(config, "workerinput") and not config.option.collectonly:  # the controller starts afresh
-        from cfcheck.reporting.examples import clear_examples
-
-        clear_examples(cf_session.run_dir)
-    try:
-        cf_session.check_profile()
-    except ValueError as error:
-        raise pytest.UsageError(f"cfcheck: {error}") from None
-    config.pluginmanager.register(OutcomeCounter(cf_session), "cfcheck-outcomes")
-    install_baseline_gate(config, cf_session)
-    faults.stop_on_sigterm(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -173,10 +110,10 @@ def pytest_report_header(config: pytest.Config) -> str | None:
         domains += f" ({len(session.broken_domains)} could not be loaded: {', '.join(session.broken_domains)})"
     cache = "off" if session.cache.directory is None else str(session.cache.directory)
     views = f", views {', '.join(sorted(v.value for v in session.views))}" if session.views else ""
-    known = session.method.kinds  # where the adapter says before cf_method runs; else the summary does
+    known = session.adapter.kinds  # where the adapter says before cf_method runs; else the summary does
     kinds = f", kinds {', '.join(sorted(k.value for k in known))}" if known else ""
     return (
-        f"cfcheck: method {session.method.spec}{kinds}, profile {session.profile.name} "
+        f"cfcheck: method {session.adapter.spec}{kinds}, profile {session.profile.name} "
         f"(seeds {list(session.seeds)}, timeout {session.profile.timeout:g} s/call), domains {domains}, "
         f"device {session.device}, cache {cache}{baseline}{views}"
     )
@@ -231,7 +168,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     _parametrize_method_domain(metafunc, session, domains)
 
 
-def _parametrize_method_domain(metafunc: pytest.Metafunc, session: CfcheckSession, domains: list[Any]) -> None:
+def _parametrize_method_domain(metafunc: pytest.Metafunc, session: CfcheckSession, domains: list[Domain]) -> None:
     """Build the method once per domain: each test's ``cfcheck_domain`` (session-scoped, so a method
     fixture at any scope may request it) is its task's domain, the run's default method domain
     unparametrised and any other one by a parameter (pairs of a task with another domain are dropped
@@ -253,10 +190,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if cf_session is None:
         return
     items[:] = [item for item in items if domain_matches_task(item)]
-    if cf_session.method.kinds is not None:
+    if cf_session.adapter.kinds is not None:
         from cfcheck.kinds import view_source
 
-        known = cf_session.method.kinds
+        known = cf_session.adapter.kinds
         kinds = {k.value for k in known | {v for v in cf_session.views if view_source(known, v) is not None}}
         other = [i for i in items if (m := i.get_closest_marker(KIND_MARKER)) is not None and m.args[0] not in kinds]
         if other:
@@ -305,7 +242,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     complete = not interrupted and not stopped
     if complete and not cf_session.records and cf_session.shard is None:  # scored nothing: the last one stays
         return
-    cf_session.write_scorecard(complete=complete)
+    cf_session.write_scorecard(complete=complete, config=session.config)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -9,7 +9,7 @@ import pytest
 
 from cfcheck import faults
 from cfcheck.adapter import FIXTURE_NAME, check_method_object
-from cfcheck.kinds.protocols import MethodKind, kind_detection, view_source
+from cfcheck.kinds.protocols import MethodKind, view_source
 
 if TYPE_CHECKING:  # torch and the models load only when a method is under test
     import torch
@@ -95,7 +95,11 @@ def _default_domain(session: CfcheckSession) -> str:
 
 @pytest.fixture
 def cfcheck_method(request: pytest.FixtureRequest, cfcheck_session: CfcheckSession, cfcheck_domain: Any) -> Any:
-    """The method under test, skipped when it does not implement the suite's kind."""
+    """The method under test, skipped when it does not implement the suite's kind.
+
+    Function-scoped: it decides per test (by the test's kind marker) whether the method runs, runs
+    through a view or is skipped, and the user's ``cf_method`` may be function-scoped too. What the
+    method implements is detected once per run (:meth:`CfcheckSession.method_kinds`), not per test."""
     __tracebackhide__ = True
     previous = request.config.stash.get(_usage_error_key, None)
     if previous is not None:
@@ -105,13 +109,12 @@ def cfcheck_method(request: pytest.FixtureRequest, cfcheck_session: CfcheckSessi
     with method_code(cfcheck_session.answer_reads):  # the adapter's fixture is the method's code
         method = request.getfixturevalue(FIXTURE_NAME)
     try:
-        check_method_object(method, cfcheck_session.method.spec)
+        found, ignored = check_method_object(method, cfcheck_session.adapter.spec, detect=cfcheck_session.method_kinds)
     except pytest.UsageError as error:
         # Every cfcheck test would fail the same way: say it once and stop the session.
         request.config.stash[_usage_error_key] = str(error)
         request.session.shouldfail = f"cfcheck usage error: {error}"
         raise
-    found, ignored = kind_detection(method)
     if cfcheck_session.kind_reasons is None:
         cfcheck_session.kind_reasons = [f"{kind.value}: {why}" for kind, why in found] + [
             f"not taken: {why}" for why in ignored
@@ -124,7 +127,7 @@ def cfcheck_method(request: pytest.FixtureRequest, cfcheck_session: CfcheckSessi
             if required in cfcheck_session.views and view_source(kinds, required) is not None:
                 domain = _test_domain(request, cfcheck_session).name
                 return cfcheck_session.memo(
-                    ("view", required, domain), lambda: _view(method, required, cfcheck_session)
+                    ("view", required, domain), lambda: _view(method, required, kinds, cfcheck_session)
                 )
             implemented = ", ".join(sorted(k.value for k in kinds))
             hint = (
@@ -139,15 +142,16 @@ def cfcheck_method(request: pytest.FixtureRequest, cfcheck_session: CfcheckSessi
     return method
 
 
-def _view(method: Any, kind: MethodKind, session: CfcheckSession) -> Any:
-    """``method`` seen as ``kind``; its cache fingerprint covers the method and the view's code."""
+def _view(method: Any, kind: MethodKind, implemented: frozenset[MethodKind], session: CfcheckSession) -> Any:
+    """``method`` (implementing the kinds ``implemented``) seen as ``kind``; its cache fingerprint
+    covers the method and the view's code."""
     from cfcheck.core.cache import method_fingerprint
     from cfcheck.kinds import view_as
 
-    view: Any = view_as(method, kind)  # any object: the view's class is the kind's
+    view: Any = view_as(method, kind, implemented)  # any object: the view's class is the kind's
     view.cfcheck_version = (
         f"view {type(view).__name__} {method_fingerprint(view, None)} of "
-        f"{method_fingerprint(method, session.method.module)}"
+        f"{method_fingerprint(method, session.adapter.module)}"
     )
     return view
 

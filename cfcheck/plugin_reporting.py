@@ -211,8 +211,10 @@ def summary_lines(session: CfcheckSession, exitstatus: int, config: pytest.Confi
             cause = "SIGTERM" if config.stash.get(faults.sigterm_received_key, False) else "interrupted"
             incomplete = f" (incomplete: {cause})"
         yield f"scorecard: {session.scorecard_path}{incomplete}"
+        from cfcheck.reporting.model import Scorecard
         from cfcheck.reporting.scorecard import load_scorecard
-        from cfcheck.reporting.tables import headline
 
-        yield headline(load_scorecard(session.scorecard_path))[1]
+        yield Scorecard.from_json(load_scorecard(session.scorecard_path)).headline.sentence
+        for failure in getattr(session, "format_failures", []):  # a plugin's format raised: the others were written
+            yield f"ERROR: {failure}"
     yield from getattr(session, "baseline_notes", [])  # written with the scorecard: changes.md, a saved baseline

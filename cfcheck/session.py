@@ -3,117 +3,165 @@
 It owns everything that outlives a single test: the resolved options and profile, the method
 under test, the selected domains and their reference models, the outputs generated per task
 (in memory and in the persistent cache), the score records and the baseline; and it writes the
-scorecard at the end. It knows no kind and no domain: those answer through
-:class:`cfcheck.kinds.base.KindSpec` and :class:`cfcheck.domains.base.Domain`.
+scorecard at the end (those outputs: :mod:`cfcheck.session_outputs`). It knows no kind and no
+domain: those answer through :class:`cfcheck.kinds.base.KindSpec` and
+:class:`cfcheck.domains.base.Domain`.
+
+:meth:`CfcheckSession.from_config` builds it from pytest's config and the run's options
+(:func:`cfcheck.options.read_options`). Here the ``adapter`` is what ``--method`` named, loaded
+(:class:`cfcheck.adapter.MethodSpec`), a ``method`` is always the method object under test and a
+``spec`` always a kind's :class:`~cfcheck.kinds.base.KindSpec`.
 """
 
 from __future__ import annotations
 
-import json
-import time
+import functools
+import inspect
+import weakref
 from collections import Counter
 from collections.abc import Callable
-from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any
 
+import pytest
 import torch
 
-from cfcheck.adapter import MethodSpec
+from cfcheck.adapter import PLUGIN_NAME, MethodSpec, load_method
 from cfcheck.baseline import Baseline
-from cfcheck.baseline.run import baseline_section, finish_baseline_run
-from cfcheck.core.answer_reads import AnswerReads, decode_reads, encode_reads
-from cfcheck.core.cache import GenerationCache, method_fingerprint, tensor_digest
-from cfcheck.core.costs import Costs
-from cfcheck.core.devices import describe_device
-from cfcheck.core.records import ScoreRecord
-from cfcheck.core.sharding import Shard
+from cfcheck.core.cache import GenerationCache
+from cfcheck.core.devices import pin_worker_device
+from cfcheck.core.threads import share_cpu_between_xdist_workers
 from cfcheck.domains.base import Domain
-from cfcheck.kinds import MethodKind, kind_spec, kind_views, view_source
-from cfcheck.kinds.base import RunResources, Task
-from cfcheck.kinds.calling import MethodOutput, MethodOutputError
-from cfcheck.models.zoo import ModelZoo
-from cfcheck.profiles import Profile
-from cfcheck.reporting.examples import write_example_grid
-from cfcheck.reporting.scorecard import build_scorecard, write_scorecard
+from cfcheck.kinds import protocols
+from cfcheck.kinds.protocols import KindDetection, MethodKind, calls
+from cfcheck.options import RunOptions, resolve_domains
+from cfcheck.session_outputs import SessionOutputs, spec_of
 
 
-def task_key(task: Task) -> str:
-    """A task's identity in the scorecard's per-task sections."""
-    return f"{task.kind}/{task.domain_name}/{task.id}"
+class CfcheckSession(SessionOutputs):
+    """The run's session: its settings, domains and the method's kinds (its outputs: the base class)."""
 
-
-#: the generation cache's entry that keeps what the method read of the domain's answer while it
-#: made the outputs (present only where it read some), and the key part of entries that keep it
-ANSWER_READ_ENTRY, ANSWER_READS_STORED = "answer_read", 1
-
-#: inputs per task shown in the example grids (the task's first inputs, fixed by its seed)
-EXAMPLE_ROWS = 4
-
-
-def _manifest_digest(domain: Domain) -> str:
-    """Digest of the domain's models (its store's :meth:`~cfcheck.models.store.Store.contents_digest`)."""
-    return domain.model_store.contents_digest()
-
-
-class CfcheckSession(RunResources):
     def __init__(
         self,
         *,
-        method: MethodSpec,
-        profile: Profile,
-        device: torch.device,
-        seed: int,
-        report_dir: Path,
-        baseline: Baseline | None,
-        save_baseline: Path | None,
+        adapter: MethodSpec,
+        options: RunOptions,
+        device: torch.device | None = None,
         domains: dict[str, Domain] | None = None,
         broken_domains: dict[str, str] | None = None,
-        cache: GenerationCache | None = None,
-        shard: Shard | None = None,
-        views: frozenset[MethodKind] = frozenset(),
+        baseline: Baseline | None = None,
     ) -> None:
-        self.method = method
+        """A session for ``adapter`` (the loaded ``--method``) with the run's ``options``.
+
+        Args:
+            adapter: what ``--method`` named, loaded (:func:`cfcheck.adapter.load_method`).
+            options: the run's options (:func:`cfcheck.options.read_options`).
+            device: the device the run uses (default: ``options.device``, not pinned to a worker's GPU).
+            domains: the run's domains by name, resolved once; None: every registered domain, resolved on use.
+            broken_domains: domain spec → why it could not be resolved (its test fails; the others run).
+            baseline: the baseline the run is gated against, loaded (``options.baseline``).
+        """
+        super().__init__()
+        self.adapter = adapter
         #: kinds whose suites also score the method through its view as that kind (--cfcheck-view)
-        self.views = views
-        self.profile = profile
-        self.device = device
-        #: the device each pytest-xdist worker ran on (worker id -> description), sent by the workers
-        self.devices: dict[str, str] = {}
-        self.seed = seed
-        self.report_dir = report_dir
+        self.views = options.views
+        self.profile = options.profile
+        self.device = device if device is not None else options.device
+        self.seed = options.seed
+        self.report_dir = options.report_dir
         self.baseline = baseline
-        self.save_baseline = save_baseline
+        self.save_baseline = options.save_baseline
+        self.shard = options.shard
+        self.cache = GenerationCache(options.cache_dir)
         #: the run's domains by name, resolved once (``--cfcheck-domain``, ``[tool.cfcheck] domains``,
         #: or every registered one); None: every registered domain, resolved on use
         self._domains = dict(domains) if domains is not None else {}
         self.requested_domains = tuple(self._domains) if domains is not None else None
         #: domain spec → why it could not be resolved (its test fails; the other domains run)
         self.broken_domains = dict(broken_domains or {})
-        self.shard = shard
-        self.cache = cache if cache is not None else GenerationCache(None)
-        self.records: list[ScoreRecord] = []
-        self.outcomes: Counter[str] = Counter()
-        self.started = datetime.now(timezone.utc)
-        self.scorecard_path: Path | None = None
-        #: generation phase: tasks generated by calling the method, tasks read from the cache,
-        #: and the seconds spent on both (summed over xdist workers by the controller)
-        self.generation: Counter[str] = Counter()
-        #: per task ("kind/domain/task"): the method's seconds and cfcheck's
-        self.costs = Costs()
-        #: advanced by every call of the method (:func:`cfcheck.kinds.calling.invoke`)
-        self.method_clock = self.costs.clock
-        self._results: dict[Task, Any] = {}
-        self._example_columns: dict[Task, dict[str, torch.Tensor]] = {}
-        self._zoos: dict[str, ModelZoo] = {}
-        self._memo: dict[tuple[Any, ...], Any] = {}
+        self._zoos = {}
+        self._memo = {}
         self.deselected: str | None = None  # why suites of other kinds were deselected
         #: the method's kinds and the calls not taken, each with why (set when cf_method first runs here)
         self.kind_reasons: list[str] | None = None
-        self._last_from_cache = False
-        #: what the method read of the domain's answer (its fixture's and its calls' reads, a cached
-        #: task's stored ones, the xdist workers'): the scorecard says the run is not a valid submission
-        self.answer_reads = AnswerReads()
+        #: what the method objects implement (:meth:`method_kinds`): by class, and by object
+        self._class_detections: dict[type, KindDetection] = {}
+        self._object_detections: dict[int, tuple[Callable[[], object], KindDetection]] = {}
+        if adapter.detected is not None:  # ``pkg.mod:attr``: detected when it was loaded
+            self._keep_detection(*adapter.detected)
+
+    @classmethod
+    def from_config(cls, config: pytest.Config, options: RunOptions) -> CfcheckSession:
+        """The run's session: the method ``options`` names loaded and registered as a pytest plugin (so
+        that its hooks, ``pytest_cfcheck_domains`` among them, take part), the run's domains resolved,
+        the baseline loaded, this process's share of the CPU and its device set, the examples of an
+        earlier run cleared (by the controller), and the profile checked against the domains.
+
+        Args:
+            config: pytest's config of the run.
+            options: the run's options (:func:`cfcheck.options.read_options`).
+
+        Returns:
+            The session, ready for collection.
+
+        Raises:
+            pytest.UsageError: where the method, every domain, the baseline or the profile cannot be used.
+        """
+        adapter = load_method(options.method, config.rootpath)
+        config.pluginmanager.register(adapter.module, PLUGIN_NAME)
+        domains, broken_domains = resolve_domains(config, options.domains)
+        if broken_domains and not domains:  # nothing to run: say why now
+            raise pytest.UsageError("cfcheck: no domain could be loaded: " + "; ".join(broken_domains.values()))
+        try:
+            baseline = Baseline.load(options.baseline) if options.baseline else None
+        except (FileNotFoundError, ValueError) as error:
+            raise pytest.UsageError(f"--cfcheck-baseline: {error}") from None
+        share_cpu_between_xdist_workers(config)
+        session = cls(
+            adapter=adapter,
+            options=options,
+            device=pin_worker_device(options.device),  # a GPU per xdist worker
+            domains=domains,
+            broken_domains=broken_domains,
+            baseline=baseline,
+        )
+        if not hasattr(config, "workerinput") and not config.option.collectonly:  # the controller starts afresh
+            from cfcheck.reporting.examples import clear_examples
+
+            clear_examples(session.run_dir)
+        try:
+            session.check_profile()
+        except ValueError as error:
+            raise pytest.UsageError(f"cfcheck: {error}") from None
+        return session
+
+    # -- the method's kinds, detected once ------------------------------------------------
+    def method_kinds(self, method: object) -> KindDetection:
+        """What ``method`` implements (:func:`cfcheck.kinds.protocols.kind_detection`), detected once per
+        run: once per class where its kinds follow from its class (:func:`kinds_follow_from_class`), so
+        a ``cf_method`` fixture that builds an object per test or per domain is not detected again,
+        else once per object; a method that ``pkg.mod:attr`` names was detected when it was loaded.
+
+        Raises:
+            ValueError: where ``method``'s ``cfcheck_kind`` names no registered kind.
+        """
+        if kinds_follow_from_class(method):
+            known = self._class_detections.get(type(method))
+        else:
+            held = self._object_detections.get(id(method))
+            known = held[1] if held is not None and held[0]() is method else None
+        if known is None:
+            known = protocols.kind_detection(method)
+            self._keep_detection(method, known)
+        return known
+
+    def _keep_detection(self, method: object, detection: KindDetection) -> None:
+        if kinds_follow_from_class(method):
+            self._class_detections[type(method)] = detection
+            return
+        try:  # weakly, where it can: a method object per test must not be kept alive by the cache
+            reference: Callable[[], object] = weakref.ref(method)
+        except TypeError:
+            reference = lambda: method  # noqa: E731 - an object that takes no weak reference
+        self._object_detections[id(method)] = (reference, detection)
 
     # -- domains, models and per-run memos (the kinds' view of the run: cfcheck.kinds.base.Run) --
     def domain_names(self) -> tuple[str, ...]:
@@ -138,7 +186,8 @@ class CfcheckSession(RunResources):
 
     def _suite_counts(self) -> Counter[str]:
         """Domain → how many of the method's kinds (known kinds and views, else every kind) have suites on it."""
-        kinds = set(self.method.kinds) | set(self.views) if self.method.kinds is not None else set(MethodKind)
+        known = self.adapter.kinds
+        kinds = set(known) | set(self.views) if known is not None else set(MethodKind)
         return Counter(domain.name for kind in kinds for domain in self.domains_for(kind)[0])
 
     def domains_for(self, kind: MethodKind | str, *, usable_only: bool = True) -> tuple[list[Domain], str | None]:
@@ -149,10 +198,10 @@ class CfcheckSession(RunResources):
             usable_only: leave out the domains whose load check found a problem
                 (:meth:`unusable_reason`): their scores would not mean anything.
         """
-        specs = [kind_spec(kind)]
+        specs = [spec_of(kind)]
         viewed_from = self._view_source(MethodKind(kind))
         if viewed_from is not None:  # the view calls the method as its own kind: both must apply
-            specs.append(kind_spec(viewed_from))
+            specs.append(spec_of(viewed_from))
         names = self.domain_names()
         chosen, reasons = [], []
         for name in names:
@@ -184,273 +233,30 @@ class CfcheckSession(RunResources):
             problems = domain_problems(domain, self.zoo(domain))
             if not problems:  # the sizes are worth checking only on data that loads
                 for kind in MethodKind:
-                    if kind_spec(kind).supports(domain) is None:
-                        problems += kind_spec(kind).size_problems(self, domain)
+                    if spec_of(kind).supports(domain) is None:
+                        problems += spec_of(kind).size_problems(self, domain)
             return "; ".join(dict.fromkeys(problems)) or None
 
         return self.memo(("unusable", name), check)
-
-    def _view_source(self, kind: MethodKind) -> MethodKind | None:
-        """The method's kind that ``kind``'s suites view it through (None: no view is used)."""
-        known = self.method.kinds
-        if kind not in self.views or (known is not None and kind in known):
-            return None
-        return view_source(known if known is not None else frozenset(MethodKind), kind)
-
-    def bars_for(self, domain: str) -> Any:
-        """The bars that judge ``domain``'s scores (:func:`cfcheck.calibration.bars.domain_bars`); a score
-        without a domain ("-") is judged by the cards."""
-        from cfcheck.calibration.bars import DomainBars
-        from cfcheck.reporting.protocols import run_bars
-
-        def resolve() -> DomainBars:
-            if domain == "-":
-                return DomainBars(dict(self.profile.thresholds), "cards")
-            bars: DomainBars = run_bars(self.domain(domain), self.profile)
-            return bars
-
-        return self.memo(("bars", domain), resolve)
 
     def check_profile(self) -> None:
         """ValueError when the profile asks a selected domain for something it lacks."""
         for kind in MethodKind:
             for domain in self.domains_for(kind, usable_only=False)[0]:
-                kind_spec(kind).check(self, domain)
+                spec_of(kind).check(self, domain)
 
-    @property
-    def seeds(self) -> tuple[int, ...]:
-        return self.profile.task_seeds(self.seed)
 
-    # -- outputs, generated once per task --------------------------------------------------
-    def outputs(
-        self,
-        task: Task,
-        method: Any,
-        progress: Callable[[str], None] | None = None,
-        *,
-        requester: str | None = None,
-    ) -> Any:
-        """The kind's result object for ``task``: generated on first use (or read from the
-        persistent cache), then kept for the session.
-
-        A method fault is kept too and raised as :class:`MethodOutputError`: in full for the
-        first test that asks (``requester``, its node id), as a one-line pointer to that test's
-        report for every later one.
-        """
-        __tracebackhide__ = True
-        spec = kind_spec(task.kind)
-        if task not in self._results:
-            inputs = self.memo(("inputs", task), lambda: spec.inputs(self, task))
-            write = (lambda text: progress(f"{task.id}: {text}")) if progress else None
-            started, clock = time.monotonic(), self.method_clock.seconds
-            try:
-                output = self._cached_generation(spec, task, method, inputs, write)
-                self._results[task] = spec.result(self, task, inputs, output, time.monotonic() - started)
-            except MethodOutputError as error:
-                self._results[task] = error
-            finally:
-                # Counter holds any number; typeshed's Counter allows only int values
-                self.generation["seconds"] += time.monotonic() - started  # type: ignore[assignment]
-                self.costs.charge_generation(
-                    task_key(task), clock, inputs=len(inputs), from_cache=self._last_from_cache
-                )
-            if not isinstance(self._results[task], MethodOutputError):
-                self._write_examples(spec, task, self._results[task])
-        result = self._results[task]
-        if isinstance(result, MethodOutputError):
-            raise result.for_task(task.id, requester, noun=spec.output_noun)
-        return result
-
-    def cached_call(self, task: Task, method: Any, inputs: Any) -> MethodOutput:
-        """The method's outputs on ``inputs`` other than the task's own (a suite's follow-up calls,
-        such as composition's cycles), read from the persistent generation cache where they are
-        stored (keyed like the task's generation, by the inputs' digest), else generated and stored.
-
-        Raises:
-            cfcheck.kinds.calling.MethodOutputError: when an output breaks the contract.
-        """
-        __tracebackhide__ = True
-        return self._cached_generation(kind_spec(task.kind), task, method, inputs, None, counter="extra_calls")
-
-    def _cached_generation(
-        self, spec: Any, task: Task, method: Any, inputs: Any, write: Any, counter: str = "tasks"
-    ) -> MethodOutput:
-        __tracebackhide__ = True
-        key = self.cache.key(
-            method=self.method.spec,
-            code=method_fingerprint(method, self.method.module),
-            domain=task.domain_name,
-            # the bundled models a method may load (its classifier, a diffusion model, a generator):
-            # retrained weights change the manifest's sha256 entries, so they miss the cache
-            reference_models=self.memo(("manifest_digest", task.domain_name), lambda: _manifest_digest(task.domain)),
-            task=json.dumps(task.identity(), sort_keys=True),
-            inputs=tensor_digest(*inputs.tensors()),
-            profile_batch=self.profile.batch_size,
-            device=self.device.type,
-            # entries made before reads of the answer were stored with the outputs miss
-            answer_reads=ANSWER_READS_STORED,
-        )
-        stored = self.cache.load(key)
-        self._last_from_cache = stored is not None and set(stored) - {ANSWER_READ_ENTRY} == {"values", "valid"}
-        if self._last_from_cache:
-            assert stored is not None  # set just above: a hit has a stored entry
-            if write is not None:
-                write("read from the generation cache")
-            self.generation[f"{counter}_from_cache"] += 1
-            if ANSWER_READ_ENTRY in stored:  # the method read the answer when it made these outputs
-                self.answer_reads.merge(decode_reads(stored[ANSWER_READ_ENTRY]))
-            return MethodOutput(stored["values"], stored["valid"])
-        self.generation[f"{counter}_generated"] += 1
-        with self.answer_reads.collecting() as reads:
-            output = spec.generate(self, task, method, inputs, write)
-        entry = {"values": output.values, "valid": output.valid}
-        if reads:
-            entry[ANSWER_READ_ENTRY] = encode_reads(reads)
-        self.cache.store(key, entry, {"task": task_key(task)})
-        return output
-
-    @property
-    def run_dir(self) -> Path:
-        """Where this run's scorecard, samples and example grids are written."""
-        suffix = self.shard.suffix if self.shard is not None else ""
-        return self.report_dir / f"{self.method.name}-{self.profile.name}{suffix}"
-
-    def _write_examples(self, spec: Any, task: Task, result: Any) -> None:
-        """The task's example grid beside the scorecard; a failure here costs the pictures, never
-        the scores (it is counted in the scorecard's generation summary)."""
-        try:
-            columns = spec.examples(self, result, EXAMPLE_ROWS)
-        except Exception:  # noqa: BLE001 - a picture must not fail a score
-            self.generation["example_grids_failed"] += 1
-            return
-        if columns:
-            self._example_columns[task] = {**columns, **self._example_columns.get(task, {})}
-            self._write_grid(task)
-
-    def add_example_columns(self, task: Task, columns: dict[str, torch.Tensor]) -> None:
-        """Columns a suite adds to ``task``'s example grid from outputs of its own (composition's
-        images after m null-intervention cycles), rows in the task's input order (the first
-        :data:`EXAMPLE_ROWS` are shown). The grid is rewritten if the task's own columns are there,
-        otherwise they join it when the task is generated."""
-        found = self._example_columns.setdefault(task, {})
-        found.update({name: images[:EXAMPLE_ROWS] for name, images in columns.items()})
-        if task in self._results and not isinstance(self._results[task], MethodOutputError):
-            self._write_grid(task)
-
-    def _write_grid(self, task: Task) -> None:
-        try:
-            write_example_grid(
-                self.run_dir,
-                task.kind,
-                task.domain_name,
-                task.id,
-                self._example_columns[task],
-                shows=kind_spec(task.kind).output_noun,
-            )
-        except Exception:  # noqa: BLE001 - a picture must not fail a score
-            self.generation["example_grids_failed"] += 1
-
-    # -- records and the scorecard ---------------------------------------------------------
-    def add_record(self, record: ScoreRecord) -> None:
-        self.records.append(record)
-
-    def merge_records(self, serialized: str) -> None:
-        """Records sent by a pytest-xdist worker (JSON list)."""
-        self.records.extend(ScoreRecord.from_dict(d) for d in json.loads(serialized))
-
-    def serialize_records(self) -> str:
-        return json.dumps([r.to_dict() for r in self.records])
-
-    def generation_summary(self) -> dict[str, Any]:
-        """Generation counters and the cache's, for the scorecard (JSON-ready)."""
-        stats = self.cache.stats
-        summary: dict[str, Any] = {"tasks_generated": 0, "tasks_from_cache": 0, "seconds": 0.0, **self.generation}
-        for name in ("hits", "misses", "discarded", "stored"):
-            summary[f"cache_{name}"] = summary.get(f"cache_{name}", 0) + getattr(stats, name)
-        summary["cache"] = "off" if self.cache.directory is None else str(self.cache.directory)
-        return summary
-
-    def merge_generation(self, serialized: str) -> None:
-        """Generation counters sent by a pytest-xdist worker."""
-        for name, value in json.loads(serialized).items():
-            if isinstance(value, (int, float)):  # seconds are a float: typeshed's Counter allows only int
-                self.generation[name] += value  # type: ignore[assignment]
-
-    def profile_summary(self) -> dict[str, Any]:
-        return {
-            "name": self.profile.name,
-            "seeds": self.profile.seeds,
-            "bootstrap_resamples": self.profile.bootstrap_resamples,
-            "timeout": self.profile.timeout,
-            "shard": self.shard.label if self.shard is not None else None,
-            # suites that scored the method through a view as another kind (--cfcheck-view)
-            "views": {
-                kind.value: kind_views()[source, kind][1]
-                for kind in sorted(self.views)
-                if (source := self._view_source(kind)) is not None
-            },
-            "sections": self.profile.describe_sections(),
-            "thresholds": {k: t.describe() for k, t in sorted(self.profile.thresholds.items())},
-            "domains": {name: self._domain_facts(name) for name in sorted({r.domain for r in self.records} - {"-"})},
-        }
-
-    def _domain_facts(self, name: str) -> dict[str, Any]:
-        """What a domain's kinds want the scorecard to say about it (e.g. the ideal pairs), and where
-        its bars come from; a broken model install must not stop the write."""
-        facts: dict[str, Any] = {}
-        if name in self._domains:
-            from cfcheck.domains.registry import spec_of
-
-            facts["spec"] = spec_of(self._domains[name])
-        try:
-            facts.update(self.bars_for(name).describe())
-        except Exception as error:  # noqa: BLE001 - a malformed bars file is reported, not fatal here
-            facts["bars"] = f"error: {error}"
-        for kind in {r.kind for r in self.records if r.domain == name}:
-            try:
-                facts.update(kind_spec(kind).provenance(self, self.domain(name)))
-            except Exception:  # reported by the tests that needed the models
-                continue
-        return facts
-
-    def protocols(self) -> dict[str, Any]:
-        """The scorecard's ``protocols``: each (kind, domain) of the run's scores, its protocol at the
-        run's profile, seed and bars (:func:`cfcheck.reporting.protocols.scorecard_protocols`)."""
-        from cfcheck.reporting.protocols import scorecard_protocols
-
-        pairs = {(r.kind, r.domain) for r in self.records}
-        return scorecard_protocols(pairs, self.profile, self.seed, self.domain, self.bars_for)
-
-    def write_scorecard(self, complete: bool) -> Path:
-        models: dict[str, str] = {}
-        for domain in sorted({r.domain for r in self.records} - {"-"}) or list(self._zoos):
-            try:
-                models.update(self.zoo(self.domain(domain)).hashes())
-            except Exception:  # an unknown domain name in a record must not stop the write
-                continue
-        scorecard = build_scorecard(
-            self.records,
-            method=self.method.spec,
-            profile=self.profile_summary(),
-            status="complete" if complete else "incomplete",
-            seeds=self.seeds,
-            device=str(self.device),
-            devices=self.devices or {"main": describe_device(self.device)},
-            models=models,
-            outcomes=dict(self.outcomes),
-            started=self.started,
-            generation=self.generation_summary(),
-            costs=self.costs.summary(),
-            answer_read=self.answer_reads.summary(),
-            protocols=self.protocols(),
-        )
-        if self.baseline is not None:
-            scorecard["baseline"] = baseline_section(
-                self.baseline, scorecard["scores"], self.profile, scorecard.get("protocols")
-            )
-        self.scorecard_path = write_scorecard(self.run_dir, scorecard, self.records)
-        #: what was done with baselines (changes.md written, the run stored as one), for the terminal
-        self.baseline_notes = finish_baseline_run(
-            self.run_dir, scorecard, self.baseline, self.profile, save_to=self.save_baseline, complete=complete
-        )
-        return self.scorecard_path
+def kinds_follow_from_class(method: object) -> bool:
+    """Whether all that kind detection reads of ``method`` is its class's: ``method`` is no class
+    itself, its class has no ``__getattr__`` or ``__getattribute__`` of its own, and neither
+    ``cfcheck_kind`` nor a kind's call is an attribute of the object (in its ``__dict__``, a slot,
+    a property or a cached property). Then every object of the class implements the same kinds."""
+    cls = type(method)
+    if isinstance(method, type) or hasattr(cls, "__getattr__") or cls.__getattribute__ is not object.__getattribute__:
+        return False
+    own = getattr(method, "__dict__", {})
+    for name in {"cfcheck_kind", *(call for call, _ in calls().values())}:
+        found = inspect.getattr_static(cls, name, None)
+        if name in own or hasattr(type(found), "__set__") or isinstance(found, functools.cached_property):
+            return False
+    return True

@@ -17,6 +17,7 @@ from cfcheck.profiles import resolve_profile
 from cfcheck.reporting import tables
 from cfcheck.reporting.badge import badge_state
 from cfcheck.reporting.changes import render_changes
+from cfcheck.reporting.model import headline
 
 
 def _judge(stored_value, stored_verdict, value, verdict, *, mode="xfail", tolerance=0.05, failing=None):
@@ -209,16 +210,14 @@ def test_the_views_do_not_contradict_the_exit_of_a_run_with_known_failures():
     known = _score("tcv", 0.3, "fail", baseline_status="known_failure")
     card = _card([_score(baseline_status="unchanged"), known])
     assert not tables.is_failing(known) and tables.score_rows(card)[1][-1] == "FAIL (known failure)"
-    assert tables.headline(card)[1] == (
+    assert headline(card)[1] == (
         "PASS: no score fails (1 pass); 1 known failure (missed their bars in the baseline too, not worse)"
     )
     assert badge_state(card)[0] == "pass"
     strict = _card([_score(baseline_status="fixed_strict")])
-    assert tables.headline(strict)[0] == "FAIL" and badge_state(strict)[0] == "fail 1"
+    assert headline(strict)[0] == "FAIL" and badge_state(strict)[0] == "fail 1"
     gone = _card([_score()]) | {"baseline": {"vanished": [{"key": "x"}]}}
-    assert (
-        tables.headline(gone)[1] == "FAIL: 1 scores of the baseline vanished (their tests ran without recording them)"
-    )
+    assert headline(gone)[1] == "FAIL: 1 scores of the baseline vanished (their tests ran without recording them)"
 
 
 def test_changes_md_is_written_beside_the_scorecard_and_goes_without_a_baseline(tmp_path):

@@ -39,6 +39,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("controls", "profiles", "adapter"),  # what gathers the kinds: control tables, profiles, --method
     ("reporting", "options"),  # scorecards, views, comparison, the cards' evidence; every option
     ("calibrate", "baseline"),  # `cfcheck calibrate` (runs controls, redraws views); regression gating
+    ("session_outputs",),  # the session's outputs: generation per task, example grids, the scorecard
     ("session", "cli"),
     ("scoring",),
     ("faults",),

@@ -14,8 +14,9 @@ Each control is one ``pytest --method=<its adapter>`` run
 It also writes the controls' value per score (``calibration-<profile>.json`` in the domain's
 folder, :func:`cfcheck.calibration.store.write_calibration_values`) for each method kind whose controls all ran
 (:data:`KIND_CONTROLS`: each kind's controls, as its folder declares them), replacing that kind's entries and
-keeping the other kinds'; every scorecard of that domain and profile draws them beside its own
-values in the HTML charts (:func:`cfcheck.calibration.store.load_calibration_values`), and the metric cards quote them
+keeping the other kinds'; every scorecard of that domain and profile written afterwards records them (its
+``calibration`` section, :mod:`cfcheck.reporting.calibration_section`; the controls' own scorecards are
+updated here), its HTML charts draw them beside its own values and its metric cards quote them
 (:mod:`cfcheck.reporting.evidence`).
 
 The README's tables are this command's output; tests/test_verdicts.py asserts the verdicts.
@@ -300,12 +301,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         for path in write_calibration_values(runs, args.profile, kinds=kinds, expected=bundled_expectation):
             over = f", seeds {', '.join(map(str, args.seeds))}" if len(args.seeds) > 1 else ""
             print(f"wrote {path} ({', '.join(kinds)} values{over})", file=sys.stderr)
-        # each run drew its HTML with the values as they were before: redraw them with the new ones
-        from cfcheck.reporting.views import write_views
+        # each run's scorecard recorded the values as they were before: record the new ones, redraw
+        from cfcheck.reporting.formats import render_run
+        from cfcheck.reporting.scorecard import recalibrate
 
         for seed in args.seeds:
-            for name, (card, _) in results[seed].items():
-                write_views(seed_folder(args.out, seed) / f"{name}-{args.profile}", card)
+            for name in results[seed]:
+                recalibrate(seed_folder(args.out, seed) / f"{name}-{args.profile}")
+                render_run(seed_folder(args.out, seed) / f"{name}-{args.profile}")
     return 0
 
 

@@ -250,3 +250,42 @@ def bind_attributes(attributes: Attributes, data: Any) -> tuple[dict[int, dict[s
     }
     columns = {name: torch.cat([part[name] for part in rows.values()]) for name in attributes.names}
     return rows, AttributeSCM(attributes, columns)
+
+
+#: the model roles that read the attributes (their store entries name what each model reads)
+READING_ROLES = ("anticausal_predictors",)
+
+
+def reading_role_problems(names: tuple[str, ...], model_roles: Mapping[str, Any], store: Any) -> list[str]:
+    """What the load check finds in the store entries of the models that read the attributes (one
+    line each): each anti-causal predictor's entry must name what it reads, ``attribute='<name>'``
+    or ``attributes=[...]`` (a multi-head model's dict of readings), and only declared attributes.
+
+    Args:
+        names: the declared attributes (empty: the domain declares none).
+        model_roles: the domain's role map.
+        store: its model store (an entry it does not hold is the store check's problem, not this one's).
+    """
+    found = []
+    for role in READING_ROLES:
+        for model in model_roles.get(role, ()):
+            try:
+                entry = store.entry(model)
+            except Exception:  # noqa: BLE001 - a model the store lacks is reported by the store's own check
+                continue
+            single, several = entry.get("attribute"), entry.get("attributes")
+            read = [single] if single is not None else list(several) if isinstance(several, (list, tuple)) else []
+            if not read:
+                found.append(
+                    f"model {model!r} ({role}): its store entry names no attribute it reads; expected "
+                    "attribute='<name>' or attributes=[...] (ModelStore.add(..., attribute=...), ModuleStore(..., "
+                    f"{model}={{'attribute': ...}}))"
+                )
+                continue
+            unknown = [str(a) for a in read if a not in names]
+            if unknown:
+                declared = (
+                    f"the declared attributes are {list(names)}" if names else "the domain declares no attributes"
+                )
+                found.append(f"model {model!r} ({role}) reads {unknown}, which the domain does not declare; {declared}")
+    return found

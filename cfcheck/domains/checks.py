@@ -119,9 +119,15 @@ def _first(domain: Any, name: str) -> Any:
         return domain.split(name)
 
 
+#: the specs whose load check passed in this process: ``cfcheck calibrate --domain`` checks the domain
+#: before choosing the kind, and the kind's calibration (also a library function) checks it again
+_USABLE: set[str] = set()
+
+
 def require_usable(spec: str) -> None:
     """Resolve the domain ``spec`` names and run its load check (:func:`domain_problems`, the
-    classifiers' outputs included) before a calibration runs any control on it.
+    classifiers' outputs included) before a calibration runs any control on it; a spec that
+    passed once in this process is not checked again.
 
     Raises:
         ValueError: where it cannot be resolved (a DomainError naming the spec).
@@ -130,6 +136,8 @@ def require_usable(spec: str) -> None:
     from cfcheck.domains import get_domain
     from cfcheck.models.zoo import ModelZoo
 
+    if spec in _USABLE:
+        return
     domain = get_domain(spec)
     problems = domain_problems(domain)
     if not problems:  # the classifiers are worth running only once every model loads
@@ -139,3 +147,4 @@ def require_usable(spec: str) -> None:
             f"domain {domain.name!r} ({spec}) cannot be used, so no control was run and no bar written: "
             + "; ".join(problems)
         )
+    _USABLE.add(spec)

@@ -225,7 +225,8 @@ class ImageDomain:
             ``fractions``; or a mapping: ``{"train": ..., "test": ...}`` (test is scored, train is
             divided into the other roles by ``fractions``), or one source per role of :data:`ROLES`.
         root: the domain's folder: its model store (``root/models``) and calibration (``root``).
-        model_roles: role → model names (the roles of :data:`cfcheck.domains.base.MODEL_ROLES`).
+        model_roles: role → model names (the roles of :data:`cfcheck.domains.base.MODEL_ROLES`; with
+            ``attributes``, the attribute readers' store entries name what each reads, ``attribute=``).
         class_names: names of the classes (default: a folder source's class folders, else "0", "1", …).
         seed: the seed the splits are drawn with.
         fractions: the share of each role (class by class) when the data does not come split.
@@ -369,8 +370,12 @@ class ImageDomain:
         )
 
     def attribute_problems(self) -> list[str]:
-        """What the load check finds in the attributes' mechanisms (:meth:`AttributeSCM.problems`)."""
-        return [] if self._scm is None else self._scm.problems()
+        """What the load check finds in the attributes' mechanisms (:meth:`AttributeSCM.problems`) and in
+        the store entries of the models that read them (:func:`~cfcheck.domains.attributes_scm.reading_role_problems`)."""
+        from cfcheck.domains.attributes_scm import reading_role_problems
+
+        own = [] if self._scm is None else self._scm.problems()
+        return own + reading_role_problems(self.factor_names, self.model_roles, self.model_store)
 
     def split(self, name: str, n: int | None = None) -> ImageSplit:
         """The split called ``name`` (a role of :data:`ROLES`), or its first ``n`` images."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, cast
 
@@ -25,8 +25,24 @@ if TYPE_CHECKING:
     import pytest
 
     from cfcheck.domains.base import Domain
+    from cfcheck.models.zoo import ModelZoo
 
 T = TypeVar("T")  # what a memo holds
+
+
+class RunProfile(Protocol):
+    """What a kind reads of the run's profile (:class:`cfcheck.profiles.Profile`): its name, its
+    section for the kind, and how the method is called (inputs per call, seconds per call)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def batch_size(self) -> int: ...
+    @property
+    def timeout(self) -> float: ...
+    @property
+    def determinism_batch(self) -> int: ...
+    def section(self, kind: str) -> Any: ...  # each kind's own section type
 
 
 class Run(Protocol):
@@ -38,61 +54,13 @@ class Run(Protocol):
     method_clock: MethodClock
 
     @property
-    def profile(self) -> Any: ...
+    def profile(self) -> RunProfile: ...
     @property
     def seeds(self) -> tuple[int, ...]: ...
     def domain(self, name: str) -> Domain: ...
     def domain_names(self) -> tuple[str, ...]: ...
-    def zoo(self, domain: Domain) -> Any: ...
-    def memo(self, key: tuple[Any, ...], factory: Callable[[], T]) -> T: ...
-
-
-class RunResources:
-    """A run's domains, per-domain model zoos and memo: what the session and offline runs
-    (e.g. :mod:`cfcheck.kinds.attribution.local_run`) share. Needs ``device``, ``_zoos``
-    and ``_memo`` set by the subclass."""
-
-    device: torch.device
-    _zoos: dict[str, Any]
-    _memo: dict[tuple[Any, ...], Any]
-
-    #: the run's domains by name (resolved once, when the run starts; replaced, never mutated)
-    _domains: Mapping[str, Domain] = {}
-
-    def domain(self, name: str) -> Domain:
-        """The run's domain called ``name`` (a registered domain outside the run's selection is
-        resolved by name)."""
-        found = self._domains.get(name)
-        if found is not None:
-            return found
-        from cfcheck.domains import get_domain
-
-        return get_domain(name)
-
-    def domain_names(self) -> tuple[str, ...]:
-        """Names of the run's domains (every registered one where the run selected none)."""
-        if self._domains:
-            return tuple(self._domains)
-        from cfcheck.domains import available_domains
-
-        return available_domains()
-
-    def zoo(self, domain: Domain) -> Any:
-        """The model zoo of ``domain`` (a domain object; built once per run and domain name)."""
-        from cfcheck.models.zoo import ModelZoo
-
-        if isinstance(domain, str):
-            raise TypeError(f"zoo() takes the domain object, got the name {domain!r}: pass run.domain({domain!r})")
-        if domain.name not in self._zoos:
-            self._zoos[domain.name] = ModelZoo(domain, self.device)
-        return self._zoos[domain.name]
-
-    def memo(self, key: tuple[Any, ...], factory: Callable[[], T]) -> T:
-        """The value stored under ``key``, made by ``factory`` on first use (once per run)."""
-        if key not in self._memo:
-            self._memo[key] = factory()
-        found: T = self._memo[key]
-        return found
+    def zoo(self, domain: Domain) -> ModelZoo: ...
+    def memo(self, key: tuple[Hashable, ...], factory: Callable[[], T]) -> T: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -193,6 +161,20 @@ class CounterfactualResult(KindResult, Protocol):
     def x_cf(self) -> torch.Tensor: ...
     @property
     def true_cf(self) -> torch.Tensor | None: ...
+
+
+class RunSession(Run, Protocol):
+    """What the engine's own suites and the contract (:mod:`cfcheck.kinds.contract`) use of the session
+    beyond :class:`Run`: the domains a kind has suites on, the domain a method is built for by default,
+    the tasks' outputs (generated once) and the suites' follow-up calls of the method."""
+
+    def domains_for(self, kind: MethodKind | str, *, usable_only: bool = True) -> tuple[list[Domain], str | None]: ...
+    def default_method_domain(self) -> str | None: ...
+    def outputs(
+        self, task: Task, method: object, progress: Callable[[str], None] | None = None, *, requester: str | None = None
+    ) -> KindResult: ...
+    def cached_call(self, task: Task, method: object, inputs: Inputs) -> MethodOutput: ...
+    def add_example_columns(self, task: Task, columns: dict[str, torch.Tensor]) -> None: ...
 
 
 #: a kind's task type and result type (:class:`KindSpec` is generic in both)

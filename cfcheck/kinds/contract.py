@@ -19,14 +19,16 @@ import pytest
 from cfcheck.kinds.protocols import MethodKind
 
 if TYPE_CHECKING:
-    from cfcheck.kinds.base import Inputs, Task
+    from cfcheck.kinds.base import Inputs, RunSession, Task
     from cfcheck.kinds.calling import MethodOutput
 
 #: the fixture the contract suite takes its kind from (the plugin parametrises it over the kinds)
 CONTRACT_FIXTURE = "cfcheck_contract_kind"
 
 
-def parametrize_contract(metafunc: pytest.Metafunc, session: Any, marker: str, domain_fixture: str) -> None:
+def parametrize_contract(
+    metafunc: pytest.Metafunc, session: RunSession | None, marker: str, domain_fixture: str
+) -> None:
     """Parametrise a contract test over every registered kind, each marked as its kind's suite
     (``marker``: the plugin deselects or skips the kinds the method does not implement) and, with a
     session, given the method built for the kind's first domain (``domain_fixture``), the one it
@@ -55,7 +57,7 @@ def parametrize_contract(metafunc: pytest.Metafunc, session: Any, marker: str, d
         metafunc.parametrize(CONTRACT_FIXTURE, params)
 
 
-def contract_inputs(session: Any, kind: MethodKind | str) -> tuple[Task, Inputs]:
+def contract_inputs(session: RunSession, kind: MethodKind | str) -> tuple[Task, Inputs]:
     """A small, fixed batch of the first task of ``kind`` on its first selected domain."""
     import torch
 
@@ -83,7 +85,7 @@ def contract_inputs(session: Any, kind: MethodKind | str) -> tuple[Task, Inputs]
     return found
 
 
-def call_on_contract_inputs(session: Any, kind: MethodKind | str, method: Any, seed: int) -> MethodOutput:
+def call_on_contract_inputs(session: RunSession, kind: MethodKind | str, method: object, seed: int) -> MethodOutput:
     """One generation on the contract batch with a generator seeded by ``seed``; a contract
     violation fails the test with the method's fault."""
     __tracebackhide__ = True
@@ -97,7 +99,7 @@ def call_on_contract_inputs(session: Any, kind: MethodKind | str, method: Any, s
         pytest.fail(str(error), pytrace=False)
 
 
-def assert_deterministic(session: Any, kind: MethodKind | str, method: Any) -> None:
+def assert_deterministic(session: RunSession, kind: MethodKind | str, method: object) -> None:
     """Two calls with the same seed must agree exactly."""
     __tracebackhide__ = True
     import torch

@@ -102,14 +102,15 @@ def view_source(kinds: frozenset[MethodKind], target: MethodKind) -> MethodKind 
     return next((source for source in sorted(kinds) if (source, target) in views), None)
 
 
-def view_as(method: object, target: MethodKind) -> object:
+def view_as(method: object, target: MethodKind, kinds: frozenset[MethodKind] | None = None) -> object:
     """``method`` wrapped in its view as ``target`` (see :func:`kind_views`), the view's class
-    reached through the target kind's declaration.
+    reached through the target kind's declaration; ``kinds``: the kinds ``method`` implements where
+    they are known already (else they are detected).
 
     Raises:
         ValueError: when no kind ``method`` implements has a view as ``target``.
     """
-    source = view_source(detect_kinds(method), target)
+    source = view_source(detect_kinds(method) if kinds is None else kinds, target)
     if source is None:
         views = ", ".join(f"{a.value} -> {b.value}" for a, b in kind_views()) or "none"
         raise ValueError(f"{type(method).__name__} implements no kind with a view as {target.value} (views: {views})")
@@ -122,7 +123,12 @@ def detect_kinds(method: object) -> frozenset[MethodKind]:
     return frozenset(kind for kind, _ in kind_detection(method)[0])
 
 
-def kind_detection(method: object) -> tuple[list[tuple[MethodKind, str]], list[str]]:
+#: what :func:`kind_detection` finds: the kinds a method implements, each with why, and the calls
+#: not taken, each with why
+KindDetection = tuple[list[tuple[MethodKind, str]], list[str]]
+
+
+def kind_detection(method: object) -> KindDetection:
     """The kinds ``method`` (an object, or a class) implements, each with why, and the method
     names that looked like a kind's call but were not taken, each with why.
 

@@ -6,13 +6,12 @@ the file straight from the run folder.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape
 from pathlib import Path
 from typing import Any
 
-from cfcheck.core.answer_reads import answer_read_of
-from cfcheck.reporting.protocol_text import protocol_labels
-from cfcheck.reporting.tables import count_verdicts, failing_count, kinds_by_judgement
+from cfcheck.reporting.model import Scorecard
 
 LABEL = "cfcheck"
 #: message colour of each state (shields.io's palette)
@@ -22,37 +21,40 @@ ANSWER_READ_BADGE = ("not valid: read the answer", "#6f42c1")
 _LABEL_COLOUR = "#555"
 
 
-def badge_state(scorecard: dict[str, Any]) -> tuple[str, str]:
+def badge_state(scorecard: Scorecard | Mapping[str, Any]) -> tuple[str, str]:
     """(message, colour): "incomplete" when the run was cut short, else "fail N" (N scores
     failed, could not be computed or regressed), else "reported only" (neutral) when no score had
     a bar, else "pass", naming the kinds judged and the kinds only reported ("vce pass ·
     attribution reported") when some kind had no bar. A run whose method read the domain's answer
     is "not valid: read the answer" (purple), whatever else."""
-    if answer_read_of(scorecard) is not None:
+    card = Scorecard.of(scorecard)
+    if card.provenance.answer_read is not None:
         return ANSWER_READ_BADGE
-    if scorecard.get("status") != "complete":
+    if card.status != "complete":
         return "incomplete", COLOURS["incomplete"]
-    failed = failing_count(scorecard)
+    failed = card.failing_count
     if failed:
         return f"fail {failed}", COLOURS["fail"]
-    counts = count_verdicts(scorecard["scores"])
-    if scorecard["scores"] and not counts["pass"] and not counts["inconclusive"]:
+    counts = card.scores.counts
+    if card.scores and not counts["pass"] and not counts["inconclusive"]:
         return "reported only", COLOURS["reported"]  # no score had a bar: nothing was judged
-    gated, reported = kinds_by_judgement(scorecard)
+    gated, reported = card.kinds_by_judgement()
     if reported:  # some kinds were judged and passed, others only reported: say which is which
         return f"{'+'.join(gated)} pass · {'+'.join(reported)} reported", COLOURS["pass"]
     return "pass", COLOURS["pass"]
 
 
-def render_badge(scorecard: dict[str, Any], run_dir: Path | None = None) -> str:
-    """The badge SVG of ``scorecard`` (``run_dir`` is accepted for symmetry with the other views)."""
-    message, colour = badge_state(scorecard)
+def render_badge(scorecard: Scorecard | Mapping[str, Any], run_dir: Path | None = None) -> str:
+    """The badge SVG of ``scorecard`` (a scorecard JSON is read with :meth:`Scorecard.from_json`;
+    ``run_dir`` is accepted for symmetry with the other formats)."""
+    card = Scorecard.of(scorecard)
+    message, colour = badge_state(card)
     left, right = _text_width(LABEL) + 10, _text_width(message) + 10
     width = left + right
     label, text = escape(LABEL), escape(message)
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="20" role="img" '
-        f'aria-label="{label}: {text}"><title>{label}: {text}{_protocols(scorecard)}</title>'
+        f'aria-label="{label}: {text}"><title>{label}: {text}{_protocols(card)}</title>'
         '<linearGradient id="s" x2="0" y2="100%"><stop offset="0" stop-color="#bbb" stop-opacity=".1"/>'
         '<stop offset="1" stop-opacity=".1"/></linearGradient>'
         f'<clipPath id="r"><rect width="{width}" height="20" rx="3" fill="#fff"/></clipPath>'
@@ -67,9 +69,9 @@ def render_badge(scorecard: dict[str, Any], run_dir: Path | None = None) -> str:
     )
 
 
-def _protocols(scorecard: dict[str, Any]) -> str:
-    """The title's protocols, escaped: ``" · protocol vce/<domain>/quick v1 (1a2b3c4d5e6f)"`` ("" without)."""
-    labels = protocol_labels(scorecard)
+def _protocols(card: Scorecard) -> str:
+    """The title's protocols, escaped: ``" · protocol <kind>/<domain>/quick v1 (1a2b3c4d5e6f)"`` ("" without)."""
+    labels = card.protocol_labels
     return escape(f" · protocol {'; '.join(labels)}") if labels else ""
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = ["curve_section", "curve_svg", "curve_table"]
@@ -18,7 +18,7 @@ SERIES_COLOURS = {"method": "#1565c0", "random": "#9e9e9e"}
 _OTHERS = ("#6a1b9a", "#ef6c00", "#2e7d32", "#c62828")
 
 
-def _curve(score: dict[str, Any]) -> dict[str, Any] | None:
+def _curve(score: Mapping[str, Any]) -> dict[str, Any] | None:
     curve = (score.get("extra") or {}).get("curve")
     if not isinstance(curve, dict) or not isinstance(curve.get("levels"), list) or len(curve["levels"]) < 2:
         return None
@@ -75,7 +75,7 @@ def curve_svg(title: str, curve: dict[str, Any], width: int = 260, height: int =
     return "".join(svg)
 
 
-def curve_section(scores: Sequence[dict[str, Any]]) -> str:
+def curve_section(scores: Sequence[Mapping[str, Any]]) -> str:
     """The HTML section of every recorded curve ("" when there is none)."""
     charts = [
         curve_svg(f"{s['metric']} · {s.get('domain', '')} {s['task']}", curve)
@@ -93,7 +93,7 @@ def curve_section(scores: Sequence[dict[str, Any]]) -> str:
     )
 
 
-def curve_table(scores: Sequence[dict[str, Any]]) -> str:
+def curve_table(scores: Sequence[Mapping[str, Any]]) -> str:
     """The Markdown version: one row per curve and series, the heights per level."""
     rows = []
     for s in scores:

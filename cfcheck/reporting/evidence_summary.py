@@ -71,6 +71,47 @@ class CardEvidence:
     command: str = COMMAND
     without_bar: str = ""
 
+    def to_dict(self) -> dict[str, Any]:
+        """The summary as a scorecard keeps it (its ``calibration`` section); :meth:`from_dict` reads it back."""
+        return {
+            "card_key": self.card_key,
+            "suites": list(self.suites),
+            "variants": list(self.variants),
+            "task_count": self.task_count,
+            "ranges": [
+                {"control": r.control, "expected": r.expected, "low": r.low, "high": r.high, "count": r.count}
+                for r in self.ranges
+            ],
+            "unit": self.unit,
+            "command": self.command,
+            "without_bar": self.without_bar,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CardEvidence:
+        """The summary :meth:`to_dict` wrote.
+
+        Raises:
+            ValueError: ``data`` is not such a summary (the message says what is wrong).
+        """
+        try:
+            ranges = tuple(
+                ControlRange(str(r["control"]), str(r["expected"]), float(r["low"]), float(r["high"]), int(r["count"]))
+                for r in data["ranges"]
+            )
+            return cls(
+                str(data["card_key"]),
+                tuple(str(s) for s in data.get("suites") or ()),
+                tuple(str(v) for v in data.get("variants") or ()),
+                int(data.get("task_count") or 0),
+                ranges,
+                unit=str(data.get("unit") or "task score"),
+                command=str(data.get("command") or COMMAND),
+                without_bar=str(data.get("without_bar") or ""),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise ValueError(f"not a card's evidence summary ({type(error).__name__}: {error}): {data!r}") from None
+
 
 def _parse(identity: str) -> ScoreId | None:
     """The score an identity key ``kind/domain/suite/metric[task]`` names; None where ``identity`` is not one."""

@@ -10,43 +10,39 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from cfcheck.metrics.key import MetricKey
 from cfcheck.reporting.curves import curve_table
 from cfcheck.reporting.examples import ExampleGrid, examples_heading, grids_by_weight, load_example_grids
-from cfcheck.reporting.protocol_text import protocol_label, protocol_labels
-from cfcheck.reporting.tables import (
-    HEADER,
-    count_verdicts,
-    format_outcomes,
-    format_value,
-    group_scores,
-    headline,
-    is_failing,
-    score_rows,
-    suite_key,
-    task_group,
-)
+from cfcheck.reporting.model import Scorecard, ScoreGroup
+from cfcheck.reporting.protocol_text import protocol_label
+from cfcheck.reporting.tables import HEADER, format_outcomes
 
 #: width of an example image in the Markdown grids (GitHub shows <img width=...>)
 IMAGE_WIDTH = 56
 _MARKS = {"fail": "❌", "inconclusive": "⚠️", "pass": "✅", "none": "➖"}
 
 
-def render_markdown(scorecard: dict[str, Any], run_dir: Path | None = None) -> str:
-    """The Markdown scorecard; ``run_dir`` (the folder it is written to) supplies the example grids."""
+def render_markdown(scorecard: Scorecard | Mapping[str, Any], run_dir: Path | None = None) -> str:
+    """The Markdown scorecard.
+
+    Args:
+        scorecard: the scorecard (a scorecard JSON is read with :meth:`Scorecard.from_json`).
+        run_dir: the folder it is written to, which holds the example grids (None: no grids).
+    """
+    card = Scorecard.of(scorecard)
     grids = load_example_grids(run_dir) if run_dir is not None else []
-    lines = _head(scorecard)
-    lines += _summary(scorecard["scores"])
-    lines += _failures(scorecard["scores"])
-    lines += _grids(grids_by_weight(grids, scorecard["scores"]))
-    table = curve_table(scorecard["scores"])
+    lines = _head(card)
+    lines += _summary(card)
+    lines += _failures(card.scores)
+    lines += _grids(grids_by_weight(grids, card.scores.data()))
+    table = curve_table(card.scores.data())
     lines += [table] if table else []
-    lines += _all_scores(scorecard)
-    lines += _provenance(scorecard)
+    lines += _all_scores(card)
+    lines += _provenance(card)
     return "\n".join(lines) + "\n"
 
 
@@ -59,58 +55,58 @@ def md(text: Any) -> str:
     return " ".join(escaped.replace("](", "]\\(").split())
 
 
-def pass_count(scores: Sequence[dict[str, Any]]) -> str:
+def pass_count(scores: ScoreGroup) -> str:
     """Mark and "passed/with a bar", e.g. "❌ 7/9"; "–" when no score has a bar."""
-    counts = count_verdicts(scores)
+    counts = scores.counts
     barred = counts["pass"] + counts["fail"] + counts["inconclusive"] + counts["error"]
     if not barred:
         return "–"
-    if any(is_failing(s) for s in scores):
+    if scores.any_failing:
         mark = _MARKS["fail"]
     else:
         mark = _MARKS["inconclusive"] if counts["inconclusive"] else _MARKS["pass"]
     return f"{mark} {counts['pass']}/{barred}"
 
 
-def key_metrics(scores: Sequence[dict[str, Any]]) -> dict[str, str]:
+def key_metrics(suites: Mapping[str, ScoreGroup]) -> dict[str, str]:
     """Suite → its key metric: the first metric with a bar in metric-card order (else the first)."""
     from cfcheck.metrics.cards import CARDS
 
     order = {key: i for i, key in enumerate(CARDS)}
     chosen = {}
-    for suite, group in group_scores(scores, lambda s: s["suite"]).items():
-        metrics = list(dict.fromkeys(s["metric"] for s in group))
-        barred = [m for m in metrics if any(s["metric"] == m and s.get("threshold") for s in group)]
+    for suite, group in suites.items():
+        metrics = list(dict.fromkeys(s.metric for s in group))
+        barred = [m for m in metrics if any(s.metric == m and s.threshold for s in group)]
         candidates = barred or metrics
         chosen[suite] = min(candidates, key=lambda m: (order.get(MetricKey.card_part(m), len(order)), metrics.index(m)))
     return chosen
 
 
-def headline_value(scores: Sequence[dict[str, Any]]) -> str:
+def headline_value(scores: ScoreGroup) -> str:
     """One value, or the range "low–high" of several (tasks of one classifier)."""
-    values = [s["value"] for s in scores if isinstance(s.get("value"), (int, float)) and math.isfinite(s["value"])]
+    values = [s.value for s in scores if isinstance(s.value, (int, float)) and math.isfinite(s.value)]
     if not values:
         return "–"
     low, high = min(values), max(values)
     text = f"{low:.3g}" if low == high else f"{low:.3g}–{high:.3g}"
-    return f"**{text}** ✗" if any(is_failing(s) for s in scores) else text
+    return f"**{text}** ✗" if scores.any_failing else text
 
 
-def _head(scorecard: dict[str, Any]) -> list[str]:
-    prov = scorecard["provenance"]
-    word, sentence = headline(scorecard)
+def _head(card: Scorecard) -> list[str]:
+    prov = card.provenance
+    word, sentence = card.headline
     return [
-        f"# cfcheck scorecard: {md(scorecard['method'])}",
+        f"# cfcheck scorecard: {md(card.method)}",
         "",
         "![cfcheck badge](badge.svg)",
         "",
         f"**{md(word)}**{md(sentence[len(word) :])}",
         "",
-        f"- status: **{md(scorecard['status'])}**, profile {md(scorecard['profile'].get('name', '-'))}, "
-        f"test outcomes: {md(format_outcomes(scorecard.get('outcomes', {})))}",
-        f"- cfcheck {md(prov.get('cfcheck_version', '?'))} ({md(prov.get('cfcheck_commit') or 'no commit')}), "
+        f"- status: **{md(card.status)}**, profile {md(card.profile.get('name', '-'))}, "
+        f"test outcomes: {md(format_outcomes(card.outcomes))}",
+        f"- cfcheck {md(prov.get('cfcheck_version', '?'))} ({md(prov.cfcheck_commit or 'no commit')}), "
         f"finished {md(prov.get('finished', '?'))}",
-        *(f"- protocol {md(label)}" for label in protocol_labels(scorecard)),
+        *(f"- protocol {md(label)}" for label in card.protocol_labels),
         "",
     ]
 
@@ -125,23 +121,23 @@ def _task_group_label(kind: str) -> str:
         return "task"
 
 
-def _summary(scores: Sequence[dict[str, Any]]) -> list[str]:
+def _summary(card: Scorecard) -> list[str]:
     lines = ["## Summary", ""]
-    if not scores:
+    if not card.scores:
         return lines + ["No scores were recorded.", ""]
-    for (kind, domain), group in group_scores(scores, lambda s: (s.get("kind", "-"), s.get("domain", "-"))).items():
-        suites = list(dict.fromkeys(s["suite"] for s in group))
-        keys = key_metrics(group)
+    for section in card.sections.values():
+        suites = list(section.suites)
+        keys = key_metrics(section.suites)
         metrics = list(dict.fromkeys(keys[suite] for suite in suites))
-        lines += [f"### {md(kind)} · {md(domain)}", ""]
-        header = [_task_group_label(kind), *(md(s) for s in suites), *(md(m) for m in metrics)]
+        lines += [f"### {md(section.kind)} · {md(section.domain)}", ""]
+        header = [_task_group_label(section.kind), *(md(s) for s in suites), *(md(m) for m in metrics)]
         lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        for name, rows in group_scores(group, task_group).items():
-            by_suite = group_scores(rows, lambda s: s["suite"])
-            by_metric = group_scores(rows, lambda s: s["metric"])
+        for name, rows in section.scores.by_task_group().items():
+            by_suite = rows.by_suite()
+            by_metric = rows.by_metric()
             cells = [md(name)]
-            cells += [pass_count(by_suite.get(suite, [])) for suite in suites]
-            cells += [headline_value(by_metric.get(metric, [])) for metric in metrics]
+            cells += [pass_count(by_suite.get(suite, ScoreGroup())) for suite in suites]
+            cells += [headline_value(by_metric.get(metric, ScoreGroup())) for metric in metrics]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
     lines += [
@@ -152,29 +148,21 @@ def _summary(scores: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def _failures(scores: Sequence[dict[str, Any]]) -> list[str]:
-    failing = [s for s in scores if is_failing(s)]
+def _failures(scores: ScoreGroup) -> list[str]:
+    failing = scores.failing()
     lines = ["## Failing scores", ""]
     if not failing:
         return lines + ["None.", ""]
-    suites = group_scores(failing, suite_key)
+    suites = failing.by_kind_suite()
     lines.append(", ".join(f"{md(k)}/{md(s)}: {len(g)}" for (k, s), g in suites.items()))
     lines += ["", "| kind | suite | metric | task | value [95% CI] | bar | verdict |", "|---|---|---|---|---|---|---|"]
     for s in failing:
-        verdict = s.get("verdict") or "-"
-        if s.get("reason"):
-            verdict += f": {s['reason']}"
-        if s.get("regressed"):
+        verdict = s.verdict or "-"
+        if s.reason:
+            verdict += f": {s.reason}"
+        if s.regressed:
             verdict += " (regressed)"
-        cells = [
-            s.get("kind", "-"),
-            s["suite"],
-            s["metric"],
-            s["task"],
-            format_value(s),
-            s.get("threshold") or "-",
-            verdict,
-        ]
+        cells = [s.kind, s.suite, s.metric, s.task, s.value_text, s.threshold or "-", verdict]
         lines.append("| " + " | ".join(md(c) for c in cells) + " |")
     return lines + [""]
 
@@ -205,16 +193,16 @@ def _image(path: str | None, column: str) -> str:
     return f'<img src="{html.escape(path)}" width="{IMAGE_WIDTH}" alt="{html.escape(column)}">'
 
 
-def _all_scores(scorecard: dict[str, Any]) -> list[str]:
-    rows = score_rows(scorecard)
+def _all_scores(card: Scorecard) -> list[str]:
+    rows = card.rows()
     lines = ["## All scores", "", f"<details><summary>{len(rows)} scores</summary>", ""]
     lines += ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
     lines += ["| " + " | ".join(md(c) for c in row) + " |" for row in rows]
     return lines + ["", "</details>", ""]
 
 
-def _provenance(scorecard: dict[str, Any]) -> list[str]:
-    prov = scorecard["provenance"]
+def _provenance(card: Scorecard) -> list[str]:
+    prov = card.provenance
     lines = ["## Provenance", ""]
     for key in (
         "cfcheck_version",
@@ -227,9 +215,9 @@ def _provenance(scorecard: dict[str, Any]) -> list[str]:
         "started",
         "finished",
     ):
-        if key in prov:
-            lines.append(f"- {key.replace('_', ' ')}: {md(prov[key])}")
-    read = prov.get("answer_read")
+        if key in prov.data:
+            lines.append(f"- {key.replace('_', ' ')}: {md(prov.data[key])}")
+    read = prov.answer_read
     if read:  # the method read the domain's answer: say what, as the headline does
         lines.append(
             f"- answer read (not a valid submission): {md(', '.join(map(str, read.get('what', []))))}; "
@@ -242,13 +230,13 @@ def _provenance(scorecard: dict[str, Any]) -> list[str]:
     if models:
         lines += ["", "Reference models (sha256):", ""]
         lines += [f"- {md(name)}: `{md(str(digest)[:16])}…`" for name, digest in sorted(models.items())]
-    lines += _protocol_parts(scorecard)
+    lines += _protocol_parts(card)
     return lines
 
 
-def _protocol_parts(scorecard: dict[str, Any]) -> list[str]:
+def _protocol_parts(card: Scorecard) -> list[str]:
     """Each protocol with its parts' digests (what a reader compares to see what differs)."""
-    protocols = scorecard.get("protocols") or {}
+    protocols = card.protocols
     if not protocols:
         return []
     lines = ["", "Protocols (sha256 of each part; `cfcheck protocols` lists the current ones):", ""]

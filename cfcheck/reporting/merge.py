@@ -167,10 +167,31 @@ def _merged_card(cards: list[dict[str, Any]], records: list[ScoreRecord], run_di
     }
     merged["provenance"] = provenance
     merged["protocols"] = _merged_protocols(cards, run_dirs)
+    merged.pop("calibration", None)
+    if any("calibration" in card for card in cards):  # (shards written before the section have none)
+        merged["calibration"] = _merged_calibration(cards)
     merged["scores"] = [
         r.to_dict(with_samples=False)
         for r in sorted(records, key=lambda r: (r.kind, r.domain, r.suite, r.task, r.metric))
     ]
+    return merged
+
+
+def _merged_calibration(cards: list[dict[str, Any]]) -> dict[str, Any]:
+    """Every shard's ``calibration`` section joined (:mod:`cfcheck.reporting.calibration_section`): each
+    shard records the controls' values of its own scores, so one (kind, domain) is the union of its
+    shards' entries; the merge looks no domain up."""
+    merged: dict[str, Any] = {}
+    for card in cards:
+        for key, entry in (card.get("calibration") or {}).items():
+            if not isinstance(entry, dict):
+                continue
+            known = merged.setdefault(key, {**entry, "controls": {}, "evidence": {}})
+            known["controls"].update(entry.get("controls") or {})
+            for card_key, rows in (entry.get("evidence") or {}).items():
+                known["evidence"].setdefault(card_key, rows)
+            if entry.get("error") and not known.get("error"):
+                known["error"] = entry["error"]
     return merged
 
 

@@ -1,5 +1,5 @@
-"""Scorecards: the publishable result of a run (JSON and per-sample CSV, plus the views of
-:mod:`cfcheck.reporting`: Markdown, HTML and a badge).
+"""Scorecards: the publishable result of a run (JSON and per-sample CSV, plus the report formats of
+:mod:`cfcheck.reporting.formats`: Markdown, HTML, a badge and any a plugin adds).
 
 Every file is written to a temporary name and moved into place, so a crash or an interrupt
 never leaves a half-written scorecard; an interrupted run is written with ``"status":
@@ -23,7 +23,7 @@ from cfcheck import __version__
 from cfcheck.core.io import atomic_write_text as atomic_write
 from cfcheck.core.records import ScoreRecord
 from cfcheck.core.set_features import SET_FEATURES_FILE, SetFeatures, write_set_features
-from cfcheck.results import load_scorecard  # noqa: F401 - read here as well as written
+from cfcheck.results import load_scorecard
 
 #: 2: records carry a three-valued verdict and a reason; 3: records carry their kind and domain
 SCORECARD_FORMAT = 3
@@ -48,10 +48,14 @@ def build_scorecard(
 ) -> dict[str, Any]:
     """The scorecard as a JSON-ready dict (records without per-sample values). ``answer_read``: what
     the method read of the domain's answer (``{"what": [...], "calls": N}``, None: nothing), which makes
-    the run no valid submission (:mod:`cfcheck.core.answer_reads`)."""
+    the run no valid submission (:mod:`cfcheck.core.answer_reads`). Its ``calibration`` section (what
+    the controls reached on its scores, :func:`~cfcheck.reporting.calibration_record.collect_calibration`)
+    is gathered here from the domains' calibration folders, so that its formats need no domain."""
     import torch
 
-    return {
+    from cfcheck.reporting.calibration_record import collect_calibration
+
+    card = {
         "format": SCORECARD_FORMAT,
         "status": status,
         "method": method,
@@ -79,24 +83,64 @@ def build_scorecard(
         "protocols": protocols or {},
         "scores": [r.to_dict(with_samples=False) for r in sorted(records, key=_order)],
     }
+    card["calibration"] = collect_calibration(card)
+    return card
 
 
-def write_scorecard(directory: Path, scorecard: dict[str, Any], records: Sequence[ScoreRecord]) -> Path:
-    """Write scorecard.{json,md,html}, badge.svg, samples.csv and (where set-level scores kept
-    per-input features) set_features.npz into ``directory``; returns the
-    JSON path. The views (:mod:`cfcheck.reporting.views`) read the example grids already in ``directory``."""
+def write_scorecard(
+    directory: Path, scorecard: dict[str, Any], records: Sequence[ScoreRecord], *, plugins: Any = None
+) -> Path:
+    """Write samples.csv, (where set-level scores kept per-input features) set_features.npz and
+    scorecard.json into ``directory``, then every report format of the scorecard
+    (:func:`cfcheck.reporting.formats.write_formats`: scorecard.md, scorecard.html, badge.svg and those
+    of plugins); the formats read the example grids already in ``directory``.
+
+    Args:
+        directory: the run folder.
+        scorecard: the scorecard JSON (:func:`build_scorecard`).
+        records: the run's records, with their per-sample values.
+        plugins: the plugin manager whose formats are drawn (pytest's in a run; None: the bundled ones).
+
+    Returns:
+        The JSON path.
+
+    Raises:
+        cfcheck.reporting.formats.FormatError: after everything else was written, where a format raised.
+    """
+    from cfcheck.reporting.formats import FormatError, write_formats
+    from cfcheck.reporting.model import Scorecard
+
     directory.mkdir(parents=True, exist_ok=True)
     ordered = sorted(records, key=_order)
     atomic_write(directory / "samples.csv", _samples_csv(ordered))
     kept = {(r.kind, r.domain, r.task): SetFeatures.decode(r.set_features) for r in ordered if r.set_features}
     if kept:
         write_set_features(directory / SET_FEATURES_FILE, kept)
-    from cfcheck.reporting.views import write_views
+    json_path = write_json(directory, scorecard)
+    # the formats read the JSON as written (its keys sorted), so that `cfcheck render` draws the same pages
+    _, failures = write_formats(Scorecard.from_json(load_scorecard(json_path)), directory, plugins)
+    if failures:
+        raise FormatError(json_path, failures)
+    return json_path
 
-    write_views(directory, scorecard)
-    json_path = directory / "scorecard.json"
+
+def write_json(directory: Path, scorecard: dict[str, Any]) -> Path:
+    """``scorecard.json`` in ``directory`` (atomically); returns its path."""
+    json_path = Path(directory) / "scorecard.json"
     atomic_write(json_path, json.dumps(scorecard, indent=2, sort_keys=True) + "\n")
     return json_path
+
+
+def recalibrate(directory: Path) -> Path:
+    """Rewrite the ``calibration`` section of the scorecard in ``directory`` from its domains'
+    calibration folders as they are on this machine now (after ``cfcheck calibrate`` wrote new values,
+    or for a scorecard written before the section); nothing else of the scorecard changes. Its formats
+    are redrawn by :func:`cfcheck.reporting.formats.render_run`. Returns the JSON path."""
+    from cfcheck.reporting.calibration_record import collect_calibration
+
+    scorecard = load_scorecard(Path(directory))
+    scorecard["calibration"] = collect_calibration(scorecard)
+    return write_json(directory, scorecard)
 
 
 def _samples_csv(records: Sequence[ScoreRecord]) -> str:

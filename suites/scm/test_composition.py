@@ -1,6 +1,8 @@
 """Composition: the null intervention, applied m = 1 and 10 times, must return the input
 (Melistas et al. 2024 §3.1). L1 in pixels, the perceptual distance on the domain network, and L1
-of the anti-causal predictors' concatenated embeddings; see ``cfcheck cards composition_l1``.
+of the anti-causal predictors' concatenated embeddings (or, where the predictors give no features,
+of the domain embedding: :mod:`cfcheck.kinds.scm.roles`); see ``cfcheck cards composition_l1``. A
+domain without the embedding role skips the scores that need it, saying so.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import pytest
 from cfcheck.kinds import kind_spec
 from cfcheck.kinds.calling import MethodOutputError
 from cfcheck.kinds.scm.composition import CYCLES, composition_cycles
+from cfcheck.kinds.scm.roles import composition_embedding, embedding_missing
 from cfcheck.metrics.closeness import minkowski_distance, perceptual_distance
 from cfcheck.metrics.composition import embedding_l1
 from cfcheck.metrics.key import MetricKey
@@ -38,9 +41,13 @@ def test_composition(
     if metric == "composition_l1":
         values = minkowski_distance(x, composed, 1) / x[0].numel()
     elif metric == "composition_embedding":
-        if not zoo.anticausal_predictors:
-            pytest.skip("the domain bundles no anti-causal predictors")
-        values = embedding_l1(zoo.predictor_embedding(x), zoo.predictor_embedding(composed))
+        try:
+            values = embedding_l1(composition_embedding(zoo, x), composition_embedding(zoo, composed))
+        except KeyError as missing:
+            pytest.skip(str(missing.args[0]))
     else:
+        reason = embedding_missing(zoo, "the perceptual distance")
+        if reason is not None:
+            pytest.skip(reason)
         values = perceptual_distance(x.to(zoo.device), composed.to(zoo.device), zoo.feature_maps).cpu()
     cfcheck_score(key, values, labels={"input": kept.nonzero().flatten().tolist()})

@@ -1,6 +1,7 @@
 """Realism: do the counterfactuals look like real images with the parents the intervention
 implies? FID and KID on the domain embedding against images the domain renders with exactly the
-counterfactual parents and fresh styles, judged against real-vs-real floors at the same n
+counterfactual parents and fresh styles (on a user's domain of real images: real images whose
+attributes match the counterfactual's), judged against real-vs-real floors at the same n
 (see :mod:`cfcheck.kinds.scm.realism` and ``cfcheck cards scm_fid``)."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import pytest
 from cfcheck.core.set_features import SetFeatures
 from cfcheck.kinds.base import labels_where
 from cfcheck.kinds.scm.realism import scm_realism, scm_realism_sets
+from cfcheck.kinds.scm.roles import embedding_missing
 from cfcheck.metrics.reference_sets import REALISM_STATISTICS
 
 pytestmark = pytest.mark.cfcheck_kind("scm")
@@ -22,6 +24,9 @@ STATISTICS = {"scm_fid": REALISM_STATISTICS["fid"], "scm_kid": REALISM_STATISTIC
 @pytest.mark.parametrize("metric", sorted(STATISTICS))
 def test_realism(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_evaluation_models, metric):
     statistic, ci_method = STATISTICS[metric]
+    reason = embedding_missing(cfcheck_evaluation_models, "realism (FID and KID)")
+    if reason is not None:
+        pytest.skip(reason)
     try:
         score = scm_realism(
             cfcheck_result,
@@ -40,7 +45,11 @@ def test_realism(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_evaluat
         ci=score.ci,
         n=score.n,
         floor=score.floor_max,
-        extra={"real_floor": score.floors, "classes_skipped": score.classes_skipped},
+        extra={
+            "real_floor": score.floors,
+            "classes_skipped": score.classes_skipped,
+            **({} if sets.exact_match is None else {"reference_exact_match": round(sets.exact_match, 4)}),
+        },
         set_features=cfcheck_result.evaluated(
             "kept features for paired tests",
             lambda: SetFeatures.draw(

@@ -114,7 +114,7 @@ def test_retrain_smoke_writes_a_loadable_manifest(tmp_path):
 
 def test_retrain_without_a_domain_names_the_domains_holding_the_models(capsys):
     """ "mlp" is a model of two bundled domains: retrain asks which; "cnn" of one: it is retrained there."""
-    from cfcheck.cli import _domain_holding
+    from cfcheck.cli.reference import _domain_holding
     from cfcheck.domains import available_domains
 
     with pytest.raises(ValueError, match="name the domain with --domain .the domains holding mlp: gmm, morpho"):

@@ -148,6 +148,7 @@ def test_the_generic_engine_names_no_kind():
         "cfcheck/plugin_fixtures.py",
         "cfcheck/plugin_reporting.py",
         "cfcheck/session.py",
+        "cfcheck/session_outputs.py",
         "cfcheck/kinds/base.py",
         "cfcheck/kinds/contract.py",
         "cfcheck/kinds/__init__.py",

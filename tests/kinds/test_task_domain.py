@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from cfcheck.kinds.attribution.spec import AttributionTask
-from cfcheck.kinds.base import RunResources, task_param
+from cfcheck.kinds.base import task_param
+from cfcheck.kinds.resources import RunResources
 from cfcheck.kinds.vce.tasks import VCETask
 
 

@@ -135,14 +135,14 @@ def test_dependent_tasks_are_generated_once_under_xdist(tiny):
 def test_retrained_reference_models_miss_the_cache(tiny, scorecard_of, monkeypatch):
     """The key holds the domain manifest's digest: a retrained bundled model (a new sha256 in the
     manifest) must not be answered with outputs generated against the old weights."""
-    import cfcheck.session
+    import cfcheck.session_outputs
 
     tiny.makepyfile(counting=COUNTING)
     tiny.runpytest("--method=counting", *SELECTION)
     assert _calls(tiny) == 1
     tiny.runpytest("--method=counting", *SELECTION)
     assert _calls(tiny) == 1  # same weights: read from the cache
-    monkeypatch.setattr(cfcheck.session, "_manifest_digest", lambda domain: "retrained-" + domain.name)
+    monkeypatch.setattr(cfcheck.session_outputs, "_manifest_digest", lambda domain: "retrained-" + domain.name)
     tiny.runpytest("--method=counting", *SELECTION)
     assert _calls(tiny) == 2 and scorecard_of("counting")["provenance"]["generation"]["tasks_generated"] == 1
 

@@ -114,9 +114,10 @@ def test_a_suite_summary_fails_only_on_a_failure(counts, expected):
 
 
 def test_calibrate_redraws_the_runs_html_with_the_values_it_wrote(tmp_path, monkeypatch, capsys):
-    """A run draws its HTML before calibrate writes the new values; calibrate must redraw it, or
-    the published charts mark the controls of the calibration before."""
-    from cfcheck.reporting.views import write_views
+    """A run records the controls' values (and draws its HTML) before calibrate writes the new values;
+    calibrate must record the new ones in its scorecard and redraw it, or the published charts mark the
+    controls of the calibration before."""
+    from cfcheck.reporting.formats import render_run
 
     (tmp_path / "morpho").mkdir()
     monkeypatch.setattr(
@@ -137,13 +138,15 @@ def test_calibrate_redraws_the_runs_html_with_the_values_it_wrote(tmp_path, monk
             score.update(ci_low=None, ci_high=None, n=120, threshold=">= 0.5", verdict="pass", direction="higher")
         (out / f"{name}-quick").mkdir(parents=True)
         (out / f"{name}-quick" / "scorecard.json").write_text(json.dumps(card))
-        write_views(out / f"{name}-quick", card)  # as the run drew it: no calibration file yet
+        render_run(out / f"{name}-quick")  # as the run drew it: no calibration file yet
     before = (out / "noise-quick" / "scorecard.html").read_text()
     assert "truth (expected to pass): 0.25" not in before
     assert calibration.main(["--reuse", "--out", str(out)]) == 0
     capsys.readouterr()
     after = (out / "noise-quick" / "scorecard.html").read_text()
     assert "truth (expected to pass): 0.25" in after and "noise (expected to fail): 0.75" in after
+    recorded = json.loads((out / "noise-quick" / "scorecard.json").read_text())["calibration"]["vce/morpho"]
+    assert recorded["controls"]["vce/morpho/validity/tcv[cnn/ideal/seed0]"]["+"]["truth"] == 0.25
 
 
 def _scm_card(value=0.5, domain="morpho"):

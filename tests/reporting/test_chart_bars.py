@@ -11,6 +11,7 @@ import pytest
 
 from cfcheck.core.thresholds import Bar, RecordedBar
 from cfcheck.reporting.html_charts import charts_section
+from cfcheck.reporting.model import Scorecard
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -70,7 +71,7 @@ def test_each_row_draws_its_bar_at_the_recorded_value(floor: float) -> None:
         _score("unresolved", 2.0, RecordedBar.of(Bar(2.0, "max", "times_floor"))),  # an error record's: no floor
         _score("text_only", 2.0, None, threshold="<= 9.5"),  # written before bars were data
     ]
-    page = charts_section(scores, calibration=None)
+    page = charts_section(Scorecard.from_json({"scores": scores, "calibration": {}}))
     (chart,) = _charts(page)
     scale, offset = _axis(chart)
     drawn = _bar_lines(chart)
@@ -88,7 +89,7 @@ def test_the_axis_reaches_a_bar_beyond_every_value() -> None:
         _score("far", 1.0, RecordedBar.of(Bar(40.0, "max"))),
         _score("near", 2.0, RecordedBar.of(Bar(3.0, "max"))),
     ]
-    page = charts_section(scores, calibration=None)
+    page = charts_section(Scorecard.from_json({"scores": scores, "calibration": {}}))
     (chart,) = _charts(page)
     scale, offset = _axis(chart)
     drawn = _bar_lines(chart)

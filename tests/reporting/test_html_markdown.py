@@ -18,8 +18,8 @@ from cfcheck.reporting.badge import COLOURS, badge_state, render_badge
 from cfcheck.reporting.examples import write_example_grid
 from cfcheck.reporting.html import render_html
 from cfcheck.reporting.markdown import render_markdown
+from cfcheck.reporting.model import headline
 from cfcheck.reporting.scorecard import load_scorecard, write_scorecard
-from cfcheck.reporting.tables import headline
 
 
 def _score(suite, task, verdict, metric="target_accuracy", kind="vce", **extra):
@@ -239,6 +239,7 @@ def test_a_bundled_domain_lists_the_bars_it_adds_to_the_cards():
 
 def test_a_card_shows_what_the_controls_measured_on_each_domain_with_calibration_values(tmp_path):
     from cfcheck.domains import get_domain
+    from cfcheck.reporting.calibration_record import collect_calibration
     from cfcheck.reporting.evidence import measured_evidence
 
     user_folder = tmp_path / "user_domain"
@@ -258,13 +259,18 @@ def test_a_card_shows_what_the_controls_measured_on_each_domain_with_calibration
         )
     )
     card = _card(
-        [_score("validity", "cnn/ideal/seed0", "pass"), _score("closeness", "cnn/ideal/seed0", "pass", metric="d2")]
+        [{**_score("validity", "clf/seed0", "pass"), "domain": domain} for domain in ("morpho", "mine", "elsewhere")]
+        + [
+            {**_score("closeness", "clf/seed0", "pass", metric="d2"), "domain": domain}
+            for domain in ("morpho", "mine", "elsewhere")
+        ]
     )
     card["profile"]["domains"] = {
         "morpho": {"bars": "cards", "bars_file": None, "bar_count": 40},
         "mine": {"bars": "calibrated", "bars_file": str(user_folder / "bars-quick.json"), "bar_count": 3},
         "elsewhere": {"bars": "uncalibrated", "bars_file": None, "bar_count": 0},
     }  # no folder recorded: no row
+    card["calibration"] = collect_calibration(card)  # as the run writes it
     page = html.unescape(render_html(card))
     (morpho,) = measured_evidence(get_domain("morpho"), "target_accuracy")
     assert f"<dt>measured on morpho</dt><dd>{morpho.split(', ', 1)[1]}</dd>" in page
@@ -350,23 +356,37 @@ def test_write_scorecard_writes_every_view(tmp_path):
     assert load_scorecard(path)["scores"][0]["verdict"] == "fail"
 
 
-def test_the_page_is_self_contained():
+def _recorded(card, values, monkeypatch):
+    """``card`` with the ``calibration`` section a run writes (collected as a run collects it) when its
+    domain's calibration file holds ``values`` (identity key → control → {"value", "expected"})."""
+    from cfcheck.calibration import store
+    from cfcheck.reporting.calibration_record import collect_calibration
+
+    monkeypatch.setattr(store, "load_calibration_values", lambda scorecard: values)
+    return {**card, "calibration": collect_calibration(card)}
+
+
+def test_the_page_is_self_contained(monkeypatch):
     page = render_html(
-        _card(_known()),
-        calibration={
-            "vce/morpho/validity/tcv[cnn/ideal/seed0]": {
-                "identity": {"value": 0.01, "expected": "-"},
-                "truth": {"value": 1.0, "expected": "+"},
-            }
-        },
+        _recorded(
+            _card(_known()),
+            {
+                "vce/morpho/validity/tcv[cnn/ideal/seed0]": {
+                    "identity": {"value": 0.01, "expected": "-"},
+                    "truth": {"value": 1.0, "expected": "+"},
+                }
+            },
+            monkeypatch,
+        )
     )
+    assert "truth (expected to pass): 1" in page
     parsed = _Tables(page)
     assert not [link for link in parsed.links if re.match(r"\s*(https?:)?//", link[2], re.I)]
     assert not {"script", "link", "iframe", "object", "embed"} & set(parsed.tags)
     assert "@import" not in page and "url(http" not in page
 
 
-def test_charts_draw_the_bar_the_floor_and_given_control_values():
+def test_charts_draw_the_bar_the_floor_and_given_control_values(monkeypatch):
     floor = _score(
         "realism",
         "cnn/ideal/seed0",
@@ -379,15 +399,18 @@ def test_charts_draw_the_bar_the_floor_and_given_control_values():
     )
     key = "vce/morpho/realism/fid_target[cnn/ideal/seed0]"
     page = render_html(
-        _card([floor]),
-        calibration={
-            key: {
-                "identity<b>": {"value": 50.0, "expected": "-"},
-                "truth": {"value": 7.5, "expected": "+"},
-                "ctl_baseline": {"value": 9.0, "expected": ""},
-            },  # not a control of this suite: not drawn
-            "vce/morpho/realism/fid_target[mlp/ideal/seed0]": {"ctl_other_task": {"value": 99.0, "expected": "-"}},
-        },
+        _recorded(
+            _card([floor]),
+            {
+                key: {
+                    "identity<b>": {"value": 50.0, "expected": "-"},
+                    "truth": {"value": 7.5, "expected": "+"},
+                    "ctl_baseline": {"value": 9.0, "expected": ""},
+                },  # not a control of this suite: not drawn
+                "vce/morpho/realism/fid_target[mlp/ideal/seed0]": {"ctl_other_task": {"value": 99.0, "expected": "-"}},
+            },
+            monkeypatch,
+        )
     )
     assert "<title>floor 9.6</title>" in page
     assert "identity&lt;b&gt; (expected to fail): 50" in page and "truth (expected to pass): 7.5" in page
@@ -395,7 +418,7 @@ def test_charts_draw_the_bar_the_floor_and_given_control_values():
         "ctl_baseline" not in page and "ctl_other_task" not in page
     )  # another task's controls stay on that task's row
     assert "<= 2 × floor" not in page and "&lt;= 2 × floor = 19.22" in page
-    assert "expected to" not in render_html(_card([floor]))  # no controls given: none drawn
+    assert "expected to" not in render_html({**_card([floor]), "calibration": {}})  # no controls recorded: none drawn
 
 
 @settings(max_examples=60, deadline=None)
@@ -408,7 +431,7 @@ def test_hostile_strings_stay_text(text):
     ]
     card = _card(scores, method=hostile)
     key = f"vce/morpho/validity/{hostile}[{hostile}]"
-    page = render_html(card, calibration={key: {hostile: {"value": 0.5, "expected": "+"}}})
+    page = render_html({**card, "calibration": {"vce/morpho": {"controls": {key: {"+": {hostile: 0.5}}}}}})
     assert "<x-" not in page and html.escape(hostile) in page
     markdown = render_markdown(card)
     assert "<x-" not in markdown

@@ -108,9 +108,10 @@ def test_cards_render_their_differences_under_one_heading() -> None:
 
 
 def test_the_html_card_shows_the_differences() -> None:
-    from cfcheck.reporting.html import _cards
+    from cfcheck.reporting.html_cards import cards_section
+    from cfcheck.reporting.model import Scorecard
 
-    html = _cards([{"metric": "oracle_score:oracle_lenet"}])
+    html = cards_section(Scorecard.from_json({"scores": [{"metric": "oracle_score:oracle_lenet"}]}))
     assert "Where it differs from the papers&#x27; code" in html and "Bug in the paper&#x27;s code, avoided" in html
 
 

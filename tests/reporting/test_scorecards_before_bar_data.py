@@ -84,10 +84,11 @@ def test_merge_of_shards_written_before_bar_data(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("spelt", ["road_gap:morf", "road_gap_morf"])  # now, and before one spelling
 def test_a_domains_own_bar_is_listed_under_its_card_in_either_spelling(spelt: str) -> None:
-    from cfcheck.reporting.html import _domain_bar_lines
+    from cfcheck.reporting.html_cards import domain_bar_lines
 
     own = {spelt: {"bar": ">= 0.03", "rationale": "r"}, "road_area:morf": {"bar": ">= 0.5", "rationale": "other card"}}
-    card = {"profile": {"domains": {"morpho": {"bars": "cards", "domain_bars": own}}}}
-    assert _domain_bar_lines(card, "road_gap") == [(f"bar on morpho ({spelt})", ">= 0.03: r")]
+    assert domain_bar_lines({"morpho": {"bars": "cards", "domain_bars": own}}, "road_gap") == [
+        (f"bar on morpho ({spelt})", ">= 0.03: r")
+    ]
     extends = {"bars": "cards", "domain_bars": {"d1_5": {"bar": "<= 3", "rationale": "its own card"}}}
-    assert _domain_bar_lines({"profile": {"domains": {"morpho": extends}}}, "d1") == []  # d1_5 is a card, not d1's
+    assert domain_bar_lines({"morpho": extends}, "d1") == []  # d1_5 is a card, not d1's

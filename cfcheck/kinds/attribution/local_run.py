@@ -16,7 +16,7 @@ from cfcheck.core.costs import MethodClock
 from cfcheck.core.seeds import BATCH_NOISE, TASK_INPUTS, seeded
 from cfcheck.kinds.attribution.removal import RETRAINING, RemovalData
 from cfcheck.kinds.attribution.section import AttributionSection
-from cfcheck.kinds.base import RunResources
+from cfcheck.kinds.resources import RunResources
 
 __all__ = ["LocalRun", "attribute_batched", "removal_data"]
 

@@ -1,5 +1,10 @@
 """What a domain must offer the SCM kind: a structural causal model over its factors, as a typed
-protocol checked with ``isinstance`` (a domain without one never reaches the SCM suites)."""
+protocol checked with ``isinstance`` (a domain without one never reaches the SCM suites).
+
+``intervention_counterfactual`` is part of the protocol, but only a domain with the capability of that
+name computes it; a user's domain of real images raises
+:class:`~cfcheck.domains.base.MissingCapability` ("real data has no true counterfactual"), and the
+suites that need it are skipped with that reason."""
 
 from __future__ import annotations
 
@@ -31,9 +36,11 @@ class StructuralCausalModel(Protocol):
         ``intervention_counterfactual``)."""
 
 
+@runtime_checkable
 class CounterfactualParents(Protocol):
-    """A domain that propagates an intervention through its SCM to every parent (capability
-    ``intervention_counterfactual``, beside :meth:`StructuralCausalModel.intervention_counterfactual`)."""
+    """A domain that propagates an intervention through its SCM to every parent: a procedural domain
+    by its known equations, a user's domain of attribute-labelled images by its attribute mechanisms
+    (which need no true counterfactual image)."""
 
     def counterfactual_parents(
         self, split: str, index: torch.Tensor, intervention: dict[str, torch.Tensor]

@@ -3,7 +3,7 @@
 The distance is the KL divergence between the posteriors of the domain's unconditional VAE (its
 model role ``minimality_vae``), ``d(a, b) = KL(q(z | a) ‖ q(z | b))`` with the factual second.
 The real images x' are the first :data:`POOL_SIZE` images of the domain's reference split (real,
-never trained on, never scored); a real image belongs to S_x (S_x*) when its value of the
+never trained on, never scored; all of a smaller one, as a user's domain may have); a real image belongs to S_x (S_x*) when its value of the
 intervened parent falls in the factual's (counterfactual's) bin, as :meth:`Domain.parent_bin`
 gives it (10 bins for a continuous parent, the value itself for a categorical one).
 """
@@ -27,7 +27,7 @@ POOL_SIZE = 5000
 def _pool(zoo: Any, domain: Any) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
     """Posterior means and log-variances of the pool's images, and their parents."""
     split = domain.split_roles["reference"]
-    images = domain.split(split, POOL_SIZE).images
+    images = domain.split(split, min(POOL_SIZE, len(domain.split(split).labels))).images
     mean, log_var = zoo.stored_posterior(images)  # the same in every session: kept on disk
     return mean, log_var, domain.parents(split, torch.arange(len(images)))
 

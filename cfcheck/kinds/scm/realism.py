@@ -14,6 +14,10 @@ miss a method that shows the wrong digits while keeping the digit mix (do(digit)
 drawn targets keeps it uniform): on a bundled digit domain (README, SCM realism), real images
 labelled with the next digit score well above the real-vs-real floors. Score and floors go through the same
 engine as VCE realism (:func:`cfcheck.metrics.reference_sets.score_realism`).
+
+A domain that cannot render (a user's domain of real images) gives instead, per counterfactual, real
+images of its reference split whose attributes match the counterfactual's after propagation
+(:mod:`cfcheck.kinds.scm.realism_matching`); the rest is the same code.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import torch
 
 from cfcheck.core.seeds import REALISM_DRAWS, seeded
 from cfcheck.domains.base import PARENT_RESAMPLING, require
+from cfcheck.kinds.scm.realism_matching import match_reference
 from cfcheck.metrics.reference_sets import FLOOR_DRAWS, REFERENCE_PER_SAMPLE, RealismScore, score_realism
 
 __all__ = ["RealismSets", "scm_realism", "scm_realism_sets"]
@@ -33,7 +38,7 @@ __all__ = ["RealismSets", "scm_realism", "scm_realism_sets"]
 _REFERENCE_SEED_OFFSET = 1_000_003
 
 
-def _matching_parent(domain: Any) -> str | None:
+def matching_parent(domain: Any) -> str | None:
     """The categorical parent the reference is matched on (the first one), if any."""
     return next(iter(domain.categorical_factors), None)
 
@@ -49,13 +54,16 @@ def reference_renders(domain: Any, parents: dict[str, torch.Tensor], copies: int
 @dataclass(frozen=True)
 class RealismSets:
     """What an SCM realism score compares: the counterfactuals' embedding features and classes
-    (the matched categorical parent, or 0), and the real images rendered with their parents."""
+    (the matched categorical parent, or 0), and the real images rendered with their parents (or, on
+    a domain that cannot render, matched with them: ``exact_match`` is the share in their
+    counterfactual's exact cell; None for rendered ones)."""
 
     fake_features: torch.Tensor
     fake_classes: torch.Tensor
     real_features: torch.Tensor
     real_classes: torch.Tensor
     conditional: bool
+    exact_match: float | None = None
 
 
 def scm_realism_sets(result: Any, zoo: Any) -> RealismSets:
@@ -64,7 +72,7 @@ def scm_realism_sets(result: Any, zoo: Any) -> RealismSets:
 
     Raises:
         ValueError: with fewer than two counterfactuals (nothing to compare as a set).
-        MissingCapability: for a domain that cannot render images from given parents.
+        ValueError: where the reference split holds too few real images matching the counterfactuals.
     """
     keep = result.valid
     n = int(keep.sum())
@@ -74,15 +82,17 @@ def scm_realism_sets(result: Any, zoo: Any) -> RealismSets:
     def build() -> RealismSets:
         domain = result.domain
         parents = {name: value[keep] for name, value in result.target_parents.items()}
-        copies = REFERENCE_PER_SAMPLE + FLOOR_DRAWS
-        real = reference_renders(
-            domain, parents, copies, seeded(result.task.seed, REALISM_DRAWS, _REFERENCE_SEED_OFFSET)
-        )
-        match = _matching_parent(domain)
+        match = matching_parent(domain)
         classes = parents[match].long() if match is not None else torch.zeros(n, dtype=torch.long)
-        return RealismSets(
-            zoo.embed(result.x_cf[keep]), classes, zoo.embed(real), classes.repeat(copies), match is not None
-        )
+        seed = seeded(result.task.seed, REALISM_DRAWS, _REFERENCE_SEED_OFFSET)
+        fakes = zoo.embed(result.x_cf[keep])
+        if PARENT_RESAMPLING not in domain.capabilities:  # real data: matched real images
+            matched = match_reference(domain, parents, match, torch.Generator().manual_seed(seed))
+            real = zoo.realism_pool[0][matched.rows]
+            return RealismSets(fakes, classes, real, matched.classes, match is not None, matched.exact)
+        copies = REFERENCE_PER_SAMPLE + FLOOR_DRAWS
+        real = reference_renders(domain, parents, copies, seed)
+        return RealismSets(fakes, classes, zoo.embed(real), classes.repeat(copies), match is not None)
 
     return cast(RealismSets, result.evaluated("realism sets (embedded counterfactuals, rendered reference)", build))
 

@@ -4,7 +4,10 @@ Tasks are (domain, intervened factor, seed): ``n_inputs`` scored images with the
 parents (a dict of N-tensors keyed by the domain's factor names) and one intervention, a dict
 with one factor and the N new values, each in another bin than the observed value (10 bins for
 a continuous factor, as Melistas et al. 2024). The domain's true counterfactual of every input
-is computed where the domain can (capability ``intervention_counterfactual``).
+is computed where the domain can (capability ``intervention_counterfactual``); a user's domain of
+real images has none (:func:`truth_missing` says why, and the ground-truth scores are skipped with it),
+but propagates every intervention through its attribute mechanisms (``counterfactual_parents``),
+which is what effectiveness, causal-graph compliance and realism compare against.
 """
 
 from __future__ import annotations
@@ -12,13 +15,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
 from cfcheck.core.answer_reads import engine_reads
 from cfcheck.core.seeds import TASK_INPUTS, seeded
-from cfcheck.domains.base import INTERVENTION_COUNTERFACTUAL, Domain, require
+from cfcheck.domains.base import INTERVENTION_COUNTERFACTUAL, Domain, MissingCapability
 from cfcheck.kinds.base import EvaluatedOnce, Inputs, KindSpec, Run, Task
 from cfcheck.kinds.calling import MethodOutput, OutputSpec
 from cfcheck.kinds.scm.capabilities import CounterfactualParents, StructuralCausalModel
@@ -38,6 +41,21 @@ def scm(domain: Domain) -> StructuralCausalModel:
     if not isinstance(domain, StructuralCausalModel):
         raise TypeError(f"domain {domain.name!r} has no structural causal model to intervene on")
     return domain
+
+
+def truth_missing(domain: Domain) -> str | None:
+    """Why ``domain`` has no true counterfactual (None: it computes one): the reason its
+    ``intervention_counterfactual`` gives (a user's domain: "real data has no true counterfactual")."""
+    if INTERVENTION_COUNTERFACTUAL in domain.capabilities:
+        return None
+    try:
+        with engine_reads():  # an empty request: only whether the domain refuses is read
+            scm(domain).intervention_counterfactual(domain.split_roles["scored"], torch.zeros(0, dtype=torch.long), {})
+    except MissingCapability as error:
+        return str(error)
+    except Exception:  # noqa: BLE001 - any other refusal: the capability is what it lacks
+        pass
+    return f"domain {domain.name!r} cannot compute the true counterfactual (capability {INTERVENTION_COUNTERFACTUAL})"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,9 +103,11 @@ class SCMResult(EvaluatedOnce):
         return self.output.valid
 
     @cached_property
-    def true_cf(self) -> torch.Tensor:
-        """The domain's true counterfactual of every input under the task's intervention."""
-        require(self.domain, INTERVENTION_COUNTERFACTUAL)
+    def true_cf(self) -> torch.Tensor | None:
+        """The domain's true counterfactual of every input under the task's intervention; None where
+        the domain cannot compute it (:func:`truth_missing` says why)."""
+        if INTERVENTION_COUNTERFACTUAL not in self.domain.capabilities:
+            return None
         with engine_reads():  # the engine's own use of the answer, not the method's
             return scm(self.domain).intervention_counterfactual(
                 self.domain.split_roles["scored"], self.index, self.intervention
@@ -96,9 +116,17 @@ class SCMResult(EvaluatedOnce):
     @cached_property
     def target_parents(self) -> dict[str, torch.Tensor]:
         """Every parent after the intervention, propagated by the domain's SCM: what an effective
-        counterfactual shows (an intervention moves the intervened parent's children, for instance)."""
-        require(self.domain, INTERVENTION_COUNTERFACTUAL)
-        propagating = cast(CounterfactualParents, self.domain)  # what the capability promises
+        counterfactual shows (an intervention moves the intervened parent's children, for instance).
+
+        Raises:
+            MissingCapability: for a domain that cannot propagate an intervention (no ``counterfactual_parents``).
+        """
+        if not isinstance(self.domain, CounterfactualParents):
+            raise MissingCapability(
+                f"domain {self.domain.name!r} cannot propagate an intervention to the other parents "
+                "(it has no counterfactual_parents)"
+            )
+        propagating = self.domain
         with engine_reads():
             return propagating.counterfactual_parents(self.domain.split_roles["scored"], self.index, self.intervention)
 
@@ -142,7 +170,7 @@ class SCMSpec(KindSpec[SCMTask, SCMResult]):
         x = result.x[:k]
         x_cf = torch.where(result.valid[:k, None, None, None], result.x_cf[:k], x)
         columns = {"input": x, "counterfactual": x_cf, "difference": x_cf - x}
-        if INTERVENTION_COUNTERFACTUAL in result.domain.capabilities:
+        if result.true_cf is not None:
             columns["true counterfactual"] = result.true_cf[:k]
         return columns
 
