@@ -287,13 +287,25 @@ class ImageDomain:
             self.factor_names, self.categorical_factors = attributes.names, attributes.categorical_names
 
     def protocol_identity(self) -> dict[str, Any]:
-        """The domain part of its protocols' identity: its classes, image shape and each split's
-        digest (the images, labels and indices it holds)."""
-        return {
+        """The domain part of its protocols' identity: its classes, image shape, each split's digest
+        (the images, labels and indices it holds) and, where it declares attributes, their declaration,
+        table and intervention bins."""
+        identity: dict[str, Any] = {
             "classes": list(self.class_names),
             "input_shape": list(self.input_shape),
             "splits": {role: split.digest for role, split in sorted(self._splits.items())},
         }
+        if self._scm is not None:  # the attributes an SCM run intervenes on and reads back
+            from cfcheck.core.cache import tensor_digest
+            from cfcheck.domains.attributes_mechanisms import declaration_digest
+
+            names = self._scm.attributes.names
+            identity["attributes"] = {
+                "declaration": declaration_digest(self._scm.attributes),
+                "table": tensor_digest(*(self._scm.columns[name] for name in names)),
+                "bins": {name: edges.tolist() for name, edges in sorted(self._scm.edges.items())},
+            }
+        return identity
 
     def _make_splits(self, data: Any, seed: int, fractions: Mapping[str, float] | None) -> dict[str, ImageSplit]:
         if not isinstance(data, Mapping):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,13 +125,31 @@ def _load(spec: str) -> Any:
     return importlib.import_module(spec)
 
 
+class _FormatManager(pluggy.PluginManager):
+    """A plugin manager that, like pytest's, takes a plugin's ``pytest_cfcheck_*`` functions without a
+    marker (a conftest.py's hooks are plain functions)."""
+
+    def parse_hookimpl_opts(self, plugin: Any, name: str) -> pluggy.HookimplOpts | None:
+        opts = super().parse_hookimpl_opts(plugin, name)
+        if opts is None and name.startswith("pytest_cfcheck_") and inspect.isroutine(getattr(plugin, name, None)):
+            return {
+                "wrapper": False,
+                "hookwrapper": False,
+                "optionalhook": False,
+                "tryfirst": False,
+                "trylast": False,
+                "specname": None,
+            }
+        return opts
+
+
 def format_manager(plugins: Iterable[Any] = ()) -> pluggy.PluginManager:
     """A plugin manager with cfcheck's hooks, the bundled formats and ``plugins`` (modules, objects, module
     names or ``.py`` files implementing :func:`~cfcheck.hookspecs.pytest_cfcheck_scorecard`): the formats
     outside a pytest run."""
     from cfcheck import hookspecs
 
-    manager = pluggy.PluginManager("pytest")
+    manager = _FormatManager("pytest")
     manager.add_hookspecs(hookspecs)
     register_bundled(manager)
     for plugin in plugins:

@@ -365,3 +365,24 @@ def test_the_declaration_modules_examples_run():
     from cfcheck.domains import attributes
 
     assert doctest.testmod(attributes).attempted >= 2 and doctest.testmod(attributes).failed == 0
+
+
+def test_the_attributes_are_part_of_the_domains_protocol_identity():
+    """Another table, another graph or other bins judge by other numbers: each changes the domain's
+    part of its protocols' identity; the same declaration over the same table does not."""
+    table, _ = _linear_world(300)
+    same = _domain(table, mechanisms=EXACT).protocol_identity()
+    assert _domain(table, mechanisms=EXACT).protocol_identity() == same
+    assert (
+        "attributes" in same
+        and "attributes" not in ImageDomain("plain", _images(300), root="unused", model_roles={}).protocol_identity()
+    )
+    moved = {**table, "r": table["r"] + 0.25}
+    assert _domain(moved, mechanisms=EXACT).protocol_identity()["attributes"]["table"] != same["attributes"]["table"]
+    rewired = _domain(table, graph={"m": ("a",), "y": ("m", "r", "a")}, mechanisms=EXACT).protocol_identity()
+    assert rewired["attributes"]["declaration"] != same["attributes"]["declaration"]
+    rebinned = [continuous("a", bins=3), *LINEAR[1:]]
+    assert (
+        _domain(table, declared=rebinned, mechanisms=EXACT).protocol_identity()["attributes"]["bins"]
+        != (same["attributes"]["bins"])
+    )

@@ -85,7 +85,9 @@ def test_a_conftest_adds_a_format_and_fields_to_the_json_and_the_provenance(run)
     assert "<th>cluster</th><td>lab-7</td>" in (run_dir / "scorecard.html").read_text()  # drawn from the JSON
     rows = (run_dir / "scores.csv").read_text().splitlines()
     assert rows[0] == "kind,domain,suite,metric,task,verdict"
-    expected = {f"{s['kind']},{s['domain']},{s['suite']},{s['metric']},{s['task']},{s['verdict']}" for s in card["scores"]}
+    expected = {
+        f"{s['kind']},{s['domain']},{s['suite']},{s['metric']},{s['task']},{s['verdict']}" for s in card["scores"]
+    }
     assert set(rows[1:-1]) == expected and len(rows) == len(card["scores"]) + 2
     headline = (run_dir / "scorecard.md").read_text().split("**", 2)[1]  # the Markdown's headline word
     assert rows[-1] == f"# {headline} 1 sections"
