@@ -51,11 +51,33 @@ def parser() -> argparse.ArgumentParser:
         help="run every control at each --cfcheck-seed; a bar is earned only where the controls "
         "separate on all of them together (default 0 1 2)",
     )
-    for name, calibration in DOMAIN_CALIBRATIONS.items():
-        for flags, keywords in calibration.options:
+    for flags, uses in _options().items():
+        if len(uses) == 1:
+            name, keywords = uses[0]
             help_text = keywords.get("help")
             found.add_argument(
                 *flags, **{**keywords, "help": f"{name} only: {help_text}" if help_text else f"{name} only"}
+            )
+            continue
+        told = "; ".join(f"{name}: {keywords['help']}" if keywords.get("help") else name for name, keywords in uses)
+        found.add_argument(*flags, **{**uses[0][1], "help": told})
+    return found
+
+
+def _options() -> dict[tuple[str, ...], list[tuple[str, dict[str, Any]]]]:
+    """Each option's flags → the kinds that declare it, with their keywords. An option several kinds
+    declare is added once (``--positive``); ValueError where they declare it differently (other
+    than its help)."""
+    found: dict[tuple[str, ...], list[tuple[str, dict[str, Any]]]] = {}
+    for name, calibration in DOMAIN_CALIBRATIONS.items():
+        for flags, keywords in calibration.options:
+            found.setdefault(tuple(flags), []).append((name, dict(keywords)))
+    for flags, uses in found.items():
+        shapes = {repr(sorted((k, v) for k, v in keywords.items() if k != "help")) for _, keywords in uses}
+        if len(shapes) > 1:
+            raise ValueError(
+                f"the domain calibrations of {[name for name, _ in uses]} declare {'/'.join(flags)} differently: "
+                "a shared option must take the same type, default and arity"
             )
     return found
 

@@ -180,7 +180,7 @@ def _collect(
 _EXPECTATION = {"+": "to pass", "-": "to fail"}
 
 
-def fmt(value: float, rule: FloorRule) -> str:
+def _fmt(value: float, rule: FloorRule) -> str:
     """A bar's value as its rationale writes it (with its floor-relative unit)."""
     unit = " × floor" if rule == "times_floor" else (" above the floor" if rule == "plus_floor" else "")
     return f"{value:.4g}{unit}"
@@ -240,24 +240,27 @@ def _place(
     over = f"over {entry.tasks} task scores of {len(signs)} controls{seeds} on domain {domain!r} ({profile} profile)"
     listing = (
         "positives (expected to pass; worst 95% interval end): "
-        + ", ".join(f"{named.get(c, c)} {fmt(v, entry.rule)}" for c, v in positives.items())
+        + ", ".join(f"{named.get(c, c)} {_fmt(v, entry.rule)}" for c, v in positives.items())
         + "; negatives (expected to fail; best end): "
-        + ", ".join(f"{named.get(c, c)} {fmt(v, entry.rule)}" for c, v in negatives.items())
+        + ", ".join(f"{named.get(c, c)} {_fmt(v, entry.rule)}" for c, v in negatives.items())
     )
     kind = "min" if higher else "max"
     card_key = MetricKey.parse(entry.metric).card
-    none = {"metric": entry.metric, "suite": entry.suite}
     if card_key in rules.unbarred:
-        return Placement(None, rules.unbarred[card_key], "none", **none)
+        return Placement(None, rules.unbarred[card_key], "none", metric=entry.metric, suite=entry.suite)
     if not negatives:
-        return Placement(None, "no negative control is expected to fail it", "none", **none)
+        return Placement(
+            None, "no negative control is expected to fail it", "none", metric=entry.metric, suite=entry.suite
+        )
     if not positives:
         baseline = rules.comparison.get(entry.suite)
         if baseline is None or baseline not in negatives or rules.comparison_why is None:
-            return Placement(None, "no positive control is expected to pass it", "none", **none)
+            return Placement(
+                None, "no positive control is expected to pass it", "none", metric=entry.metric, suite=entry.suite
+            )
         bound = negatives[baseline]
-        why = rules.comparison_why(baseline, fmt(bound, entry.rule), over)
-        return Placement(Bar(bound, kind, entry.rule), why, "comparison", **none)
+        why = rules.comparison_why(baseline, _fmt(bound, entry.rule), over)
+        return Placement(Bar(bound, kind, entry.rule), why, "comparison", metric=entry.metric, suite=entry.suite)
     pos_control, p = worst(positives.items(), key=lambda cv: cv[1])
     neg_control, q = best(negatives.items(), key=lambda cv: cv[1])
     if not ((p > q) if higher else (p < q)):
@@ -267,22 +270,22 @@ def _place(
         advice = rules.advice(key, entry.suite, named.get(pos_control, pos_control), neg_control, separate)
         why = (
             f"the controls overlap: {named.get(pos_control, pos_control)} (expected to pass) reaches "
-            f"{fmt(p, entry.rule)} at worst, {neg_control} (expected to fail) {fmt(q, entry.rule)} at best; "
+            f"{_fmt(p, entry.rule)} at worst, {neg_control} (expected to fail) {_fmt(q, entry.rule)} at best; "
             f"{listing}, {over}. What to change: {advice}"
         )
-        return Placement(None, why, "none", **none)
+        return Placement(None, why, "none", metric=entry.metric, suite=entry.suite)
     if rules.is_share(card_key, entry.suite):
         bound, basis = q + rules.share * (p - q), "share"
         rule_text = (
             f"asks for {rules.share:.0%} right counterfactuals: the value a set reaches with {rules.share:.0%} of "
             f"its counterfactuals like the worst positive control's and the rest like the best negative one's "
-            f"(q + {rules.share:g}·(p − q), p = {fmt(p, entry.rule)}, q = {fmt(q, entry.rule)})"
+            f"(q + {rules.share:g}·(p − q), p = {_fmt(p, entry.rule)}, q = {_fmt(q, entry.rule)})"
         )
     else:
         bound, basis = (p + q) / 2, "between"
         rule_text = (
-            f"between the controls, halfway from the worst positive ({fmt(p, entry.rule)}) to the best "
-            f"negative ({fmt(q, entry.rule)})"
+            f"between the controls, halfway from the worst positive ({_fmt(p, entry.rule)}) to the best "
+            f"negative ({_fmt(q, entry.rule)})"
         )
     # a check must not pass: the bar moves towards the positives, halfway from the check's best
     # passing end to the worst positive's, or there is no bar
@@ -294,18 +297,20 @@ def _place(
         told = named.get(control, control)
         if not ((m < p) if higher else (m > p)):
             why = (
-                f"{told} (expected not to pass) reaches {fmt(m, entry.rule)} at best, as good as the worst positive "
-                f"control ({named.get(pos_control, pos_control)}, {fmt(p, entry.rule)}): no bar lets every "
+                f"{told} (expected not to pass) reaches {_fmt(m, entry.rule)} at best, as good as the worst positive "
+                f"control ({named.get(pos_control, pos_control)}, {_fmt(p, entry.rule)}): no bar lets every "
                 f"positive control pass and keeps it from passing; {listing}, {over}. What to change: "
                 f"{rules.more_inputs}"
             )
-            return Placement(None, why, "none", **none)
+            return Placement(None, why, "none", metric=entry.metric, suite=entry.suite)
         bound = (m + p) / 2
         rule_text += (
-            f", raised halfway to the worst positive from {fmt(m, entry.rule)}, the best interval end of {told} "
+            f", raised halfway to the worst positive from {_fmt(m, entry.rule)}, the best interval end of {told} "
             "(expected not to pass), so that it does not pass"
         )
-    return Placement(Bar(bound, kind, entry.rule), f"{rule_text}; {listing}; {over}", basis, **none)
+    return Placement(
+        Bar(bound, kind, entry.rule), f"{rule_text}; {listing}; {over}", basis, metric=entry.metric, suite=entry.suite
+    )
 
 
 def _judge(

@@ -1,6 +1,7 @@
 """Where the metric cards are shown, what the controls measured beside them: on every bundled
-domain (``cfcheck cards``) and on every domain a scorecard names (the HTML scorecard's cards).
-The summary and its sentence are :mod:`cfcheck.reporting.evidence`'s."""
+domain (``cfcheck cards``) and on every domain a scorecard names (recorded in the scorecard's
+``calibration`` section when it is written, :mod:`cfcheck.reporting.calibration_record`, which the
+HTML scorecard's cards show). The summary and its sentence are :mod:`cfcheck.reporting.evidence`'s."""
 
 from __future__ import annotations
 

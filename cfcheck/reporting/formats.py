@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -190,7 +190,7 @@ def write_formats(
     return written, failures
 
 
-def render_all(scorecard: Scorecard | dict[str, Any], run_dir: Path | None = None) -> tuple[str, str, str]:
+def render_all(scorecard: Scorecard | Mapping[str, Any], run_dir: Path | None = None) -> tuple[str, str, str]:
     """The bundled formats' texts (Markdown, HTML, badge) of ``scorecard``, without writing them."""
     from cfcheck.reporting.badge import render_badge
     from cfcheck.reporting.html import render_html

@@ -131,3 +131,20 @@ def test_cfcheck_render_redraws_every_format_from_the_json_alone(run, tmp_path, 
     assert cfcheck(["render", str(run_dir), "-p", str(failing)]) == 1
     assert "RuntimeError: the plotting server is down" in capsys.readouterr().err
     assert (run_dir / "badge.svg").read_text() == drawn["badge.svg"]  # the others were still written
+
+
+def test_merged_shards_record_the_calibration_the_unsharded_run_records(run, pytester):
+    """Each shard records the controls' values of its own scores; the merge joins them (looking no domain
+    up) into what the unsharded run records."""
+    pytester.makepyprojecttoml(SETTINGS.replace("seeds = 1", "seeds = 2"))
+    quick = ("--cfcheck-profile=quick", "-k", "vce and test_ground_truth and not perceptual")
+    for shard in ((), ("--cfcheck-shard=1/2",), ("--cfcheck-shard=2/2",)):
+        run(None, *quick, *shard)
+    reports = pytester.path / "reports"
+    shards = [reports / "blend-quick-shard1of2", reports / "blend-quick-shard2of2"]
+    parts = [json.loads((shard / "scorecard.json").read_text())["calibration"] for shard in shards]
+    assert all(part["vce/morpho"]["controls"] for part in parts)  # each shard recorded markers of its own
+    assert cfcheck(["merge", *map(str, shards), "--output", str(reports / "merged")]) == 0
+    merged = json.loads((reports / "merged" / "scorecard.json").read_text())["calibration"]
+    whole = json.loads((reports / "blend-quick" / "scorecard.json").read_text())["calibration"]
+    assert merged == whole and len(whole["vce/morpho"]["controls"]) > len(parts[0]["vce/morpho"]["controls"])

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from cfcheck.kinds.declaration import KindDeclaration
+from cfcheck.kinds.declaration import DomainCalibration, KindDeclaration
 from cfcheck.kinds.scm.controls import CONTROL_SUITES, CONTROLS
 
 if TYPE_CHECKING:
@@ -15,6 +16,38 @@ if TYPE_CHECKING:
 class SCMCounterfactualGenerator(Protocol):
     def counterfactual(self, x: torch.Tensor, parents: Any, intervention: Any) -> Any: ...
 
+
+#: ``cfcheck calibrate --domain SPEC --kind scm``: the controls on a user's attribute domain
+#: (:mod:`cfcheck.kinds.scm.calibration`); its options are the VCE calibration's, so they are shared
+DOMAIN_CALIBRATION = DomainCalibration(
+    run="cfcheck.kinds.scm.calibration:run",
+    summary="the SCM controls on an attribute domain (identity, noise, random and nearest real image)",
+    options=(
+        (("--out",), {"type": Path, "default": Path("reports/calibration"), "help": "where the control runs go"}),
+        (
+            ("--methods",),
+            {"nargs": "*", "default": None, "help": "controls (default: identity, noise, random_real, nearest_real)"},
+        ),
+        (
+            ("--positive",),
+            {
+                "action": "append",
+                "default": None,
+                "metavar": "METHOD",
+                "help": "a positive control of your own (a generator right by construction, such as a renderer "
+                "of the domain), as --method takes it; expected to pass every SCM suite; repeat for more",
+            },
+        ),
+        (
+            ("--jobs",),
+            {
+                "type": int,
+                "default": 1,
+                "help": "how many control runs go at once (each is one process on one thread; default 1)",
+            },
+        ),
+    ),
+)
 
 DECLARATION = KindDeclaration(
     name="scm",
@@ -32,4 +65,5 @@ DECLARATION = KindDeclaration(
     markers={"cfcheck_parents(which)": "SCM suites: the 'intervened' parent or the 'others'"},
     controls=CONTROLS,
     control_suites=CONTROL_SUITES,
+    domain_calibration=DOMAIN_CALIBRATION,
 )

@@ -9,11 +9,10 @@ pass), "" nothing. A card entry overrides its suite's.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from cfcheck.core.thresholds import FloorRule
+from cfcheck.calibration.placement import comparable_value
+from cfcheck.calibration.placement import expected_sign as shared_sign
 from cfcheck.metrics.key import MetricKey
 
 __all__ = [
@@ -112,26 +111,7 @@ def expected_sign(
 ) -> str:
     """ "+", "-", "x" or "" for ``control`` on a score of ``suite`` named ``metric`` (``key`` or
     ``key:variant``), by ``table`` (default :data:`EXPECTED` and :data:`CHECKS`)."""
-    rules = dict((table if table is not None else {**EXPECTED, **CHECKS}).get(control, []))
-    return rules.get(MetricKey.parse(metric).card, rules.get(suite, ""))
-
-
-def comparable_value(score: dict[str, Any], card: Any, profile: str, field: str = "value") -> tuple[float, FloorRule]:
-    """The score's ``field`` ("value", "ci_low" or "ci_high"; the value where the interval end is
-    missing) as a bar compares it, and the bar's relative rule: ÷ floor for a ``times_floor`` card
-    bar, − floor for ``plus_floor``, else as it is. The floor is the one the realism suite judges by:
-    the lowest floor draw for a higher-is-better score, the highest for a lower-is-better one."""
-    end = score.get(field)
-    value = float(end if isinstance(end, (int, float)) and math.isfinite(end) else score["value"])
-    bar = card.bar_for(profile) if card is not None else None
-    floors = (score.get("extra") or {}).get("real_floor")
-    if bar is not None and bar.relative != "absolute" and floors:
-        floor = (min if card.direction == "higher" else max)(float(f) for f in floors)
-        if bar.relative == "times_floor" and floor > 0:
-            return value / floor, "times_floor"
-        if bar.relative == "plus_floor":
-            return value - floor, "plus_floor"
-    return value, "absolute"
+    return shared_sign(control, suite, metric, table if table is not None else {**EXPECTED, **CHECKS})
 
 
 def overlap_advice(key: str, suite: str, positive: str, negative: str, values_separate: bool) -> str:
