@@ -153,6 +153,40 @@ def write_calibration_values(
     return paths
 
 
+def merge_kind_values(path: Path, kind: str, values: Mapping[str, Any], **sections: Any) -> Path:
+    """Rewrite a domain's values file (``calibration-<profile>.json``) with ``kind``'s values replaced and
+    every other kind's kept, and ``sections`` (top-level entries such as ``profile`` or the kind's own
+    facts) set; what a domain calibration of one kind writes.
+
+    Args:
+        path: the values file (created where missing; its folder must exist).
+        kind: the kind recalibrated: its entries the file held are dropped.
+        values: score identity -> controls' values, of ``kind``.
+        sections: top-level entries to set.
+
+    Returns:
+        ``path``.
+
+    Raises:
+        RuntimeError: where the file exists but is not a readable calibration file (naming it):
+            rewriting it would lose the other kinds' values.
+    """
+    from cfcheck.core.io import atomic_write_text
+
+    stored: dict[str, Any] = {}
+    if path.is_file():
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise RuntimeError(f"{path}: not a readable calibration file ({error}); move it aside") from error
+        if not isinstance(stored, dict):
+            raise RuntimeError(f"{path}: not a calibration file (not a JSON object); move it aside")
+    kept = {key: entry for key, entry in (stored.get("values") or {}).items() if _kind(key) != kind}
+    merged = {**stored, **sections, "values": {**kept, **dict(values)}}
+    atomic_write_text(path, json.dumps(merged, indent=1, sort_keys=True) + "\n")
+    return path
+
+
 def load_calibration_values(scorecard: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
     """The controls' values for the domains and profile of ``scorecard`` ({} where none are kept)."""
     profile = str((scorecard.get("profile") or {}).get("name", ""))

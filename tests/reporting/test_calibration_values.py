@@ -315,3 +315,26 @@ def test_a_kind_measured_by_another_command_keeps_its_expectations_and_its_comma
     assert "commands" not in json.loads(calibration_folder.read_text())
     with pytest.raises(ValueError, match="command"):
         write_calibration_values({"truth": _card(value=0.9)}, "quick", command="", expected=bundled_expectation)
+
+
+def test_a_kinds_domain_calibration_replaces_its_own_values_and_keeps_the_other_kinds(tmp_path):
+    """A VCE calibration of a domain after an SCM one (or the reverse) keeps the other kind's values
+    and sections; its own old entries (a score no longer measured too) are gone."""
+    path = tmp_path / "calibration-quick.json"
+    scm_key, vce_key, old_vce = "scm/d/composition/composition_l1:m1[t]", "vce/d/validity/d1[t]", "vce/d/v/old[t]"
+    path.write_text(
+        json.dumps({"values": {scm_key: {"identity": {"value": 0.0}}, old_vce: {}}, "scm": {"seeds": [0, 1, 2]}})
+    )
+    calibration_store.merge_kind_values(path, "vce", {vce_key: {"noise": {"value": 0.1}}}, profile="quick", seeds=[0])
+    data = json.loads(path.read_text())
+    assert set(data["values"]) == {scm_key, vce_key}
+    assert data["values"][scm_key] == {"identity": {"value": 0.0}} and data["scm"] == {"seeds": [0, 1, 2]}
+    assert data["profile"] == "quick" and data["seeds"] == [0]
+
+
+def test_a_damaged_values_file_is_not_overwritten(tmp_path):
+    path = tmp_path / "calibration-quick.json"
+    path.write_text("{not json")
+    with pytest.raises(RuntimeError, match="not a readable calibration file"):
+        calibration_store.merge_kind_values(path, "vce", {}, profile="quick")
+    assert path.read_text() == "{not json"

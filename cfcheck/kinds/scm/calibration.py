@@ -20,7 +20,6 @@ the controls' values per score go to ``calibration-<profile>.json`` beside it (o
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -124,9 +123,7 @@ def _write(
     """The controls' values into ``calibration-<profile>.json`` (other kinds' entries kept), then the
     bars file; RuntimeError where no score earned a bar (the values are written, the bars are not)."""
     from cfcheck.calibration.bars import bars_path, write_domain_bars
-    from cfcheck.calibration.store import calibration_values
-    from cfcheck.core.io import atomic_write_text
-    from cfcheck.core.keys import ScoreId
+    from cfcheck.calibration.store import calibration_values, merge_kind_values
 
     folder = Path(domain.calibration_dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -142,21 +139,20 @@ def _write(
                 ),
             )
         )
-    values_path = folder / f"calibration-{profile}.json"
-    stored: dict[str, Any] = {}
-    if values_path.is_file():
-        try:
-            stored = json.loads(values_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
-            raise RuntimeError(f"{values_path}: not a readable calibration file ({error}); move it aside") from error
-    kept = {k: v for k, v in (stored.get("values") or {}).items() if ScoreId.parse(k).kind != KIND}
-    stored.update(profile=profile, domain=domain.name, values={**kept, **values})
-    stored[KIND] = {
-        "seeds": list(seeds),
-        "without_bar": unbarred,
-        "verdicts": {key: p.verdicts for key, p in placements.items() if p.bar is not None},
-    }
-    atomic_write_text(values_path, json.dumps(stored, indent=1, sort_keys=True) + "\n")
+    values_path = merge_kind_values(
+        folder / f"calibration-{profile}.json",
+        KIND,
+        values,
+        profile=profile,
+        domain=domain.name,
+        **{
+            KIND: {
+                "seeds": list(seeds),
+                "without_bar": unbarred,
+                "verdicts": {key: p.verdicts for key, p in placements.items() if p.bar is not None},
+            }
+        },
+    )
     barred = {key: (p.bar, p.rationale) for key, p in placements.items() if p.bar is not None}
     if not barred:
         raise RuntimeError(

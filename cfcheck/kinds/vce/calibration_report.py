@@ -4,7 +4,6 @@ summary of each control's verdicts under the bars (:mod:`cfcheck.kinds.vce.calib
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -71,8 +70,7 @@ def write_calibration(
         RuntimeError: where no score earned a bar (the values file is written, the bars file is not).
     """
     from cfcheck.calibration.bars import bars_path, write_domain_bars
-    from cfcheck.calibration.store import calibration_values
-    from cfcheck.core.io import atomic_write_text
+    from cfcheck.calibration.store import calibration_values, merge_kind_values
 
     folder = Path(domain.calibration_dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -85,23 +83,16 @@ def write_calibration(
             run, expected=lambda control, suite, metric: _as_store_sign(expected_sign(control, suite, metric, table))
         ).items()
     }
-    values_path = folder / f"calibration-{profile}.json"
-    atomic_write_text(
-        values_path,
-        json.dumps(
-            {
-                "profile": profile,
-                "domain": domain.name,
-                "seeds": list(seeds),
-                "values": values,
-                "without_bar": unbarred,
-                "verdicts": {key: p.verdicts for key, p in placements.items() if p.bar is not None},
-                "adversarial_budget": budget.describe() if budget is not None else None,
-            },
-            indent=1,
-            sort_keys=True,
-        )
-        + "\n",
+    values_path = merge_kind_values(  # another kind's values (an SCM calibration of the domain) are kept
+        folder / f"calibration-{profile}.json",
+        "vce",
+        values,
+        profile=profile,
+        domain=domain.name,
+        seeds=list(seeds),
+        without_bar=unbarred,
+        verdicts={key: p.verdicts for key, p in placements.items() if p.bar is not None},
+        adversarial_budget=budget.describe() if budget is not None else None,
     )
     barred = {key: (p.bar, p.rationale) for key, p in placements.items() if p.bar is not None}
     if not barred:
