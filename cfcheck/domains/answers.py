@@ -19,12 +19,21 @@ __all__ = ["ANSWER_METHODS", "guard_answer_methods"]
 #: the methods of a domain that return its answer (the capabilities the engine scores against)
 ANSWER_METHODS = ("class_counterfactual", "intervention_counterfactual", "counterfactual_parents")
 
+#: answer methods that are the answer only on a domain with this capability: counterfactual parents
+#: propagated by the true SCM are the truth's factors, while a domain without a true counterfactual
+#: (a user's attribute table with declared or fitted mechanisms) propagates through a public model
+#: any method may use
+_ANSWER_ONLY_WITH = {"counterfactual_parents": "intervention_counterfactual"}
+
 
 def guard_answer_methods(domain: Any) -> Any:
     """Wrap each answer method of ``domain`` (:data:`ANSWER_METHODS`) that reports no reads of its own
-    with one that does; returns ``domain``. Idempotent; an object whose attributes cannot be set
+    with one that does (counterfactual parents only on a domain with a true counterfactual); returns ``domain``. Idempotent; an object whose attributes cannot be set
     (slots, a frozen dataclass) is left as it is."""
+    capabilities = getattr(domain, "capabilities", frozenset())
     for name in ANSWER_METHODS:
+        if name in _ANSWER_ONLY_WITH and _ANSWER_ONLY_WITH[name] not in capabilities:
+            continue
         method = getattr(domain, name, None)
         if not callable(method) or getattr(method, ANSWER_MARK, None) is not None:
             continue

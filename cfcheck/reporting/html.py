@@ -118,6 +118,11 @@ def _matrices(card: Scorecard) -> str:
     return "\n".join(out)
 
 
+#: failing metrics listed beside the verdict counts; the rest fold into one expander, so the example
+#: grids stay on the first screen of a method that fails many bars
+FAILURES_SHOWN = 12
+
+
 def _failures(scores: ScoreGroup) -> str:
     failing = scores.failing()
     if not failing:
@@ -136,10 +141,16 @@ def _failures(scores: ScoreGroup) -> str:
             f"{len(group)}/{total}</td><td>{bar}</td><td><details><summary class='nowrap'>{len(group)} task(s)</summary>"
             f"<small>{values}</small></details>{why}</td></tr>"
         )
-    return (
-        "<h2>Failing scores</h2><table class='failures'><tr><th>suite</th><th>metric</th><th>failing</th>"
-        "<th>bar</th><th>tasks</th></tr>" + "".join(rows) + "</table>"
+    header = "<tr><th>suite</th><th>metric</th><th>failing</th><th>bar</th><th>tasks</th></tr>"
+    shown, rest = rows[:FAILURES_SHOWN], rows[FAILURES_SHOWN:]
+    more = (
+        f"<details><summary>{len(rest)} more failing metric(s)</summary><table class='failures'>{header}"
+        + "".join(rest)
+        + "</table></details>"
+        if rest
+        else ""
     )
+    return f"<h2>Failing scores</h2><table class='failures'>{header}" + "".join(shown) + "</table>" + more
 
 
 def _short_value(score: Score) -> str:

@@ -271,3 +271,29 @@ def test_a_users_domain_answer_method_is_guarded_wherever_it_is_called():
     with method_code(reads), reads.collecting() as task:
         domain.class_counterfactual(None, 1)
     assert task == {"class_counterfactual": 1} and reads.counts["class_counterfactual"] == 2
+
+
+class _PropagatingDomain:
+    """A domain whose counterfactual parents come from a model (``capabilities`` without the truth), or from
+    its true SCM (with it)."""
+
+    name = "propagating"
+
+    def __init__(self, capabilities):
+        self.capabilities = frozenset(capabilities)
+
+    def counterfactual_parents(self, split, index, intervention):
+        return dict(intervention)
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "counted"), [((), False), (("intervention_counterfactual",), True)], ids=["model", "truth"]
+)
+def test_counterfactual_parents_are_the_answer_only_where_the_domain_has_a_true_counterfactual(capabilities, counted):
+    """A user's attribute domain propagates through declared or fitted mechanisms (public: a method may use them);
+    a domain with a true counterfactual propagates through the SCM the truth is rendered from."""
+    domain = guard_answer_methods(_PropagatingDomain(capabilities))
+    reads = AnswerReads()
+    with method_code(reads):
+        assert domain.counterfactual_parents("scored", None, {"a": 1}) == {"a": 1}
+    assert reads.summary() == ({"what": ["counterfactual_parents"], "calls": 1} if counted else None)

@@ -50,9 +50,16 @@ def _adapters() -> list[str]:
     )
 
 
+#: SCM calibration controls that look real images up by the counterfactual parents the domain propagates: on
+#: a domain whose SCM is the truth (the bundled one) those parents are the answer's factors, so they are flagged
+#: there; on a user's attribute domain they are a public model's output and are not (test_answer_read.py)
+READS_PROPAGATED_PARENTS = {"scm.nearest_real", "scm.random_real"}
+
+
 def _reads_by_design(adapter: str) -> bool:
-    """The controls built on the true counterfactual (vce.truth, vce.truth_rejecting, vce.truth_mixture_*, scm.truth)."""
-    return adapter.split(".")[1].startswith("truth")
+    """The controls built on the true counterfactual (vce.truth, vce.truth_rejecting, vce.truth_mixture_*, scm.truth)
+    and those reading the true SCM's counterfactual parents (:data:`READS_PROPAGATED_PARENTS`)."""
+    return adapter.split(".")[1].startswith("truth") or adapter in READS_PROPAGATED_PARENTS
 
 
 def _answer_read(tiny, result) -> dict | None:
