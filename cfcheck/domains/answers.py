@@ -30,7 +30,7 @@ def guard_answer_methods(domain: Any) -> Any:
     """Wrap each answer method of ``domain`` (:data:`ANSWER_METHODS`) that reports no reads of its own
     with one that does (counterfactual parents only on a domain with a true counterfactual); returns ``domain``. Idempotent; an object whose attributes cannot be set
     (slots, a frozen dataclass) is left as it is."""
-    capabilities = getattr(domain, "capabilities", frozenset())
+    capabilities: frozenset[str] = frozenset(getattr(domain, "capabilities", ()))
     for name in ANSWER_METHODS:
         if name in _ANSWER_ONLY_WITH and _ANSWER_ONLY_WITH[name] not in capabilities:
             continue
