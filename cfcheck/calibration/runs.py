@@ -20,12 +20,14 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 __all__ = [
+    "run_domain_controls",
+    "scored_count",
     "adapters_in",
     "bundled_adapter",
     "bundled_adapters",
@@ -216,3 +218,70 @@ def output_tail(text: str, limit: int = 2000) -> str:
 def _slug(name: str) -> str:
     """A folder name for a control's name (a ``--positive`` spec may hold ``/``, ``:`` or ``.``)."""
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.") or "control"
+
+
+def scored_count(scorecard: Mapping[str, Any] | None, domain: str) -> int:
+    """How many finite scores of ``domain`` a control's scorecard holds (0 for no scorecard)."""
+    if scorecard is None:
+        return 0
+    return sum(
+        1
+        for s in scorecard.get("scores", [])
+        if s.get("domain") == domain and isinstance(s.get("value"), (int, float)) and s["value"] == s["value"]
+    )
+
+
+def run_domain_controls(
+    controls: Sequence[tuple[str, str, Mapping[str, str] | None]],
+    spec: str,
+    domain: str,
+    profile: str,
+    out: Path,
+    seeds: Sequence[int],
+    jobs: int = 1,
+) -> tuple[list[dict[str, Any]], dict[str, float]]:
+    """Every control at every seed, ``jobs`` runs at a time (each run one process on one thread), for a
+    kind's domain calibration.
+
+    Args:
+        controls: (name, adapter module, extra environment or None) of each control.
+        spec, domain, profile, out: as :func:`run_domain_control` takes them; ``domain`` is the name
+            its scores carry.
+        seeds: the ``--cfcheck-seed`` values.
+        jobs: runs at a time.
+
+    Returns:
+        The scorecards per seed (control name -> scorecard) and each control's seconds.
+
+    Raises:
+        RuntimeError: with the run's output tail, where a run writes no score of the domain.
+    """
+    from collections import defaultdict
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(seed: int, name: str, method: str, env: Mapping[str, str] | None) -> tuple[dict[str, Any], float]:
+        scorecard, spent, tail = run_domain_control(name, spec, profile, out, seed, method=method, env=env)
+        if scorecard is None or not scored_count(scorecard, domain):
+            what = "no scorecard" if scorecard is None else "no score of the domain"
+            raise RuntimeError(
+                f"the {name} control ({method}) wrote {what} on domain {domain!r} at seed "
+                f"{seed}, so the domain cannot be calibrated; its run ended:\n{tail}"
+            )
+        print(f"seed {seed} {name}: {spent:.0f} s", file=sys.stderr)
+        return scorecard, spent
+
+    pairs = [(seed, control) for seed in seeds for control in controls]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(one, seed, *control) for seed, control in pairs]
+        try:
+            results = [future.result() for future in futures]
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+    runs: list[dict[str, Any]] = [{} for _ in seeds]
+    seconds: dict[str, float] = defaultdict(float)
+    for (seed, (name, _, _)), (scorecard, spent) in zip(pairs, results):
+        runs[list(seeds).index(seed)][name] = scorecard
+        seconds[name] += spent
+    return runs, dict(seconds)

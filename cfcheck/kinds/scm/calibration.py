@@ -23,7 +23,6 @@ from __future__ import annotations
 import sys
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -62,16 +61,6 @@ def plan_controls(chosen: Sequence[str], positives: Sequence[str]) -> dict[str, 
     return planned
 
 
-def _scored(scorecard: Mapping[str, Any] | None, domain: str) -> int:
-    if scorecard is None:
-        return 0
-    return sum(
-        1
-        for s in scorecard.get("scores", [])
-        if s.get("domain") == domain and isinstance(s.get("value"), (int, float)) and s["value"] == s["value"]
-    )
-
-
 def _run_controls(
     planned: Mapping[str, Mapping[str, Any]],
     spec: str,
@@ -79,37 +68,13 @@ def _run_controls(
     profile: str,
     out: Path,
     seeds: Sequence[int],
-    jobs: int,
+    jobs: int = 1,
 ) -> tuple[list[dict[str, Any]], dict[str, float]]:
-    """Every control at every seed, ``jobs`` at a time: the scorecards per seed, each control's seconds."""
-    from cfcheck.calibration.runs import run_domain_control
+    """Every control at every seed (:func:`cfcheck.calibration.runs.run_domain_controls`)."""
+    from cfcheck.calibration.runs import run_domain_controls
 
-    def one(seed: int, name: str) -> tuple[dict[str, Any], float]:
-        scorecard, spent, tail = run_domain_control(name, spec, profile, out, seed, method=planned[name]["method"])
-        if scorecard is None or not _scored(scorecard, domain):
-            what = "no scorecard" if scorecard is None else "no score of the domain"
-            raise RuntimeError(
-                f"the {name} control ({planned[name]['method']}) wrote {what} on domain {domain!r} at seed "
-                f"{seed}, so the domain cannot be calibrated; its run ended:\n{tail}"
-            )
-        print(f"seed {seed} {name}: {spent:.0f} s", file=sys.stderr)
-        return scorecard, spent
-
-    pairs = [(seed, name) for seed in seeds for name in planned]
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(one, seed, name) for seed, name in pairs]
-        try:
-            results = [future.result() for future in futures]
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
-    runs: list[dict[str, Any]] = [{} for _ in seeds]
-    seconds: dict[str, float] = defaultdict(float)
-    for (seed, name), (scorecard, spent) in zip(pairs, results):
-        runs[list(seeds).index(seed)][name] = scorecard
-        seconds[name] += spent
-    return runs, dict(seconds)
+    controls = [(name, str(control["method"]), None) for name, control in planned.items()]
+    return run_domain_controls(controls, spec, domain, profile, out, seeds, jobs)
 
 
 def _write(

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import sys
 import time
-from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -151,17 +150,6 @@ def _check_positives(positives: Sequence[str]) -> None:
             )
 
 
-def _scored(scorecard: dict[str, Any] | None, domain: str) -> int:
-    """How many finite scores of ``domain`` a control's scorecard holds."""
-    if scorecard is None:
-        return 0
-    return sum(
-        1
-        for s in scorecard.get("scores", [])
-        if s.get("domain") == domain and isinstance(s.get("value"), (int, float)) and s["value"] == s["value"]
-    )
-
-
 def _run_controls(
     controls: Sequence[Control],
     spec: str,
@@ -171,41 +159,11 @@ def _run_controls(
     seeds: Sequence[int],
     jobs: int = 1,
 ) -> tuple[list[dict[str, Any]], dict[str, float]]:
-    """Every control at every seed, ``jobs`` runs at a time (each run is one process on one thread);
-    the scorecards per seed and each control's seconds. A RuntimeError, with the run's output tail,
-    where a run writes no score of the domain."""
-    from concurrent.futures import ThreadPoolExecutor
+    """Every control at every seed (:func:`cfcheck.calibration.runs.run_domain_controls`)."""
+    from cfcheck.calibration.runs import run_domain_controls
 
-    from cfcheck.calibration.runs import run_domain_control
-
-    def one(seed: int, control: Control) -> tuple[dict[str, Any], float]:
-        scorecard, spent, tail = run_domain_control(
-            control.name, spec, profile, out, seed, method=control.method, env=control.env
-        )
-        if scorecard is None or not _scored(scorecard, domain):
-            what = "no scorecard" if scorecard is None else "no score of the domain"
-            raise RuntimeError(
-                f"the {control.name} control ({control.method}) wrote {what} on domain {domain!r} at seed "
-                f"{seed}, so the domain cannot be calibrated; its run ended:\n{tail}"
-            )
-        print(f"seed {seed} {control.name}: {spent:.0f} s", file=sys.stderr)
-        return scorecard, spent
-
-    pairs = [(seed, control) for seed in seeds for control in controls]
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(one, seed, control) for seed, control in pairs]
-        try:
-            results = [future.result() for future in futures]
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
-    runs: list[dict[str, Any]] = [{} for _ in seeds]
-    seconds: dict[str, float] = defaultdict(float)
-    for (seed, control), (scorecard, spent) in zip(pairs, results):
-        runs[list(seeds).index(seed)][control.name] = scorecard
-        seconds[control.name] += spent
-    return runs, dict(seconds)
+    planned = [(control.name, control.method, control.env) for control in controls]
+    return run_domain_controls(planned, spec, domain, profile, out, seeds, jobs)
 
 
 def calibrate_domain(
