@@ -4,30 +4,25 @@ verdicts its calibration implies, and its README is followed verbatim, command b
 from __future__ import annotations
 
 import json
-import os
 import re
-import shlex
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.examples.readme_steps import follow_readme
+from tests.examples.readme_steps import run as _run
+
 pytest.importorskip("sklearn")
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sklearn_digits"
-ENV = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 def _copy(tmp_path: Path) -> Path:
     target = tmp_path / "sklearn_digits"
     shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns("reports", "__pycache__"))
     return target
-
-
-def _run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command, cwd=cwd, env=ENV, capture_output=True, text=True, check=False)
 
 
 def _verdicts(folder: Path, method: str) -> dict[str, str | None]:
@@ -55,34 +50,11 @@ def test_committed_example_gives_the_verdicts_of_its_calibration(tmp_path):
     _assert_calibrated_verdicts(folder)
 
 
-def _readme_commands() -> list[str]:
-    text = (EXAMPLE / "README.md").read_text()
-    block = re.search(r"## Run it.*?```bash\n(.*?)```", text, re.S)
-    assert block, "the README's 'Run it' section has a bash block"
-    return [line for line in block.group(1).splitlines() if line.strip()]
-
-
 @pytest.mark.slow
 def test_readme_followed_verbatim(tmp_path):
     """Every command of the README's 'Run it' block, in a copy of the example (the copy's models,
     bars and calibration values are rewritten by the commands)."""
-    folder = tmp_path / "repository" / "examples" / "sklearn_digits"
-    folder.parent.mkdir(parents=True)
-    shutil.copytree(EXAMPLE, folder, ignore=shutil.ignore_patterns("reports", "__pycache__"))
-    (folder / "bars-quick.json").unlink()
-    cwd = tmp_path / "repository"
-    outputs = {}
-    for line in _readme_commands():
-        words = shlex.split(line)
-        if words[0] == "cd":
-            cwd = cwd / words[1]
-            continue
-        program = {"python": [sys.executable], "cfcheck": [sys.executable, "-m", "cfcheck.cli"]}[words[0]]
-        done = _run([*program, *words[1:]], cwd)
-        outputs[line] = done
-        if "pytest" not in words:
-            assert done.returncode == 0, f"{line}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
-    assert cwd == folder
+    folder, outputs = follow_readme(EXAMPLE, tmp_path)
     trained = outputs["python -m digits_example.train"].stdout
     accuracies = dict(re.findall(r"(\w+): selection accuracy ([0-9.]+)", trained))
     assert set(accuracies) == {"cnn", "oracle_mlp", "oracle_pool_cnn", "oracle_projection", "embedding"}

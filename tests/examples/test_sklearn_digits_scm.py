@@ -4,9 +4,7 @@ the verdicts its calibration implies, and its README is followed verbatim, comma
 from __future__ import annotations
 
 import json
-import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -14,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.examples.readme_steps import follow_readme
+from tests.examples.readme_steps import run as _run
+
 pytest.importorskip("sklearn")
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sklearn_digits_scm"
-ENV = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 DOMAIN = "sklearn_digits_scm"
 TASKS = ("do_digit/seed0", "do_width/seed0", "do_ink/seed0")
 #: each intervened attribute's effectiveness score
@@ -27,10 +27,6 @@ EFFECTIVENESS = {
     "do_ink/seed0": ("effectiveness_predictor_error:ink", "lower"),
 }
 REPORTS = {"generator": "digits_cvae", "identity": "scm_identity"}
-
-
-def _run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command, cwd=cwd, env=ENV, capture_output=True, text=True, check=False)
 
 
 def _pytest(method: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -94,35 +90,12 @@ def test_committed_weights_are_checked_on_load(tmp_path):
     assert done.returncode != 0 and "sha256" in done.stderr, done.stderr[-2000:]
 
 
-def _readme_commands() -> list[str]:
-    text = (EXAMPLE / "README.md").read_text()
-    block = re.search(r"## Run it.*?```bash\n(.*?)```", text, re.S)
-    assert block, "the README's 'Run it' section has a bash block"
-    return [line for line in block.group(1).splitlines() if line.strip()]
-
-
 @pytest.mark.slow
 def test_readme_followed_verbatim(tmp_path):
     """Every command of the README's 'Run it' block, in a copy of the example without its bars (the
     copy's models, bars and calibration values are rewritten by the commands; about 2 minutes)."""
-    folder = tmp_path / "repository" / "examples" / "sklearn_digits_scm"
-    folder.parent.mkdir(parents=True)
-    shutil.copytree(EXAMPLE, folder, ignore=shutil.ignore_patterns("reports", "__pycache__"))
-    (folder / "bars-quick.json").unlink()
     committed = json.loads((EXAMPLE / "models" / "manifest.json").read_text())
-    cwd = tmp_path / "repository"
-    outputs = {}
-    for line in _readme_commands():
-        words = shlex.split(line)
-        if words[0] == "cd":
-            cwd = cwd / words[1]
-            continue
-        program = {"python": [sys.executable], "cfcheck": [sys.executable, "-m", "cfcheck.cli"]}[words[0]]
-        done = _run([*program, *words[1:]], cwd)
-        outputs[line] = done
-        if "pytest" not in words:
-            assert done.returncode == 0, f"{line}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
-    assert cwd == folder
+    folder, outputs = follow_readme(EXAMPLE, tmp_path)
     trained = outputs["python -m digits_scm_example.train"].stdout
     assert set(re.findall(r"^(\w+):", trained, re.M)) == {
         "predictor_digit",
