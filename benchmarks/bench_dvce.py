@@ -20,9 +20,9 @@ from pathlib import Path
 import torch
 
 from cfcheck.domains import get_domain
-from cfcheck.methods.vce.dvce import DiffusionCounterfactual
-from cfcheck.methods.vce.fastdime import FastDiME
-from cfcheck.methods.vce.wachter import WachterCounterfactual
+from cfcheck.kinds.vce.methods.dvce import DiffusionCounterfactual
+from cfcheck.kinds.vce.methods.fastdime import FastDiME
+from cfcheck.kinds.vce.methods.wachter import WachterCounterfactual
 from cfcheck.models.zoo import ModelZoo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # reproductions/ sits at the repository's root

@@ -23,13 +23,10 @@ import torch
 from torch import nn
 
 from cfcheck.domains.morpho import load_split
-from cfcheck.methods import (
-    IdentityControl,
-    NearestTargetNeighbour,
-    TargetedPGD,
-    UniformNoiseControl,
-    WachterCounterfactual,
-)
+from cfcheck.kinds.vce.methods.adversarial import TargetedPGD
+from cfcheck.kinds.vce.methods.controls import IdentityControl, UniformNoiseControl
+from cfcheck.kinds.vce.methods.nearest import NearestTargetNeighbour
+from cfcheck.kinds.vce.methods.wachter import WachterCounterfactual
 
 BATCH_SIZE = 128
 SEED = 0

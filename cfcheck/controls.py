@@ -1,5 +1,5 @@
 """The bundled controls and what each exists to show, gathered from the kinds: the tables that the
-calibration (:mod:`cfcheck.calibrate.run`) runs and the cards' measured evidence
+calibration (:mod:`cfcheck.cli.calibrate_run`) runs and the cards' measured evidence
 (:mod:`cfcheck.reporting.evidence`) orders its controls by. Each kind declares its controls table in
 its own folder (:attr:`cfcheck.kinds.declaration.KindDeclaration.controls`: name →
 :class:`~cfcheck.kinds.declaration.Control`, whose expectations are

@@ -21,6 +21,8 @@ from cfcheck.baseline import Judgement
 from cfcheck.core.records import ScoreRecord
 from cfcheck.core.set_features import SetFeatures
 from cfcheck.core.thresholds import RecordedBar
+from cfcheck.kinds.declaration import KindError
+from cfcheck.kinds.registry import kind_cards
 from cfcheck.metrics.cards import CARDS, PROPORTION_UNITS, Bar, MetricCard, card_of
 from cfcheck.metrics.key import MetricKey
 from cfcheck.metrics.stats import summarize, verdict
@@ -72,6 +74,19 @@ class ScoreRecorder:
         name = module.__name__.rsplit(".", 1)[-1] if module is not None else self.node.path.stem
         return name.removeprefix("test_")
 
+    def card(self, metric: str | MetricKey) -> MetricCard:
+        """The card of ``metric``, refused where no card has its key
+        (:class:`~cfcheck.metrics.cards.UnknownMetricKey`) or where the test's kind does not declare it
+        (:class:`~cfcheck.kinds.declaration.KindError`: its protocol would not cover the score)."""
+        card = card_of(metric)
+        declared = kind_cards(self.kind)
+        if declared is not None and card.key not in declared:
+            raise KindError(
+                f"kind {self.kind!r} records the metric {str(metric)!r}, whose card {card.key!r} it does not "
+                "declare: add it to the kind's KindDeclaration cards (a protocol covers only its kind's cards)"
+            )
+        return card
+
     def bar(self, metric: str | MetricKey) -> tuple[MetricCard, Bar | None]:
         """The card of ``metric`` (``key``, ``key:variant`` or a :class:`MetricKey`) and the bar that
         applies to it; :class:`~cfcheck.metrics.cards.UnknownMetricKey` where no card has its key."""
@@ -97,14 +112,14 @@ class ScoreRecorder:
         With ``samples``, ``ci`` (optional) replaces the input bootstrap's interval by one the
         caller computed over more than the inputs (e.g. :func:`cfcheck.metrics.stats.crossed_interval`
         over random draws too); the value stays the samples' mean. ``floor`` is the real-vs-real
-        floor a floor-relative bar is measured against. A key without a card is refused before anything
-        is recorded (:func:`cfcheck.metrics.cards.card_of` names the closest cards).
+        floor a floor-relative bar is measured against. A key without a card, or of a card the test's
+        kind does not declare, is refused before anything is recorded (:meth:`card`).
         ``set_features`` keeps a set-level score's per-input features and real reference with the
         run (``set_features.npz``), so ``cfcheck compare`` can test two runs' sets against each other.
         """
         __tracebackhide__ = True
         key = MetricKey.parse(metric)
-        card = card_of(key)
+        card = self.card(key)
         metric = str(key)
         profile = self.session.profile
         if samples is not None:
@@ -215,7 +230,7 @@ class ScoreRecorder:
         """Record that ``metric`` could not be computed (verdict "error") and fail the test; a key
         without a card is refused as :meth:`__call__` refuses it."""
         __tracebackhide__ = True
-        card_of(metric)
+        self.card(metric)
         record = self.error(metric, reason)
         if record.baseline_status is not None and record.baseline is not None:
             reason += f" (the baseline had {record.baseline:.4g})"

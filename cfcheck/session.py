@@ -239,6 +239,26 @@ class CfcheckSession(SessionOutputs):
 
         return self.memo(("unusable", name), check)
 
+    def load_warnings(self, name: str) -> list[str]:
+        """What the load check of the run's usable domain ``name`` warns of (each kind's
+        :meth:`~cfcheck.kinds.base.KindSpec.size_warnings` at the run's profile): the domain is
+        scored, and the scores each warning names are skipped with its reason; empty for a domain
+        that cannot be used (its problems are reported instead)."""
+
+        def check() -> list[str]:
+            if self.unusable_reason(name) is not None:
+                return []
+            domain = self.domain(name)
+            found = [
+                w
+                for kind in MethodKind
+                if spec_of(kind).supports(domain) is None
+                for w in spec_of(kind).size_warnings(self, domain)
+            ]
+            return list(dict.fromkeys(found))
+
+        return self.memo(("load-warnings", name), check)
+
     def check_profile(self) -> None:
         """ValueError when the profile asks a selected domain for something it lacks."""
         for kind in MethodKind:

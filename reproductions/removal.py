@@ -53,7 +53,7 @@ def default_methods(domain: Any) -> dict[str, Any]:
     """A domain (the object) with a ground-truth feature: that feature at Park et al.'s noise ratios
     and random; any other: the five reference methods."""
     from cfcheck.kinds.attribution.capabilities import ClassFeature
-    from cfcheck.methods.attribution import saliency as A
+    from cfcheck.kinds.attribution.methods import saliency as A
 
     if isinstance(domain, ClassFeature):
         truth = A.TrueFeature(domain)

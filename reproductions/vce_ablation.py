@@ -148,7 +148,7 @@ def hypotheses_table(
     Returns:
         (setting, classifier) → :class:`AblationRow`.
     """
-    from cfcheck.methods.vce.dvce import DiffusionCounterfactual
+    from cfcheck.kinds.vce.methods.dvce import DiffusionCounterfactual
 
     base = DiffusionCounterfactual(zoo[domain.model_roles["diffusion"][0]], zoo[domain.model_roles["robust"][0]])
     ideal = ablation_inputs(domain, zoo, "ideal", n_per_source, seed=seed)

@@ -24,8 +24,11 @@ import cfcheck.kinds.attribution.spec  # noqa: F401
 import cfcheck.kinds.contract  # noqa: F401
 import cfcheck.kinds.latent.spec  # noqa: F401
 import cfcheck.kinds.scm.spec  # noqa: F401
+import cfcheck.kinds.vce.methods.adversarial  # noqa: F401
+import cfcheck.kinds.vce.methods.controls  # noqa: F401
+import cfcheck.kinds.vce.methods.nearest  # noqa: F401
+import cfcheck.kinds.vce.methods.wachter  # noqa: F401
 import cfcheck.kinds.vce.spec  # noqa: F401
-import cfcheck.methods  # noqa: F401
 import cfcheck.metrics  # noqa: F401
 import cfcheck.metrics.removal_curves  # noqa: F401
 import cfcheck.models.generative.diffusion  # noqa: F401

@@ -34,13 +34,12 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("models", "results"),  # reference models by role; scorecards as data
     ("domains",),  # the Domain protocol, the registry and the bundled domains
     ("calibration",),  # calibration's files: bars, the controls' values, a control's run
-    ("kinds",),  # the method kinds: engine, per-kind folders, their capability protocols and contracts
-    ("methods",),  # the reference methods and controls (they implement the kinds' contracts)
+    ("kinds",),  # the method kinds: engine, per-kind folders (contracts, capabilities, reference methods)
     ("controls", "profiles", "adapter"),  # what gathers the kinds: control tables, profiles, --method
     ("reporting", "options"),  # scorecards, views, comparison, the cards' evidence; every option
-    ("calibrate", "baseline"),  # `cfcheck calibrate` (runs controls, redraws views); regression gating
+    ("baseline",),  # regression gating
     ("session_outputs",),  # the session's outputs: generation per task, example grids, the scorecard
-    ("session", "cli"),
+    ("session", "cli"),  # the session; the `cfcheck` command (`cfcheck calibrate` too: runs controls)
     ("scoring",),
     ("faults",),
     ("plugin_fixtures", "plugin_reporting"),  # the plugin's fixtures; its reporting hooks' work
@@ -50,16 +49,11 @@ FLOORS: tuple[tuple[str, ...], ...] = (
 #: Two-way ties allowed while being undone (none: add one only with the change that removes it);
 #: each must still exist, so that the allowance goes when the tie does.
 PENDING_TIES: set[frozenset[str]] = set()
-#: Dynamic references allowed to run up a floor: a bundled kind's declaration may name its own
-#: reference methods (``cfcheck/methods/<kind>/``), which the design puts in the kind's package; they
-#: go when the reference methods move into ``cfcheck/kinds/<kind>/``. Each must still exist.
-KIND_OWN_METHODS: set[tuple[str, str]] = {
-    ("cfcheck.kinds.attribution.declaration", "cfcheck.methods.attribution.saliency"),
-}
 #: Groups that must import none of these (the design's rule: models, metrics and core never import
-#: the kinds, the reference methods, the reporting, the calibration runner or a domain's folder).
+#: the kinds (their reference methods with them), the reporting, the controls, the command (whose
+#: `cfcheck calibrate` runs them) or a domain's folder).
 FOUNDATIONS = ("core", "metrics", "models")
-ABOVE_FOUNDATIONS = ("kinds", "methods", "reporting", "calibrate", "controls")
+ABOVE_FOUNDATIONS = ("kinds", "reporting", "controls", "cli")
 
 
 def _module_name(path: Path) -> str:
@@ -174,12 +168,9 @@ def group(module: str) -> str:
 
 
 def group_ties() -> dict[tuple[str, str], list[str]]:
-    """(importing group, imported group) → "file:line module" of each such import (a kind's dynamic
-    reference to its own reference methods, :data:`KIND_OWN_METHODS`, left out)."""
+    """(importing group, imported group) → "file:line module" of each such import."""
     ties: dict[tuple[str, str], list[str]] = defaultdict(list)
     for path, line, target in imports():
-        if (_module_name(path), target) in KIND_OWN_METHODS:
-            continue
         if _exists(target) or target == "cfcheck":  # a mapped package (cfcheck.fixtures) is no group here
             importer, imported = group(_module_name(path)), group(target)
             if importer != imported:
@@ -376,14 +367,3 @@ def test_no_module_imports_a_cfcheck_module_by_an_f_string_name():
         if how == "f-string"
     ]
     assert found == []
-
-
-def test_the_kinds_own_methods_allowance_is_still_needed():
-    found = {(_module_name(path), target) for path, _, target, _ in dynamic_imports()}
-    assert found >= KIND_OWN_METHODS, "a kind no longer names these methods: take them out of KIND_OWN_METHODS"
-    for importer, target in KIND_OWN_METHODS:  # only a kind's own methods, only through a reference
-        kind = importer.split(".")[2]
-        assert importer.startswith("cfcheck.kinds.") and target.startswith(f"cfcheck.methods.{kind}."), (
-            importer,
-            target,
-        )

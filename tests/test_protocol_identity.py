@@ -222,15 +222,51 @@ def test_recording_appends_a_version_only_to_the_protocols_that_moved(tmp_path, 
     assert first and all(line.endswith(" v1") for line in first)
     assert record_versions("nothing changed", path=path) == []
     registry = VersionRegistry.load(path)
-    key = first[0].removesuffix(" v1")
     card = card_registry.CARDS["target_accuracy"]
     monkeypatch.setitem(card_registry.CARDS, "target_accuracy", dataclasses.replace(card, revision=card.revision + 1))
     second = record_versions("target accuracy: a new definition", path=path, when="2026-02-01")
-    assert f"{key} v2" in second and len(second) == len(first)  # a card is part of every protocol
+    # a card is part of the protocols of the kinds that declare it only
+    declaring = {name for name, d in kind_registry.DECLARATIONS.items() if "target_accuracy" in d.card_keys()}
+    moved = [line.removesuffix(" v1") for line in first if line.split("/")[0] in declaring]
+    assert declaring and moved and sorted(second) == sorted(f"{key} v2" for key in moved)
+    key = moved[0]
     latest = VersionRegistry.load(path).latest(key)
     assert latest is not None and latest.change == "target accuracy: a new definition" and latest.date == "2026-02-01"
     assert differing_parts(registry.latest(key).parts, latest.parts) == ["metrics"]
     assert outdated_versions(VersionRegistry.load(path), bundled_protocols()) == []
+
+
+def _kind_of_card(card: str) -> str:
+    (kind,) = [name for name, d in kind_registry.DECLARATIONS.items() if card in d.card_keys()]
+    return kind
+
+
+def test_a_cards_revision_moves_the_protocols_of_its_kind_only(monkeypatch):
+    """Issue 43's over-strictness undone: a protocol covers only its kind's declared cards."""
+    card = card_registry.CARDS["composition_l1"]
+    kind = _kind_of_card("composition_l1")  # the SCM kind's
+    before = {p.identity.key: p.identity for p in bundled_protocols()}
+    monkeypatch.setitem(card_registry.CARDS, "composition_l1", dataclasses.replace(card, revision=card.revision + 1))
+    after = {p.identity.key: p.identity for p in bundled_protocols()}
+    assert before.keys() == after.keys()
+    moved = {key for key in before if before[key].digest != after[key].digest}
+    assert moved == {key for key in before if key.startswith(f"{kind}/")} and moved
+    assert {key.split("/")[0] for key in before if key not in moved} == set(kind_registry.DECLARATIONS) - {kind}
+    assert all(_moved(before[key], after[key]) == ["metrics"] for key in moved)
+
+
+def test_a_bar_moves_the_protocols_of_the_kinds_that_declare_its_card_only():
+    kind = _kind_of_card("composition_l1")
+    others = [name for name in kind_registry.DECLARATIONS if name != kind]
+    bars = {"composition_l1": Bar(0.1, "max"), "target_accuracy": Bar(0.8, "min")}
+    moved = DomainBars({**bars, "composition_l1:variant": Bar(0.2, "max")}, "calibrated")
+    for name in kind_registry.DECLARATIONS:
+        first = gather(name, Domain(), resolve_profile("quick"), 0, bars=DomainBars(bars, "calibrated")).identity
+        second = gather(name, Domain(), resolve_profile("quick"), 0, bars=moved).identity
+        assert _moved(first, second) == (["bars"] if name == kind else []), name
+    scm = gather(kind, Domain(), resolve_profile("quick"), 0, bars=moved)
+    assert set(scm.data["bars"]["bars"]) == {"composition_l1", "composition_l1:variant"}
+    assert set(scm.data["metrics"]) == set(kind_registry.DECLARATIONS[kind].card_keys()) and others
 
 
 def test_a_malformed_registry_names_the_file(tmp_path):

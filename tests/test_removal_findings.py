@@ -60,7 +60,7 @@ MORPHO_CI = dataclasses.replace(SECTION_DEFAULTS["quick"], removal_test=150, goa
 
 
 def test_on_morpho_the_random_attribution_is_worst_under_goar_and_road():
-    from cfcheck.methods.attribution.saliency import Gradient, RandomAttribution
+    from cfcheck.kinds.attribution.methods.saliency import Gradient, RandomAttribution
 
     run = LocalRun(MORPHO_CI)
     table = removal_table(
@@ -81,8 +81,8 @@ def test_on_morpho_road_lerf_ranks_integrated_gradients_above_random_once_ties_a
     at random; a raster-order tie-break removes the background from the top down, and the imputation
     smears the strokes next to the removed block, which made IG look worse than random under LeRF."""
     from cfcheck.kinds.attribution.local_run import removal_data
+    from cfcheck.kinds.attribution.methods.saliency import IntegratedGradients, RandomAttribution
     from cfcheck.kinds.attribution.removal import removal_curve
-    from cfcheck.methods.attribution.saliency import IntegratedGradients, RandomAttribution
     from cfcheck.metrics.removal import noisy_linear_imputation, removal_mask
     from cfcheck.metrics.removal_curves import curve_area
 

@@ -54,7 +54,7 @@ def measure(seed: int) -> dict[str, dict]:
     """generator -> {"composition": {1: L1, 10: L1}, "effectiveness": {(parent, do): (kind, value)}}."""
     from cfcheck.domains import get_domain
     from cfcheck.kinds.scm.effectiveness import predictor_agreement
-    from cfcheck.methods.scm.vae import SCMVAE
+    from cfcheck.kinds.scm.methods.vae import SCMVAE
     from cfcheck.models.zoo import MethodModels, ModelZoo
 
     previous = torch.get_num_threads()

@@ -19,14 +19,14 @@ import torch
 
 from cfcheck.core.costs import MethodClock
 from cfcheck.domains import get_domain
+from cfcheck.kinds.latent.methods.controls import LatentIdentity, LatentNoise, LatentRepeater
+from cfcheck.kinds.latent.methods.gradient_explainers import XGEM, DiCE, DiVE
+from cfcheck.kinds.latent.methods.growing_spheres import GrowingSpheres
+from cfcheck.kinds.latent.methods.informed_search import InformedSearch
+from cfcheck.kinds.latent.methods.latent_cf import LatentCF
+from cfcheck.kinds.latent.methods.stylex_attfind import StylExAttFind
 from cfcheck.kinds.latent.section import LatentSection
 from cfcheck.kinds.latent.spec import SPEC
-from cfcheck.methods.latent.controls import LatentIdentity, LatentNoise, LatentRepeater
-from cfcheck.methods.latent.gradient_explainers import XGEM, DiCE, DiVE
-from cfcheck.methods.latent.growing_spheres import GrowingSpheres
-from cfcheck.methods.latent.informed_search import InformedSearch
-from cfcheck.methods.latent.latent_cf import LatentCF
-from cfcheck.methods.latent.stylex_attfind import StylExAttFind
 from cfcheck.metrics.cards import get_card
 from cfcheck.metrics.stats import summarize, verdict
 

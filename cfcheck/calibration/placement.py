@@ -95,6 +95,8 @@ class PlacementRules:
             controls that overlap.
         more_inputs: what to change where a check reaches the positives (more inputs, and where to
             set them).
+        no_positive: ``(key, suite)`` → why a score no positive control is expected to pass has no
+            bar, and what would earn one; None: only that no positive control is expected to pass it.
     """
 
     expected: Expectations
@@ -106,6 +108,7 @@ class PlacementRules:
     comparison_why: Callable[[str, str, str], str] | None = None
     advice: Callable[[str, str, str, str, bool], str] = _no_advice
     more_inputs: str = "more inputs narrow the intervals (a larger profile)"
+    no_positive: Callable[[str, str], str] | None = None
 
 
 def expected_sign(control: str, suite: str, metric: str, table: Expectations) -> str:
@@ -255,9 +258,10 @@ def _place(
     if not positives:
         baseline = rules.comparison.get(entry.suite)
         if baseline is None or baseline not in negatives or rules.comparison_why is None:
-            return Placement(
-                None, "no positive control is expected to pass it", "none", metric=entry.metric, suite=entry.suite
-            )
+            why = "no positive control is expected to pass it"
+            if rules.no_positive is not None:
+                why = rules.no_positive(key, entry.suite)
+            return Placement(None, why, "none", metric=entry.metric, suite=entry.suite)
         bound = negatives[baseline]
         why = rules.comparison_why(baseline, _fmt(bound, entry.rule), over)
         return Placement(Bar(bound, kind, entry.rule), why, "comparison", metric=entry.metric, suite=entry.suite)

@@ -4,7 +4,7 @@
 A bundled control is named by the name its reports are filed under (``truth``, ``scm_identity``);
 :func:`bundled_adapter` finds its adapter module (``cfcheck.fixtures.<kind>.<file>``).
 
-``cfcheck calibrate`` (:mod:`cfcheck.calibrate.run`) runs the bundled controls on the bundled
+``cfcheck calibrate`` (:mod:`cfcheck.cli.calibrate_run`) runs the bundled controls on the bundled
 domains with :func:`run_control`; a kind's domain calibration (``cfcheck calibrate --domain SPEC``)
 runs them on one domain with :func:`run_domain_control`.
 """

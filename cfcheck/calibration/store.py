@@ -2,7 +2,7 @@
 (``calibration-<profile>.json``): where the file is, how a set of control scorecards becomes its
 entries, and how it is written (merged per method kind) and read back.
 
-``cfcheck calibrate`` (:mod:`cfcheck.calibrate.run`, :mod:`cfcheck.calibrate.domain_run`) writes it,
+``cfcheck calibrate`` (:mod:`cfcheck.cli.calibrate_run`, :mod:`cfcheck.cli.calibrate_domain`) writes it,
 saying which control is expected to pass or fail which score (the caller's ``expected`` rule: the
 store knows no control); the HTML charts draw its values beside a run's own
 (:func:`load_calibration_values`) and the metric cards quote them (:mod:`cfcheck.reporting.evidence`).

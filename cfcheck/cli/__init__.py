@@ -63,10 +63,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv = sys.argv[1:]
     if argv and argv[0] == "calibrate":  # its own options (cfcheck calibrate --help)
         if any(arg == "--domain" or arg.startswith("--domain=") for arg in argv[1:]):
-            from cfcheck.calibrate.domain_run import main as calibrate_domain  # a user's domain
+            from cfcheck.cli.calibrate_domain import main as calibrate_domain  # a user's domain
 
             return calibrate_domain(argv[1:])
-        from cfcheck.calibrate.run import main as calibrate
+        from cfcheck.cli.calibrate_run import main as calibrate
 
         return calibrate(argv[1:])
     args = parser.parse_args(argv)

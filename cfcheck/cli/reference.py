@@ -71,8 +71,11 @@ def _domain_holding(names: list[str], domains: Sequence[str]) -> str:
 
 
 def _cards(args: argparse.Namespace) -> int:
+    from cfcheck.kinds.registry import declarations
     from cfcheck.metrics.cards import CARDS, card_of, format_card
     from cfcheck.reporting.card_evidence import bundled_evidence
+
+    declarations()  # loading the kinds registers their own cards
 
     cards = [card_of(key) for key in args.keys] if args.keys else list(CARDS.values())  # `key:variant` reads its card
     print(

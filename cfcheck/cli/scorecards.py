@@ -65,8 +65,8 @@ def add_commands(command: Callable[..., argparse.ArgumentParser]) -> dict[str, C
         "protocols",
         help="list the protocols (kind, domain, profile) with their readable version and digest",
         description="A protocol's identity is a digest of what decides its scores' numbers and verdicts: the "
-        "kind's task generation, the seeds and the profile's sizes, every metric card's definition, the bars "
-        "with their calibration, the reference models and the domain's data. Settings of ./pyproject.toml's "
+        "kind's task generation, the seeds and the profile's sizes, the definitions of the metric cards the "
+        "kind declares, their bars with their calibration, the reference models and the domain's data. Settings of ./pyproject.toml's "
         "[tool.cfcheck] apply (a protocol so changed is unregistered).",
     )
     protocols.add_argument(

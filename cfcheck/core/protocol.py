@@ -6,10 +6,11 @@ parts (:data:`PARTS`):
 
 - ``tasks``: how the kind builds its tasks (its declared task revision), the task seeds and the
   profile's sizes for that kind;
-- ``metrics``: every metric card's definition (its hand-bumped ``revision`` and the fields that
-  define the number: formula, direction, range, units, normalisation, abstentions, interval);
-- ``bars``: the bars that judge the domain's scores at the profile, where they come from (the cards,
-  the domain's calibrated bars file) and the user's explicit thresholds;
+- ``metrics``: the definition of each metric card the kind declares (its hand-bumped ``revision``
+  and the fields that define the number: formula, direction, range, units, normalisation,
+  abstentions, interval);
+- ``bars``: the bars of those cards that judge the domain's scores at the profile, where they come
+  from (the cards, the domain's calibrated bars file) and the user's explicit thresholds;
 - ``reference_models``: the sha256 of each of the domain's reference models;
 - ``domain``: the domain's own identity, where it declares one.
 

@@ -267,6 +267,13 @@ class KindSpec(ABC, Generic[TaskT, ResultT]):
         a problem fails its load check and is not scored."""
         return []
 
+    def size_warnings(self, run: Run, domain: Domain) -> list[str]:
+        """What the run's profile needs of ``domain``'s split sizes for some scores only, each naming
+        the split, the sizes needed and held, and what to change (none by default). The load check
+        warns of them; the domain is still scored, and the scores that need them are skipped with
+        the reason."""
+        return []
+
     def provenance(self, run: Run, domain: Domain) -> dict[str, Any]:
         """Facts about the tasks on ``domain`` that the scorecard should record."""
         return {}

@@ -282,15 +282,25 @@ _LIBRARY_DIRS = tuple(
     | {os.path.dirname(torch.__file__), _CFCHECK_DIR}
     if p
 )
-#: cfcheck's bundled methods are a method's own code, like a user's
-_BUNDLED_METHODS_DIR = os.path.join(_CFCHECK_DIR, "methods") + os.sep
+_KINDS_DIR = os.path.dirname(_THIS_FILE) + os.sep
+
+
+def _is_bundled_method(path: str) -> bool:
+    """Whether ``path`` (absolute) is a bundled reference method's code: a module of a kind's
+    ``methods/`` folder (``cfcheck/kinds/<kind>/methods/``) or the helpers they share."""
+    if not path.startswith(_KINDS_DIR):
+        return False
+    parts = path[len(_KINDS_DIR) :].split(os.sep)
+    return (len(parts) > 2 and parts[1] == "methods") or parts == ["method_helpers.py"]
 
 
 def _is_library(filename: str) -> bool:
+    """Whether ``filename`` is library code (cfcheck, torch, the standard library and installed
+    packages); cfcheck's bundled methods are a method's own code, like a user's."""
     path = os.path.abspath(filename)
     if filename.startswith("<"):
         return True
-    return path.startswith(_LIBRARY_DIRS) and not path.startswith(_BUNDLED_METHODS_DIR)
+    return path.startswith(_LIBRARY_DIRS) and not _is_bundled_method(path)
 
 
 def _describe_frame(frame: traceback.FrameSummary) -> str:

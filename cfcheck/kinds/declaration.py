@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cfcheck.metrics.card import MetricCard
+
 __all__ = [
     "Control",
     "DomainCalibration",
@@ -211,6 +213,15 @@ class KindDeclaration:
         task_revision: the revision of how the kind builds its tasks (inputs, targets or
             interventions, their seeds), bumped by hand whenever that changes: it is part of every
             protocol's identity (:mod:`cfcheck.core.protocol`).
+        cards: the keys of the metric cards its suites record (cards of
+            :data:`cfcheck.metrics.cards.CARDS`: cfcheck's own, or another kind's), checked when the
+            kinds are loaded; a score of a card the kind declares neither here nor in
+            :attr:`own_cards` is refused, and a protocol of the kind covers exactly these cards
+            and its own.
+        own_cards: the kind's own metric cards: :class:`~cfcheck.metrics.card.MetricCard` objects, or
+            ``"module:attribute"`` naming a sequence of them (torch-free; resolved when the kinds
+            load), registered into :data:`cfcheck.metrics.cards.CARDS` then (a key another card
+            already has is refused, naming both).
     """
 
     name: str
@@ -236,6 +247,8 @@ class KindDeclaration:
     domain_calibration: DomainCalibration | None = None
     views: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     task_revision: int = 1
+    cards: tuple[str, ...] = ()
+    own_cards: tuple[MetricCard, ...] | str = ()
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier() or not self.name.islower():
@@ -257,6 +270,41 @@ class KindDeclaration:
         bad = [name for name, row in self.controls.items() if not isinstance(row, Control)]
         if bad:
             raise KindError(f"kind {self.name!r}: the controls {bad} must be Control rows (cfcheck.kinds.declaration)")
+        if not isinstance(self.cards, tuple) or not all(isinstance(key, str) and key for key in self.cards):
+            raise KindError(f"kind {self.name!r}: cards must be a tuple of metric card keys, got {self.cards!r}")
+        if isinstance(self.own_cards, str):
+            if ":" not in self.own_cards:
+                raise KindError(
+                    f"kind {self.name!r}: own_cards is {self.own_cards!r}; expected 'package.module:attribute'"
+                )
+            _check_reference(self.own_cards, f"kind {self.name!r}: own_cards")
+        else:
+            self._checked_cards(self.own_cards, "own_cards")
+
+    def _checked_cards(self, cards: Any, where: str) -> tuple[MetricCard, ...]:
+        if isinstance(cards, (str, bytes)) or not isinstance(cards, (tuple, list)):
+            raise KindError(f"kind {self.name!r}: {where} must be a sequence of MetricCard objects, got {cards!r}")
+        wrong = [card for card in cards if not isinstance(card, MetricCard)]
+        if wrong:
+            raise KindError(
+                f"kind {self.name!r}: {where} must hold MetricCard objects (cfcheck.metrics.card), got {wrong[0]!r}"
+            )
+        return tuple(cards)
+
+    def own_metric_cards(self) -> tuple[MetricCard, ...]:
+        """The kind's own cards (:attr:`own_cards`, its reference resolved).
+
+        Raises:
+            KindError: where the reference cannot be reached or names no sequence of cards.
+        """
+        if isinstance(self.own_cards, str):
+            found = resolve(self.own_cards, f"kind {self.name!r} (own_cards)")
+            return self._checked_cards(found, f"own_cards ({self.own_cards})")
+        return tuple(self.own_cards)
+
+    def card_keys(self) -> tuple[str, ...]:
+        """Every card the kind's suites record: :attr:`cards`, then its own cards' keys."""
+        return tuple(dict.fromkeys([*self.cards, *(card.key for card in self.own_metric_cards())]))
 
     def part(self, name: str, attribute: str | None = None) -> Any:
         """What the declaration's field ``name`` names (:func:`resolve`), or that module's ``attribute``.

@@ -5,11 +5,15 @@ A kind is a package that registers its :class:`~cfcheck.kinds.declaration.KindDe
 ``pyproject.toml`` registers vce, scm, latent and attribution there, exactly as another package
 registers a kind of its own). The declaration names everything else of the kind. Kinds are listed
 by their declared ``order``, then by name (entry points come in no guaranteed order).
+
+Loading the kinds registers each kind's own metric cards into :data:`cfcheck.metrics.cards.CARDS`
+and checks every card key a kind declares (:func:`register_kind_cards`), so any process that knows
+the kinds (a run, ``cfcheck cards``, the profiles) knows their cards.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -19,8 +23,10 @@ __all__ = [
     "DECLARATIONS",
     "ENTRY_POINT_GROUP",
     "declarations",
+    "kind_cards",
     "kind_fixtures",
     "kind_markers",
+    "register_kind_cards",
     "task_sets",
 ]
 
@@ -49,8 +55,9 @@ def declarations() -> Mapping[str, KindDeclaration]:
     """Kind name → its declaration, for every ``cfcheck.kinds`` entry point, in the kinds' order.
 
     Raises:
-        KindError: where an entry point fails to load or names no declaration of its name, or
-            where none is registered (cfcheck's own metadata is missing: reinstall it).
+        KindError: where an entry point fails to load or names no declaration of its name, where
+            none is registered (cfcheck's own metadata is missing: reinstall it), or where a kind's
+            cards are refused (:func:`register_kind_cards`).
     """
     from importlib.metadata import distributions
 
@@ -67,7 +74,39 @@ def declarations() -> Mapping[str, KindDeclaration]:
             "metadata is missing or stale; reinstall it (pip install -e . in a checkout)"
         )
     found = sorted((_load(point) for point in points.values()), key=lambda d: (d.order, d.name))
+    register_kind_cards(found)
     return {declaration.name: declaration for declaration in found}
+
+
+def register_kind_cards(found: Iterable[KindDeclaration]) -> None:
+    """Register each kind's own metric cards into :data:`cfcheck.metrics.cards.CARDS`, then check that
+    every card key each kind declares has a card.
+
+    Args:
+        found: the kinds' declarations.
+
+    Raises:
+        KindError: naming the kind: its own cards cannot be reached, clash with a card another owner
+            defines (naming both), or it declares a key no card has (with the closest keys).
+    """
+    from cfcheck.metrics.cards import CARDS, close_cards_hint, register_cards
+
+    found = list(found)
+    for declaration in found:
+        owner = f"kind {declaration.name!r}"
+        try:
+            register_cards(declaration.own_metric_cards(), owner)
+        except (TypeError, ValueError) as error:
+            if isinstance(error, KindError):
+                raise
+            raise KindError(str(error)) from None
+    for declaration in found:
+        for key in declaration.cards:
+            if key not in CARDS:
+                raise KindError(
+                    f"kind {declaration.name!r} declares the metric card {key!r}, which no card has; "
+                    f"{close_cards_hint(key)}"
+                )
 
 
 class _Declarations(Mapping[str, KindDeclaration]):
@@ -88,6 +127,13 @@ class _Declarations(Mapping[str, KindDeclaration]):
 
 #: kind name → its declaration, in the kinds' order (:func:`declarations`)
 DECLARATIONS: Mapping[str, KindDeclaration] = _Declarations()
+
+
+def kind_cards(name: str) -> frozenset[str] | None:
+    """The card keys kind ``name`` records (:meth:`KindDeclaration.card_keys`); None for a name no
+    kind has (a score without a kind, "-")."""
+    declaration = declarations().get(name)
+    return frozenset(declaration.card_keys()) if declaration is not None else None
 
 
 def kind_fixtures() -> tuple[str, ...]:

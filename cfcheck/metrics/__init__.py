@@ -16,7 +16,18 @@ from typing import Any
 #: (which the pytest plugin does at start-up, for the profiles) does not import torch.
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "_optional": ("OptionalDependencyError",),
-    "cards": ("Bar", "CARDS", "MetricCard", "UnknownMetricKey", "card_of", "format_card", "get_card"),
+    "cards": (
+        "Bar",
+        "CARDS",
+        "MetricCard",
+        "UnknownMetricKey",
+        "card_of",
+        "card_owner",
+        "close_cards_hint",
+        "format_card",
+        "get_card",
+        "register_cards",
+    ),
     "closeness": (
         "attribute_changes",
         "elastic_net_distance",

@@ -4,7 +4,7 @@ card's rationale says why, not how much, and a recalibration needs no prose edit
 Each file of the folder is read by its own reader into the same summary (:class:`CardEvidence`)
 and the same sentence (:func:`render_evidence`), both :mod:`cfcheck.reporting.evidence_summary`'s:
 
-- ``calibration-<profile>.json`` (``cfcheck calibrate``, :mod:`cfcheck.calibrate.run`): each
+- ``calibration-<profile>.json`` (``cfcheck calibrate``, :mod:`cfcheck.cli.calibrate_run`): each
   control's value per task score. A card's variants (``oracle_score:oracle_lenet``, the cascade's
   stages) are pooled: one bar judges them all, so the span over all of them is what it must
   separate; the sentence names them.

@@ -2,11 +2,12 @@
 
 :mod:`cfcheck.core.protocol` digests a protocol's five parts; this module gathers their data for a
 (kind, domain, profile) from the engine: the kind's declared ``task_revision``, the task seeds and
-the profile's sizes for the kind (``tasks``), every metric card's definition (``metrics``: a
-protocol covers every card, since which cards a kind's suites record is known only once they have
-run), the bars that judge the domain's scores at the profile (``bars``: the cards' and the domain's
-calibrated bars file, with the user's explicit thresholds), the domain's reference models' sha256
-(``reference_models``) and the domain's own ``protocol_identity()`` where it has one (``domain``).
+the profile's sizes for the kind (``tasks``), the definitions of the metric cards the kind declares
+(``metrics``: :meth:`~cfcheck.kinds.declaration.KindDeclaration.card_keys`, the only cards its
+scores may have), the bars of those cards that judge the domain's scores at the profile (``bars``:
+the cards' and the domain's calibrated bars file, with the user's explicit thresholds), the domain's
+reference models' sha256 (``reference_models``) and the domain's own ``protocol_identity()`` where it
+has one (``domain``). A change to one kind's card or bar moves that kind's protocols only.
 
 The readable versions of the bundled protocols are kept in ``protocol_versions.json`` beside this
 module (:data:`REGISTRY_FILE`); ``cfcheck protocols --record "what changed"``
@@ -40,6 +41,7 @@ __all__ = [
     "card_definition",
     "domain_protocols",
     "gather",
+    "kind_metric_cards",
     "load_registry",
     "outdated_versions",
     "record_versions",
@@ -69,12 +71,20 @@ def card_definition(card: Any) -> dict[str, Any]:
 
 
 def metric_definitions(cards: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
-    """Card key → :func:`card_definition`, of every card (``cards``, default the registry's)."""
+    """Card key → :func:`card_definition`, of ``cards`` (default every registered card)."""
     if cards is None:
         from cfcheck.metrics.cards import CARDS
 
         cards = CARDS
     return {key: card_definition(card) for key, card in sorted(cards.items())}
+
+
+def kind_metric_cards(kind: str) -> dict[str, Any]:
+    """Card key → the registered card, of every card ``kind`` declares (its protocol's ``metrics``)."""
+    from cfcheck.kinds import MethodKind
+    from cfcheck.metrics.cards import get_card
+
+    return {key: get_card(key) for key in MethodKind(kind).declaration.card_keys()}
 
 
 def tasks_part(kind: str, profile: Any, seed: int) -> dict[str, Any]:
@@ -90,12 +100,20 @@ def tasks_part(kind: str, profile: Any, seed: int) -> dict[str, Any]:
     }
 
 
-def bars_part(bars: Any) -> dict[str, Any]:
+def bars_part(bars: Any, cards: Iterable[str] | None = None) -> dict[str, Any]:
     """Where the bars come from and each bar (kind, bound, relative rule) of a
-    :class:`cfcheck.calibration.bars.DomainBars`."""
+    :class:`cfcheck.calibration.bars.DomainBars`, of the cards ``cards`` only (a bar of ``card`` or of
+    ``card:variant``; None: every bar)."""
+    from cfcheck.metrics.key import MetricKey
+
+    kept = None if cards is None else set(cards)
     return {
         "source": bars.source,
-        "bars": {key: [bar.kind, bar.bound, bar.relative] for key, bar in sorted(bars.bars.items())},
+        "bars": {
+            key: [bar.kind, bar.bound, bar.relative]
+            for key, bar in sorted(bars.bars.items())
+            if kept is None or MetricKey.card_part(key) in kept
+        },
     }
 
 
@@ -136,10 +154,11 @@ def gather(kind: str, domain: Any, profile: Any, seed: int, *, bars: Any = None)
     Returns:
         The :class:`Protocol`.
     """
+    cards = kind_metric_cards(kind)
     data = {
         "tasks": tasks_part(kind, profile, seed),
-        "metrics": metric_definitions(),
-        "bars": bars_part(bars if bars is not None else run_bars(domain, profile)),
+        "metrics": metric_definitions(cards),
+        "bars": bars_part(bars if bars is not None else run_bars(domain, profile), cards),
         "reference_models": models_part(domain),
         "domain": domain_part(domain),
     }

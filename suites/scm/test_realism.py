@@ -10,7 +10,7 @@ import pytest
 
 from cfcheck.core.set_features import SetFeatures
 from cfcheck.kinds.base import labels_where
-from cfcheck.kinds.scm.realism import scm_realism, scm_realism_sets
+from cfcheck.kinds.scm.realism import reference_missing, scm_realism, scm_realism_sets
 from cfcheck.kinds.scm.roles import embedding_missing
 from cfcheck.metrics.reference_sets import REALISM_STATISTICS
 
@@ -25,6 +25,9 @@ STATISTICS = {"scm_fid": REALISM_STATISTICS["fid"], "scm_kid": REALISM_STATISTIC
 def test_realism(cfcheck_result, cfcheck_score, cfcheck_session, cfcheck_evaluation_models, metric):
     statistic, ci_method = STATISTICS[metric]
     reason = embedding_missing(cfcheck_evaluation_models, "realism (FID and KID)")
+    if reason is not None:
+        pytest.skip(reason)
+    reason = reference_missing(cfcheck_result)  # also a warning of the domain's load check
     if reason is not None:
         pytest.skip(reason)
     try:

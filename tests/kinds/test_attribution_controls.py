@@ -8,7 +8,7 @@ import torch
 from cfcheck.domains import get_domain
 from cfcheck.kinds.attribution.baseline import RandomBaseline, random_attribution
 from cfcheck.kinds.attribution.controls import NOISE_LADDER, OTHER_RANDOM_SEEDS, attribution_controls
-from cfcheck.methods.attribution.saliency import (
+from cfcheck.kinds.attribution.methods.saliency import (
     Gradient,
     InputTimesGradient,
     IntegratedGradients,

@@ -270,3 +270,16 @@ def test_a_method_may_ask_for_smaller_calls():
     assert method_batch_size(Plain(), 128) == 128
     with pytest.raises(ValueError, match=r"Wrong.cfcheck_batch_size must be a positive int, got 0"):
         method_batch_size(Wrong(), 128)
+
+
+def test_a_bundled_reference_method_is_a_methods_own_code_not_library_code():
+    """A fault's site names the method's own line; a bundled method (any kind's ``methods/`` folder and
+    the helpers they share) is the method's own code, the kinds' engine is cfcheck's."""
+    import cfcheck.kinds.calling as calling
+    import cfcheck.kinds.method_helpers as helpers
+    import cfcheck.kinds.scm.methods.vae as vae
+    import cfcheck.kinds.vce.methods.wachter as wachter
+    import cfcheck.kinds.vce.spec as spec
+
+    assert [calling._is_library(m.__file__) for m in (wachter, vae, helpers)] == [False, False, False]
+    assert [calling._is_library(m.__file__) for m in (spec, calling, torch)] == [True, True, True]

@@ -1,6 +1,7 @@
 """A kind is a plugin: a package of its own registers a fifth kind through the ``cfcheck.kinds`` entry
-point, ships its suite, and a run scores a method of that kind on a bundled domain, with no line of
-cfcheck changed for it.
+point, ships its suite and a metric card of its own, and a run scores a method of that kind on a
+bundled domain, its own card's direction and bar on the score and the card on the pages, with no
+line of cfcheck changed for it.
 
 The package is written into the test's folder with the metadata an installed distribution has (a
 ``.dist-info`` folder whose ``entry_points.txt`` registers the kind), and the run is a fresh process
@@ -18,13 +19,30 @@ import pytest
 DECLARATION = """
 from typing import Any, Protocol, runtime_checkable
 
+from cfcheck.core.thresholds import Bar
 from cfcheck.kinds.declaration import KindDeclaration
+from cfcheck.metrics.card import MetricCard
 
 
 @runtime_checkable
 class PointRater(Protocol):
     def rate(self, x: Any) -> Any: ...
 
+
+ABSTENTION = MetricCard(
+    key="toy_abstention",
+    name="Toy abstention rate",
+    formula="share of the inputs the rater abstains on",
+    direction="lower",
+    range=(0.0, 1.0),
+    units="fraction of inputs",
+    normalisation="none",
+    abstentions="what it counts",
+    citation="the toy kind of tests/kinds/test_fifth_kind.py",
+    per_sample=True,
+    bar=Bar(0.75, "max"),
+    rationale="a rater that abstains on three inputs in four rates next to nothing",
+)
 
 DECLARATION = KindDeclaration(
     name="toy",
@@ -37,6 +55,8 @@ DECLARATION = KindDeclaration(
     suites="toykind.suites",
     order=50,
     protocol=PointRater,
+    cards=("coverage",),
+    own_cards=(ABSTENTION,),
 )
 """
 
@@ -115,6 +135,10 @@ pytestmark = pytest.mark.cfcheck_kind("toy")
 
 def test_coverage(cfcheck_result, cfcheck_score):
     cfcheck_score("coverage", cfcheck_result.valid.float(), labels=cfcheck_result.sample_labels)
+
+
+def test_abstention(cfcheck_result, cfcheck_score):
+    cfcheck_score("toy_abstention", (~cfcheck_result.valid).float(), labels=cfcheck_result.sample_labels)
 """
 
 TEMPLATE = '''
@@ -189,13 +213,33 @@ def test_a_fifth_kind_from_its_own_package_is_run_and_scored(toy_kind):
     assert "test_domain_loads" not in output
     # its contract (the engine's one contract suite, for every kind) and its own suite ran
     result.stdout.fnmatch_lines(["*test_contract.py::test_output_contract[[]toy[]] PASSED*"], consecutive=False)
-    scorecard = json.loads((toy_kind.path / "reports" / "toy_method-standard" / "scorecard.json").read_text())
-    toy = [score for score in scorecard["scores"] if score["kind"] == "toy"]
-    assert len(toy) == 1, toy
-    (score,) = toy
+    run_dir = toy_kind.path / "reports" / "toy_method-standard"
+    scorecard = json.loads((run_dir / "scorecard.json").read_text())
+    toy = {score["metric"]: score for score in scorecard["scores"] if score["kind"] == "toy"}
+    assert sorted(toy) == ["coverage", "toy_abstention"], toy
+    score = toy["coverage"]
     assert (score["domain"], score["suite"], score["metric"], score["n"]) == ("gmm", "toy_coverage", "coverage", 8)
     assert score["task"].startswith("points/seed")
     assert score["value"] == pytest.approx(6 / 8)
+    # its own card judges its score: 2 of 8 inputs abstained, against the card's bar <= 0.75, lower is better
+    own = toy["toy_abstention"]
+    assert own["value"] == pytest.approx(2 / 8) and own["n"] == 8 and own["direction"] == "lower"
+    assert (own["bar"]["kind"], own["bar"]["bound"], own["threshold"], own["verdict"]) == (
+        "max",
+        0.75,
+        "<= 0.75",
+        "pass",
+    )
+    # its protocol covers exactly the cards it declares, and the bars of those cards
+    protocol = scorecard["protocols"]["toy/gmm/standard"]
+    assert sorted(protocol["metrics"]) == ["coverage", "toy_abstention"]
+    assert set(protocol["bars"]) <= {"coverage", "toy_abstention"} and protocol["bars"]["toy_abstention"] == "<= 0.75"
+    # the pages show the card: the Markdown row with its bar, the HTML card with its direction and range
+    markdown = (run_dir / "scorecard.md").read_text()
+    assert "| toy_abstention | points/seed0 | 0.25 [" in markdown and "| 8 | &lt;= 0.75 | pass |" in markdown
+    page = (run_dir / "scorecard.html").read_text()
+    assert "<b>Toy abstention rate</b> <code>toy_abstention</code>" in page
+    assert "<dd>lower is better</dd>" in page and "<dd>[0, 1] fraction of inputs</dd>" in page
 
 
 def test_cfcheck_new_adapter_writes_the_fifth_kinds_template(toy_kind):
@@ -203,3 +247,9 @@ def test_cfcheck_new_adapter_writes_the_fifth_kinds_template(toy_kind):
     assert result.ret == 0, result.stderr.str()
     written = (toy_kind.path / "my_rater.py").read_text()
     assert written.startswith("# my_rater.py: a point rater for cfcheck") and "def rate(self, x)" in written
+
+
+def test_cfcheck_cards_lists_the_fifth_kinds_own_card(toy_kind):
+    result = toy_kind.run(sys.executable, "-m", "cfcheck.cli", "cards", "toy_abstention")
+    assert result.ret == 0, result.stderr.str()
+    assert "Toy abstention rate" in result.stdout.str() and "<= 0.75" in result.stdout.str()

@@ -7,9 +7,9 @@ import torch
 from torch import nn
 
 from cfcheck.core.costs import MethodClock
+from cfcheck.kinds.latent.methods.latent_cf import LatentCF
 from cfcheck.kinds.latent.section import SECTION_DEFAULTS, LatentSection
 from cfcheck.kinds.latent.spec import confidence_buckets
-from cfcheck.methods.latent.latent_cf import LatentCF
 
 
 def test_buckets_take_inputs_nearest_to_each_level_split_by_correctness():

@@ -9,7 +9,7 @@ import pytest
 
 from cfcheck.calibration import placement
 from cfcheck.kinds.scm.calibration import plan_controls
-from cfcheck.kinds.scm.calibration_expectations import EXPECTED, POSITIVE_EXPECTATIONS, rules
+from cfcheck.kinds.scm.calibration_expectations import CONTROL_ORDER, EXPECTED, POSITIVE_EXPECTATIONS, rules
 
 DOMAIN = "mine"
 TABLE = {**EXPECTED, "renderer": POSITIVE_EXPECTATIONS}
@@ -96,7 +96,37 @@ def test_coverage_and_scores_without_a_positive_or_a_negative_get_no_bar_with_th
     found = _place(runs)
     assert found["coverage"].bar is None and "every control answers them all" in found["coverage"].rationale
     assert found["preservation_predictor_error:type"].rationale == "no negative control is expected to fail it"
-    assert found["cld"].rationale == "no positive control is expected to pass it"
+    assert found["cld"].rationale.startswith("no positive control is expected to pass it: no bundled control is a ")
+    assert "--positive METHOD" in found["cld"].rationale
+
+
+def test_without_a_positive_the_causal_graph_gets_no_bar_and_the_reason_says_why():
+    metric = "preservation_predictor_error:size"
+    runs = _run(
+        random_real=[_score("causal_graph", metric, 0.3, 0.2, 0.4)],
+        any_real=[_score("causal_graph", metric, 1.2, 1.0, 1.4)],
+        noise=[_score("causal_graph", metric, 4.0, 3.8, 4.2)],
+    )
+    found = placement.place_bars(runs, "quick", DOMAIN, rules())[metric]
+    assert found.bar is None
+    assert "no bundled control shows every attribute as the causal graph propagates it" in found.rationale
+    assert "--positive METHOD" in found.rationale
+    vce = placement.place_bars(runs, "quick", DOMAIN, placement.PlacementRules(expected=dict(EXPECTED)))[metric]
+    assert vce.rationale == "no positive control is expected to pass it"  # the shared rule's default is kept
+
+
+def test_the_any_cell_real_image_places_the_causal_graph_bar_nearer_the_positive_than_noise():
+    metric = "preservation_predictor_error:brightness"
+    runs = _run(
+        renderer=[_score("causal_graph", metric, 0.1, 0.05, 0.2)],
+        random_real=[_score("causal_graph", metric, 0.3, 0.2, 0.4)],  # expected nothing of the graph
+        any_real=[_score("causal_graph", metric, 1.2, 1.0, 1.4)],
+        noise=[_score("causal_graph", metric, 4.0, 3.8, 4.2)],
+    )
+    found = _place(runs)[metric]
+    assert found.bar.bound == pytest.approx((0.2 + 1.0) / 2)  # not (0.2 + 3.8) / 2, halfway to noise
+    assert "any_real 1" in found.rationale and "noise 3.8" in found.rationale
+    assert found.verdicts["any_real"] == {"fail": 1} and "random_real" in found.verdicts
 
 
 def test_a_check_moves_the_bar_so_that_it_does_not_pass():
@@ -129,6 +159,8 @@ def test_the_vce_calibration_places_its_bars_with_the_same_rule():
 def test_the_plan_puts_the_positives_first_and_refuses_unknown_or_clashing_controls():
     planned = plan_controls(["identity", "random_real"], ["my.renderer"])
     assert list(planned) == ["my.renderer", "identity", "random_real"]
+    assert list(plan_controls(list(CONTROL_ORDER), []))[-1] == "any_real"
+    assert plan_controls(["any_real"], [])["any_real"]["facts"]["expected"] == "-composition -effectiveness -causal_graph"
     assert planned["random_real"]["method"] == "cfcheck.fixtures.scm.random_real"
     with pytest.raises(ValueError, match=r"unknown controls \['resample'\]"):
         plan_controls(["resample"], [])
@@ -137,7 +169,7 @@ def test_the_plan_puts_the_positives_first_and_refuses_unknown_or_clashing_contr
 
 
 def test_the_command_offers_the_scm_kind_and_shares_positive_with_the_vce_kind():
-    from cfcheck.calibrate.domain_run import parser
+    from cfcheck.cli.calibrate_domain import parser
 
     args = parser().parse_args(["--domain", "d.py:f", "--kind", "scm", "--positive", "a.py", "--positive", "b.py"])
     assert args.kind == "scm" and args.positive == ["a.py", "b.py"] and args.seeds == [0, 1, 2]

@@ -55,7 +55,7 @@ ADAPTER = '''"""The bundled {name} SCM generator on the public morpho domain (ge
 import pytest
 
 from cfcheck.domains.morpho.scm_mechanisms import MorphoAttributeMechanisms
-from cfcheck.methods.scm.vae import SCMVAE
+from cfcheck.kinds.scm.methods.vae import SCMVAE
 
 cfcheck_name = "public_scm_{name}"
 

@@ -183,7 +183,7 @@ def test_the_budget_search_finds_the_smallest_budget_reaching_90_percent(tmp_pat
 
 
 def test_the_sized_attack_reads_its_budget_and_keys_its_cache_by_it():
-    from cfcheck.methods.vce.adversarial import SizedPGD, budget_from_environment
+    from cfcheck.kinds.vce.methods.adversarial import SizedPGD, budget_from_environment
 
     assert budget_from_environment({"CFCHECK_PGD_EPS": "0.02"}) == 0.02
     with pytest.raises(ValueError, match="CFCHECK_PGD_EPS, which is not set"):
@@ -197,7 +197,7 @@ def test_the_sized_attack_reads_its_budget_and_keys_its_cache_by_it():
 def test_the_mixture_gives_the_positives_output_on_the_chosen_share_and_the_input_elsewhere():
     from cfcheck.fixtures.vce.mixture import PositiveMixture
 
-    from cfcheck.methods.vce.truth import input_share
+    from cfcheck.kinds.vce.methods.truth import input_share
 
     class Abstaining:
         def explain(self, x, target, classifier, generator=None):
@@ -248,7 +248,7 @@ def make_domain():
 def test_calibration_of_a_domain_that_fails_its_load_check_exits_2_naming_it(tmp_path, monkeypatch, capsys):
     import importlib.util
 
-    from cfcheck.calibrate import domain_run
+    from cfcheck.cli import calibrate_domain as domain_run
     from cfcheck.models.store import ModelStore
 
     (tmp_path / "broken_domain.py").write_text(BROKEN_DOMAIN)

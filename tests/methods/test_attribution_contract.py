@@ -1,4 +1,4 @@
-"""The attribution kind's one preamble (:mod:`cfcheck.methods.attribution.contract`): what every
+"""The attribution kind's one preamble (:mod:`cfcheck.kinds.attribution.methods.contract`): what every
 bundled attribution's ``attribute(x, model, target[, generator=])`` checks before the model runs."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import pytest
 import torch
 from torch import nn
 
-from cfcheck.methods.attribution.captum_adapter import CaptumAttribution
-from cfcheck.methods.attribution.contract import AttributionMethod, StochasticAttributionMethod
-from cfcheck.methods.attribution.saliency import (
+from cfcheck.kinds.attribution.methods.captum_adapter import CaptumAttribution
+from cfcheck.kinds.attribution.methods.contract import AttributionMethod, StochasticAttributionMethod
+from cfcheck.kinds.attribution.methods.saliency import (
     CounterfactualDirection,
     Gradient,
     InputTimesGradient,

@@ -49,7 +49,12 @@ def test_an_unknown_report_name_lists_the_known_ones():
 
 def test_the_flat_names_of_before_the_kind_folders_no_longer_import(monkeypatch):
     monkeypatch.setattr(sys, "path", list(sys.path))
-    for old in ("cfcheck.fixtures.wachter", "cfcheck.fixtures.scm_vae", "cfcheck.methods.wachter"):
+    for old in (
+        "cfcheck.fixtures.wachter",
+        "cfcheck.fixtures.scm_vae",
+        "cfcheck.methods.wachter",
+        "cfcheck.methods.vce.wachter",
+    ):
         with pytest.raises(ModuleNotFoundError):
             importlib.import_module(old)
     with pytest.raises(pytest.UsageError, match="does not exist"):

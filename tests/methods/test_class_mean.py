@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from cfcheck.methods.vce.controls import ClassMeanImage
+from cfcheck.kinds.vce.methods.controls import ClassMeanImage
 
 
 def test_every_output_is_the_mean_image_of_its_target_class():

@@ -1,4 +1,4 @@
-"""The latent kind's one preamble (:mod:`cfcheck.methods.latent.contract`): what every bundled latent
+"""The latent kind's one preamble (:mod:`cfcheck.kinds.latent.methods.contract`): what every bundled latent
 explainer's ``explain(z, latent_classifier, generator, *, rng=None)`` checks before its search runs."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ import pytest
 import torch
 from torch import nn
 
-from cfcheck.methods.latent.contract import LatentSpaceExplainer
-from cfcheck.methods.latent.controls import LatentIdentity, LatentNoise, LatentRepeater
-from cfcheck.methods.latent.gradient_explainers import XGEM, DiCE, DiVE
-from cfcheck.methods.latent.growing_spheres import GrowingSpheres
-from cfcheck.methods.latent.informed_search import InformedSearch
-from cfcheck.methods.latent.latent_cf import LatentCF
-from cfcheck.methods.latent.stylex_attfind import StylExAttFind
+from cfcheck.kinds.latent.methods.contract import LatentSpaceExplainer
+from cfcheck.kinds.latent.methods.controls import LatentIdentity, LatentNoise, LatentRepeater
+from cfcheck.kinds.latent.methods.gradient_explainers import XGEM, DiCE, DiVE
+from cfcheck.kinds.latent.methods.growing_spheres import GrowingSpheres
+from cfcheck.kinds.latent.methods.informed_search import InformedSearch
+from cfcheck.kinds.latent.methods.latent_cf import LatentCF
+from cfcheck.kinds.latent.methods.stylex_attfind import StylExAttFind
 
 BUNDLED = [LatentIdentity, LatentNoise, LatentRepeater, GrowingSpheres, InformedSearch, LatentCF, DiCE, XGEM, DiVE]
 BUNDLED += [StylExAttFind]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 from cfcheck.domains import get_domain
-from cfcheck.methods.attribution.saliency import (
+from cfcheck.kinds.attribution.methods.saliency import (
     CounterfactualDirection,
     Gradient,
     InputTimesGradient,
@@ -123,7 +123,7 @@ def test_hyperparameters_are_validated():
 
 def test_captum_adapter_matches_the_closed_forms():
     attr = pytest.importorskip("captum.attr", reason="captum is an optional extra (pip install 'cfcheck[captum]')")
-    from cfcheck.methods.attribution.captum_adapter import captum_method
+    from cfcheck.kinds.attribution.methods.captum_adapter import captum_method
 
     model = _linear()
     x = torch.randn(8, 6, generator=torch.Generator().manual_seed(2))
@@ -140,7 +140,7 @@ def test_captum_adapter_matches_the_closed_forms():
 def test_captum_missing_gives_install_advice(monkeypatch):
     import builtins
 
-    from cfcheck.methods.attribution import captum_adapter
+    from cfcheck.kinds.attribution.methods import captum_adapter
     from cfcheck.metrics._optional import OptionalDependencyError
 
     real_import = builtins.__import__

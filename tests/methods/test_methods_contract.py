@@ -11,16 +11,12 @@ from hypothesis import strategies as st
 from torch import nn
 
 from cfcheck.kinds import MethodKind, accepts_generator, detect_kinds
-from cfcheck.methods import (
-    IdentityControl,
-    NearestTargetNeighbour,
-    TargetedPGD,
-    UniformNoiseControl,
-    WachterCounterfactual,
-)
-from cfcheck.methods.vce.contract import VisualExplainer
-from cfcheck.methods.vce.controls import ClassMeanImage
-from cfcheck.methods.vce.truth import RandomTargetImage
+from cfcheck.kinds.vce.methods.adversarial import TargetedPGD
+from cfcheck.kinds.vce.methods.contract import VisualExplainer
+from cfcheck.kinds.vce.methods.controls import ClassMeanImage, IdentityControl, UniformNoiseControl
+from cfcheck.kinds.vce.methods.nearest import NearestTargetNeighbour
+from cfcheck.kinds.vce.methods.truth import RandomTargetImage
+from cfcheck.kinds.vce.methods.wachter import WachterCounterfactual
 
 
 def _bank_for(classifier: nn.Module) -> NearestTargetNeighbour:

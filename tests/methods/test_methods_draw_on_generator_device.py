@@ -12,15 +12,15 @@ import pytest
 import torch
 from torch.overrides import TorchFunctionMode
 
-from cfcheck.methods.attribution.saliency import NoisyAttribution, RandomAttribution, SmoothGrad
-from cfcheck.methods.common import seeded_chunks
-from cfcheck.methods.latent.controls import LatentNoise, LatentRepeater
-from cfcheck.methods.latent.gradient_explainers import DiCE
-from cfcheck.methods.latent.growing_spheres import GrowingSpheres, sample_spherical_layer
-from cfcheck.methods.vce.adversarial import TargetedPGD
-from cfcheck.methods.vce.controls import UniformNoiseControl
-from cfcheck.methods.vce.dvce import DiffusionCounterfactual
-from cfcheck.methods.vce.fastdime import FastDiME
+from cfcheck.kinds.attribution.methods.saliency import NoisyAttribution, RandomAttribution, SmoothGrad
+from cfcheck.kinds.latent.methods.controls import LatentNoise, LatentRepeater
+from cfcheck.kinds.latent.methods.gradient_explainers import DiCE
+from cfcheck.kinds.latent.methods.growing_spheres import GrowingSpheres, sample_spherical_layer
+from cfcheck.kinds.method_helpers import seeded_chunks
+from cfcheck.kinds.vce.methods.adversarial import TargetedPGD
+from cfcheck.kinds.vce.methods.controls import UniformNoiseControl
+from cfcheck.kinds.vce.methods.dvce import DiffusionCounterfactual
+from cfcheck.kinds.vce.methods.fastdime import FastDiME
 from cfcheck.models.generative.diffusion import DenoisingUNet
 
 #: the factories whose output device is the ``device`` argument, not a tensor argument's
@@ -116,7 +116,7 @@ def test_attributions(toys):
 
 def test_scm_resampling_control():
     from cfcheck.domains import get_domain
-    from cfcheck.methods.scm.controls import SCMResample
+    from cfcheck.kinds.scm.methods.controls import SCMResample
 
     method = SCMResample(get_domain("morpho"))
     parents = {

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize
 
-from cfcheck.methods.vce.dvce import DiffusionCounterfactual, cone_projection
+from cfcheck.kinds.vce.methods.dvce import DiffusionCounterfactual, cone_projection
 from cfcheck.models.generative.diffusion import DenoisingUNet
 
 

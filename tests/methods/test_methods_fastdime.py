@@ -8,7 +8,7 @@ import pytest
 import torch
 from scipy.ndimage import binary_dilation
 
-from cfcheck.methods.vce.fastdime import FastDiME, dilate
+from cfcheck.kinds.vce.methods.fastdime import FastDiME, dilate
 from cfcheck.models.generative.diffusion import DenoisingUNet
 
 

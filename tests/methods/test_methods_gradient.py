@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from cfcheck.methods import TargetedPGD, WachterCounterfactual
-from cfcheck.methods.vce.wachter import l1_pseudo_gradient
+from cfcheck.kinds.vce.methods.adversarial import TargetedPGD
+from cfcheck.kinds.vce.methods.wachter import WachterCounterfactual, l1_pseudo_gradient
 
 
 def _l1(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

@@ -9,7 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cfcheck.methods.latent.growing_spheres import GrowingSpheres, sample_spherical_layer
+from cfcheck.kinds.latent.methods.growing_spheres import GrowingSpheres, sample_spherical_layer
 
 
 @given(low=st.floats(0.0, 5.0), width=st.floats(0.1, 5.0), d=st.integers(1, 12), seed=st.integers(0, 1000))

@@ -6,8 +6,8 @@ import pytest
 import torch
 from torch import nn
 
-from cfcheck.methods.latent.controls import LatentIdentity, LatentNoise, LatentRepeater
-from cfcheck.methods.latent.gradient_explainers import DiCE
+from cfcheck.kinds.latent.methods.controls import LatentIdentity, LatentNoise, LatentRepeater
+from cfcheck.kinds.latent.methods.gradient_explainers import DiCE
 from cfcheck.metrics.synbols import LatentLayout, synbols_scores
 
 

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from cfcheck.methods.latent.gradient_explainers import XGEM, DiCE, DiVE, fisher_information
-from cfcheck.methods.latent.informed_search import InformedSearch
-from cfcheck.methods.latent.stylex_attfind import StylExAttFind
+from cfcheck.kinds.latent.methods.gradient_explainers import XGEM, DiCE, DiVE, fisher_information
+from cfcheck.kinds.latent.methods.informed_search import InformedSearch
+from cfcheck.kinds.latent.methods.stylex_attfind import StylExAttFind
 from cfcheck.metrics.synbols import CategoricalGroup, LatentLayout
 
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from cfcheck.methods import NearestTargetNeighbour
+from cfcheck.kinds.vce.methods.nearest import NearestTargetNeighbour
 
 
 class CountingClassifier(nn.Module):

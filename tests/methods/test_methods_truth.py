@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from cfcheck.domains import get_domain
-from cfcheck.methods.vce.truth import RandomTargetImage, TrueCounterfactual, TruthMixture, input_share
+from cfcheck.kinds.vce.methods.truth import RandomTargetImage, TrueCounterfactual, TruthMixture, input_share
 
 
 @pytest.fixture(scope="module")

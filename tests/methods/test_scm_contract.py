@@ -1,4 +1,4 @@
-"""The SCM kind's one preamble (:mod:`cfcheck.methods.scm.contract`): what every bundled SCM
+"""The SCM kind's one preamble (:mod:`cfcheck.kinds.scm.methods.contract`): what every bundled SCM
 generator's ``counterfactual(x, parents, intervention[, generator=])`` checks before its mechanism runs."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import inspect
 import pytest
 import torch
 
-from cfcheck.methods.scm.contract import SCMGenerator, StochasticSCMGenerator
-from cfcheck.methods.scm.controls import SCMIdentity, SCMNoise, SCMResample, SCMTruth
-from cfcheck.methods.scm.vae import SCMVAE
+from cfcheck.kinds.scm.methods.contract import SCMGenerator, StochasticSCMGenerator
+from cfcheck.kinds.scm.methods.controls import SCMIdentity, SCMNoise, SCMResample, SCMTruth
+from cfcheck.kinds.scm.methods.vae import SCMVAE
 
 
 class _Raises:

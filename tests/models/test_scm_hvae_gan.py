@@ -8,7 +8,7 @@ import torch
 
 from cfcheck.domains.morpho.scm import sample_factors
 from cfcheck.domains.morpho.scm_mechanisms import MorphoAttributeMechanisms
-from cfcheck.methods.scm.vae import SCMVAE
+from cfcheck.kinds.scm.methods.vae import SCMVAE
 from cfcheck.models.generative.flow import ScalarSplineFlow
 from cfcheck.models.generative.gan import ConditionalGAN, train_cgan
 from cfcheck.models.generative.vae import ConditionalHVAE, train_cvae

@@ -7,7 +7,7 @@ import torch
 
 from cfcheck.domains.morpho.scm import sample_factors
 from cfcheck.domains.morpho.scm_mechanisms import MorphoAttributeMechanisms
-from cfcheck.methods.scm.vae import SCMVAE
+from cfcheck.kinds.scm.methods.vae import SCMVAE
 from cfcheck.models.generative.flow import ScalarSplineFlow
 from cfcheck.models.generative.vae import ConditionalVAE, train_cvae
 

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from cfcheck.methods.vce.contract import VisualExplainer
+from cfcheck.kinds.vce.methods.contract import VisualExplainer
 
 from .build import MARKER
 from .scenes import SCENES

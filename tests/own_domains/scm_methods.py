@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from cfcheck.methods.scm.contract import SCMGenerator, StochasticSCMGenerator
+from cfcheck.kinds.scm.methods.contract import SCMGenerator, StochasticSCMGenerator
 
 from .scm_shapes import CENTRE_JITTER, SIZE, SIZE_RANGE, TYPES, brightness_noise, brightness_of, render
 
@@ -97,10 +97,11 @@ class ShapeRenderer(SCMGenerator):
 
 class RandomReal(StochasticSCMGenerator):
     """A random ``train`` image in the counterfactual's cell (every attribute's bin; the nearest cell
-    where the split holds none)."""
+    where the split holds none). ``data`` finds the inputs and propagates the intervention (by default
+    this domain's closed form; :class:`tests.own_domains.scm_colour_methods.DomainRows`: the domain's own)."""
 
-    def __init__(self, domain: Any) -> None:
-        self.data = _DomainData(domain)
+    def __init__(self, domain: Any, data: Any = None) -> None:
+        self.data = _DomainData(domain) if data is None else data
         self.domain = domain
         train = domain.split("train")
         self.train_rows = train.index.numpy()

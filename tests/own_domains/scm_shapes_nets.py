@@ -60,32 +60,36 @@ class TypeReader(nn.Module):
 
 class Embedding(nn.Module):
     """A fixed feature map (never trained): the closed-form readings of size, brightness and fill, and
-    the mean activations of a seeded random convolutional block (``feature_maps``: its two blocks)."""
+    the mean activations of a seeded random convolutional block (``feature_maps``: its two blocks).
+    A domain of other readings subclasses it and overrides :meth:`readings`."""
 
-    def __init__(self, width: int = 4) -> None:
+    def __init__(self, width: int = 4, channels: int = 1) -> None:
         super().__init__()
-        self.block1 = nn.Sequential(nn.Conv2d(1, width, 3, padding=1), nn.ReLU())
+        self.block1 = nn.Sequential(nn.Conv2d(channels, width, 3, padding=1), nn.ReLU())
         self.block2 = nn.Sequential(nn.AvgPool2d(2), nn.Conv2d(width, 2 * width, 3, padding=1), nn.ReLU())
 
     def feature_maps(self, x: torch.Tensor) -> list[torch.Tensor]:
         first = self.block1(x)
         return [first, self.block2(first)]
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def readings(self, x: torch.Tensor) -> torch.Tensor:
+        """N×3: size, brightness and fill, read in closed form."""
         level, width, height = _profiles(x)
         fill = x.float().mean(1).flatten(1).sum(1) / level / (width * height).clamp_min(1e-3)
-        readings = torch.stack([(width + height) / 4, level, fill], 1)
-        return torch.cat([readings, self.feature_maps(x)[-1].mean((2, 3))], 1)
+        return torch.stack([(width + height) / 4, level, fill], 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.readings(x), self.feature_maps(x)[-1].mean((2, 3))], 1)
 
 
 class VAE(nn.Module):
-    """A small unconditional MLP VAE of 28×28 grey images."""
+    """A small unconditional MLP VAE of images of ``pixels`` values (28×28 grey by default)."""
 
-    def __init__(self, latent: int = LATENT) -> None:
+    def __init__(self, latent: int = LATENT, pixels: int = 784) -> None:
         super().__init__()
-        self.encoder = nn.Sequential(nn.Flatten(), nn.Linear(784, 128), nn.ReLU())
+        self.encoder = nn.Sequential(nn.Flatten(), nn.Linear(pixels, 128), nn.ReLU())
         self.mean, self.log_var = nn.Linear(128, latent), nn.Linear(128, latent)
-        self.decoder = nn.Sequential(nn.Linear(latent, 128), nn.ReLU(), nn.Linear(128, 784), nn.Sigmoid())
+        self.decoder = nn.Sequential(nn.Linear(latent, 128), nn.ReLU(), nn.Linear(128, pixels), nn.Sigmoid())
 
     def encode(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         hidden = self.encoder(x)
@@ -108,8 +112,8 @@ def fixed_embedding() -> nn.Module:
     return Embedding()
 
 
-def vae(latent: int = LATENT) -> nn.Module:
-    return VAE(latent)
+def vae(latent: int = LATENT, pixels: int = 784) -> nn.Module:
+    return VAE(latent, pixels)
 
 
 def train_vae(images: torch.Tensor, epochs: int = 30, seed: int = 0) -> VAE:
@@ -118,7 +122,7 @@ def train_vae(images: torch.Tensor, epochs: int = 30, seed: int = 0) -> VAE:
     torch.set_num_threads(1)
     try:
         torch.manual_seed(seed)
-        model = VAE()
+        model = VAE(pixels=images[0].numel())
         optimiser = torch.optim.Adam(model.parameters(), lr=2e-3)
         generator = torch.Generator().manual_seed(seed)
         for _ in range(epochs):

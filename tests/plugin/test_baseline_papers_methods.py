@@ -45,12 +45,12 @@ def cf_method({arguments}):
 '''
 METHODS = {
     "wachter": {
-        "imports": "from cfcheck.methods.vce.wachter import WachterCounterfactual",
+        "imports": "from cfcheck.kinds.vce.methods.wachter import WachterCounterfactual",
         "arguments": "",
         "inner": "WachterCounterfactual()",
     },
     "fastdime": {
-        "imports": "from cfcheck.methods.vce.fastdime import FastDiME",
+        "imports": "from cfcheck.kinds.vce.methods.fastdime import FastDiME",
         "arguments": "cfcheck_domain, cfcheck_models",
         "inner": 'FastDiME(diffusion=cfcheck_models[cfcheck_domain.model_roles["diffusion"][0]])',
     },

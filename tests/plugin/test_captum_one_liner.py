@@ -14,7 +14,7 @@ pytest.importorskip("captum.attr", reason="captum is an optional extra: pip inst
 CAPTUM_IG = """
 import pytest
 from captum.attr import IntegratedGradients
-from cfcheck.methods.attribution.captum_adapter import captum_method
+from cfcheck.kinds.attribution.methods.captum_adapter import captum_method
 
 @pytest.fixture
 def cf_method():

@@ -6,7 +6,7 @@ import pytest
 
 ADAPTER = """
 import pytest
-from cfcheck.methods.latent.latent_cf import LatentCF
+from cfcheck.kinds.latent.methods.latent_cf import LatentCF
 
 class MyExplainer:
     def __init__(self):

@@ -2,7 +2,9 @@
 project renders itself (size → brightness, type a root; :mod:`tests.own_domains.scm_shapes`), with
 generators whose behaviour is known by construction (:mod:`tests.own_domains.scm_methods`): the
 domain's renderer (right by construction), identity, noise, a random real image with the target
-attributes, and a shape with everything redrawn.
+attributes, and a shape with everything redrawn. Also ``scm_colour`` (RGB, a shape of four values →
+size → hue and shape → hue, every mechanism fitted by cfcheck; :mod:`tests.own_domains.scm_colour`)
+with its renderer, identity and a random real image.
 
 The domain is uncalibrated, so every score is recorded without a verdict; the ground-truth scores
 are skipped because real data has no true counterfactual; a role map without the SCM roles skips
@@ -22,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.own_domains import scm_shapes
+from tests.own_domains import scm_colour, scm_shapes
 
 ADAPTERS = Path(__file__).resolve().parents[1] / "own_domains" / "scm_adapters"
 METHODS = {
@@ -52,6 +54,17 @@ n_inputs = 60
 #: the graph's non-descendants of each intervened attribute (size → brightness; type a root)
 NON_DESCENDANTS = {"size": ("type",), "brightness": ("size", "type"), "type": ("size", "brightness")}
 TASKS = tuple(f"do_{factor}/seed0" for factor in NON_DESCENDANTS)
+COLOUR_METHODS = {
+    "renderer": str(ADAPTERS / "colour_renderer.py"),
+    "identity": METHODS["identity"],
+    "random_real": str(ADAPTERS / "colour_random_real.py"),
+}
+COLOUR_REPORTS = {"renderer": "colour_renderer", "identity": "scm_identity", "random_real": "colour_random_real"}
+#: each domain's runs (a fixture), its continuous attributes and its categorical one
+DOMAINS = {
+    "scm_shapes": ("runs", ("size", "brightness"), "type"),
+    "scm_colour": ("colour_runs", ("size", "hue"), "shape"),
+}
 
 
 def _run(folder: Path, method: str, *extra: str) -> subprocess.CompletedProcess:
@@ -66,25 +79,34 @@ def _run(folder: Path, method: str, *extra: str) -> subprocess.CompletedProcess:
     )
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def _runs(folder: Path, module, methods: dict[str, str], reports: dict[str, str]) -> dict:
     """Each method's scores by (metric, task), its pytest output and scorecard, from one run each."""
-    folder = tmp_path_factory.mktemp("user")
-    (folder / "pyproject.toml").write_text(SETTINGS.format(spec=f"{scm_shapes.build() / 'domain.py'}:make_domain"))
+    (folder / "pyproject.toml").write_text(SETTINGS.format(spec=f"{module.build() / 'domain.py'}:make_domain"))
     found = {}
-    for name, method in METHODS.items():
+    for name, method in methods.items():
         result = _run(folder, method)
-        path = folder / "reports" / f"{REPORTS[name]}-quick" / "scorecard.json"
+        path = folder / "reports" / f"{reports[name]}-quick" / "scorecard.json"
         assert path.is_file(), (name, result.stdout[-3000:], result.stderr[-3000:])
         card = json.loads(path.read_text())
         found[name] = ({(s["metric"], s["task"]): s for s in card["scores"]}, result, card)
     return found
 
 
-def test_the_suites_run_without_verdicts_and_skip_the_ground_truth_with_the_reason(runs):
-    for name, (scores, result, card) in runs.items():
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    return _runs(tmp_path_factory.mktemp("user"), scm_shapes, METHODS, REPORTS)
+
+
+@pytest.fixture(scope="module")
+def colour_runs(tmp_path_factory):
+    return _runs(tmp_path_factory.mktemp("colour"), scm_colour, COLOUR_METHODS, COLOUR_REPORTS)
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_the_suites_run_without_verdicts_and_skip_the_ground_truth_with_the_reason(request, domain):
+    for name, (scores, result, card) in request.getfixturevalue(DOMAINS[domain][0]).items():
         assert result.returncode == 0, (name, result.stdout[-3000:])
-        assert card["profile"]["domains"]["scm_shapes"]["bars"] == "uncalibrated"
+        assert card["profile"]["domains"][domain]["bars"] == "uncalibrated"
         assert scores and all(s["verdict"] is None for s in scores.values()), name
         assert {s["suite"] for s in scores.values()} >= {
             "composition",
@@ -97,19 +119,25 @@ def test_the_suites_run_without_verdicts_and_skip_the_ground_truth_with_the_reas
         assert not any(metric.startswith("ground_truth") for metric, _ in scores), name
 
 
-def test_the_renderer_is_effective_and_identity_is_not(runs):
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_the_renderer_is_effective_and_identity_is_not(request, domain):
+    which, continuous, discrete = DOMAINS[domain]
+    runs = request.getfixturevalue(which)
     renderer, identity = runs["renderer"][0], runs["identity"][0]
-    for factor in ("size", "brightness"):
+    for factor in continuous:
         key = (f"effectiveness_predictor_error:{factor}", f"do_{factor}/seed0")
         assert renderer[key]["ci_high"] < identity[key]["ci_low"], (renderer[key], identity[key])
-    key = ("effectiveness_predictor_accuracy:type", "do_type/seed0")
+    key = (f"effectiveness_predictor_accuracy:{discrete}", f"do_{discrete}/seed0")
     assert renderer[key]["ci_low"] > identity[key]["ci_high"], (renderer[key], identity[key])
 
 
+@pytest.mark.parametrize("domain", DOMAINS)
 @pytest.mark.parametrize("metric", ["composition_l1", "composition_perceptual", "composition_embedding"])
-def test_identity_composes_better_than_a_random_real_image(runs, metric):
+def test_identity_composes_better_than_a_random_real_image(request, domain, metric):
+    which, continuous, discrete = DOMAINS[domain]
+    runs = request.getfixturevalue(which)
     identity, random_real = runs["identity"][0], runs["random_real"][0]
-    for task in TASKS:
+    for task in (f"do_{factor}/seed0" for factor in (*continuous, discrete)):
         for cycles in ("m1", "m10"):
             key = (f"{metric}:{cycles}", task)
             assert identity[key]["value"] == 0.0 < random_real[key]["ci_low"], (identity[key], random_real[key])

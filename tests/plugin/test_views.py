@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from cfcheck.kinds import MethodKind, view_as, view_source
-from cfcheck.methods.attribution.saliency import CounterfactualDirection
+from cfcheck.kinds.attribution.methods.saliency import CounterfactualDirection
 
 DARKENING_EXPLAINER = """
 import pytest

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from cfcheck.calibrate import run as calibration
 from cfcheck.calibration import store as calibration_store
+from cfcheck.cli import calibrate_run as calibration
 from cfcheck.controls import expected_sign
 from cfcheck.kinds.vce.calibration import derive_bars
 

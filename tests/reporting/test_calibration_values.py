@@ -8,14 +8,14 @@ import json
 
 import pytest
 
-from cfcheck.calibrate import run as calibration
-from cfcheck.calibrate.run import suite_summary
 from cfcheck.calibration import store as calibration_store
 from cfcheck.calibration.store import (
     calibration_values,
     load_calibration_values,
     write_calibration_values,
 )
+from cfcheck.cli import calibrate_run as calibration
+from cfcheck.cli.calibrate_run import suite_summary
 from cfcheck.controls import bundled_expectation, expected_sign
 from cfcheck.kinds.declaration import Expectation
 

@@ -3,7 +3,7 @@
 A removal score is the gap between the method's accuracy area and a random attribution's on the
 same inputs (:mod:`cfcheck.kinds.attribution.removal`), so the random attribution is part of the
 score's definition and lives with the kind. The bundled method
-:class:`cfcheck.methods.attribution.saliency.RandomAttribution` draws through
+:class:`cfcheck.kinds.attribution.methods.saliency.RandomAttribution` draws through
 :func:`random_attribution` too: the same generator gives the same maps either way.
 """
 

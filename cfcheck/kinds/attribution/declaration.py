@@ -68,6 +68,13 @@ DOMAIN_CALIBRATION = DomainCalibration(
     values_file=VALUES_FILE,
 )
 
+#: the metric cards the attribution suites record (a protocol of the kind covers exactly these)
+METRIC_CARDS = (
+    *("roar_area", "roar_gap", "road_area", "road_gap", "goar_area", "goar_gap", "roar_leakage", "goar_leakage"),
+    *("attribution_randomisation_similarity", "attribution_randomisation_similarity_support"),
+    *("attribution_cascading_randomisation_similarity", "attribution_cascading_randomisation_similarity_support"),
+)
+
 DECLARATION = KindDeclaration(
     name="attribution",
     description="feature attribution: attribute(x, model, target) -> saliency",
@@ -78,15 +85,16 @@ DECLARATION = KindDeclaration(
     template="cfcheck.kinds.attribution.template:ADAPTER",
     suites="cfcheck.suites.attribution",
     adapters="cfcheck.fixtures.attribution",
-    methods="cfcheck.methods.attribution.saliency",
+    methods="cfcheck.kinds.attribution.methods.saliency",
     order=40,
     protocol=FeatureAttribution,
     task_sets=("explained", "random", "cascade", "removal"),
     domain_calibration=DOMAIN_CALIBRATION,
+    cards=METRIC_CARDS,
     # a visual counterfactual explainer seen as an attribution (opt-in with --cfcheck-view attribution)
     views={
         "vce": (
-            "cfcheck.methods.attribution.saliency:CounterfactualDirection",
+            "cfcheck.kinds.attribution.methods.saliency:CounterfactualDirection",
             "the counterfactual direction v = x − c towards the class the model ranks second",
         )
     },

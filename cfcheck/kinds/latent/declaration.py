@@ -28,6 +28,12 @@ def names_latent_parameters(parameters: frozenset[str]) -> bool:
     return bool(parameters & LATENT_PARAMETERS)
 
 
+#: the metric cards the latent suites record (a protocol of the kind covers exactly these)
+METRIC_CARDS = (
+    *("coverage", "synbols_ef_rate", "synbols_ncf_rate", "synbols_cf_rate", "synbols_sce_rate"),
+    *("synbols_trivial_rate", "synbols_s_sharp"),
+)
+
 DECLARATION = KindDeclaration(
     name="latent",
     description="latent explainer: explain(z, latent_classifier, generator) -> z_cf",
@@ -42,4 +48,5 @@ DECLARATION = KindDeclaration(
     rng_keyword="rng",
     claims=names_latent_parameters,
     protocol=LatentExplainer,
+    cards=METRIC_CARDS,
 )

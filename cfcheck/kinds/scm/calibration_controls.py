@@ -2,28 +2,50 @@
 attributes (``ImageDomain(..., attributes=...)``): for each input, the counterfactual's attributes
 (the intervention propagated by the domain's mechanisms from the input's observed attributes), then
 a real image of the domain's ``train`` split whose attributes fall in the same cell (every discrete
-attribute equal, every continuous one in the same bin; the nearest cell where the split holds none).
+attribute equal, every continuous one in the same bin). Where the split holds none, the nearest cell
+by a lexicographic distance: first the intervened attribute's (a pool image whose intervened
+attribute is in the target's bin always beats one whose is not), then how many other discrete
+attributes differ (the first one is the class realism is scored within), then the other continuous
+attributes' bin distance.
 
 - :meth:`RealImagePicker.random`: a random such image (effective and realistic, but not a
   counterfactual of *this* input: it must fail composition);
-- :meth:`RealImagePicker.nearest`: the such image nearest the input in pixels (L2).
+- :meth:`RealImagePicker.nearest`: the such image nearest the input in pixels (L2);
+- :meth:`RealImagePicker.any`: a random image of the split, whatever its cell (realistic, but
+  neither effective nor compliant with the causal graph).
 
-The adapters ``cfcheck.fixtures.scm.random_real`` and ``cfcheck.fixtures.scm.nearest_real`` wrap
-them as SCM generators. Inputs are found by their exact pixels in the scored split, or in the pool
-(a composition cycle feeds a control its own output back).
+The adapters ``cfcheck.fixtures.scm.random_real``, ``cfcheck.fixtures.scm.nearest_real`` and
+``cfcheck.fixtures.scm.any_real`` wrap them as SCM generators. Inputs are found by their exact
+pixels in the scored split, or in the pool (a composition cycle feeds a control its own output back).
+:attr:`RealImagePicker.found` counts, over every pick by cell, how often the exact cell and the
+intervened attribute's cell held an image.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
 
-__all__ = ["POOL_LIMIT", "RealImagePicker"]
+__all__ = ["POOL_LIMIT", "RealImagePicker", "code_version"]
 
 #: at most this many images of the training split are searched (its first ones)
 POOL_LIMIT = 10_000
+
+
+def code_version(adapter: str) -> str:
+    """A ``cfcheck_version`` for an adapter built on this module: the digest of this module's source
+    and the adapter file's, so that the generation cache (which fingerprints the adapter and its
+    method's base classes, not the modules they call) sees an edit to either.
+
+    Args:
+        adapter: the adapter's ``__file__``.
+    """
+    digest = hashlib.sha256(Path(__file__).read_bytes() + b"\0" + Path(adapter).read_bytes())
+    return f"real-image picker {digest.hexdigest()[:16]}"
 
 
 def _key(image: torch.Tensor) -> bytes:
@@ -59,6 +81,9 @@ class RealImagePicker:
         self.pool = pool.images.float()
         rows = torch.arange(len(pool))
         self.pool_cells = self._cells(domain.parents(self.pool_split, rows))
+        #: picks by cell so far: how many, how many in the exact cell, how many with the intervened
+        #: attributes in their cell
+        self.found = {"picks": 0, "exact_cell": 0, "intervened_cell": 0}
         self._where: dict[bytes, tuple[str, int]] = {}
         for name, images in ((self.pool_split, self.pool), (scored, domain.split(scored).images)):
             self._where.update({_key(image): (name, i) for i, image in enumerate(images)})
@@ -90,23 +115,50 @@ class RealImagePicker:
             cells[rows] = self._cells(new)
         return cells
 
-    def _apart(self, wanted: torch.Tensor) -> torch.Tensor:
-        """N × pool: how far each pool image's cell is from each wanted one (1 per discrete attribute
-        that differs, the bin distance of each continuous one)."""
-        discrete = torch.tensor([name in self.domain.categorical_factors for name in self.domain.factor_names])
+    def _apart(self, wanted: torch.Tensor, intervened: Sequence[str]) -> torch.Tensor:
+        """N × pool: how far each pool image's cell is from each wanted one, lexicographically: the
+        intervened attributes' distance first, then how many other discrete attributes differ, then
+        the other continuous attributes' bin distance (each tier breaks the ties of the one before)."""
+        names = self.domain.factor_names
+        discrete = torch.tensor([name in self.domain.categorical_factors for name in names])
         gap = (wanted[:, None, :] - self.pool_cells[None]).abs()
-        return torch.where(discrete, (gap > 0).long(), gap).sum(2)
+        gap = torch.where(discrete, (gap > 0).long(), gap)
+        first = torch.tensor([name in intervened for name in names])
+        total = torch.zeros(gap.shape[:2], dtype=torch.long)
+        for tier in (first, ~first & discrete, ~first & ~discrete):
+            distance = gap[..., tier].sum(2)
+            total = total * (int(distance.max()) + 1 if distance.numel() else 1) + distance
+        return total
+
+    def _count(self, wanted: torch.Tensor, chosen: torch.Tensor, intervened: Sequence[str]) -> None:
+        """Adds the picks of ``chosen`` (pool rows) for cells ``wanted`` to :attr:`found`."""
+        held = self.pool_cells[chosen]
+        first = torch.tensor([name in intervened for name in self.domain.factor_names])
+        self.found["picks"] += len(chosen)
+        self.found["exact_cell"] += int((held == wanted).all(1).sum())
+        self.found["intervened_cell"] += int((held[:, first] == wanted[:, first]).all(1).sum())
 
     def random(self, x: torch.Tensor, intervention: dict, generator: torch.Generator) -> torch.Tensor:
         """A random pool image in each counterfactual's cell (the nearest cell where none is)."""
-        apart = self._apart(self.target_cells(x, intervention)).double()
+        wanted = self.target_cells(x, intervention)
+        apart = self._apart(wanted, list(intervention)).double()
         apart += torch.rand(apart.shape, generator=generator, device=generator.device).cpu().double() * 0.5
-        return self.pool[apart.argmin(1)].to(device=x.device, dtype=x.dtype)
+        chosen = apart.argmin(1)
+        self._count(wanted, chosen, list(intervention))
+        return self.pool[chosen].to(device=x.device, dtype=x.dtype)
 
     def nearest(self, x: torch.Tensor, intervention: dict) -> torch.Tensor:
         """The pool image in each counterfactual's cell (the nearest cell where none is) nearest the input."""
-        apart = self._apart(self.target_cells(x, intervention))
+        wanted = self.target_cells(x, intervention)
+        apart = self._apart(wanted, list(intervention))
         closest = apart == apart.min(1, keepdim=True).values
         pixels = torch.cdist(x.detach().cpu().float().flatten(1), self.pool.flatten(1))
         pixels = torch.where(closest, pixels, torch.full_like(pixels, float("inf")))
-        return self.pool[pixels.argmin(1)].to(device=x.device, dtype=x.dtype)
+        chosen = pixels.argmin(1)
+        self._count(wanted, chosen, list(intervention))
+        return self.pool[chosen].to(device=x.device, dtype=x.dtype)
+
+    def any(self, x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """A random pool image per input, whatever its cell (the intervention is ignored)."""
+        chosen = torch.randint(len(self.pool), (len(x),), generator=generator, device=generator.device).cpu()
+        return self.pool[chosen].to(device=x.device, dtype=x.dtype)

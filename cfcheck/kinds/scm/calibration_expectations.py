@@ -13,7 +13,14 @@ bar), "x" expected not to pass (a check), "" nothing; a card entry overrides its
 - ``noise`` must fail every suite;
 - ``random_real`` and ``nearest_real`` (a real training image in the counterfactual's attribute
   cell: random, or nearest the input) must pass effectiveness and realism and fail composition; they
-  match the attributes to a bin only, so they are expected nothing of the causal graph.
+  match the attributes to a bin only, so they are expected nothing of the causal graph;
+- ``any_real`` (a random real training image from any cell, the intervention ignored) must fail
+  composition, effectiveness and the causal graph: it is the failing control nearest a right
+  generator on the causal graph (real, but showing a random cell's attributes), so those bars sit
+  between the positives and it rather than halfway to noise. It is expected nothing of realism: the
+  realism reference is real images *of the counterfactual's cell*, against which a random cell's image
+  scores between the in-cell controls and noise (on ``scm_shapes`` its FID's interval overlaps theirs),
+  and nothing of minimality.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from cfcheck.calibration.placement import PlacementRules
 __all__ = ["CONTROL_ORDER", "EXPECTED", "POSITIVE_EXPECTATIONS", "REQUIRED_SHARE", "UNBARRED", "rules"]
 
 #: the bundled controls a domain's SCM calibration runs, in order (``cfcheck.fixtures.scm.<name>``)
-CONTROL_ORDER = ("identity", "noise", "random_real", "nearest_real")
+CONTROL_ORDER = ("identity", "noise", "random_real", "nearest_real", "any_real")
 #: the share of right counterfactuals a bar on an accuracy (a mean of right-or-wrong readings) asks for
 REQUIRED_SHARE = 0.8
 
@@ -48,6 +55,7 @@ EXPECTED: dict[str, list[tuple[str, str]]] = {
     ],
     "random_real": [("composition", "-"), ("effectiveness", "+"), ("realism", "+")],
     "nearest_real": [("composition", "-"), ("effectiveness", "+"), ("realism", "+")],
+    "any_real": [("composition", "-"), ("effectiveness", "-"), ("causal_graph", "-")],
 }
 
 #: scores reported without a bar on a user's domain, and why
@@ -81,6 +89,28 @@ def _advice(key: str, suite: str, positive: str, negative: str, values_separate:
     )
 
 
+#: suite → why its scores get no bar where no positive control is named (``--positive``)
+_NO_POSITIVE = {
+    "causal_graph": (
+        "no bundled control shows every attribute as the causal graph propagates it (identity misses the "
+        "descendants, the real-image controls match a cell's bins only), so compliance with the graph earns a bar "
+        "only from a generator right by construction"
+    ),
+    "minimality": (
+        "no bundled control is a minimal counterfactual of its input (identity does not change it, the real-image "
+        "controls are other images), so minimality earns a bar only from a generator right by construction"
+    ),
+}
+
+
+def _no_positive(key: str, suite: str) -> str:
+    why = _NO_POSITIVE.get(suite, "no bundled control is expected to pass it")
+    return (
+        f"no positive control is expected to pass it: {why}; name one with `cfcheck calibrate --domain D --kind scm "
+        "--positive METHOD` (a renderer of your domain, or a generator you trust)"
+    )
+
+
 def rules(expected: Mapping[str, Sequence[tuple[str, str]]] | None = None) -> PlacementRules:
     """The SCM kind's :class:`~cfcheck.calibration.placement.PlacementRules` (``expected`` default
     :data:`EXPECTED`; a calibration adds its ``--positive`` controls)."""
@@ -91,4 +121,5 @@ def rules(expected: Mapping[str, Sequence[tuple[str, str]]] | None = None) -> Pl
         unbarred=UNBARRED,
         advice=_advice,
         more_inputs="more inputs narrow the intervals (a larger profile, or a larger n_inputs in [tool.cfcheck.scm])",
+        no_positive=_no_positive,
     )

@@ -21,12 +21,16 @@ class SCMCounterfactualGenerator(Protocol):
 #: (:mod:`cfcheck.kinds.scm.calibration`); its options are the VCE calibration's, so they are shared
 DOMAIN_CALIBRATION = DomainCalibration(
     run="cfcheck.kinds.scm.calibration:run",
-    summary="the SCM controls on an attribute domain (identity, noise, random and nearest real image)",
+    summary="the SCM controls on an attribute domain (identity, noise, random, nearest and any-cell real image)",
     options=(
         (("--out",), {"type": Path, "default": Path("reports/calibration"), "help": "where the control runs go"}),
         (
             ("--methods",),
-            {"nargs": "*", "default": None, "help": "controls (default: identity, noise, random_real, nearest_real)"},
+            {
+                "nargs": "*",
+                "default": None,
+                "help": "controls (default: identity, noise, random_real, nearest_real, any_real)",
+            },
         ),
         (
             ("--positive",),
@@ -49,6 +53,16 @@ DOMAIN_CALIBRATION = DomainCalibration(
     ),
 )
 
+#: the metric cards the SCM suites record (a protocol of the kind covers exactly these)
+METRIC_CARDS = (
+    *("coverage", "composition_l1", "composition_perceptual", "composition_embedding"),
+    *("effectiveness_error", "effectiveness_accuracy", "preservation_error", "preservation_accuracy"),
+    *("effectiveness_predictor_error", "effectiveness_predictor_accuracy"),
+    *("preservation_predictor_error", "preservation_predictor_accuracy"),
+    *("cld", "cld_p_counterfactual", "cld_p_factual", "scm_fid", "scm_kid"),
+    *("ground_truth_error", "ground_truth_relative_error", "ground_truth_perceptual"),
+)
+
 DECLARATION = KindDeclaration(
     name="scm",
     description="SCM counterfactual generator: counterfactual(x, parents, intervention) -> x_cf",
@@ -66,4 +80,5 @@ DECLARATION = KindDeclaration(
     controls=CONTROLS,
     control_suites=CONTROL_SUITES,
     domain_calibration=DOMAIN_CALIBRATION,
+    cards=METRIC_CARDS,
 )

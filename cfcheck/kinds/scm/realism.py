@@ -29,10 +29,10 @@ import torch
 
 from cfcheck.core.seeds import REALISM_DRAWS, seeded
 from cfcheck.domains.base import PARENT_RESAMPLING, require
-from cfcheck.kinds.scm.realism_matching import match_reference
+from cfcheck.kinds.scm.realism_matching import match_reference, reference_shortfall
 from cfcheck.metrics.reference_sets import FLOOR_DRAWS, REFERENCE_PER_SAMPLE, RealismScore, score_realism
 
-__all__ = ["RealismSets", "scm_realism", "scm_realism_sets"]
+__all__ = ["RealismSets", "reference_missing", "scm_realism", "scm_realism_sets"]
 
 #: Added to the task seed for the reference renders, far from the seeds methods draw from.
 _REFERENCE_SEED_OFFSET = 1_000_003
@@ -49,6 +49,19 @@ def reference_renders(domain: Any, parents: dict[str, torch.Tensor], copies: int
     require(domain, PARENT_RESAMPLING)
     repeated = {name: value.repeat(copies) for name, value in parents.items()}
     return domain.resample_with_parents(repeated, seed)
+
+
+def reference_missing(result: Any) -> str | None:
+    """Why the realism of ``result`` cannot be scored for want of real images (None: it can): on a
+    domain that cannot render, the reference split holds too few real images matching its
+    counterfactuals' attributes (:func:`~cfcheck.kinds.scm.realism_matching.reference_shortfall`;
+    the domain's load check warns of it)."""
+    domain = result.domain
+    if PARENT_RESAMPLING in domain.capabilities:
+        return None
+    keep = result.valid
+    targets = {name: value[keep] for name, value in result.target_parents.items()}
+    return reference_shortfall(domain, targets, matching_parent(domain))
 
 
 @dataclass(frozen=True)

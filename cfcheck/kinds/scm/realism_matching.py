@@ -15,8 +15,9 @@ counterfactual's exact cell (every parent's bin) is reported with the score.
 Per class k of the matched parent, ``copies = min(13, p_k // n_k)`` (13 = a reference of 8 and 5 floor
 draws per counterfactual, as rendered; p_k real images of class k, n_k counterfactuals showing it),
 and at least 7 (a reference of 2 and the 5 floors): fewer is a :class:`ValueError` saying what to
-change (:func:`reference_shortfall`), which the realism tests report as their score's reason. It is
-not a load-check failure: the domain's other suites, and other kinds' on the same domain, still run.
+change (:func:`reference_shortfall`). The domain's load check warns of it for the run's tasks (a
+warning, not a failure: the domain's other suites, and other kinds' on the same domain, still run),
+and the realism tests skip with it as the reason.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import torch
 
 from cfcheck.metrics.reference_sets import FLOOR_DRAWS, REFERENCE_PER_SAMPLE, minimum_pool
 
-__all__ = ["MatchedReference", "match_reference", "reference_shortfall"]
+__all__ = ["MatchedReference", "match_reference", "reference_shortfall", "short_classes", "shortfall_message"]
 
 #: real images per counterfactual when the split can spare them (a reference of 8 and 5 floor draws)
 COPIES = REFERENCE_PER_SAMPLE + FLOOR_DRAWS
@@ -65,28 +66,38 @@ def _classes(parents: dict[str, torch.Tensor], match: str | None) -> torch.Tenso
     return parents[match].long() if match is not None else torch.zeros(n, dtype=torch.long)
 
 
-def reference_shortfall(domain: Any, targets: dict[str, torch.Tensor], match: str | None) -> str | None:
-    """What the reference split lacks for counterfactuals with parents ``targets`` (None: nothing):
-    per class k of the matched parent, at least 7·n_k real images (:data:`MIN_COPIES`)."""
+def short_classes(domain: Any, targets: dict[str, torch.Tensor], match: str | None) -> list[tuple[int, int, int]]:
+    """``(k, n_k, p_k)`` for each class k of the matched parent that the reference split holds too few
+    real images of for counterfactuals with parents ``targets``: n_k counterfactuals show k, the split
+    holds p_k < 7·n_k (:data:`MIN_COPIES`) real images of it."""
     pool = _classes(_pool(domain), match)
     wanted = _classes(targets, match)
-    short = []
-    for k in wanted.unique().tolist():
-        n_k, p_k = int((wanted == k).sum()), int((pool == k).sum())
-        if p_k < MIN_COPIES * n_k:
-            short.append(
-                f"{match} = {k}: {MIN_COPIES * n_k} for {n_k} counterfactuals, it holds {p_k}"
-                if match
-                else f"{MIN_COPIES * n_k} for {n_k} counterfactuals, it holds {p_k}"
-            )
+    found = [(k, int((wanted == k).sum()), int((pool == k).sum())) for k in wanted.unique().tolist()]
+    return [(k, n_k, p_k) for k, n_k, p_k in found if p_k < MIN_COPIES * n_k]
+
+
+def shortfall_message(domain: Any, short: list[tuple[int, int, int]], match: str | None) -> str | None:
+    """What the reference split lacks (None: nothing), naming the domain, the split and its size, each
+    short class with the images needed and held, and what to change."""
     if not short:
         return None
+    split = domain.split_roles["reference"]
+    held = len(domain.split(split).labels)
+    lines = [f"{MIN_COPIES * n_k} for {n_k} counterfactuals, it holds {p_k}" for _, n_k, p_k in short]
+    if match:
+        lines = [f"{match} = {k}: {line}" for (k, _, _), line in zip(short, lines, strict=True)]
     return (
         f"domain {domain.name!r}: realism compares each counterfactual with real images whose attributes match its "
         f"own, at least {MIN_COPIES} per counterfactual (a reference of 2 and {FLOOR_DRAWS} floor draws), from the "
-        f"reference split: {'; '.join(short)}; give the domain more images, a larger reference fraction "
-        "(ImageDomain(fractions=...)), or fewer inputs ([tool.cfcheck.scm] n_inputs)"
+        f"reference split {split!r} ({held} images): {'; '.join(lines)}; give the domain more images, a larger "
+        "reference fraction (ImageDomain(fractions=...)), or fewer inputs ([tool.cfcheck.scm] n_inputs)"
     )
+
+
+def reference_shortfall(domain: Any, targets: dict[str, torch.Tensor], match: str | None) -> str | None:
+    """What the reference split lacks for counterfactuals with parents ``targets`` (None: nothing):
+    per class k of the matched parent, at least 7·n_k real images (:data:`MIN_COPIES`)."""
+    return shortfall_message(domain, short_classes(domain, targets, match), match)
 
 
 def _cells(domain: Any, parents: dict[str, torch.Tensor]) -> torch.Tensor:

@@ -21,7 +21,7 @@ import torch
 
 from cfcheck.core.answer_reads import engine_reads
 from cfcheck.core.seeds import TASK_INPUTS, seeded
-from cfcheck.domains.base import INTERVENTION_COUNTERFACTUAL, Domain, MissingCapability
+from cfcheck.domains.base import INTERVENTION_COUNTERFACTUAL, PARENT_RESAMPLING, Domain, MissingCapability
 from cfcheck.kinds.base import EvaluatedOnce, Inputs, KindSpec, Run, Task
 from cfcheck.kinds.calling import MethodOutput, OutputSpec
 from cfcheck.kinds.scm.capabilities import CounterfactualParents, StructuralCausalModel
@@ -185,6 +185,38 @@ class SCMSpec(KindSpec[SCMTask, SCMResult]):
         unknown = sorted(set(requested) - set(factors))
         if unknown:
             raise ValueError(f"interventions has unknown factors {unknown}; {domain.name} has {', '.join(factors)}")
+
+    def size_warnings(self, run: Run, domain: Domain) -> list[str]:
+        """On a domain that cannot render (real, attribute-labelled images): whether the ``reference``
+        split holds, for every task of the run, the real images realism matches with its
+        counterfactuals (:func:`~cfcheck.kinds.scm.realism_matching.short_classes`, every input
+        answered); one warning naming the tasks, the split, the images needed and held, and what to
+        change. Only realism needs them: its scores are skipped with the reason, the rest is scored."""
+        from cfcheck.kinds.scm.realism import matching_parent
+        from cfcheck.kinds.scm.realism_matching import short_classes, shortfall_message
+
+        if PARENT_RESAMPLING in domain.capabilities or not isinstance(domain, CounterfactualParents):
+            return []
+        match = matching_parent(domain)
+        worst: dict[int, tuple[int, int]] = {}  # class → (most counterfactuals showing it in a task, held)
+        tasks = []
+        for task in self.tasks(run, domain, "explained"):
+            index, inputs = run.memo(("scm-draw", task), lambda task=task: self._draw(run, task))
+            with engine_reads():
+                targets = domain.counterfactual_parents(
+                    domain.split_roles["scored"], index, inputs.arguments["intervention"]
+                )
+            short = short_classes(domain, targets, match)
+            tasks += [task.id] if short else []
+            for k, n_k, p_k in short:
+                worst[k] = max(worst.get(k, (0, p_k)), (n_k, p_k))
+        message = shortfall_message(domain, [(k, n, p) for k, (n, p) in sorted(worst.items())], match)
+        if message is None:
+            return []
+        return [
+            f"{message}. Realism (scm_fid, scm_kid) is skipped on {len(tasks)} of the run's tasks at the "
+            f"{run.profile.name} profile ({', '.join(tasks)}); the domain's other scores are computed"
+        ]
 
     def tasks(self, run: Run, domain: Domain, which: str) -> list[SCMTask]:
         if which != "explained":

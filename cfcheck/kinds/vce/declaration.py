@@ -52,6 +52,17 @@ DOMAIN_CALIBRATION = DomainCalibration(
     ),
 )
 
+#: the metric cards the VCE suites record (a protocol of the kind covers exactly these)
+METRIC_CARDS = (
+    *("coverage", "target_accuracy", "original_accuracy", "tcv", "oracle_score", "oracle_target_accuracy"),
+    *("committee_oracle_target_accuracy", "lvs_target", "cout"),
+    *("d1", "d1_5", "d2", "elastic_net", "perceptual_distance", "lpips", "lvs_unrelated", "diversity", "mnac"),
+    *("ground_truth_error", "ground_truth_relative_error", "ground_truth_perceptual"),
+    *("fid_target", "fid_domain", "kid_target", "kid_domain", "density_target", "density_domain"),
+    *("coverage_target", "coverage_domain", "im1", "im2"),
+    *("ota_gain", "randomisation_similarity", "cascading_randomisation_similarity"),
+)
+
 DECLARATION = KindDeclaration(
     name="vce",
     description="visual counterfactual explainer: explain(x, target, classifier) -> x_cf",
@@ -70,4 +81,5 @@ DECLARATION = KindDeclaration(
     control_suites=CONTROL_SUITES,
     reference_methods={"dvce": "(diffusion reference)", "fastdime": "(diffusion reference)"},
     domain_calibration=DOMAIN_CALIBRATION,
+    cards=METRIC_CARDS,
 )

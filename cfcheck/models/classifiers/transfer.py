@@ -43,7 +43,7 @@ def adversarial_transfer(
     """Rate at which each model predicts the target of targeted L∞ PGD examples on ``source``.
 
     ``n`` images are drawn from ``split`` without replacement and each is sent to a uniformly
-    random other class (both seeded by ``seed``); :class:`cfcheck.methods.vce.adversarial.TargetedPGD`
+    random other class (both seeded by ``seed``); :class:`cfcheck.kinds.vce.methods.adversarial.TargetedPGD`
     (``eps``, ``steps``, random start from a generator seeded by ``seed``) attacks ``source``.
 
     Args:

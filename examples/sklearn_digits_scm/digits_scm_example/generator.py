@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from cfcheck.methods.scm.contract import SCMGenerator
+from cfcheck.kinds.scm.methods.contract import SCMGenerator
 from cfcheck.models.store import ModelStore
 
 from .domain import NAME, ROOT, propagate

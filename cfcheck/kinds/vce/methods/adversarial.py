@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from cfcheck.methods.common import check_positive
-from cfcheck.methods.vce.contract import VisualExplainer, validate_target_range
+from cfcheck.kinds.method_helpers import check_positive
+from cfcheck.kinds.vce.methods.contract import VisualExplainer, validate_target_range
 from cfcheck.models.classifiers.adversarial import pgd_attack
 
 

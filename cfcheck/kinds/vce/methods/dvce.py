@@ -33,8 +33,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from cfcheck.methods.common import check_positive, predict_logits, seeded_chunks
-from cfcheck.methods.vce.contract import VisualExplainer, validate_target_range
+from cfcheck.kinds.method_helpers import check_positive, predict_logits, seeded_chunks
+from cfcheck.kinds.vce.methods.contract import VisualExplainer, validate_target_range
 
 if TYPE_CHECKING:
     from cfcheck.models.generative.diffusion.network import DenoisingUNet

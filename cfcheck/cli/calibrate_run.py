@@ -221,8 +221,8 @@ def _run_seconds(scorecard: dict[str, Any]) -> float:
 
 def _examples() -> str:
     """The command's examples: the bundled calibration, a domain of one's own, and each other kind
-    that calibrates a domain (:data:`cfcheck.calibrate.domain_run.DOMAIN_CALIBRATIONS`)."""
-    from cfcheck.calibrate.domain_run import DOMAIN_CALIBRATIONS
+    that calibrates a domain (:data:`cfcheck.cli.calibrate_domain.DOMAIN_CALIBRATIONS`)."""
+    from cfcheck.cli.calibrate_domain import DOMAIN_CALIBRATIONS
 
     lines = [
         "cfcheck calibrate --profile quick --seeds 0 1 2 --out reports/calibration",
@@ -235,7 +235,7 @@ def _examples() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
-    from cfcheck.calibrate.domain_run import DOMAIN_CALIBRATIONS
+    from cfcheck.cli.calibrate_domain import DOMAIN_CALIBRATIONS
 
     parser = argparse.ArgumentParser(
         prog="cfcheck calibrate",
@@ -273,8 +273,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.kind is not None and args.domain is None:
         parser.error("--kind calibrates a domain: give it --domain SPEC")
-    if args.domain is not None:  # `cfcheck calibrate --domain` runs cfcheck.calibrate.domain_run.main
-        parser.error("--domain is handled by cfcheck.calibrate.domain_run: run it as `cfcheck calibrate --domain SPEC`")
+    if args.domain is not None:  # `cfcheck calibrate --domain` runs cfcheck.cli.calibrate_domain.main
+        parser.error("--domain is handled by cfcheck.cli.calibrate_domain: run it as `cfcheck calibrate --domain SPEC`")
     results: dict[int, dict[str, tuple[dict[str, Any], float]]] = {}
     for seed in args.seeds:
         results[seed] = {}

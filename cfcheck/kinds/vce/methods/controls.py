@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from cfcheck.methods.common import uniform_like
-from cfcheck.methods.vce.contract import VisualExplainer, validate_explain_inputs
+from cfcheck.kinds.method_helpers import uniform_like
+from cfcheck.kinds.vce.methods.contract import VisualExplainer, validate_explain_inputs
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ counterfactual's direction is a feature the removal benchmarks can score).
 
 Every method works on a batch at once, takes inputs of any shape N×… (vectors or images), and
 returns float32 maps on the input's device. None needs the input in [0, 1]. Each is an
-:class:`~cfcheck.methods.attribution.contract.AttributionMethod` (those that draw random numbers a
-:class:`~cfcheck.methods.attribution.contract.StochasticAttributionMethod`, whose call takes
+:class:`~cfcheck.kinds.attribution.methods.contract.AttributionMethod` (those that draw random numbers a
+:class:`~cfcheck.kinds.attribution.methods.contract.StochasticAttributionMethod`, whose call takes
 ``generator=``): the kind's preamble checks the inputs once for all of them.
 """
 
@@ -39,12 +39,12 @@ from torch import nn
 
 from cfcheck.kinds.attribution.baseline import random_attribution
 from cfcheck.kinds.attribution.capabilities import ClassFeature
-from cfcheck.methods.attribution.contract import (
+from cfcheck.kinds.attribution.methods.contract import (
     AttributionMethod,
     StochasticAttributionMethod,
     validate_attribution_inputs,
 )
-from cfcheck.methods.common import check_positive, input_gradient
+from cfcheck.kinds.method_helpers import check_positive, input_gradient
 
 __all__ = [
     "Gradient",

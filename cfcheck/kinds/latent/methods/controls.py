@@ -11,7 +11,7 @@
   rewards it; S# must not (its K perturbations point the same way: at most one is kept).
 
 ``explain(z, latent_classifier, generator, *, rng=None) -> z_cf`` (N×K×D) for each, on the kind's
-preamble (:class:`cfcheck.methods.latent.contract.LatentSpaceExplainer`).
+preamble (:class:`cfcheck.kinds.latent.methods.contract.LatentSpaceExplainer`).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from cfcheck.methods.common import check_positive
-from cfcheck.methods.latent.contract import LatentSpaceExplainer
-from cfcheck.methods.latent.search import two_class_logits
+from cfcheck.kinds.latent.methods.contract import LatentSpaceExplainer
+from cfcheck.kinds.latent.methods.search import two_class_logits
+from cfcheck.kinds.method_helpers import check_positive
 
 __all__ = ["LatentIdentity", "LatentNoise", "LatentRepeater"]
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from cfcheck.methods.common import check_positive
-from cfcheck.methods.latent.contract import LatentSpaceExplainer
+from cfcheck.kinds.latent.methods.contract import LatentSpaceExplainer
+from cfcheck.kinds.method_helpers import check_positive
 
 __all__ = ["LatentGradientSearch", "SearchState", "two_class_logits"]
 

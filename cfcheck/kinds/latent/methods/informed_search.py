@@ -27,9 +27,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from cfcheck.methods.common import check_positive
-from cfcheck.methods.latent.contract import LatentSpaceExplainer
-from cfcheck.methods.latent.search import two_class_logits
+from cfcheck.kinds.latent.methods.contract import LatentSpaceExplainer
+from cfcheck.kinds.latent.methods.search import two_class_logits
+from cfcheck.kinds.method_helpers import check_positive
 
 __all__ = ["InformedSearch"]
 

@@ -1,6 +1,6 @@
 """DiCE, xGEM and DiVE on a latent space, with Bex et al.'s hyperparameters (appendix A.3.2).
 
-All three are objectives of :class:`cfcheck.methods.latent.search.LatentGradientSearch` (Adam on
+All three are objectives of :class:`cfcheck.kinds.latent.methods.search.LatentGradientSearch` (Adam on
 z′ from K starts z + 0.1·N(0, I), learning rate 0.1, at most 50 steps):
 
 * **DiCE** (Mothilal et al. 2020, Eq. 8 of Bex et al.): hinge loss on the target's log-odds
@@ -33,8 +33,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from cfcheck.methods.common import check_positive
-from cfcheck.methods.latent.search import LatentGradientSearch, SearchState
+from cfcheck.kinds.latent.methods.search import LatentGradientSearch, SearchState
+from cfcheck.kinds.method_helpers import check_positive
 
 __all__ = ["DiCE", "DiVE", "XGEM", "fisher_information"]
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from cfcheck.methods.common import check_positive
-from cfcheck.methods.latent.contract import LatentSpaceExplainer
+from cfcheck.kinds.latent.methods.contract import LatentSpaceExplainer
+from cfcheck.kinds.method_helpers import check_positive
 
 __all__ = ["GrowingSpheres", "sample_spherical_layer"]
 

@@ -17,7 +17,7 @@ from typing import cast
 
 import torch
 
-from cfcheck.methods.common import resolve_generator, validate_images
+from cfcheck.kinds.method_helpers import resolve_generator, validate_images
 
 __all__ = ["SCMGenerator", "StochasticSCMGenerator", "validate_scm_inputs"]
 

@@ -31,8 +31,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from cfcheck.methods.common import check_positive, input_gradient, predict_logits
-from cfcheck.methods.vce.contract import VisualExplainer, validate_target_range
+from cfcheck.kinds.method_helpers import check_positive, input_gradient, predict_logits
+from cfcheck.kinds.vce.methods.contract import VisualExplainer, validate_target_range
 
 
 def l1_pseudo_gradient(delta: torch.Tensor, grad: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:

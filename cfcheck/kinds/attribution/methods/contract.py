@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 import torch
 from torch import nn
 
-from cfcheck.methods.common import resolve_generator, validate_classifier
+from cfcheck.kinds.method_helpers import resolve_generator, validate_classifier
 
 __all__ = ["AttributionMethod", "StochasticAttributionMethod", "validate_attribution_inputs"]
 

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, cast
 import torch
 from torch import nn
 
+from cfcheck.kinds.method_helpers import SplitLookup, image_key
 from cfcheck.kinds.vce.capabilities import ClassCounterfactual
-from cfcheck.methods.common import SplitLookup, image_key
-from cfcheck.methods.vce.contract import VisualExplainer, validate_explain_inputs
+from cfcheck.kinds.vce.methods.contract import VisualExplainer, validate_explain_inputs
 
 if TYPE_CHECKING:
     from cfcheck.domains.base import Domain

@@ -19,7 +19,7 @@ The same adapter drives the other bundled image mechanisms, which offer the same
 (x* = G(E(x, pa), pa*); it has no pixel noise, so its adapter sets ``abduct_pixel_noise=False``).
 
 Everything is deterministic (no sampling), so the method needs no generator; its inputs are checked
-by the kind's preamble (:class:`cfcheck.methods.scm.contract.SCMGenerator`).
+by the kind's preamble (:class:`cfcheck.kinds.scm.methods.contract.SCMGenerator`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Protocol
 import torch
 from torch import nn
 
-from cfcheck.methods.scm.contract import SCMGenerator
+from cfcheck.kinds.scm.methods.contract import SCMGenerator
 
 __all__ = ["AttributeMechanisms", "SCMVAE"]
 

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from cfcheck.methods.common import resolve_generator
+from cfcheck.kinds.method_helpers import resolve_generator
 
 __all__ = ["LatentSpaceExplainer", "validate_latent_inputs"]
 

@@ -6,7 +6,7 @@ latent classifier's probability of the input's predicted class and the desired p
 exceeds ``tolerance`` (0.5), or after ``max_iterations`` (50) steps. Bex et al.'s
 hyperparameters (appendix A.3.2): learning rate 0.1, p = 0.1, tol = 0.5, 50 iterations. σ (0.1)
 is cfcheck's choice: the paper does not give the spread of the starts. The loop is
-:class:`cfcheck.methods.latent.search.LatentGradientSearch`.
+:class:`cfcheck.kinds.latent.methods.search.LatentGradientSearch`.
 
 ``explain(z, latent_classifier, generator, *, rng=None) -> z_cf`` (N×K×D); the classifier is
 two-class. Inputs are never modified; the latent classifier's parameters are not updated.
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import torch
 
-from cfcheck.methods.latent.search import LatentGradientSearch, SearchState
+from cfcheck.kinds.latent.methods.search import LatentGradientSearch, SearchState
 
 __all__ = ["LatentCF"]
 

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from cfcheck.methods.attribution.contract import AttributionMethod
+from cfcheck.kinds.attribution.methods.contract import AttributionMethod
 
 __all__ = ["CaptumAttribution", "captum_method", "require_captum"]
 
@@ -34,7 +34,7 @@ def require_captum() -> Any:
 
 class CaptumAttribution(AttributionMethod):
     """A captum attribution class behind cfcheck's ``attribute(x, model, target)`` (the kind's
-    preamble, :class:`~cfcheck.methods.attribution.contract.AttributionMethod`, checks the inputs).
+    preamble, :class:`~cfcheck.kinds.attribution.methods.contract.AttributionMethod`, checks the inputs).
 
     Args:
         algorithm: a ``captum.attr`` class (or any class built as ``algorithm(model, **init)``

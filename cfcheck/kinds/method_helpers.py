@@ -1,9 +1,9 @@
 """What the reference methods of several kinds share: argument checks, the seeded RNG
 helpers (a method never touches the global RNG) and the lookup of an input in a domain split.
 
-Each kind's own call contract, with the one preamble its bundled methods share, lives in its
-folder's ``contract`` module (:mod:`cfcheck.methods.vce.contract`, :mod:`cfcheck.methods.scm.contract`,
-:mod:`cfcheck.methods.attribution.contract`, :mod:`cfcheck.methods.latent.contract`).
+Each kind's reference methods live in its folder (``cfcheck/kinds/<kind>/methods/``), and its
+own call contract, with the one preamble its bundled methods share, in that folder's
+``contract`` module (``cfcheck.kinds.<kind>.methods.contract``).
 """
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ DEFAULT_SEED = 0
 def validate_classifier(classifier: object, *, name: str = "classifier") -> None:
     """Raise ``TypeError`` unless ``classifier`` is an ``nn.Module``: gradient methods need
     autograd through it and the nearest-neighbour cache keys on the module object. ``name`` is
-    the argument's name in the call, for the message (the attribution kind's is ``model``)."""
+    the argument's name in the call, for the message (e.g. ``model``)."""
     if not isinstance(classifier, nn.Module):
         raise TypeError(f"Expected `{name}` to be a torch.nn.Module, but got {type(classifier).__name__}.")
 
 
 def validate_images(x: object, *, name: str = "x") -> None:
     """Raise ``TypeError``/``ValueError`` unless ``x`` is a float N×C×H×W tensor with values in
-    [0, 1] (the image batches the VCE and SCM kinds take; ``name`` is the argument's, for the message)."""
+    [0, 1] (the image batches image kinds take; ``name`` is the argument's, for the message)."""
     shown = f"`{name}`"
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"Expected {shown} to be a torch.Tensor, but got {type(x).__name__}.")
@@ -49,7 +49,7 @@ def resolve_generator(generator: torch.Generator | None, *, name: str = "generat
 
     A fresh generator (rather than the global RNG) keeps a call without a generator
     deterministic and free of side effects on the caller's random state. ``name`` is the
-    keyword the caller passed it as, for the message (the latent kind's is ``rng``).
+    keyword the caller passed it as, for the message (e.g. ``rng``).
     """
     if generator is None:
         return torch.Generator().manual_seed(DEFAULT_SEED)

@@ -19,8 +19,8 @@ from typing import ClassVar
 import torch
 from torch import nn
 
-from cfcheck.methods.common import check_positive, predict_logits, validate_classifier
-from cfcheck.methods.vce.contract import VisualExplainer, validate_explain_inputs, validate_target_range
+from cfcheck.kinds.method_helpers import check_positive, predict_logits, validate_classifier
+from cfcheck.kinds.vce.methods.contract import VisualExplainer, validate_explain_inputs, validate_target_range
 
 
 def _parameter_versions(module: nn.Module) -> tuple[int, ...]:

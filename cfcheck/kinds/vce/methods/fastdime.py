@@ -33,9 +33,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from cfcheck.methods.common import check_positive, predict_logits, seeded_chunks
-from cfcheck.methods.vce.contract import VisualExplainer
-from cfcheck.methods.vce.dvce import target_log_prob_gradient, unit_rms
+from cfcheck.kinds.method_helpers import check_positive, predict_logits, seeded_chunks
+from cfcheck.kinds.vce.methods.contract import VisualExplainer
+from cfcheck.kinds.vce.methods.dvce import target_log_prob_gradient, unit_rms
 
 if TYPE_CHECKING:
     from cfcheck.models.generative.diffusion.network import DenoisingUNet

@@ -10,10 +10,10 @@
   composition and the ground-truth error;
 * :class:`SCMNoise` returns uniform noise: it must fail everything.
 
-Each is an :class:`~cfcheck.methods.scm.contract.SCMGenerator` (the noise and the resampler a
-:class:`~cfcheck.methods.scm.contract.StochasticSCMGenerator`: their call takes ``generator=``).
+Each is an :class:`~cfcheck.kinds.scm.methods.contract.SCMGenerator` (the noise and the resampler a
+:class:`~cfcheck.kinds.scm.methods.contract.StochasticSCMGenerator`: their call takes ``generator=``).
 The truth finds each input in the domain's scored split by its pixels, as the VCE truth control
-does (:class:`cfcheck.methods.common.SplitLookup`); the resampler needs only the parents.
+does (:class:`cfcheck.kinds.method_helpers.SplitLookup`); the resampler needs only the parents.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any
 
 import torch
 
-from cfcheck.methods.common import SplitLookup, uniform_like
-from cfcheck.methods.scm.contract import SCMGenerator, StochasticSCMGenerator
+from cfcheck.kinds.method_helpers import SplitLookup, uniform_like
+from cfcheck.kinds.scm.methods.contract import SCMGenerator, StochasticSCMGenerator
 
 __all__ = ["SCMIdentity", "SCMNoise", "SCMResample", "SCMTruth"]
 

@@ -15,8 +15,10 @@ from typing import ClassVar, cast
 import torch
 from torch import nn
 
+from cfcheck.kinds.latent.methods.contract import validate_latent_inputs
+
 # the helpers every kind shares, importable from here as before they moved to common
-from cfcheck.methods.common import (
+from cfcheck.kinds.method_helpers import (
     DEFAULT_SEED,
     check_positive,
     input_gradient,
@@ -27,7 +29,6 @@ from cfcheck.methods.common import (
     validate_classifier,
     validate_images,
 )
-from cfcheck.methods.latent.contract import validate_latent_inputs
 
 __all__ = [
     "DEFAULT_SEED",
