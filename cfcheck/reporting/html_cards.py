@@ -1,6 +1,7 @@
 """The HTML scorecard's metric cards: per card of the run's scores, what it measures, its bar and why,
 what the controls measured on each domain (the scorecard's ``calibration`` section) and each domain's
-own bar (the scorecard's domain facts)."""
+own bar (the scorecard's domain facts). A card is read from the scorecard's own ``cards`` section first
+(a kind's own card, which this machine may not have), then from the registry (:meth:`Scorecard.card`)."""
 
 from __future__ import annotations
 
@@ -23,22 +24,28 @@ def _card_of_stored(name: str, cards: Any) -> str:
         return MetricKey.card_part(name)
 
 
-def domain_bar_lines(domain_facts: Mapping[str, Any], key: str) -> list[tuple[str, str]]:
+def domain_bar_lines(
+    domain_facts: Mapping[str, Any], key: str, cards: Mapping[str, Any] | None = None
+) -> list[tuple[str, str]]:
     """(label, text) of each domain's own bar on card ``key`` (its variants too).
 
     Args:
         domain_facts: domain name → what the scorecard records of it (``profile.domains``,
             :attr:`Scorecard.domain_facts`).
         key: a metric card's key.
+        cards: the card keys a stored name is read against (:attr:`Scorecard.card_order`); None: the
+            registry's (:data:`cfcheck.metrics.cards.CARDS`).
     """
-    from cfcheck.metrics.cards import CARDS
+    if cards is None:
+        from cfcheck.metrics.cards import CARDS
 
+        cards = CARDS
     lines = []
     for domain, facts in sorted(domain_facts.items()):
         if not isinstance(facts, Mapping) or facts.get("bars") not in ("calibrated", "uncalibrated", "cards"):
             continue
         own = {
-            k: v for k, v in (facts.get("domain_bars") or {}).items() if _card_of_stored(k, CARDS) == key
+            k: v for k, v in (facts.get("domain_bars") or {}).items() if _card_of_stored(k, cards) == key
         }  # the card or a variant of it (card:variant; card_variant in scorecards written before one spelling)
         if not own and facts["bars"] != "cards":  # a bundled domain lists only the bars it adds to the cards'
             lines.append(
@@ -73,12 +80,13 @@ def evidence_lines(card: Scorecard, key: str) -> list[tuple[str, str]]:
 def cards_section(card: Scorecard) -> str:
     """The metric cards of the cards of ``card``'s scores, in score order."""
     from cfcheck.metrics.card import DIFFERENCES_HEADING, difference_lines
-    from cfcheck.metrics.cards import CARDS
 
     keys = list(dict.fromkeys(score.card for score in card.scores))
     out = ["<h2>Metric cards</h2><p class='muted'>What each score measures, its bar and why the bar sits there.</p>"]
-    for key in [k for k in keys if k in CARDS]:
-        metric = CARDS[key]
+    for key in keys:
+        metric = card.card(key)
+        if metric is None:  # a card neither the scorecard nor this machine defines
+            continue
         bar = metric.bar.describe() if metric.bar is not None else "none (reported without a verdict)"
         bar += "".join(f"; {name} profile: {b.describe()}" for name, b in metric.profile_bars.items())
         fields = [
@@ -90,7 +98,7 @@ def cards_section(card: Scorecard) -> str:
             ("bar (bundled domains)", bar),
             ("rationale", metric.rationale or "-"),
             *evidence_lines(card, key),
-            *domain_bar_lines(card.domain_facts, key),
+            *domain_bar_lines(card.domain_facts, key, card.card_order),
             ("citation", metric.citation),
             ("notes", metric.notes or "-"),
             *((DIFFERENCES_HEADING, text) for text in difference_lines(metric)),

@@ -1,9 +1,9 @@
 """``scorecard.md``: the scorecard as GitHub-flavoured Markdown.
 
 Reading order: the verdict, a summary table per kind (one row per classifier, i.e. the first
-part of the task id, with pass counts per suite and the key metrics' values), the failing
-scores, the example grids (tables of the PNG files beside the scorecard, by relative path) and
-last the full table of scores, folded. Every string from the method or the run is escaped.
+part of the task id, its column named by :meth:`Scorecard.task_group_label`, with pass counts per
+suite and the key metrics' values), the failing scores, the example grids (tables of the PNG files
+beside the scorecard, by relative path) and last the full table of scores, folded. Every string from the method or the run is escaped.
 """
 
 from __future__ import annotations
@@ -68,11 +68,18 @@ def pass_count(scores: ScoreGroup) -> str:
     return f"{mark} {counts['pass']}/{barred}"
 
 
-def key_metrics(suites: Mapping[str, ScoreGroup]) -> dict[str, str]:
-    """Suite → its key metric: the first metric with a bar in metric-card order (else the first)."""
-    from cfcheck.metrics.cards import CARDS
+def key_metrics(suites: Mapping[str, ScoreGroup], order: Mapping[str, int] | None = None) -> dict[str, str]:
+    """Suite → its key metric: the first metric with a bar in metric-card order (else the first).
 
-    order = {key: i for i, key in enumerate(CARDS)}
+    Args:
+        suites: suite → its scores.
+        order: card key → its place (:attr:`Scorecard.card_order`, which places the scorecard's own
+            cards); None: the registry's order.
+    """
+    if order is None:
+        from cfcheck.metrics.cards import CARDS
+
+        order = {key: i for i, key in enumerate(CARDS)}
     chosen = {}
     for suite, group in suites.items():
         metrics = list(dict.fromkeys(s.metric for s in group))
@@ -111,26 +118,16 @@ def _head(card: Scorecard) -> list[str]:
     ]
 
 
-def _task_group_label(kind: str) -> str:
-    """What the first part of a task id names for ``kind`` (its KindSpec says; "task" otherwise)."""
-    from cfcheck.kinds import kind_spec
-
-    try:
-        return kind_spec(kind).task_group_label
-    except ValueError:  # a record without a known kind ("-")
-        return "task"
-
-
 def _summary(card: Scorecard) -> list[str]:
     lines = ["## Summary", ""]
     if not card.scores:
         return lines + ["No scores were recorded.", ""]
     for section in card.sections.values():
         suites = list(section.suites)
-        keys = key_metrics(section.suites)
+        keys = key_metrics(section.suites, card.card_order)
         metrics = list(dict.fromkeys(keys[suite] for suite in suites))
         lines += [f"### {md(section.kind)} · {md(section.domain)}", ""]
-        header = [_task_group_label(section.kind), *(md(s) for s in suites), *(md(m) for m in metrics)]
+        header = [card.task_group_label(section.kind), *(md(s) for s in suites), *(md(m) for m in metrics)]
         lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         for name, rows in section.scores.by_task_group().items():
             by_suite = rows.by_suite()

@@ -4,7 +4,8 @@ Each shard (``--cfcheck-shard I/N``) writes ``<method>-<profile>-shardIofN/`` wi
 scorecard, samples and example grids. Merging checks that the folders are the N shards of one
 run (same method, profile, seeds, reference models and cfcheck version; every shard exactly
 once) and writes the scorecard an unsharded run would have written: the same scores, outcomes
-and generation counts summed, costs, example grids and kept set features joined.
+and generation counts summed, costs, example grids and kept set features joined, and the definitions
+of the cards and kinds cfcheck does not bundle (the ``cards`` and ``kinds`` sections) united.
 """
 
 from __future__ import annotations
@@ -167,6 +168,11 @@ def _merged_card(cards: list[dict[str, Any]], records: list[ScoreRecord], run_di
     }
     merged["provenance"] = provenance
     merged["protocols"] = _merged_protocols(cards, run_dirs)
+    for name in UNBUNDLED_SECTIONS:
+        merged.pop(name, None)
+        united = _united_section(name, cards, run_dirs)
+        if united:  # (written only where some shard has it, as a run writes it)
+            merged[name] = united
     merged.pop("calibration", None)
     if any("calibration" in card for card in cards):  # (shards written before the section have none)
         merged["calibration"] = _merged_calibration(cards)
@@ -193,6 +199,31 @@ def _merged_calibration(cards: list[dict[str, Any]]) -> dict[str, Any]:
             if entry.get("error") and not known.get("error"):
                 known["error"] = entry["error"]
     return merged
+
+
+#: the scorecard sections that define what cfcheck does not bundle (:func:`cfcheck.reporting.scorecard.unbundled_sections`)
+UNBUNDLED_SECTIONS = ("cards", "kinds")
+
+
+def _united_section(name: str, cards: list[dict[str, Any]], run_dirs: list[Path]) -> dict[str, Any]:
+    """The union of every shard's section ``name`` (key → definition), in key order; the same key defined
+    two ways is an error naming it and both shards."""
+    united: dict[str, Any] = {}
+    first: dict[str, Path] = {}
+    for run_dir, card in zip(run_dirs, cards):
+        section = card.get(name) or {}
+        if not isinstance(section, dict):
+            raise ValueError(f"{run_dir}: the scorecard's {name!r} section is not an object (key → definition)")
+        for key, definition in section.items():
+            known = united.setdefault(key, definition)
+            first.setdefault(key, Path(run_dir))
+            if known != definition:
+                what = "metric card" if name == "cards" else "kind"
+                raise ValueError(
+                    f"the {what} {key!r} is defined differently in {first[key]} and {run_dir} "
+                    f"(their scorecards' {name!r} sections): not shards of one run"
+                )
+    return dict(sorted(united.items()))
 
 
 def _merged_protocols(cards: list[dict[str, Any]], run_dirs: list[Path]) -> dict[str, Any]:

@@ -6,7 +6,10 @@ pages show them: per (kind, domain) a :class:`Section` with its suites, its prot
 controls reached on it (:class:`~cfcheck.reporting.calibration_section.SectionCalibration`); per kind;
 per (kind, suite). It says the run's status, its headline (:class:`Headline`), its verdict counts, its
 provenance (:class:`Provenance`, with what the method read of the domain's answer) and its protocols.
-Nothing here imports a domain: everything a format draws is in the JSON.
+Nothing here imports a domain: everything a format draws is in the JSON. The metric cards cfcheck does
+not bundle (a kind's own) and such a kind's facts (its task groups' label) are in the JSON too (its
+``cards`` and ``kinds`` sections); :meth:`Scorecard.card` and :meth:`Scorecard.task_group_label` read
+them there first, then from the registries, so a scorecard renders where the kind is not installed.
 
 Example:
     >>> card = Scorecard.from_json({"method": "m", "status": "complete", "profile": {"name": "quick"},
@@ -23,6 +26,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from cfcheck.metrics.card import MetricCard
+from cfcheck.metrics.card_json import cards_from_json
 from cfcheck.reporting.calibration_section import SectionCalibration, read_calibration
 from cfcheck.reporting.headline import Headline, headline_of, kinds_by_judgement
 from cfcheck.reporting.protocol_text import protocol_label
@@ -81,7 +86,9 @@ class Provenance:
 class Scorecard:
     """A run's scorecard (see the module's docstring). ``calibration`` is None for a scorecard written
     before cfcheck recorded the controls' values in it (its charts have no markers, its cards no
-    measured values); ``data`` is the JSON it was read from."""
+    measured values); ``cards``: its own definitions of the cards cfcheck does not bundle (key → card,
+    :mod:`cfcheck.metrics.card_json`); ``kinds``: kind → its facts, for the kinds cfcheck does not
+    bundle (``{"task_group_label": "..."}``); ``data`` is the JSON it was read from."""
 
     method: str
     status: str
@@ -93,6 +100,8 @@ class Scorecard:
     scores: ScoreGroup
     calibration: Mapping[tuple[str, str], SectionCalibration] | None
     format: int | None = None
+    cards: Mapping[str, MetricCard] = field(default_factory=dict)
+    kinds: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     data: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -100,12 +109,14 @@ class Scorecard:
         """The model of a scorecard JSON (a dict as ``scorecard.json`` holds it).
 
         Raises:
-            ValueError: ``data`` is no scorecard (no ``scores`` list, or a score that is no object).
+            ValueError: ``data`` is no scorecard (no ``scores`` list, or a score that is no object), or a
+                card of its ``cards`` section cannot be read (naming the card).
         """
         if not isinstance(data, Mapping) or not isinstance(data.get("scores"), list):
             raise ValueError("not a cfcheck scorecard: expected an object with a 'scores' list")
         profile = data.get("profile")
         protocols = data.get("protocols")
+        kinds = data.get("kinds")
         return cls(
             method=text_or(data.get("method"), "?"),
             status=text_or(data.get("status"), "?"),
@@ -117,6 +128,8 @@ class Scorecard:
             scores=ScoreGroup(tuple(Score.from_json(score) for score in data["scores"])),
             calibration=read_calibration(data.get("calibration")) if "calibration" in data else None,
             format=data.get("format"),
+            cards=cards_from_json(data.get("cards")),
+            kinds={str(k): v for k, v in kinds.items() if isinstance(v, Mapping)} if isinstance(kinds, Mapping) else {},
             data=data,
         )
 
@@ -124,6 +137,35 @@ class Scorecard:
     def of(cls, scorecard: Scorecard | Mapping[str, Any]) -> Scorecard:
         """``scorecard`` itself, or the model of a scorecard JSON."""
         return scorecard if isinstance(scorecard, Scorecard) else cls.from_json(scorecard)
+
+    def card(self, key: str) -> MetricCard | None:
+        """The metric card ``key``: the scorecard's own definition (its ``cards`` section), else the
+        registry's (:data:`cfcheck.metrics.cards.CARDS`); None where neither has it."""
+        from cfcheck.metrics.cards import CARDS
+
+        return self.cards.get(key) or CARDS.get(key)
+
+    @cached_property
+    def card_order(self) -> dict[str, int]:
+        """Card key → its place in the listing of cards: the registry's order, then the scorecard's own
+        cards that the registry lacks."""
+        from cfcheck.metrics.cards import CARDS
+
+        keys = dict.fromkeys([*CARDS, *self.cards])
+        return {key: i for i, key in enumerate(keys)}
+
+    def task_group_label(self, kind: str) -> str:
+        """What the first part of a task id of ``kind`` names ("classifier"): the scorecard's ``kinds``
+        section, else the kind's :class:`~cfcheck.kinds.base.KindSpec`; "task" for a kind neither knows."""
+        label = (self.kinds.get(kind) or {}).get("task_group_label")
+        if isinstance(label, str) and label:
+            return label
+        from cfcheck.kinds import kind_spec
+
+        try:
+            return kind_spec(kind).task_group_label
+        except ValueError:  # a kind not installed here, or a record without a kind ("-")
+            return "task"
 
     @property
     def profile_name(self) -> str:

@@ -50,11 +50,15 @@ def build_scorecard(
     the method read of the domain's answer (``{"what": [...], "calls": N}``, None: nothing), which makes
     the run no valid submission (:mod:`cfcheck.core.answer_reads`). Its ``calibration`` section (what
     the controls reached on its scores, :func:`~cfcheck.reporting.calibration_record.collect_calibration`)
-    is gathered here from the domains' calibration folders, so that its formats need no domain."""
+    is gathered here from the domains' calibration folders, so that its formats need no domain; its
+    ``cards`` and ``kinds`` sections (:func:`unbundled_sections`: the definitions of the metric cards and
+    the facts of the kinds cfcheck does not bundle) are written where its scores have any, so that its
+    formats need no kind of another package either."""
     import torch
 
     from cfcheck.reporting.calibration_record import collect_calibration
 
+    scores = [r.to_dict(with_samples=False) for r in sorted(records, key=_order)]
     card = {
         "format": SCORECARD_FORMAT,
         "status": status,
@@ -81,10 +85,48 @@ def build_scorecard(
         "costs": costs or {},
         # the protocol of each (kind, domain) of the scores: version, digest, parts (cfcheck.reporting.protocols)
         "protocols": protocols or {},
-        "scores": [r.to_dict(with_samples=False) for r in sorted(records, key=_order)],
+        "scores": scores,
     }
     card["calibration"] = collect_calibration(card)
+    card.update(unbundled_sections(scores))
     return card
+
+
+def unbundled_sections(scores: Sequence[Any]) -> dict[str, Any]:
+    """What a scorecard of ``scores`` carries of the parts cfcheck does not bundle, so that it renders
+    where they are not installed: ``cards``, the definition of each metric card of the scores that a
+    kind of another package brings (:func:`cfcheck.metrics.card_json.unbundled_cards_json`), and
+    ``kinds``, the facts the formats read of each such kind (``{"task_group_label": ...}``). A section
+    with nothing in it is left out (a scorecard of cfcheck's own kinds and cards has neither).
+
+    Args:
+        scores: the scorecard's scores (as its JSON holds them).
+
+    Returns:
+        Section name → its content, only the sections that have any.
+    """
+    from cfcheck.metrics.card_json import unbundled_cards_json
+
+    sections: dict[str, Any] = {}
+    cards = unbundled_cards_json(str(score.get("metric")) for score in scores)
+    if cards:
+        sections["cards"] = cards
+    kinds = {kind: facts for kind in sorted({str(s.get("kind")) for s in scores}) if (facts := _kind_facts(kind))}
+    if kinds:
+        sections["kinds"] = kinds
+    return sections
+
+
+def _kind_facts(kind: str) -> dict[str, Any]:
+    """What the formats read of ``kind`` when cfcheck does not bundle it (its declaration lives in
+    another package); empty for cfcheck's own kinds and for a name no installed kind has."""
+    from cfcheck.kinds import kind_spec
+    from cfcheck.kinds.registry import declarations
+
+    declaration = declarations().get(kind)
+    if declaration is None or declaration.spec.split(".", 1)[0] == "cfcheck":
+        return {}
+    return {"task_group_label": kind_spec(kind).task_group_label}
 
 
 def write_scorecard(

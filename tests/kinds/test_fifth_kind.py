@@ -6,13 +6,18 @@ line of cfcheck changed for it.
 The package is written into the test's folder with the metadata an installed distribution has (a
 ``.dist-info`` folder whose ``entry_points.txt`` registers the kind), and the run is a fresh process
 (as a user's run would be) with that folder on its path: the registry finds the kind there, exactly
-as it finds cfcheck's own four."""
+as it finds cfcheck's own four. Its scorecard carries the toy card's definition and the kind's task
+label, so ``cfcheck render`` in a fresh process without the toy package (another machine) draws them."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -106,6 +111,7 @@ class ToyResult:
 class ToySpec(KindSpec):
     declaration = DECLARATION
     output = OutputSpec(call="rate")
+    task_group_label = "point set"
 
     def supports(self, domain):
         return None if hasattr(domain.split("test", 1), "x") else "the toy kind rates points (a split with .x)"
@@ -200,14 +206,21 @@ def toy_kind(pytester):
     return tiny
 
 
-def test_a_fifth_kind_from_its_own_package_is_run_and_scored(toy_kind):
-    # its suite's marker selects it like a bundled suite's (the domains' load check is left out)
+def run_toy(toy_kind) -> pytest.RunResult:
+    """Run the toy kind's suite and the contract on gmm (its suite's marker selects it like a bundled
+    suite's; the domains' load check is left out); returns the run's result."""
     selected = "-m", "toy_coverage or contract"
     result = toy_kind.runpytest_subprocess(
         "--method=toy_method", "--cfcheck-domain=gmm", "--cfcheck-no-cache", *selected, "-p", "no:randomly", "-v"
     )
     output = result.stdout.str()
     assert result.ret == 0, output[-4000:]
+    return result
+
+
+def test_a_fifth_kind_from_its_own_package_is_run_and_scored(toy_kind):
+    result = run_toy(toy_kind)
+    output = result.stdout.str()
     assert "method toy_method, kinds toy," in output  # detected before the run, from the fixture's annotation
     assert "the method implements toy" in output  # the bundled kinds' suites are deselected
     assert "test_domain_loads" not in output
@@ -253,3 +266,60 @@ def test_cfcheck_cards_lists_the_fifth_kinds_own_card(toy_kind):
     result = toy_kind.run(sys.executable, "-m", "cfcheck.cli", "cards", "toy_abstention")
     assert result.ret == 0, result.stderr.str()
     assert "Toy abstention rate" in result.stdout.str() and "<= 0.75" in result.stdout.str()
+
+
+def _cfcheck(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``cfcheck ARGS`` in a fresh process run in ``where``, with nothing of the test's project on its path
+    (no PYTHONPATH): the toy kind's package and its entry point are not installed there."""
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+    command = [sys.executable, "-m", "cfcheck.cli", *args]
+    return subprocess.run(command, cwd=where, env=env, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_the_fifth_kinds_scorecard_renders_where_the_kind_is_not_installed(toy_kind, tmp_path_factory):
+    run_toy(toy_kind)
+    written = json.loads((toy_kind.path / "reports" / "toy_method-standard" / "scorecard.json").read_text())
+    # the scorecard carries the toy kind's own card and its task groups' label, and nothing cfcheck bundles
+    # (its scores' other card, coverage, is cfcheck's own; the run's other kind is none)
+    assert {score["metric"] for score in written["scores"]} == {"coverage", "toy_abstention"}
+    assert list(written["cards"]) == ["toy_abstention"]
+    own = written["cards"]["toy_abstention"]
+    assert (own["name"], own["direction"], own["range"], own["bar"]) == (
+        "Toy abstention rate",
+        "lower",
+        [0.0, 1.0],
+        {"bound": 0.75, "kind": "max", "relative": "absolute"},
+    )
+    assert written["kinds"] == {"toy": {"task_group_label": "point set"}}
+
+    # another machine: the run folder alone, its pages gone, in a folder without the toy kind's package
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    run_dir = elsewhere / "toy_method-standard"
+    shutil.copytree(toy_kind.path / "reports" / "toy_method-standard", run_dir)
+    for page in ("scorecard.md", "scorecard.html", "badge.svg"):
+        (run_dir / page).unlink()
+    unknown = _cfcheck(elsewhere, "cards", "toy_abstention")
+    assert unknown.returncode != 0 and "no card 'toy_abstention'" in unknown.stderr + unknown.stdout, unknown
+    rendered = _cfcheck(elsewhere, "render", str(run_dir))
+    assert rendered.returncode == 0, rendered.stderr[-3000:]
+    page = (run_dir / "scorecard.html").read_text()
+    assert "<b>Toy abstention rate</b> <code>toy_abstention</code>" in page
+    assert "<dd>lower is better</dd>" in page and "<dd>[0, 1] fraction of inputs</dd>" in page
+    assert "<dd>a rater that abstains on three inputs in four rates next to nothing</dd>" in page
+    assert "<dt>bar (bundled domains)</dt><dd>&lt;= 0.75</dd>" in page
+    markdown = (run_dir / "scorecard.md").read_text()
+    assert "| point set | toy_coverage | toy_abstention |" in markdown  # the summary's label, from the JSON
+    assert "| 8 | &lt;= 0.75 | pass |" in markdown
+    summary = _cfcheck(elsewhere, "summary", str(run_dir))
+    assert "toy_abstention" in summary.stdout and "2 scores: 0 failed" in summary.stdout, summary
+
+    # without the two sections the same JSON loses the card and the label here (this process has no toy kind)
+    from cfcheck.metrics.cards import card_owner
+    from cfcheck.reporting.html import render_html
+    from cfcheck.reporting.markdown import render_markdown
+
+    assert card_owner("toy_abstention") is None
+    bare = {name: value for name, value in written.items() if name not in ("cards", "kinds")}
+    assert "Toy abstention rate" not in render_html(bare)
+    assert "| task | toy_coverage | toy_abstention |" in render_markdown(bare)
+    assert "<dd>lower is better</dd>" in render_html(written) and "| point set |" in render_markdown(written)

@@ -67,6 +67,32 @@ class AttributeMechanisms(Protocol):
         ...
 
 
+def domain_attribute_mechanisms(domain: Any, models: Any, generator: str) -> AttributeMechanisms:
+    """The attribute mechanisms a bundled image mechanism was trained with: the domain's
+    ``attribute_mechanisms(models)`` hook (the bundled domain builds them from its flows).
+
+    Args:
+        domain: the domain under test.
+        models: the model store a method may load from.
+        generator: the adapter's name, for the message.
+
+    Raises:
+        TypeError: where the domain has no such hook (a user's attribute domain): the bundled SCM
+            generators condition on the parents of the domain they were trained on, so they do not
+            transfer; the message says what to write instead.
+    """
+    hook = getattr(domain, "attribute_mechanisms", None)
+    if not callable(hook):
+        raise TypeError(
+            f"the bundled SCM generator {generator!r} runs on a domain with an attribute_mechanisms(models) "
+            f"hook (its image mechanism was trained on that domain's parents); domain "
+            f"{getattr(domain, 'name', domain)!r} has none. On your own attribute domain, evaluate your own "
+            "generator: an adapter returning counterfactual(x, parents, intervention) (docs/own-domain.md, "
+            "'SCM generators on your own data')"
+        )
+    return hook(models)
+
+
 @dataclass(frozen=True)
 class SCMVAE(SCMGenerator):
     """``counterfactual(x, parents, intervention) -> x_cf`` with a conditional VAE.
