@@ -33,6 +33,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -159,11 +160,17 @@ def build(name: str) -> Path:
     """The cached folder of scene ``name``, built first if this machine has not built it."""
     if name not in SCENES:
         raise KeyError(f"no test domain {name!r}; the test domains are {sorted(SCENES)}")
-    root = cache_root()
-    root.mkdir(parents=True, exist_ok=True)
-    final = root / f"{name}-{version_key()}"
+    final = cache_root() / f"{name}-{version_key()}"
+    return locked_build(final, lambda scratch: _build_into(scratch, SCENES[name], final.name))
+
+
+def locked_build(final: Path, build_into: Callable[[Path], None]) -> Path:
+    """``final``, first built by ``build_into(scratch)`` (which writes ``READY`` last) unless it is
+    complete: under a ``flock`` on ``<final>.lock``, into a temporary folder renamed into place."""
     if (final / READY).is_file():
         return final
+    root = final.parent
+    root.mkdir(parents=True, exist_ok=True)
     with open(root / f"{final.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (final / READY).is_file():  # another process built it while this one waited
@@ -173,7 +180,7 @@ def build(name: str) -> Path:
         if final.exists():
             shutil.rmtree(final)
         scratch = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=root))
-        _build_into(scratch, SCENES[name], final.name)
+        build_into(scratch)
         os.rename(scratch, final)
     return final
 

@@ -61,7 +61,7 @@ class _DomainData:
         keys = [_key(image) for image in _uint8(x)]
         missing = sum(key not in self._index for key in keys)
         if missing:
-            raise ValueError(f"{missing} of {len(keys)} inputs are not images of the scm_shapes domain")
+            raise ValueError(f"{missing} of {len(keys)} inputs are not images of the {self.domain.name} domain")
         return np.array([self._index[key] for key in keys], dtype=np.int64)
 
     def propagated(self, rows: np.ndarray, intervention: dict[str, torch.Tensor]) -> dict[str, np.ndarray]:

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .scm_build import SHAPE_NAMES, CachedDomain, Declaration, add_vae, coverage, write_arrays
+from .scm_build import SHAPE_NAMES, CachedDomain, Declaration, coverage, write_domain
 from .scm_build import load as load  # re-exported: scm_shapes.load(folder)
 
 SIZE, TYPES = 28, SHAPE_NAMES[:3]
@@ -101,30 +101,23 @@ DECLARATION = Declaration(
     module="scm_shapes",
     declared=f'[continuous("size", bins=5), continuous("brightness", bins=5), categorical("type", values={TYPES!r})]',
     graph={"brightness": ("size",)},
+    class_attribute="type",
     classes=TYPES,
     mechanisms={"brightness": "BRIGHTNESS"},
+    models={
+        "predictor_type": ("tests.own_domains.scm_shapes_nets:type_reader", "type"),
+        "predictor_continuous": ("tests.own_domains.scm_shapes_nets:size_brightness_reader", ["size", "brightness"]),
+        "embedding": ("tests.own_domains.scm_shapes_nets:fixed_embedding", None),
+    },
+    vae_kwargs={"latent": 8},
 )
 
 
 def _build_into(folder: Path) -> None:
-    from cfcheck.models.store import ModelStore
-
-    from . import scm_shapes_nets as nets
-
     table, styles = sample(N_IMAGES, seed=0)
-    write_arrays(folder, table, styles, lambda t, s: render(t["type"], t["size"], t["brightness"], s), "type", TYPES)
-    (folder / "domain.py").write_text(DECLARATION.source(DOMAIN_NAME))
-    store = ModelStore(folder / "models", DOMAIN_NAME)
-    builder = "tests.own_domains.scm_shapes_nets"
-    store.add("predictor_type", nets.TypeReader(), builder=f"{builder}:type_reader", attribute="type")
-    store.add(
-        "predictor_continuous",
-        nets.SizeBrightnessReader(),
-        builder=f"{builder}:size_brightness_reader",
-        attributes=["size", "brightness"],
+    write_domain(
+        folder, DOMAIN_NAME, DECLARATION, table, styles, lambda t, s: render(t["type"], t["size"], t["brightness"], s)
     )
-    store.add("embedding", nets.fixed_embedding(), builder=f"{builder}:fixed_embedding")
-    add_vae(folder, store, nets.train_vae, f"{builder}:vae", {"latent": nets.LATENT})
 
 
 #: the domain's cached build (:mod:`tests.own_domains.scm_build`)
