@@ -8,6 +8,7 @@ import torch
 
 from cfcheck.models.zoo import BatchedSplit
 
+
 class DomainWarning(UserWarning):
     """A load-check finding that leaves the domain usable: some of its scores are skipped, with the
     reason this warning gives (``test_domain_loads`` issues it; pytest lists it in its warnings

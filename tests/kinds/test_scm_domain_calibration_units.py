@@ -160,7 +160,9 @@ def test_the_plan_puts_the_positives_first_and_refuses_unknown_or_clashing_contr
     planned = plan_controls(["identity", "random_real"], ["my.renderer"])
     assert list(planned) == ["my.renderer", "identity", "random_real"]
     assert list(plan_controls(list(CONTROL_ORDER), []))[-1] == "any_real"
-    assert plan_controls(["any_real"], [])["any_real"]["facts"]["expected"] == "-composition -effectiveness -causal_graph"
+    assert (
+        plan_controls(["any_real"], [])["any_real"]["facts"]["expected"] == "-composition -effectiveness -causal_graph"
+    )
     assert planned["random_real"]["method"] == "cfcheck.fixtures.scm.random_real"
     with pytest.raises(ValueError, match=r"unknown controls \['resample'\]"):
         plan_controls(["resample"], [])

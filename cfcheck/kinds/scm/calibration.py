@@ -2,9 +2,10 @@
 
 The controls run on any domain that declares attributes (``ImageDomain(..., attributes=...)``;
 :data:`~cfcheck.kinds.scm.calibration_expectations.CONTROL_ORDER`): identity, uniform noise, a
-random real training image with the counterfactual's attributes and the nearest such image
-(``cfcheck.fixtures.scm.<name>``, :mod:`cfcheck.kinds.scm.calibration_controls`); ``--positive SPEC``
-(repeatable; any spec ``--method`` takes) adds the user's own positive controls, expected to pass
+random real training image with the counterfactual's attributes, the nearest such image and a
+random real training image of any attribute cell (``cfcheck.fixtures.scm.<name>``,
+:mod:`cfcheck.kinds.scm.calibration_controls`); ``--positive SPEC`` (repeatable; any spec
+``--method`` takes) adds the user's own positive controls, expected to pass
 every suite (:mod:`cfcheck.kinds.scm.calibration_expectations`). Each control is one conformance run
 per seed (``--seeds``, default 0, 1 and 2; :func:`cfcheck.calibration.runs.run_domain_control`);
 the shared rule (:mod:`cfcheck.calibration.placement`) places the bars from every seed's task

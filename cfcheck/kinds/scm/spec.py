@@ -201,7 +201,7 @@ class SCMSpec(KindSpec[SCMTask, SCMResult]):
         worst: dict[int, tuple[int, int]] = {}  # class → (most counterfactuals showing it in a task, held)
         tasks = []
         for task in self.tasks(run, domain, "explained"):
-            index, inputs = run.memo(("scm-draw", task), lambda task=task: self._draw(run, task))
+            index, inputs = self._drawn(run, task)
             with engine_reads():
                 targets = domain.counterfactual_parents(
                     domain.split_roles["scored"], index, inputs.arguments["intervention"]
@@ -242,8 +242,13 @@ class SCMSpec(KindSpec[SCMTask, SCMResult]):
         )
         return index, inputs
 
+    def _drawn(self, run: Run, task: SCMTask) -> tuple[torch.Tensor, Inputs]:
+        """The task's draw (:meth:`_draw`), once per run."""
+        drawn: tuple[torch.Tensor, Inputs] = run.memo(("scm-draw", task), lambda: self._draw(run, task))
+        return drawn
+
     def inputs(self, run: Run, task: SCMTask) -> Inputs:
-        return run.memo(("scm-draw", task), lambda: self._draw(run, task))[1]
+        return self._drawn(run, task)[1]
 
     def arguments(self, run: Run, task: SCMTask, batch: Mapping[str, Any]) -> tuple[Any, ...]:
         return batch["x"], batch["parents"], batch["intervention"]
