@@ -109,7 +109,7 @@ def pytest_cfcheck_scorecard(scorecard: Any, run_dir: Any) -> Any:
             def pytest_cfcheck_scorecard(scorecard, run_dir):
                 rows = [f"{s.kind},{s.domain},{s.suite},{s.metric},{s.task},{s.value},{s.verdict}"
                         for s in scorecard.scores]
-                path = run_dir / "scores.csv"
+                path = run_dir / "verdicts.csv"
                 path.write_text("kind,domain,suite,metric,task,value,verdict\\n" + "\\n".join(rows) + "\\n")
                 return path
     """

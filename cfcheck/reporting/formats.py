@@ -1,7 +1,7 @@
 """Report formats: what is drawn from a scorecard into its run folder, each an implementation of the
 hook :func:`cfcheck.hookspecs.pytest_cfcheck_scorecard`.
 
-The bundled formats (``scorecard.md``, ``scorecard.html``, ``badge.svg``) are plugins of the engine like
+The bundled formats (``scorecard.md``, ``scorecard.html``, ``badge.svg``, ``scores.csv``) are plugins of the engine like
 a user's: :data:`BUNDLED` names them, :func:`register_bundled` registers them with a plugin manager
 (pytest's, in a run; :func:`format_manager`'s outside one). :func:`write_formats` calls every
 implementation on its own, so one that raises costs its own file only (:class:`FormatFailure`);
@@ -59,6 +59,16 @@ class HtmlFormat:
         return atomic_write_text(Path(run_dir) / "scorecard.html", render_html(scorecard, run_dir))
 
 
+class ScoresCsvFormat:
+    """``scores.csv`` (:mod:`cfcheck.reporting.scores_csv`)."""
+
+    @hookimpl
+    def pytest_cfcheck_scorecard(self, scorecard: Scorecard, run_dir: Path) -> Path:
+        from cfcheck.reporting.scores_csv import render_scores_csv
+
+        return atomic_write_text(Path(run_dir) / "scores.csv", render_scores_csv(scorecard))
+
+
 class BadgeFormat:
     """``badge.svg`` (:mod:`cfcheck.reporting.badge`)."""
 
@@ -74,6 +84,7 @@ BUNDLED: dict[str, object] = {
     "cfcheck-format-markdown": MarkdownFormat(),
     "cfcheck-format-html": HtmlFormat(),
     "cfcheck-format-badge": BadgeFormat(),
+    "cfcheck-format-csv": ScoresCsvFormat(),
 }
 
 

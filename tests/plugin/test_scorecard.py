@@ -88,7 +88,7 @@ def test_written_scorecard_has_all_files_and_reloads(tmp_path):
     assert {s["metric"] for s in data["scores"]} == {"target_accuracy", "d2"}
     assert data["provenance"]["torch_version"]
     files = sorted(p.name for p in (tmp_path / "run").iterdir())
-    assert files == ["badge.svg", "samples.csv", "scorecard.html", "scorecard.json", "scorecard.md"]
+    assert files == ["badge.svg", "samples.csv", "scorecard.html", "scorecard.json", "scorecard.md", "scores.csv"]
     csv_lines = (tmp_path / "run" / "samples.csv").read_text().splitlines()
     assert len(csv_lines) == 1 + 3 * 2 and csv_lines[1].endswith(",1,7")
     assert "| validity | target_accuracy |" in (tmp_path / "run" / "scorecard.md").read_text()

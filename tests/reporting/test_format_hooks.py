@@ -34,13 +34,13 @@ def cf_method():
     return Blend()
 """
 
-# a user's format (a CSV of the scores) and additions to the JSON and the provenance
+# a user's format (a CSV of the verdicts) and additions to the JSON and the provenance
 CONFTEST = """
 def pytest_cfcheck_scorecard(scorecard, run_dir):
     lines = ["kind,domain,suite,metric,task,verdict"]
     lines += [f"{s.kind},{s.domain},{s.suite},{s.metric},{s.task},{s.verdict}" for s in scorecard.scores]
     lines.append(f"# {scorecard.headline.word} {len(scorecard.sections)} sections")
-    path = run_dir / "scores.csv"
+    path = run_dir / "verdicts.csv"
     path.write_text("\\n".join(lines) + "\\n")
     return path
 
@@ -56,7 +56,7 @@ def pytest_cfcheck_scorecard(scorecard, run_dir):
     raise RuntimeError("the plotting server is down")
 """
 
-BUNDLED_FILES = ("scorecard.json", "scorecard.md", "scorecard.html", "badge.svg")
+BUNDLED_FILES = ("scorecard.json", "scorecard.md", "scorecard.html", "badge.svg", "scores.csv")
 
 
 @pytest.fixture
@@ -83,7 +83,7 @@ def test_a_conftest_adds_a_format_and_fields_to_the_json_and_the_provenance(run)
     assert card["team"] == {"name": "explainers", "scores_seen": len(card["scores"])} and card["scores"]
     assert card["provenance"]["cluster"] == "lab-7"
     assert "<th>cluster</th><td>lab-7</td>" in (run_dir / "scorecard.html").read_text()  # drawn from the JSON
-    rows = (run_dir / "scores.csv").read_text().splitlines()
+    rows = (run_dir / "verdicts.csv").read_text().splitlines()
     assert rows[0] == "kind,domain,suite,metric,task,verdict"
     expected = {
         f"{s['kind']},{s['domain']},{s['suite']},{s['metric']},{s['task']},{s['verdict']}" for s in card["scores"]
@@ -124,7 +124,7 @@ def test_cfcheck_render_redraws_every_format_from_the_json_alone(run, tmp_path, 
     assert cfcheck(["render", str(run_dir), "-p", str(plugin)]) == 0
     printed = capsys.readouterr().out.split()
     assert {name: (run_dir / name).read_text() for name in drawn} == drawn  # the same pages as the run's
-    assert sorted(printed) == sorted(str(run_dir / name) for name in [*drawn, "scores.csv"])
+    assert sorted(printed) == sorted(str(run_dir / name) for name in [*drawn, "verdicts.csv"])
     failing = tmp_path / "failing.py"
     failing.write_text(FAILING_FORMAT)
     (run_dir / "badge.svg").unlink()
