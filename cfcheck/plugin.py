@@ -64,7 +64,8 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Declare cfcheck's markers; with ``--method``, create the run's session (kept in ``config.stash``)
-    and register its hooks' helpers; without, stay out of the way."""
+    and register its hooks' helpers; without, stay out of the way. The kinds load first (their markers,
+    and their own metric cards, which every test that reads a card then finds)."""
     _declare_markers(config)
     options = read_options(config)
     if options is None:

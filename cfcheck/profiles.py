@@ -51,16 +51,17 @@ KNOWN_FAILURE_OUTCOMES = ("xfail", "strict", "fail")
 
 
 def default_thresholds(profile: str) -> dict[str, Bar]:
-    """Every metric card's bar for ``profile`` (metrics without a bar are left out)."""
-    from cfcheck.metrics.cards import CARDS
+    """Every metric card's bar for ``profile``, the kinds' own cards included (metrics without a bar are
+    left out)."""
+    from cfcheck.kinds.registry import loaded_cards
 
-    return {key: bar for key, card in CARDS.items() if (bar := card.bar_for(profile)) is not None}
+    return {key: bar for key, card in loaded_cards().items() if (bar := card.bar_for(profile)) is not None}
 
 
 def default_tolerances() -> dict[str, float]:
-    from cfcheck.metrics.cards import CARDS
+    from cfcheck.kinds.registry import loaded_cards
 
-    return {key: card.tolerance for key, card in CARDS.items()}
+    return {key: card.tolerance for key, card in loaded_cards().items()}
 
 
 @dataclass(frozen=True)
@@ -263,10 +264,10 @@ def _metric_key(name: str, table: str) -> str:
     """A ``[tool.cfcheck.<table>]`` key in the one spelling, ``card:variant`` (quoted in TOML:
     ``"road_gap:morf" = 0.02``); the older ``card_variant`` is read too."""
     from cfcheck.core.keys import MetricKey
-    from cfcheck.metrics.cards import CARDS
+    from cfcheck.kinds.registry import loaded_cards
 
     try:
-        return str(MetricKey.read(str(name), CARDS))
+        return str(MetricKey.read(str(name), loaded_cards()))
     except ValueError as error:
         raise ValueError(f"[tool.cfcheck.{table}] {name!r}: {error}") from None
 
@@ -280,10 +281,11 @@ def _parse_threshold(metric: str, bound: Any, default: Threshold | None) -> Thre
     if isinstance(bound, (int, float)) and not isinstance(bound, bool):
         if default is None:
             from cfcheck.core.keys import MetricKey
-            from cfcheck.metrics.cards import CARDS
+            from cfcheck.kinds.registry import loaded_cards
 
+            cards = loaded_cards()
             card = MetricKey.parse(metric).card
-            direction = CARDS[card].direction if card in CARDS else "none"
+            direction = cards[card].direction if card in cards else "none"
             if direction == "none":
                 raise ValueError(f"threshold for {metric!r} needs a direction: {{min = x}} or {{max = x}}")
             return Threshold(float(bound), "min" if direction == "higher" else "max")

@@ -16,7 +16,9 @@ name), ``run`` (the run folder), ``profile``, ``kind``, ``domain``, ``suite``, `
 ``verdict``, ``threshold`` (the bar's text), ``bar`` (the bound the value was held to, from the recorded
 bar; missing without a bar, for an unresolved floor-relative bar and in scorecards written before bars were
 data) and ``direction`` (``"higher"``, ``"lower"`` or ``"none"``, from the metric's card; a metric with no
-card keeps the direction written in the scorecard).
+card keeps the direction written in the scorecard). The cards are every registered kind's too: this
+module loads the kinds (:func:`cfcheck.kinds.registry.loaded_cards`), so a notebook that imports only
+it reads the same cards as a run.
 """
 
 from __future__ import annotations
@@ -109,11 +111,11 @@ def _read_card(path: Path) -> dict[str, Any]:
 
 def metric_direction(metric: str, written: str | None = None) -> str:
     """The direction of ``metric`` from its card (``"oracle_score:oracle_lenet"`` reads the card
-    ``oracle_score``); ``written`` (or ``"none"``) for a metric without a card."""
-    from cfcheck.metrics.cards import CARDS
+    ``oracle_score``, the kinds' own cards included); ``written`` (or ``"none"``) for a metric without a card."""
+    from cfcheck.kinds.registry import loaded_cards
     from cfcheck.metrics.key import MetricKey
 
-    card = CARDS.get(MetricKey.parse(metric).card)
+    card = loaded_cards().get(MetricKey.parse(metric).card)
     if card is not None:
         return str(card.direction)
     return written if written in ("higher", "lower") else "none"

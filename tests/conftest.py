@@ -35,9 +35,14 @@ import cfcheck.models.generative.diffusion  # noqa: F401
 import cfcheck.models.registry  # noqa: F401
 import cfcheck.scoring  # noqa: F401
 import cfcheck.session  # noqa: F401
+from cfcheck.kinds.registry import loaded_cards
 
 with contextlib.suppress(ImportError):  # the optional captum extra (its adapter test skips without it)
     import captum.attr  # noqa: F401
+
+# the kinds bring their own metric cards: loaded once here, so every test that reads a card (and every
+# parametrization over the cards, at collection) sees them, whatever it imported
+loaded_cards()
 
 
 def pytest_configure(config):

@@ -30,6 +30,7 @@ from cfcheck.kinds.attribution.calibration import (
     gap_key,
 )
 from cfcheck.kinds.attribution.removal import STRATEGIES
+from cfcheck.metrics.cards import CARDS
 
 #: domain → the removal gaps that gate there (every other calibrated gap is reported without a verdict)
 GATED = {
@@ -50,7 +51,7 @@ def _calibration(domain: str) -> tuple[dict, dict[str, Bar]]:
     for section in ("values", "without_bar"):  # a file written before one spelling keys road_gap_morf
         values[section] = read_keyed(values.get(section, {}), CARDS)
     path = folder / "bars-quick.json"
-    bars = read_bars_file(path)[0] if path.is_file() else {}
+    bars = read_bars_file(path, cards=CARDS)[0] if path.is_file() else {}
     return values, bars
 
 
@@ -84,7 +85,7 @@ def test_the_bundled_bars_reach_the_scores_a_run_records(domain):
     class _Quick:
         name, thresholds = "quick", {}
 
-    judged = domain_bars(get_domain(domain), _Quick(), {})
+    judged = domain_bars(get_domain(domain), _Quick(), {}, cards=CARDS)
     _, bars = _calibration(domain)
     for strategy, order in CALIBRATED:
         suffix = f":{order}" if len(STRATEGIES[strategy]) > 1 else ""

@@ -16,10 +16,8 @@ from hypothesis import strategies as st
 import cfcheck.reporting.evidence as evidence_module
 import cfcheck.reporting.evidence_summary as evidence_summary
 from cfcheck.domains import get_domain
+from cfcheck.kinds.scm.cards import CARDS as SCM_OWN_CARDS
 from cfcheck.metrics.cards import CARDS
-from cfcheck.metrics.definitions.scm import SCM_CARDS
-from cfcheck.metrics.definitions.scm_models import SCM_MODEL_CARDS
-from cfcheck.metrics.definitions.scm_realism import SCM_REALISM_CARDS
 from cfcheck.metrics.key import MetricKey
 from cfcheck.reporting.evidence import (
     CardEvidence,
@@ -228,7 +226,7 @@ _CONTROL_WORDS = {
 #: every SCM card with an absolute bar: the SCM controls' values must cover each of them
 _SCM_ABSOLUTE = {
     card.key
-    for card in (*SCM_CARDS, *SCM_MODEL_CARDS, *SCM_REALISM_CARDS)
+    for card in SCM_OWN_CARDS
     if card.bar_for("quick") is not None and card.bar_for("quick").relative == "absolute"
 }
 

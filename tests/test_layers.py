@@ -31,11 +31,12 @@ PYPROJECT = PACKAGE.parent / "pyproject.toml"
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("core", "hookspecs", "__init__"),  # the leaf parts; the package's face holds its version only
     ("metrics",),  # pure metric functions and their cards
-    ("models", "results"),  # reference models by role; scorecards as data
+    ("models",),  # reference models by role
     ("domains",),  # the Domain protocol, the registry and the bundled domains
     ("calibration",),  # calibration's files: bars, the controls' values, a control's run
     ("kinds",),  # the method kinds: engine, per-kind folders (contracts, capabilities, reference methods)
-    ("controls", "profiles", "adapter"),  # what gathers the kinds: control tables, profiles, --method
+    ("controls", "profiles", "adapter", "results"),  # what gathers the kinds: control tables, profiles,
+    # --method; scorecards as data (a score's direction is its card's, a kind's own card included)
     ("reporting", "options"),  # scorecards, views, comparison, the cards' evidence; every option
     ("baseline",),  # regression gating
     ("session_outputs",),  # the session's outputs: generation per task, example grids, the scorecard

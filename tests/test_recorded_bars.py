@@ -39,7 +39,7 @@ def _bundled_bars() -> list[Bar]:
     bars = {bar for card in CARDS.values() for profile in PROFILE_NAMES if (bar := card.bar_for(profile)) is not None}
     root = Path(cfcheck.__file__).resolve().parent.parent
     for path in (*root.glob("cfcheck/domains/*/bars-*.json"), *root.glob("examples/*/bars-*.json")):
-        bars.update(read_bars_file(path)[0].values())
+        bars.update(read_bars_file(path, cards=CARDS)[0].values())
     return sorted(bars, key=lambda bar: (bar.kind, bar.relative, bar.bound))
 
 

@@ -12,7 +12,8 @@
   the scorecard says so and how to calibrate it.
 
 A bars file holds, per metric key (``card`` or ``card:variant``; a file written before that one spelling
-has ``card_variant``, translated on read), ``{"kind": "min"|"max", "bound": x, "relative": "absolute"|
+has ``card_variant``, translated on read against the card keys the caller passes: the kinds' own
+cards included, which only a caller above the kinds has), ``{"kind": "min"|"max", "bound": x, "relative": "absolute"|
 "times_floor"|"plus_floor", "rationale": "...", "method_kind": <the kind that earned it>}`` (a kind
 may add fields, such as how the bar was placed: ``"basis"``); the rationale quotes what the controls
 reached on that domain. Beside the bars, per kind: ``controls.<kind>`` (each control, what it is
@@ -27,10 +28,13 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cfcheck.core.keys import MetricKey, read_keyed
 from cfcheck.core.thresholds import Bar
+
+if TYPE_CHECKING:
+    from cfcheck.metrics.card import MetricCard
 
 __all__ = ["DomainBars", "bars_path", "domain_bars", "read_bars_file", "render_domain_bars", "write_domain_bars"]
 
@@ -70,8 +74,20 @@ class DomainBars:
         return facts
 
 
-def read_bars_file(path: Path) -> tuple[dict[str, Bar], dict[str, str]]:
-    """Bars and rationales of a bars file; ValueError naming the file and the bad entry."""
+def read_bars_file(path: Path, *, cards: Mapping[str, MetricCard]) -> tuple[dict[str, Bar], dict[str, str]]:
+    """Bars and rationales of a bars file.
+
+    Args:
+        path: the bars file.
+        cards: every metric card, the kinds' own included (``cfcheck.kinds.registry.loaded_cards()``):
+            an older ``card_variant`` key is read against their keys.
+
+    Returns:
+        Metric key → bar, and metric key → rationale.
+
+    Raises:
+        ValueError: naming the file and the bad entry.
+    """
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
@@ -80,7 +96,7 @@ def read_bars_file(path: Path) -> tuple[dict[str, Bar], dict[str, str]]:
         raise ValueError(f"{path}: expected {{'format': {BARS_FORMAT}, 'bars': {{metric: bar}}}}")
     bars, rationales = {}, {}
     try:
-        entries = read_keyed(data["bars"], _card_keys())
+        entries = read_keyed(data["bars"], cards)
     except ValueError as error:
         raise ValueError(f"{path}: {error}") from None
     for metric, entry in entries.items():
@@ -92,22 +108,28 @@ def read_bars_file(path: Path) -> tuple[dict[str, Bar], dict[str, str]]:
     return bars, rationales
 
 
-def domain_bars(domain: Any, profile: Any, explicit: Mapping[str, Bar]) -> DomainBars:
+def domain_bars(
+    domain: Any, profile: Any, explicit: Mapping[str, Bar], *, cards: Mapping[str, MetricCard]
+) -> DomainBars:
     """The bars of ``domain`` at ``profile`` (see the module docstring).
 
     Args:
         domain: the domain object.
         profile: the run's profile (its ``thresholds`` are the cards' bars merged with the user's).
         explicit: the thresholds the user set in ``[tool.cfcheck.thresholds]``.
+        cards: every metric card, the kinds' own included (:func:`read_bars_file`).
+
+    Returns:
+        The bars that judge the domain's scores, and where they come from.
     """
     folder = domain.calibration_dir
     path = bars_path(folder, profile.name) if folder is not None else None
-    own, rationales = read_bars_file(path) if path is not None and path.is_file() else ({}, {})
+    own, rationales = read_bars_file(path, cards=cards) if path is not None and path.is_file() else ({}, {})
     if domain.card_calibrated:
-        cards = dict(profile.thresholds)
-        added = {key: bar for key, bar in own.items() if key not in cards}
+        card_bars = dict(profile.thresholds)
+        added = {key: bar for key, bar in own.items() if key not in card_bars}
         return DomainBars(
-            {**added, **cards}, "cards", str(path) if added else None, {key: rationales[key] for key in added}
+            {**added, **card_bars}, "cards", str(path) if added else None, {key: rationales[key] for key in added}
         )
     if own:
         return DomainBars({**own, **explicit}, "calibrated", str(path), rationales)
@@ -122,6 +144,7 @@ def write_domain_bars(
     profile: str,
     controls: Mapping[str, Any],
     method_kind: str,
+    cards: Mapping[str, MetricCard],
     without_bar: Mapping[str, str] | None = None,
     details: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Path:
@@ -137,6 +160,7 @@ def write_domain_bars(
         controls: control → what it is expected to do, and how it was run (a string, or a dict such
             as the adversarial control's budget), under ``controls.<method_kind>``.
         method_kind: the kind whose calibration earned the bars.
+        cards: every metric card, the kinds' own included (:func:`read_bars_file`).
         without_bar: score → why it has no bar (``without_bar.<method_kind>``).
         details: metric → more fields of its entry (e.g. ``{"basis": "comparison", "baseline": ...}``).
 
@@ -149,9 +173,9 @@ def write_domain_bars(
     kept: dict[str, Any] = {}
     recorded: dict[str, dict[str, Any]] = {"controls": {}, "without_bar": {}}
     if path.is_file():
-        read_bars_file(path)  # refuses a malformed file instead of overwriting it
+        read_bars_file(path, cards=cards)  # refuses a malformed file instead of overwriting it
         old = json.loads(path.read_text(encoding="utf-8"))
-        kept = {k: v for k, v in read_keyed(old["bars"], _card_keys()).items() if v.get("method_kind") != method_kind}
+        kept = {k: v for k, v in read_keyed(old["bars"], cards).items() if v.get("method_kind") != method_kind}
         for section, by_kind in recorded.items():
             by_kind.update({k: v for k, v in (old.get(section) or {}).items() if isinstance(v, dict)})
     entries = {
@@ -163,11 +187,11 @@ def write_domain_bars(
             "rationale": why,
             "method_kind": method_kind,
         }
-        for metric, (bar, why) in sorted(read_keyed(bars, _card_keys()).items())
+        for metric, (bar, why) in sorted(read_keyed(bars, cards).items())
         if math.isfinite(bar.bound)
     }
     recorded["controls"][method_kind] = dict(controls)
-    recorded["without_bar"][method_kind] = read_keyed(without_bar or {}, _card_keys())
+    recorded["without_bar"][method_kind] = read_keyed(without_bar or {}, cards)
     text = (
         json.dumps(
             {
@@ -184,12 +208,6 @@ def write_domain_bars(
     )
     atomic_write_text(path, text)
     return Path(path)
-
-
-def _card_keys() -> tuple[str, ...]:
-    from cfcheck.metrics.cards import CARDS
-
-    return tuple(CARDS)
 
 
 def render_domain_bars(derived: Mapping[str, tuple[Bar | None, str]]) -> str:

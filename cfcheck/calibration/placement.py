@@ -29,11 +29,14 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cfcheck.core.thresholds import Bar, FloorRule
 from cfcheck.metrics.key import MetricKey
 from cfcheck.metrics.stats import verdict
+
+if TYPE_CHECKING:
+    from cfcheck.metrics.card import MetricCard
 
 __all__ = [
     "Placement",
@@ -150,10 +153,12 @@ class _Score:
 
 
 def _collect(
-    runs: Sequence[Mapping[str, dict[str, Any]]], profile: str, domain: str, table: Expectations
+    runs: Sequence[Mapping[str, dict[str, Any]]],
+    profile: str,
+    domain: str,
+    table: Expectations,
+    cards: Mapping[str, MetricCard],
 ) -> dict[str, _Score]:
-    from cfcheck.metrics.cards import CARDS
-
     found: dict[str, _Score] = {}
     for control, scorecard in ((c, card) for run in runs for c, card in run.items()):
         for score in scorecard["scores"]:
@@ -161,7 +166,7 @@ def _collect(
             if score.get("domain") != domain or not isinstance(value, (int, float)) or not math.isfinite(value):
                 continue
             metric = str(score["metric"])
-            card = CARDS.get(MetricKey.parse(metric).card)
+            card = cards.get(MetricKey.parse(metric).card)
             if card is None or card.direction == "none":
                 continue
             key = str(MetricKey.parse(metric))
@@ -195,6 +200,7 @@ def place_bars(
     domain: str,
     rules: PlacementRules,
     *,
+    cards: Mapping[str, MetricCard],
     names: Mapping[str, str] | None = None,
 ) -> dict[str, Placement]:
     """Metric key (``card`` or ``card:variant``) → :class:`Placement`, from control scorecards.
@@ -205,6 +211,8 @@ def place_bars(
         profile: the profile the controls ran at (a floor-relative bar's rule is its card's there).
         domain: the domain's name (scores of other domains are ignored).
         rules: the kind's expectations and rules (:class:`PlacementRules`).
+        cards: every metric card, the kinds' own included (``cfcheck.kinds.registry.loaded_cards()``):
+            a score's direction and bars are its card's; a score without a card places no bar.
         names: control → how the rationale names it (default: the control's own name).
 
     Returns:
@@ -223,7 +231,7 @@ def place_bars(
     named = dict(names or {})
     seeds = f", {len(runs)} seeds" if len(runs) > 1 else ""
     placements: dict[str, Placement] = {}
-    collected = _collect(runs, profile, domain, table)
+    collected = _collect(runs, profile, domain, table, cards)
     for key, entry in sorted(collected.items()):
         placements[key] = _place(key, entry, rules, named, domain, profile, seeds)
     _judge(placements, collected, rules, named)

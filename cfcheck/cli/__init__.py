@@ -61,6 +61,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if argv is None:
         argv = sys.argv[1:]
+    from cfcheck.kinds.declaration import KindError
+    from cfcheck.kinds.registry import loaded_cards
+
+    try:
+        loaded_cards()  # every command reads the metric cards: load the kinds, which bring their own
+    except KindError as error:
+        print(f"cfcheck: {error}", file=sys.stderr)
+        return 2
     if argv and argv[0] == "calibrate":  # its own options (cfcheck calibrate --help)
         if any(arg == "--domain" or arg.startswith("--domain=") for arg in argv[1:]):
             from cfcheck.cli.calibrate_domain import main as calibrate_domain  # a user's domain

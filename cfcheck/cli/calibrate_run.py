@@ -157,7 +157,7 @@ def render(results: Mapping[int, Mapping[str, tuple[dict[str, Any], float]]], pr
         each seed's), per barred metric each control's value range over tasks and seeds, and the
         scores where a control went against its expectation on some seed.
     """
-    from cfcheck.metrics.cards import CARDS
+    from cfcheck.kinds.registry import loaded_cards
 
     seeds = sorted(results)
     names = list(dict.fromkeys(name for seed in seeds for name in results[seed]))
@@ -186,7 +186,7 @@ def render(results: Mapping[int, Mapping[str, tuple[dict[str, Any], float]]], pr
         for name, (scorecard, _) in results[seed].items():
             for key, span in metric_ranges(scorecard).items():
                 ranges[name][key] += span
-    for key, card in CARDS.items():
+    for key, card in loaded_cards().items():
         if not any(key in r for r in ranges.values()):
             continue
         bar = card.bar_for(profile)

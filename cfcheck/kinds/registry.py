@@ -15,9 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cfcheck.kinds.declaration import KindDeclaration, KindError
+
+if TYPE_CHECKING:
+    from cfcheck.metrics.card import MetricCard
 
 __all__ = [
     "DECLARATIONS",
@@ -26,6 +29,7 @@ __all__ = [
     "kind_cards",
     "kind_fixtures",
     "kind_markers",
+    "loaded_cards",
     "register_kind_cards",
     "task_sets",
 ]
@@ -89,13 +93,13 @@ def register_kind_cards(found: Iterable[KindDeclaration]) -> None:
         KindError: naming the kind: its own cards cannot be reached, clash with a card another owner
             defines (naming both), or it declares a key no card has (with the closest keys).
     """
-    from cfcheck.metrics.cards import CARDS, close_cards_hint, register_cards
+    from cfcheck.metrics.cards import CARDS, close_cards_hint, note_kinds_loaded, register_cards
 
     found = list(found)
     for declaration in found:
         owner = f"kind {declaration.name!r}"
         try:
-            register_cards(declaration.own_metric_cards(), owner)
+            register_cards(declaration.own_metric_cards(), owner, bundled=_bundled(declaration))
         except (TypeError, ValueError) as error:
             if isinstance(error, KindError):
                 raise
@@ -107,6 +111,27 @@ def register_kind_cards(found: Iterable[KindDeclaration]) -> None:
                     f"kind {declaration.name!r} declares the metric card {key!r}, which no card has; "
                     f"{close_cards_hint(key)}"
                 )
+    note_kinds_loaded()
+
+
+def _bundled(declaration: KindDeclaration) -> bool:
+    """Whether cfcheck itself ships the kind's own cards (a bundled kind's ``own_cards`` module is in
+    cfcheck's package), so a scorecard need not carry their definitions."""
+    own = declaration.own_cards
+    return isinstance(own, str) and own.partition(":")[0].split(".")[0] == "cfcheck"
+
+
+def loaded_cards() -> Mapping[str, MetricCard]:
+    """Every metric card, the kinds' own included: the registry (:data:`cfcheck.metrics.cards.CARDS`)
+    once the kinds are loaded. A reader below the kinds takes this from its caller.
+
+    Raises:
+        KindError: as :func:`declarations`.
+    """
+    from cfcheck.metrics.cards import CARDS
+
+    declarations()
+    return CARDS
 
 
 class _Declarations(Mapping[str, KindDeclaration]):

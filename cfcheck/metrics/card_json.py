@@ -167,9 +167,10 @@ def cards_from_json(section: Any) -> dict[str, MetricCard]:
 
 
 def unbundled_cards_json(keys: Iterable[str]) -> dict[str, dict[str, Any]]:
-    """The JSON of each registered card among ``keys`` that cfcheck does not bundle (a kind's own,
-    :func:`cfcheck.metrics.cards.register_cards`), in key order; cfcheck's own cards and keys no card
-    has are left out.
+    """The JSON of each registered card among ``keys`` that cfcheck does not bundle (the own cards of a
+    kind from another package, :func:`cfcheck.metrics.cards.register_cards`), in key order; the cards
+    cfcheck ships (shared, or a bundled kind's own: :func:`~cfcheck.metrics.cards.is_bundled`) and keys
+    no card has are left out.
 
     Args:
         keys: card keys (a score's metric key ``card:variant`` counts as its card).
@@ -177,12 +178,8 @@ def unbundled_cards_json(keys: Iterable[str]) -> dict[str, dict[str, Any]]:
     Returns:
         Card key → :func:`card_to_json` of the card.
     """
-    from cfcheck.metrics.cards import BUNDLED_OWNER, CARDS, card_owner
+    from cfcheck.metrics.cards import CARDS, is_bundled
     from cfcheck.metrics.key import MetricKey
 
     found = {MetricKey.card_part(key) for key in keys}
-    return {
-        key: card_to_json(CARDS[key])
-        for key in sorted(found)
-        if card_owner(key) is not None and card_owner(key) != BUNDLED_OWNER
-    }
+    return {key: card_to_json(CARDS[key]) for key in sorted(found) if key in CARDS and not is_bundled(key)}

@@ -1,13 +1,17 @@
 """The registry of metric cards: :data:`CARDS` (key → card), :func:`get_card` and :func:`card_of`.
 
-The card type and its plain-text rendering are in :mod:`cfcheck.metrics.card`; cfcheck's own cards
-in :mod:`cfcheck.metrics.definitions`, one module per property family. Importing this module
-collects them and refuses a key defined twice.
+The card type and its plain-text rendering are in :mod:`cfcheck.metrics.card`; the cards several
+kinds share in :mod:`cfcheck.metrics.definitions`. Importing this module collects those and refuses
+a key defined twice.
 
-A method kind of another package may define cards of its own (its declaration's ``own_cards``):
-the kinds' registry adds them here with :func:`register_cards` when it loads the kinds
-(:mod:`cfcheck.kinds.registry`), the higher floor registering into this lower one; nothing here
-imports a kind. A key another owner already defines is refused, naming both (:func:`card_owner`).
+Every kind's own cards (its declaration's ``own_cards``: a bundled kind's in its folder,
+``kinds/<kind>/cards``, another package's wherever it keeps them) are added here with
+:func:`register_cards` when the kinds load (:func:`cfcheck.kinds.registry.declarations`), the higher
+floor registering into this lower one; nothing here imports a kind. A key another owner already
+defines is refused, naming both (:func:`card_owner`). Until the kinds are loaded in a process, the
+registry holds the shared cards only, and :func:`get_card` and :func:`card_of` say so for a key they
+do not find. A reader below the kinds takes the cards from its caller instead of reading
+:data:`CARDS` (:func:`cfcheck.calibration.bars.read_bars_file`, for one).
 """
 
 from __future__ import annotations
@@ -30,11 +34,19 @@ __all__ = [
     "close_cards_hint",
     "format_card",
     "get_card",
+    "is_bundled",
+    "kinds_loaded",
+    "note_kinds_loaded",
     "register_cards",
 ]
 
-#: the owner of cfcheck's own cards (:func:`card_owner`)
+#: the owner of the cards cfcheck's kinds share (:func:`card_owner`)
 BUNDLED_OWNER = "cfcheck (cfcheck.metrics.definitions)"
+#: how a process that has not loaded the kinds gets their cards (said where a key is not found)
+LOAD_THE_KINDS = (
+    "the method kinds, whose own cards come with them, are not loaded in this process: "
+    "call cfcheck.kinds.registry.declarations() first"
+)
 
 
 def _collect() -> dict[str, MetricCard]:
@@ -51,6 +63,25 @@ def _collect() -> dict[str, MetricCard]:
 CARDS: dict[str, MetricCard] = _collect()
 #: card key → who defines it: :data:`BUNDLED_OWNER`, or the owner :func:`register_cards` was given
 _OWNERS: dict[str, str] = dict.fromkeys(CARDS, BUNDLED_OWNER)
+#: the keys of the cards cfcheck bundles: the shared ones, and those its own kinds register
+_BUNDLED: set[str] = set(CARDS)
+_LOADED: list[bool] = [False]  # whether the kinds' registry has registered the kinds' cards
+
+
+def note_kinds_loaded() -> None:
+    """Record that the kinds' own cards are registered (called by :mod:`cfcheck.kinds.registry`)."""
+    _LOADED[0] = True
+
+
+def kinds_loaded() -> bool:
+    """Whether the kinds' own cards are registered in this process (:func:`note_kinds_loaded`)."""
+    return _LOADED[0]
+
+
+def is_bundled(key: str) -> bool:
+    """Whether cfcheck itself defines the card ``key`` (a shared card or a bundled kind's own), so a
+    scorecard need not carry its definition."""
+    return key in _BUNDLED and key in CARDS
 
 
 def card_owner(key: str) -> str | None:
@@ -58,7 +89,7 @@ def card_owner(key: str) -> str | None:
     return _OWNERS.get(key) if key in CARDS else None
 
 
-def register_cards(cards: Iterable[MetricCard], owner: str) -> tuple[str, ...]:
+def register_cards(cards: Iterable[MetricCard], owner: str, *, bundled: bool = False) -> tuple[str, ...]:
     """Add cards defined outside :mod:`cfcheck.metrics.definitions` (a kind's own) to :data:`CARDS`.
 
     Registering again what ``owner`` registered before replaces its cards (a reloaded kind); nothing is
@@ -67,6 +98,7 @@ def register_cards(cards: Iterable[MetricCard], owner: str) -> tuple[str, ...]:
     Args:
         cards: the cards.
         owner: who defines them, for messages (``"kind 'toy'"``).
+        bundled: whether cfcheck itself ships them (a bundled kind's own cards: :func:`is_bundled`).
 
     Returns:
         The keys registered, in order.
@@ -94,6 +126,7 @@ def register_cards(cards: Iterable[MetricCard], owner: str) -> tuple[str, ...]:
     for card in new:
         CARDS[card.key] = card
         _OWNERS[card.key] = owner
+        (_BUNDLED.add if bundled else _BUNDLED.discard)(card.key)
     return tuple(keys)
 
 
@@ -102,7 +135,8 @@ def get_card(key: str) -> MetricCard:
     try:
         return CARDS[key]
     except KeyError:
-        raise KeyError(f"no metric card {key!r}; known cards: {', '.join(sorted(CARDS))}") from None
+        loaded = "" if kinds_loaded() else f"; {LOAD_THE_KINDS}"
+        raise KeyError(f"no metric card {key!r}; known cards: {', '.join(sorted(CARDS))}{loaded}") from None
 
 
 class UnknownMetricKey(KeyError):
@@ -123,7 +157,8 @@ def card_of(metric: str | MetricKey) -> MetricCard:
     card = CARDS.get(key.card)
     if card is not None:
         return card
-    raise UnknownMetricKey(f"unknown metric key {str(key)!r}: no card {key.card!r}; {close_cards_hint(key)}")
+    loaded = "" if kinds_loaded() else f"; {LOAD_THE_KINDS}"
+    raise UnknownMetricKey(f"unknown metric key {str(key)!r}: no card {key.card!r}; {close_cards_hint(key)}{loaded}")
 
 
 def close_cards_hint(metric: str | MetricKey) -> str:

@@ -41,13 +41,14 @@ def _controls(domain: str, profile: str, scores: Sequence[Mapping[str, Any]]) ->
 def _evidence(domain: str, summary: Mapping[str, Any], scores: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Card key → evidence rows (:meth:`EvidenceRow.to_dict`) of each metric card of ``scores`` on
     ``domain`` (a domain the scorecard's profile records facts of; {} otherwise)."""
-    from cfcheck.metrics.cards import CARDS
+    from cfcheck.kinds.registry import loaded_cards
     from cfcheck.reporting.card_evidence import domain_evidence
 
     facts = summary.get("domains") or {}
     if domain not in facts:
         return {}
-    keys = [key for key in dict.fromkeys(MetricKey.card_part(s.get("metric")) for s in scores) if key in CARDS]
+    cards = loaded_cards()
+    keys = [key for key in dict.fromkeys(MetricKey.card_part(s.get("metric")) for s in scores) if key in cards]
     found = {}
     for key in keys:
         rows = domain_evidence(domain, facts[domain], key, str(summary.get("name") or "quick"))

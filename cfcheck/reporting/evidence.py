@@ -53,9 +53,9 @@ def _read_scores(data: Mapping[str, Any], key: str) -> tuple[CardEvidence, ...]:
 
 def _read_seeds(data: Mapping[str, Any], key: str, command: str) -> tuple[CardEvidence, ...]:
     """The reader of a kind's values file per seed: one summary per variant, measured by ``command``."""
-    from cfcheck.metrics.cards import CARDS
+    from cfcheck.kinds.registry import loaded_cards
 
-    return summarise_seed_evidence(data, key, CARDS, command=command)
+    return summarise_seed_evidence(data, key, loaded_cards(), command=command)
 
 
 Reader = Callable[[Mapping[str, Any], str], tuple[CardEvidence, ...]]

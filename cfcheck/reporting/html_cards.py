@@ -34,12 +34,12 @@ def domain_bar_lines(
             :attr:`Scorecard.domain_facts`).
         key: a metric card's key.
         cards: the card keys a stored name is read against (:attr:`Scorecard.card_order`); None: the
-            registry's (:data:`cfcheck.metrics.cards.CARDS`).
+            registry's, the kinds' own cards included.
     """
     if cards is None:
-        from cfcheck.metrics.cards import CARDS
+        from cfcheck.kinds.registry import loaded_cards
 
-        cards = CARDS
+        cards = loaded_cards()
     lines = []
     for domain, facts in sorted(domain_facts.items()):
         if not isinstance(facts, Mapping) or facts.get("bars") not in ("calibrated", "uncalibrated", "cards"):

@@ -77,9 +77,9 @@ def key_metrics(suites: Mapping[str, ScoreGroup], order: Mapping[str, int] | Non
             cards); None: the registry's order.
     """
     if order is None:
-        from cfcheck.metrics.cards import CARDS
+        from cfcheck.kinds.registry import loaded_cards
 
-        order = {key: i for i, key in enumerate(CARDS)}
+        order = {key: i for i, key in enumerate(loaded_cards())}
     chosen = {}
     for suite, group in suites.items():
         metrics = list(dict.fromkeys(s.metric for s in group))

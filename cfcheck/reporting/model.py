@@ -140,18 +140,18 @@ class Scorecard:
 
     def card(self, key: str) -> MetricCard | None:
         """The metric card ``key``: the scorecard's own definition (its ``cards`` section), else the
-        registry's (:data:`cfcheck.metrics.cards.CARDS`); None where neither has it."""
-        from cfcheck.metrics.cards import CARDS
+        registry's (the kinds' own cards included); None where neither has it."""
+        from cfcheck.kinds.registry import loaded_cards
 
-        return self.cards.get(key) or CARDS.get(key)
+        return self.cards.get(key) or loaded_cards().get(key)
 
     @cached_property
     def card_order(self) -> dict[str, int]:
         """Card key → its place in the listing of cards: the registry's order, then the scorecard's own
         cards that the registry lacks."""
-        from cfcheck.metrics.cards import CARDS
+        from cfcheck.kinds.registry import loaded_cards
 
-        keys = dict.fromkeys([*CARDS, *self.cards])
+        keys = dict.fromkeys([*loaded_cards(), *self.cards])
         return {key: i for i, key in enumerate(keys)}
 
     def task_group_label(self, kind: str) -> str:

@@ -72,7 +72,7 @@ def papers_code_markdown(cards: Iterable[MetricCard] | None = None, codes: Seque
     """The page "cfcheck and the papers' code".
 
     Args:
-        cards: the cards to list (default: every registered card, :data:`cfcheck.metrics.cards.CARDS`).
+        cards: the cards to list (default: every card, the kinds' own included).
         codes: every code read, also those with no difference (default:
             :data:`cfcheck.metrics.definitions.paper_code.PAPER_CODES`); a code a card names but
             this leaves out is listed after them.
@@ -81,9 +81,9 @@ def papers_code_markdown(cards: Iterable[MetricCard] | None = None, codes: Seque
         The page's Markdown, ending with a newline.
     """
     if cards is None:
-        from cfcheck.metrics.cards import CARDS
+        from cfcheck.kinds.registry import loaded_cards
 
-        cards = CARDS.values()
+        cards = loaded_cards().values()
     if codes is None:
         from cfcheck.metrics.definitions.paper_code import PAPER_CODES
 

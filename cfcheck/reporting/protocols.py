@@ -73,17 +73,19 @@ def card_definition(card: Any) -> dict[str, Any]:
 def metric_definitions(cards: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """Card key → :func:`card_definition`, of ``cards`` (default every registered card)."""
     if cards is None:
-        from cfcheck.metrics.cards import CARDS
+        from cfcheck.kinds.registry import loaded_cards
 
-        cards = CARDS
+        cards = loaded_cards()
     return {key: card_definition(card) for key, card in sorted(cards.items())}
 
 
 def kind_metric_cards(kind: str) -> dict[str, Any]:
     """Card key → the registered card, of every card ``kind`` declares (its protocol's ``metrics``)."""
     from cfcheck.kinds import MethodKind
+    from cfcheck.kinds.registry import loaded_cards
     from cfcheck.metrics.cards import get_card
 
+    loaded_cards()
     return {key: get_card(key) for key in MethodKind(kind).declaration.card_keys()}
 
 
@@ -134,11 +136,12 @@ def run_bars(domain: Any, profile: Any) -> Any:
     on a card-calibrated domain, else the domain's own; the user's explicit thresholds on top
     (:func:`cfcheck.calibration.bars.domain_bars`)."""
     from cfcheck.calibration.bars import domain_bars
+    from cfcheck.kinds.registry import loaded_cards
     from cfcheck.profiles import default_thresholds
 
     defaults = default_thresholds(profile.name)
     explicit = {key: bar for key, bar in profile.thresholds.items() if defaults.get(key) != bar}
-    return domain_bars(domain, profile, explicit)
+    return domain_bars(domain, profile, explicit, cards=loaded_cards())
 
 
 def gather(kind: str, domain: Any, profile: Any, seed: int, *, bars: Any = None) -> Protocol:

@@ -1,6 +1,6 @@
 """MkDocs hook: the metric reference and the CLI reference, generated from the code at build time.
 
-``metric_reference()`` renders every card of :data:`cfcheck.metrics.cards.CARDS` with
+``metric_reference()`` renders every card (the kinds' own included) with
 :func:`cfcheck.metrics.card.card_markdown` (the Markdown twin of what ``cfcheck cards`` prints), with
 what the bundled controls measured and each bundled domain's own bars; ``cli_reference()`` runs
 ``cfcheck <command> --help`` for every subcommand. Both are added to the site as pages, so the
@@ -24,47 +24,79 @@ OPTIONS_MARKER = "<!-- pytest --help -->"
 CONCEPTS_PAGE = "concepts.md"
 PROFILES_MARKER = "<!-- profiles -->"
 
+#: (where, module) → the family's title: ``where`` is "shared" (cfcheck.metrics.definitions) or the kind
+#: whose own cards the module holds; a module not listed is titled by its name
 _FAMILY_TITLES = {
-    "validity": "Validity",
-    "closeness": "Closeness",
-    "realism": "Realism",
-    "sanity": "Random-classifier sanity",
-    "attribution_sanity": "Attribution sanity",
-    "scm": "SCM generators",
-    "scm_models": "SCM reference models",
-    "scm_realism": "SCM realism",
-    "removal": "Removal benchmarks (ROAR, ROAD, GOAR)",
-    "synbols": "Latent explainers (glyphs, S#)",
+    ("shared", "validity"): "Shared by several kinds",
+    ("shared", "closeness"): "Shared by several kinds",
+    ("vce", "validity"): "Validity",
+    ("vce", "closeness"): "Closeness",
+    ("vce", "realism"): "Realism",
+    ("vce", "sanity"): "Random-classifier sanity",
+    ("attribution", "randomisation"): "Attribution sanity",
+    ("scm", "image"): "SCM generators",
+    ("scm", "models"): "SCM reference models",
+    ("scm", "realism"): "SCM realism",
+    ("attribution", "removal"): "Removal benchmarks (ROAR, ROAD, GOAR)",
+    ("latent", "cards"): "Latent explainers (glyphs, S#)",
 }
 
 
-def _families() -> list[tuple[str, list]]:
-    """(title, cards) per module of :mod:`cfcheck.metrics.definitions`, in the registry's order; a
-    card no family lists lands in "Other" so that none is left out."""
+def _card_modules() -> list[tuple[str, object]]:
+    """(where, module) of every module that defines cards: those of :mod:`cfcheck.metrics.definitions`
+    ("shared"), then each kind's own cards module (its declaration's ``own_cards``) or, for a
+    ``cards/`` package, its modules."""
+    from cfcheck.kinds.registry import declarations
     from cfcheck.metrics import definitions
-    from cfcheck.metrics.cards import CARDS
 
-    families, seen = [], set()
-    for info in pkgutil.iter_modules(definitions.__path__):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{definitions.__name__}.{info.name}")
+    def modules(package: object) -> list[object]:
+        path = getattr(package, "__path__", None)
+        if path is None:
+            return [package]
+        return [
+            importlib.import_module(f"{package.__name__}.{info.name}")  # type: ignore[attr-defined]
+            for info in pkgutil.iter_modules(path)
+            if not info.name.startswith("_")
+        ]
+
+    found: list[tuple[str, object]] = [("shared", module) for module in modules(definitions)]
+    for name, declaration in declarations().items():
+        if isinstance(declaration.own_cards, str):
+            package = importlib.import_module(declaration.own_cards.partition(":")[0])
+            found += [(name, module) for module in modules(package)]
+    return found
+
+
+def _families() -> list[tuple[str, list]]:
+    """(title, cards) per module that defines cards (:func:`_card_modules`), in the registry's order; a
+    card no family lists lands in "Other" so that none is left out."""
+    from cfcheck.kinds.registry import loaded_cards
+
+    registry = loaded_cards()
+    families: dict[str, list] = {}
+    seen: set[str] = set()
+    for where, module in _card_modules():
+        short = module.__name__.rpartition(".")[2]  # type: ignore[attr-defined]
         cards = [  # the registry's card: it carries the differences from the papers' code
-            CARDS[card.key]
+            registry[card.key]
             for name, value in vars(module).items()
             if name.endswith("_CARDS") and isinstance(value, tuple)
             for card in value
-            if card.key in CARDS and card.key not in seen
+            if card.key in registry and card.key not in seen
         ]
         seen.update(card.key for card in cards)
         if cards:
-            families.append((_FAMILY_TITLES.get(info.name, info.name.replace("_", " ").capitalize()), cards))
-    order = list(CARDS)
-    families.sort(key=lambda family: order.index(family[1][0].key))
-    rest = [card for key, card in CARDS.items() if key not in seen]
+            title = _FAMILY_TITLES.get((where, short), short.replace("_", " ").capitalize())
+            families.setdefault(title, []).extend(cards)
+    order = list(registry)
+    ordered = sorted(
+        ((title, sorted(cards, key=lambda card: order.index(card.key))) for title, cards in families.items()),
+        key=lambda family: order.index(family[1][0].key),
+    )
+    rest = [card for key, card in registry.items() if key not in seen]
     if rest:
-        families.append(("Other", rest))
-    return families
+        ordered.append(("Other", rest))
+    return ordered
 
 
 def _domain_bars(key: str) -> list[str]:
@@ -72,6 +104,7 @@ def _domain_bars(key: str) -> list[str]:
     from cfcheck.calibration.bars import bars_path, read_bars_file
     from cfcheck.core.keys import MetricKey
     from cfcheck.domains import available_domains, get_domain
+    from cfcheck.kinds.registry import loaded_cards
     from cfcheck.profiles import PROFILE_NAMES
 
     lines = []
@@ -81,7 +114,7 @@ def _domain_bars(key: str) -> list[str]:
             path = bars_path(folder, profile) if folder is not None else None
             if path is None or not path.is_file():
                 continue
-            bars, rationales = read_bars_file(path)
+            bars, rationales = read_bars_file(path, cards=loaded_cards())
             for metric, bar in sorted(bars.items()):
                 if MetricKey.parse(metric).card == key:  # the card's bar, or one of its variants' (card:variant)
                     lines.append(
@@ -100,7 +133,8 @@ def metric_reference() -> str:
     out = [
         "# Metric reference",
         "",
-        "Generated from the metric cards (`cfcheck/metrics/definitions/`) when the site is built; "
+        "Generated from the metric cards (each kind's own in `cfcheck/kinds/<kind>/cards`, the shared ones "
+        "in `cfcheck/metrics/definitions/`) when the site is built; "
         "`cfcheck cards KEY` prints the same card in a terminal. Each card gives the formula, the "
         "direction, how abstentions count, the bar (per profile where they differ, and a bundled "
         "domain's own bars), the calibration rationale with what the bundled controls measured, and "

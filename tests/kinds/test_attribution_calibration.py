@@ -109,6 +109,7 @@ def test_a_bundled_domain_adds_its_own_bars_to_the_cards_and_calibrations_keep_e
         profile="quick",
         controls={"identity": "validity-"},
         method_kind="vce",
+        cards=CARDS,
     )
     write_domain_bars(
         path,
@@ -117,19 +118,20 @@ def test_a_bundled_domain_adds_its_own_bars_to_the_cards_and_calibrations_keep_e
         profile="quick",
         controls={"random": "-"},
         method_kind="attribution",
+        cards=CARDS,
     )
-    bars, _ = read_bars_file(path)
+    bars, _ = read_bars_file(path, cards=CARDS)
     assert set(bars) == {"target_accuracy", "road_gap:morf"}  # the second calibration kept the first's bar
     assert set(json.loads(path.read_text())["controls"]) == {"vce", "attribution"}
-    judged = domain_bars(_Bundled(tmp_path), _Profile(), {})
+    judged = domain_bars(_Bundled(tmp_path), _Profile(), {}, cards=CARDS)
     assert judged.source == "cards" and judged.get("target_accuracy", "target_accuracy") == Bar(0.8, "min")
     assert judged.get("road_gap:morf", "road_gap") == Bar(0.03, "min")  # added: the cards have no ROAD bar
     assert judged.get("road_gap:lerf", "road_gap") is None
     facts = judged.describe()
     assert set(facts["domain_bars"]) == {"road_gap:morf"} and facts["domain_bars"]["road_gap:morf"]["rationale"]
     # recalibrating one kind replaces its own entries only
-    write_domain_bars(path, {}, domain="bundled", profile="quick", controls={}, method_kind="attribution")
-    assert set(read_bars_file(path)[0]) == {"target_accuracy"}
+    write_domain_bars(path, {}, domain="bundled", profile="quick", controls={}, method_kind="attribution", cards=CARDS)
+    assert set(read_bars_file(path, cards=CARDS)[0]) == {"target_accuracy"}
 
 
 def test_the_bundled_morpho_road_bar_is_the_one_its_calibration_derives():
@@ -151,7 +153,7 @@ def test_the_bundled_morpho_road_bar_is_the_one_its_calibration_derives():
         assert set(values["values"][key]) == set(values["roles"])
         assert all(set(by) == {str(s) for s in values["seeds"]} for by in values["values"][key].values())
     derived = derive_gap_bars(measured, values["roles"], "morpho", "quick", values["seeds"])
-    bars, _ = read_bars_file(morpho / "bars-quick.json")
+    bars, _ = read_bars_file(morpho / "bars-quick.json", cards=CARDS)
     assert bars["road_gap:morf"] == derived["road_gap:morf"][0]
     for key in gap_keys:  # every other gap: the bar derived from the values, or none and the reason kept
         assert bars.get(key) == derived[key][0], key

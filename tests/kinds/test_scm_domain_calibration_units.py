@@ -10,6 +10,7 @@ import pytest
 from cfcheck.calibration import placement
 from cfcheck.kinds.scm.calibration import plan_controls
 from cfcheck.kinds.scm.calibration_expectations import CONTROL_ORDER, EXPECTED, POSITIVE_EXPECTATIONS, rules
+from cfcheck.metrics.cards import CARDS
 
 DOMAIN = "mine"
 TABLE = {**EXPECTED, "renderer": POSITIVE_EXPECTATIONS}
@@ -32,7 +33,7 @@ def _run(**by_control):
 
 
 def _place(runs):
-    return placement.place_bars(runs, "quick", DOMAIN, rules(TABLE))
+    return placement.place_bars(runs, "quick", DOMAIN, rules(TABLE), cards=CARDS)
 
 
 def test_a_lower_is_better_bar_sits_halfway_between_the_worst_positive_and_the_best_negative():
@@ -49,6 +50,17 @@ def test_a_lower_is_better_bar_sits_halfway_between_the_worst_positive_and_the_b
     assert found.bar.bound == pytest.approx((0.6 + 1.2) / 2)
     assert "random_real 0.6" in found.rationale and "identity 1.2" in found.rationale and "2 seeds" in found.rationale
     assert found.verdicts["identity"] == {"fail": 1} and found.verdicts["renderer"] == {"pass": 1}
+
+
+def test_the_placement_reads_the_cards_its_caller_passes():
+    metric = "effectiveness_predictor_error:size"
+    runs = _run(
+        renderer=[_score("effectiveness", metric, 0.1, 0.05, 0.2)],
+        identity=[_score("effectiveness", metric, 1.4, 1.2, 1.6)],
+    )
+    assert set(_place(runs)) == {metric}
+    # without the SCM kind's own card the score has no direction to place a bar by: it is left out
+    assert placement.place_bars(runs, "quick", DOMAIN, rules(TABLE), cards={}) == {}
 
 
 def test_an_accuracy_asks_for_80_percent_right_counterfactuals():
@@ -107,11 +119,13 @@ def test_without_a_positive_the_causal_graph_gets_no_bar_and_the_reason_says_why
         any_real=[_score("causal_graph", metric, 1.2, 1.0, 1.4)],
         noise=[_score("causal_graph", metric, 4.0, 3.8, 4.2)],
     )
-    found = placement.place_bars(runs, "quick", DOMAIN, rules())[metric]
+    found = placement.place_bars(runs, "quick", DOMAIN, rules(), cards=CARDS)[metric]
     assert found.bar is None
     assert "no bundled control shows every attribute as the causal graph propagates it" in found.rationale
     assert "--positive METHOD" in found.rationale
-    vce = placement.place_bars(runs, "quick", DOMAIN, placement.PlacementRules(expected=dict(EXPECTED)))[metric]
+    vce = placement.place_bars(runs, "quick", DOMAIN, placement.PlacementRules(expected=dict(EXPECTED)), cards=CARDS)[
+        metric
+    ]
     assert vce.rationale == "no positive control is expected to pass it"  # the shared rule's default is kept
 
 
@@ -137,7 +151,7 @@ def test_a_check_moves_the_bar_so_that_it_does_not_pass():
         identity=[_score("effectiveness", metric, 1.4, 1.2, 1.6)],
         half_right=[_score("effectiveness", metric, 0.5, 0.4, 0.6)],  # passes the halfway bar 0.7 (high end 0.6)
     )
-    found = placement.place_bars(runs, "quick", DOMAIN, rules(table))[metric]
+    found = placement.place_bars(runs, "quick", DOMAIN, rules(table), cards=CARDS)[metric]
     assert found.bar.bound == pytest.approx((0.6 + 0.2) / 2)  # halfway from its high end to the worst positive
     assert "half_right (expected not to pass)" in found.rationale
 
@@ -151,7 +165,7 @@ def test_the_vce_calibration_places_its_bars_with_the_same_rule():
         truth=[{**_score("validity", "target_accuracy", 0.9, 0.8, 1.0), "task": "t"}],
         identity=[{**_score("validity", "target_accuracy", 0.0, 0.0, 0.1), "task": "t"}],
     )
-    ours = placement.place_bars(runs, "quick", DOMAIN, bar_placement.rules())["target_accuracy"]
+    ours = placement.place_bars(runs, "quick", DOMAIN, bar_placement.rules(), cards=CARDS)["target_accuracy"]
     assert bar_placement.place_bars(runs, "quick", DOMAIN)["target_accuracy"] == ours
     assert ours.bar.bound == pytest.approx(0.1 + 0.8 * (0.8 - 0.1))
 

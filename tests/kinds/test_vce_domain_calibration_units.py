@@ -19,6 +19,7 @@ from cfcheck.core.thresholds import Bar
 from cfcheck.kinds.vce import calibration
 from cfcheck.kinds.vce.bar_placement import CHECKS, EXPECTED, place_bars
 from cfcheck.kinds.vce.calibration import plan_controls
+from cfcheck.metrics.cards import CARDS
 
 _BUDGET = types.SimpleNamespace(eps=4 / 255, describe=lambda: {"eps": 4 / 255})
 
@@ -111,15 +112,18 @@ def test_the_bars_file_keeps_each_kinds_controls_and_reasons_without_bar(tmp_pat
         profile="quick",
         controls={"pgd": {"eps": 0.02}},
         method_kind="vce",
+        cards=CARDS,
         without_bar={"tcv": "the controls overlap"},
         details={"d2": {"basis": "comparison", "baseline": "nearest"}},
     )
-    write_domain_bars(path, {}, domain="mine", profile="quick", controls={"random": "-"}, method_kind="attribution")
+    write_domain_bars(
+        path, {}, domain="mine", profile="quick", controls={"random": "-"}, method_kind="attribution", cards=CARDS
+    )
     data = json.loads(path.read_text())
     assert data["controls"] == {"vce": {"pgd": {"eps": 0.02}}, "attribution": {"random": "-"}}
     assert data["without_bar"] == {"vce": {"tcv": "the controls overlap"}, "attribution": {}}
     assert data["bars"]["d2"]["basis"] == "comparison" and data["bars"]["d2"]["baseline"] == "nearest"
-    assert read_bars_file(path)[0] == {"d2": Bar(2.3, "max")}
+    assert read_bars_file(path, cards=CARDS)[0] == {"d2": Bar(2.3, "max")}
 
 
 class _Margin(torch.nn.Module):

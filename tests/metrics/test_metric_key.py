@@ -63,20 +63,20 @@ def test_stored_bars_in_the_older_spelling_are_read_and_rewritten_in_the_one_spe
     path = tmp_path / "bars-quick.json"
     entry = {"kind": "min", "bound": 0.03, "relative": "absolute", "rationale": "old", "method_kind": "attribution"}
     path.write_text(json.dumps({"format": 1, "bars": {"road_gap_morf": entry, "goar_gap": entry}}))
-    bars, rationales = read_bars_file(path)
+    bars, rationales = read_bars_file(path, cards=CARDS)
     assert set(bars) == set(rationales) == {"road_gap:morf", "goar_gap"}
     assert bars["road_gap:morf"] == Bar(0.03, "min")
     # a calibration of another kind keeps them, in the one spelling; its own keys are written so too
     write_domain_bars(
         path, {"oracle_score:oracle_lenet": (Bar(0.5, "min"), "new")}, domain="d", profile="quick", controls={},
-        method_kind="vce", without_bar={"road_gap_lerf": "no bar"},
+        method_kind="vce", cards=CARDS, without_bar={"road_gap_lerf": "no bar"},
     )  # fmt: skip
     written = json.loads(path.read_text())
     assert set(written["bars"]) == {"road_gap:morf", "goar_gap", "oracle_score:oracle_lenet"}
     assert written["without_bar"]["vce"] == {"road_gap:lerf": "no bar"}
     path.write_text(json.dumps({"format": 1, "bars": {"road_gap_morf": entry, "road_gap:morf": entry}}))
     with pytest.raises(ValueError, match="'road_gap:morf' is keyed twice"):
-        read_bars_file(path)
+        read_bars_file(path, cards=CARDS)
 
 
 def test_user_settings_take_either_spelling() -> None:

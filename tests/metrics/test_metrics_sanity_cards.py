@@ -228,7 +228,7 @@ def test_card_is_frozen_and_validated() -> None:
 def test_the_attribution_randomisation_cards_say_what_their_interval_resamples_and_name_no_bundled_domain() -> None:
     from pathlib import Path
 
-    import cfcheck.metrics.definitions.attribution_sanity as module
+    import cfcheck.kinds.attribution.cards.randomisation as module
     from cfcheck.domains.registry import registered_domains
 
     text = Path(module.__file__).read_text(encoding="utf-8").lower()

@@ -116,11 +116,12 @@ def _as_partial(part: dict[str, Any]) -> dict[str, Any]:
     its randomisation similarities, kept under ``values`` there, go back under ``randomisation``. Score keys
     are read in the one spelling (``road_gap:morf``; a file written before it has ``road_gap_morf``)."""
     from cfcheck.core.keys import read_keyed
-    from cfcheck.metrics.cards import CARDS
+    from cfcheck.kinds.registry import loaded_cards
 
+    cards = loaded_cards()
     for section in ("values", "unavailable", "without_bar"):
         if isinstance(part.get(section), dict):
-            part[section] = read_keyed(part[section], CARDS)
+            part[section] = read_keyed(part[section], cards)
     similarity = {key: part["values"].pop(key) for key, _ in RANDOMISATION_SCORES if key in part.get("values", {})}
     if similarity:
         part["randomisation"] = {**part.get("randomisation", {}), **similarity}
@@ -156,6 +157,7 @@ def calibrate_attribution(
     from cfcheck.core.io import atomic_write_text
     from cfcheck.domains import get_domain
     from cfcheck.kinds.attribution.section import SECTION_DEFAULTS
+    from cfcheck.kinds.registry import loaded_cards
 
     domain = get_domain(spec)
     if domain.calibration_dir is None:
@@ -220,7 +222,13 @@ def calibrate_attribution(
     written = None
     if earned or path.is_file():
         written = write_domain_bars(
-            path, earned, domain=domain.name, profile=profile, method_kind="attribution", controls=dict(roles)
+            path,
+            earned,
+            domain=domain.name,
+            profile=profile,
+            method_kind="attribution",
+            cards=loaded_cards(),
+            controls=dict(roles),
         )
     values_path = folder / VALUES_FILE.format(profile=profile)
     atomic_write_text(

@@ -91,6 +91,7 @@ DECLARATION = KindDeclaration(
     task_sets=("explained", "random", "cascade", "removal"),
     domain_calibration=DOMAIN_CALIBRATION,
     cards=METRIC_CARDS,
+    own_cards="cfcheck.kinds.attribution.cards:CARDS",
     # a visual counterfactual explainer seen as an attribution (opt-in with --cfcheck-view attribution)
     views={
         "vce": (

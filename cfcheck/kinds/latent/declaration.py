@@ -49,4 +49,5 @@ DECLARATION = KindDeclaration(
     claims=names_latent_parameters,
     protocol=LatentExplainer,
     cards=METRIC_CARDS,
+    own_cards="cfcheck.kinds.latent.cards:CARDS",
 )

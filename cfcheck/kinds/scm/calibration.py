@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from cfcheck.calibration.placement import Placement, expected_sign, place_bars
+from cfcheck.kinds.registry import loaded_cards
 from cfcheck.kinds.scm.calibration_expectations import CONTROL_ORDER, EXPECTED, POSITIVE_EXPECTATIONS, rules
 
 __all__ = ["calibrate_domain", "plan_controls", "run"]
@@ -132,6 +133,7 @@ def _write(
         domain=domain.name,
         profile=profile,
         method_kind=KIND,
+        cards=loaded_cards(),
         controls={name: control["facts"] for name, control in planned.items()},
         without_bar=unbarred,
         details={key: {"basis": p.basis} for key, p in placements.items() if p.bar is not None},
@@ -196,7 +198,7 @@ def calibrate_domain(
     runs, seconds = _run_controls(planned, spec, domain.name, profile, Path(out), seeds, jobs)
     table = {name: control["expected"] for name, control in planned.items()}
     names = {spec_: f"{spec_} (--positive)" for spec_ in positives or ()}
-    placements = place_bars(runs, profile, domain.name, rules(table), names=names)
+    placements = place_bars(runs, profile, domain.name, rules(table), cards=loaded_cards(), names=names)
     return _write(domain, profile, planned, placements, runs, seeds) | {
         "placements": placements,
         "derived": {key: (p.bar, p.rationale) for key, p in placements.items()},

@@ -81,4 +81,5 @@ DECLARATION = KindDeclaration(
     control_suites=CONTROL_SUITES,
     domain_calibration=DOMAIN_CALIBRATION,
     cards=METRIC_CARDS,
+    own_cards="cfcheck.kinds.scm.cards:CARDS",
 )

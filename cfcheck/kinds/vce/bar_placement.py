@@ -133,7 +133,9 @@ def place_bars(
     Raises:
         ValueError: if ``share`` is not in (0, 1) or ``results`` holds no scorecard.
     """
-    return place_with_rules(results, profile, domain, rules(expected, share), names=names)
+    from cfcheck.kinds.registry import loaded_cards
+
+    return place_with_rules(results, profile, domain, rules(expected, share), cards=loaded_cards(), names=names)
 
 
 def derive_bars(

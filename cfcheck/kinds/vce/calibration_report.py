@@ -71,6 +71,7 @@ def write_calibration(
     """
     from cfcheck.calibration.bars import bars_path, write_domain_bars
     from cfcheck.calibration.store import calibration_values, merge_kind_values
+    from cfcheck.kinds.registry import loaded_cards
 
     folder = Path(domain.calibration_dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -112,6 +113,7 @@ def write_calibration(
         domain=domain.name,
         profile=profile,
         method_kind="vce",
+        cards=loaded_cards(),
         controls={control.name: control.facts for control in planned},
         without_bar=unbarred,
         details=details,

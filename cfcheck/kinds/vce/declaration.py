@@ -82,4 +82,5 @@ DECLARATION = KindDeclaration(
     reference_methods={"dvce": "(diffusion reference)", "fastdime": "(diffusion reference)"},
     domain_calibration=DOMAIN_CALIBRATION,
     cards=METRIC_CARDS,
+    own_cards="cfcheck.kinds.vce.cards:CARDS",
 )

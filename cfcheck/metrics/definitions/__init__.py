@@ -1,4 +1,8 @@
-"""The metric cards, one module per property family; :data:`ALL_CARDS` collects them.
+"""The metric cards shared by several kinds, and what every card module uses.
+
+:data:`ALL_CARDS` holds the cards no one kind owns (coverage, the ground-truth errors); a bundled
+kind's own cards live in its folder (``kinds/<kind>/cards``) and reach the registry
+(:data:`cfcheck.metrics.cards.CARDS`) when the kinds load, as another package's kind's do.
 
 Every bar's rationale names the controls it sits between and why. What the controls reached on a
 bundled domain is not quoted there: ``cfcheck calibrate`` writes it to the domain's calibration
@@ -6,7 +10,8 @@ file and :mod:`cfcheck.reporting.evidence` shows it beside the card. Numbers fro
 measurements (floors, baselines, other scripts) name the command that measured them.
 
 Where a card's number differs from the one a paper's own code computes, the difference is defined
-in :mod:`cfcheck.metrics.definitions.paper_code` (card key → differences) and attached here.
+in :mod:`cfcheck.metrics.definitions.paper_code` (card key → differences) and attached by
+:func:`with_own_paper_differences`, here and in each kind's cards module.
 """
 
 from __future__ import annotations
@@ -15,16 +20,9 @@ import dataclasses
 from collections.abc import Mapping
 
 from cfcheck.metrics.card import MetricCard, PaperDifference
-from cfcheck.metrics.definitions.closeness import CLOSENESS_CARDS
+from cfcheck.metrics.definitions.closeness import GROUND_TRUTH_CARDS
 from cfcheck.metrics.definitions.paper_code import PAPER_DIFFERENCES
-from cfcheck.metrics.definitions.realism import REALISM_CARDS
-from cfcheck.metrics.definitions.removal import REMOVAL_CARDS
-from cfcheck.metrics.definitions.sanity import SANITY_CARDS
-from cfcheck.metrics.definitions.scm import SCM_CARDS
-from cfcheck.metrics.definitions.scm_models import SCM_MODEL_CARDS
-from cfcheck.metrics.definitions.scm_realism import SCM_REALISM_CARDS
-from cfcheck.metrics.definitions.synbols import SYNBOLS_CARDS
-from cfcheck.metrics.definitions.validity import TRANSITION_CARDS, VALIDITY_CARDS
+from cfcheck.metrics.definitions.validity import VALIDITY_CARDS
 
 
 def with_paper_differences(
@@ -53,19 +51,21 @@ def with_paper_differences(
     )
 
 
-_CARDS = (
-    *VALIDITY_CARDS,
-    *TRANSITION_CARDS,
-    *CLOSENESS_CARDS,
-    *REALISM_CARDS,
-    *SANITY_CARDS,
-    *SCM_CARDS,
-    *SCM_MODEL_CARDS,
-    *SCM_REALISM_CARDS,
-    *REMOVAL_CARDS,
-    *SYNBOLS_CARDS,
-)
+def with_own_paper_differences(cards: tuple[MetricCard, ...]) -> tuple[MetricCard, ...]:
+    """``cards`` with the differences from the papers' code that
+    :data:`~cfcheck.metrics.definitions.paper_code.PAPER_DIFFERENCES` defines for them appended.
 
-ALL_CARDS = with_paper_differences(_CARDS, PAPER_DIFFERENCES)
+    Args:
+        cards: the metric cards (cfcheck's shared ones, or one kind's own).
 
-__all__ = ["ALL_CARDS", "with_paper_differences"]
+    Returns:
+        The cards in the same order, each named in ``PAPER_DIFFERENCES`` replaced by a copy that carries
+        its differences.
+    """
+    keys = {card.key for card in cards}
+    return with_paper_differences(cards, {key: found for key, found in PAPER_DIFFERENCES.items() if key in keys})
+
+
+ALL_CARDS = with_own_paper_differences((*VALIDITY_CARDS, *GROUND_TRUTH_CARDS))
+
+__all__ = ["ALL_CARDS", "with_own_paper_differences", "with_paper_differences"]

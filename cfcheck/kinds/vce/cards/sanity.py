@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from cfcheck.metrics.card import Bar, MetricCard
 from cfcheck.metrics.definitions._common import IMAGES, O_PRED
-from cfcheck.metrics.definitions.attribution_sanity import (
-    ATTRIBUTION_RANDOMISATION_CARDS,
-)
 
 _SIMILARITY = "ρ(x) = Spearman(|c_trained(x) − x|, |c_random(x) − x|) over pixels, average ranks for ties"
 _ABSTAIN = (
@@ -86,5 +83,4 @@ SANITY_CARDS = (
         "method ignores (part of) the classifier",
         computed_by=("cfcheck.metrics.sanity.randomisation_similarity",),
     ),
-    *ATTRIBUTION_RANDOMISATION_CARDS,
 )

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 
+from cfcheck.kinds.scm.cards._common import SCM_ABSTAIN as _ABSTAIN
+from cfcheck.kinds.scm.cards._common import SCM_IDENTITY_KEEPS as _IDENTITY_KEEPS
+from cfcheck.kinds.scm.cards._common import SCM_IMAGES as _IMAGES
+from cfcheck.kinds.scm.cards._common import SCM_RUN as _RUN
 from cfcheck.metrics.card import PROPORTION_UNITS, Bar, MetricCard
-from cfcheck.metrics.definitions._common import SCM_ABSTAIN as _ABSTAIN
-from cfcheck.metrics.definitions._common import SCM_IDENTITY_KEEPS as _IDENTITY_KEEPS
-from cfcheck.metrics.definitions._common import SCM_IMAGES as _IMAGES
-from cfcheck.metrics.definitions._common import SCM_RUN as _RUN
 
 _CITE = "Melistas et al. 2024, §3.2 (effectiveness); measured on the image as cfcheck's domains allow"
 _CONTINUOUS = (

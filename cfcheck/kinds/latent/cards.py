@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from cfcheck.metrics.card import Bar, Direction, MetricCard
+from cfcheck.metrics.definitions import with_own_paper_differences
 
 _BEX = "Bex et al., Evaluating visual counterfactual explainers (Synbols), §3.4 and appendix A.3.2"
 _LATENTS = (
@@ -126,3 +127,6 @@ SYNBOLS_CARDS = (
 )
 
 __all__ = ["SYNBOLS_CARDS"]
+
+#: the kind's own cards (its declaration's ``own_cards``), each with its differences from the papers' code
+CARDS = with_own_paper_differences(SYNBOLS_CARDS)
