@@ -26,10 +26,10 @@ from cfcheck.core.keys import ScoreId
 from cfcheck.core.thresholds import Bar
 from cfcheck.kinds.declaration import KindDeclaration, KindError
 from cfcheck.kinds.registry import DECLARATIONS, kind_cards, register_kind_cards
-from cfcheck.metrics.card import MetricCard
 from cfcheck.metrics.key import MetricKey
 from cfcheck.scoring import ScoreRecorder
 from tests.metrics.test_card_coverage import SCORED_ELSEWHERE, source_keys
+from tests.toy_cards import toy_card as _card
 
 ROOT = Path(__file__).resolve().parents[2]
 DOMAINS = ROOT / "cfcheck" / "domains"
@@ -121,22 +121,6 @@ def test_the_check_can_fail():
 
 
 # -- the declaration and the registry ------------------------------------------------------------
-
-
-def _card(key: str, **changed) -> MetricCard:
-    fields = dict(
-        key=key,
-        name="Toy rate",
-        formula="the share of inputs rated",
-        direction="higher",
-        range=(0.0, 1.0),
-        units="fraction of inputs",
-        normalisation="none",
-        abstentions="an abstention counts as not rated",
-        citation="tests/kinds/test_kind_cards.py",
-        per_sample=True,
-    )
-    return MetricCard(**{**fields, **changed})
 
 
 def _declaration(**fields) -> KindDeclaration:

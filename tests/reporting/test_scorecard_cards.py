@@ -16,30 +16,16 @@ import pytest
 import cfcheck
 import cfcheck.metrics.cards as card_registry
 from cfcheck.core.thresholds import Bar
-from cfcheck.metrics.card import MetricCard, PaperCode, PaperDifference
+from cfcheck.metrics.card import PaperCode, PaperDifference
 from cfcheck.metrics.card_json import CardJsonError, card_from_json, card_to_json, unbundled_cards_json
 from cfcheck.reporting.html_cards import cards_section
 from cfcheck.reporting.markdown import render_markdown
 from cfcheck.reporting.merge import merge_runs
 from cfcheck.reporting.model import Scorecard
 from cfcheck.reporting.scorecard import unbundled_sections
+from tests.toy_cards import toy_card as _card
 
 PUBLISHED = Path(cfcheck.__file__).resolve().parent.parent / "reports" / "published"
-
-
-def _card(key: str = "toy_rate", **fields) -> MetricCard:
-    base = dict(
-        name="Toy rate",
-        formula="share of inputs rated",
-        direction="higher",
-        range=(0.0, 1.0),
-        units="fraction of inputs",
-        normalisation="none",
-        abstentions="count as unrated",
-        citation="a test",
-        per_sample=True,
-    )
-    return MetricCard(key=key, **{**base, **fields})
 
 
 #: a card that uses every field, with values no default has
