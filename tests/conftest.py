@@ -92,3 +92,16 @@ def single_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(previous)
+
+
+@pytest.fixture
+def registry_restored():
+    """The metric card registry as it was, after a test that registers cards."""
+    import cfcheck.metrics.cards as card_registry
+
+    cards, owners = dict(card_registry.CARDS), dict(card_registry._OWNERS)
+    yield
+    card_registry.CARDS.clear()
+    card_registry.CARDS.update(cards)
+    card_registry._OWNERS.clear()
+    card_registry._OWNERS.update(owners)

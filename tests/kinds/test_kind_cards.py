@@ -127,17 +127,6 @@ def _declaration(**fields) -> KindDeclaration:
     return KindDeclaration(name="toy", description="toy", call="rate", arguments=("x",), **PARTS, **fields)
 
 
-@pytest.fixture
-def registry_restored():
-    """The card registry as it was, after a test that registers cards."""
-    cards, owners = dict(card_registry.CARDS), dict(card_registry._OWNERS)
-    yield
-    card_registry.CARDS.clear()
-    card_registry.CARDS.update(cards)
-    card_registry._OWNERS.clear()
-    card_registry._OWNERS.update(owners)
-
-
 def test_a_declared_key_without_a_card_is_refused_naming_the_kind_and_the_closest_card():
     with pytest.raises(KindError, match=r"kind 'toy' declares the metric card 'target_acuracy', which no card "):
         register_kind_cards([_declaration(cards=("coverage", "target_acuracy"))])

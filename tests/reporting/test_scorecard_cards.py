@@ -49,17 +49,6 @@ FULL = _card(
 )
 
 
-@pytest.fixture
-def registry_restored():
-    """The card registry as it was, after a test that registers cards."""
-    cards, owners = dict(card_registry.CARDS), dict(card_registry._OWNERS)
-    yield
-    card_registry.CARDS.clear()
-    card_registry.CARDS.update(cards)
-    card_registry._OWNERS.clear()
-    card_registry._OWNERS.update(owners)
-
-
 def _strict(data):
     """``data`` through strict JSON text (no NaN or infinity), as another reader would take it."""
     return json.loads(json.dumps(data, allow_nan=False))
