@@ -11,7 +11,7 @@ status=0
 # Exit 1 means "the method missed some bars" -- the verdict, recorded in the scorecard (the
 # Wachter baseline is adversarial on non-robust classifiers). Anything else is a real error.
 if [ "$status" -le 1 ]; then
-    echo "scorecard written to reports/wachter-quick/ (scorecard.md, scorecard.html, scorecard.json, samples.csv)"
+    echo "scorecard written to reports/wachter-quick/ (scorecard.html, scorecard.md, scorecard.json, scores.csv, samples.csv, badge.svg)"
     exit 0
 fi
 exit "$status"
