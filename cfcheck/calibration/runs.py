@@ -26,6 +26,7 @@ from types import MappingProxyType
 from typing import Any
 
 __all__ = [
+    "domain_to_calibrate",
     "run_domain_controls",
     "scored_count",
     "adapters_in",
@@ -229,6 +230,38 @@ def scored_count(scorecard: Mapping[str, Any] | None, domain: str) -> int:
         for s in scorecard.get("scores", [])
         if s.get("domain") == domain and isinstance(s.get("value"), (int, float)) and s["value"] == s["value"]
     )
+
+
+def domain_to_calibrate(spec: str, seeds: Sequence[int], jobs: int) -> Any:
+    """The user's domain ``spec`` resolved for a kind's domain calibration, after checking the run's
+    ``seeds`` and ``jobs``.
+
+    Args:
+        spec: the domain spec (a registered name, ``pkg.module:factory`` or ``path.py``).
+        seeds: the seeds every control runs at (non-negative, distinct).
+        jobs: how many control runs go at once (a positive int).
+
+    Raises:
+        ValueError: for bad ``seeds`` or ``jobs``, a domain judged by the metric cards' bars (a bundled
+            one) or one without a calibration folder to keep its bars in.
+    """
+    from cfcheck.domains import get_domain
+
+    if not seeds or any(isinstance(seed, bool) or not isinstance(seed, int) or seed < 0 for seed in seeds):
+        raise ValueError(f"`seeds` must be one or more non-negative integers, got {list(seeds)!r}")
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"`seeds` must be distinct, got {list(seeds)!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"`jobs` must be a positive int, got {jobs!r}")
+    domain = get_domain(spec)
+    if domain.card_calibrated:
+        raise ValueError(
+            f"domain {domain.name!r} is judged by the metric cards' bars, calibrated on its bundled "
+            "controls: recalibrate those with `cfcheck calibrate` (without --domain)"
+        )
+    if domain.calibration_dir is None:
+        raise ValueError(f"domain {domain.name!r} has no calibration_dir to keep its bars in")
+    return domain
 
 
 def run_domain_controls(

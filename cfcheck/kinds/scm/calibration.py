@@ -171,23 +171,10 @@ def calibrate_domain(
         RuntimeError: where the domain fails its load check, a control writes no score, or no
             score earns a bar.
     """
-    from cfcheck.domains import get_domain
+    from cfcheck.calibration.runs import domain_to_calibrate
     from cfcheck.domains.checks import require_usable
 
-    if not seeds or any(isinstance(seed, bool) or not isinstance(seed, int) or seed < 0 for seed in seeds):
-        raise ValueError(f"`seeds` must be one or more non-negative integers, got {list(seeds)!r}")
-    if len(set(seeds)) != len(seeds):
-        raise ValueError(f"`seeds` must be distinct, got {list(seeds)!r}")
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"`jobs` must be a positive int, got {jobs!r}")
-    domain = get_domain(spec)
-    if domain.card_calibrated:
-        raise ValueError(
-            f"domain {domain.name!r} is judged by the metric cards' bars, calibrated on its bundled "
-            "controls: recalibrate those with `cfcheck calibrate` (without --domain)"
-        )
-    if domain.calibration_dir is None:
-        raise ValueError(f"domain {domain.name!r} has no calibration_dir to keep its bars in")
+    domain = domain_to_calibrate(spec, seeds, jobs)
     if getattr(domain, "attributes", None) is None:
         raise ValueError(
             f"domain {domain.name!r} declares no attributes, so the SCM suites do not run on it: declare them "
