@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Placement",
     "PlacementRules",
+    "barred_or_raise",
     "comparable_value",
     "expected_sign",
     "place_bars",
@@ -192,6 +193,31 @@ def _fmt(value: float, rule: FloorRule) -> str:
     """A bar's value as its rationale writes it (with its floor-relative unit)."""
     unit = " × floor" if rule == "times_floor" else (" above the floor" if rule == "plus_floor" else "")
     return f"{value:.4g}{unit}"
+
+
+def barred_or_raise(
+    placements: Mapping[str, Placement], unbarred: Mapping[str, str], domain: str, values_path: Any, what: str
+) -> dict[str, tuple[Bar, str]]:
+    """Metric key → (bar, rationale) of every placement that earned a bar.
+
+    Args:
+        placements: the placed bars (:func:`place_bars`).
+        unbarred: metric key → why it earned no bar (quoted in the error).
+        domain: the domain's name.
+        values_path: where the controls' values were written (named in the error).
+        what: which scores, for the error ("score", "SCM score").
+
+    Raises:
+        RuntimeError: where no score earned a bar: nothing is to be written to the bars file.
+    """
+    barred = {key: (p.bar, p.rationale) for key, p in placements.items() if p.bar is not None}
+    if not barred:
+        raise RuntimeError(
+            f"no {what} earned a bar on domain {domain!r}: the controls overlap on every score, so nothing "
+            f"was written to its bars file (the controls' values are in {values_path}). "
+            + " | ".join(f"{key}: {why}" for key, why in sorted(unbarred.items())[:3])
+        )
+    return barred
 
 
 def place_bars(

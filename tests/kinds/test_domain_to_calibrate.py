@@ -57,3 +57,21 @@ def test_each_kind_refuses_a_bundled_domain_before_running_a_control(calibrate, 
     with pytest.raises(ValueError, match="is judged by the metric cards' bars"):
         calibrate("morpho", "quick", tmp_path)
     assert not any(tmp_path.iterdir())  # no control ran
+
+
+def test_only_the_placements_with_a_bar_are_kept_and_none_at_all_is_an_error_naming_why():
+    from cfcheck.calibration.placement import Placement, barred_or_raise
+    from cfcheck.core.thresholds import Bar
+
+    placed = {
+        "d1": Placement(Bar(2.0, "max"), "between identity and noise", "between"),
+        "cld": Placement(None, "the controls overlap", "none"),
+    }
+    assert barred_or_raise(placed, {"cld": "the controls overlap"}, "mine", "v.json", "SCM score") == {
+        "d1": (Bar(2.0, "max"), "between identity and noise")
+    }
+    with pytest.raises(RuntimeError) as caught:
+        barred_or_raise({"cld": placed["cld"]}, {"cld": "the controls overlap"}, "mine", "v.json", "SCM score")
+    message = str(caught.value)
+    assert message.startswith("no SCM score earned a bar on domain 'mine'")
+    assert "values are in v.json" in message and "cld: the controls overlap" in message

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from cfcheck.calibration.placement import Placement, expected_sign, place_bars
+from cfcheck.calibration.placement import Placement, barred_or_raise, expected_sign, place_bars
 from cfcheck.kinds.registry import loaded_cards
 from cfcheck.kinds.scm.calibration_expectations import CONTROL_ORDER, EXPECTED, POSITIVE_EXPECTATIONS, rules
 
@@ -120,13 +120,7 @@ def _write(
             }
         },
     )
-    barred = {key: (p.bar, p.rationale) for key, p in placements.items() if p.bar is not None}
-    if not barred:
-        raise RuntimeError(
-            f"no SCM score earned a bar on domain {domain.name!r}: the controls overlap on every score, so nothing "
-            f"was written to its bars file (the controls' values are in {values_path}). "
-            + " | ".join(f"{key}: {why}" for key, why in sorted(unbarred.items())[:3])
-        )
+    barred = barred_or_raise(placements, unbarred, domain.name, values_path, "SCM score")
     bars = write_domain_bars(
         bars_path(folder, profile),
         barred,

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cfcheck.calibration.placement import barred_or_raise
 from cfcheck.kinds.vce.bar_placement import (
     COMPARISON_BASELINE,
     ORACLE_VALIDITY,
@@ -95,13 +96,7 @@ def write_calibration(
         verdicts={key: p.verdicts for key, p in placements.items() if p.bar is not None},
         adversarial_budget=budget.describe() if budget is not None else None,
     )
-    barred = {key: (p.bar, p.rationale) for key, p in placements.items() if p.bar is not None}
-    if not barred:
-        raise RuntimeError(
-            f"no score earned a bar on domain {domain.name!r}: the controls overlap on every score, so nothing "
-            f"was written to its bars file (the controls' values are in {values_path}). "
-            + " | ".join(f"{key}: {why}" for key, why in sorted(unbarred.items())[:3])
-        )
+    barred = barred_or_raise(placements, unbarred, domain.name, values_path, "score")
     extra: dict[str, dict[str, Any]] = {
         "share": {"required_share": REQUIRED_SHARE},
         "comparison": {"baseline": COMPARISON_BASELINE},
