@@ -83,10 +83,9 @@ def kind_metric_cards(kind: str) -> dict[str, Any]:
     """Card key → the registered card, of every card ``kind`` declares (its protocol's ``metrics``)."""
     from cfcheck.kinds import MethodKind
     from cfcheck.kinds.registry import loaded_cards
-    from cfcheck.metrics.cards import get_card
 
-    loaded_cards()
-    return {key: get_card(key) for key in MethodKind(kind).declaration.card_keys()}
+    cards = loaded_cards()
+    return {key: cards[key] for key in MethodKind(kind).declaration.card_keys()}
 
 
 def tasks_part(kind: str, profile: Any, seed: int) -> dict[str, Any]:
